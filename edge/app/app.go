@@ -1,0 +1,71 @@
+// Package app describes the apps an edge serves: each appkey is one app with
+// its own channels, roles, permissions, retention rules and limits. Channels
+// of two apps never mix, even with the same name.
+package app
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// DefaultRole is the role every connection starts with.
+const DefaultRole = "default"
+
+// DefaultMaxMessageBytes is the largest encoded message an app accepts
+// unless configured otherwise.
+const DefaultMaxMessageBytes = 64 << 10
+
+// App is one appkey's configuration. It is immutable once the edge serves
+// it.
+type App struct {
+	// Key is the appkey clients connect with.
+	Key string
+	// MaxMessageBytes bounds one encoded message; default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// JWTKeys verify tokens of the jwt auth extension; nil disables it.
+	JWT *JWTKey
+	// Roles by name; the "default" role applies before authentication.
+	Roles map[string]*Role
+	// Channels are retention rules, the first whose pattern matches wins;
+	// a channel no rule matches gets the store's defaults.
+	Channels []ChannelRule
+}
+
+// Role is a named set of permissions, optionally reachable by role_secret
+// authentication.
+type Role struct {
+	Name string
+	// Secret is the role_secret key; empty means the role cannot be taken
+	// by role_secret authentication.
+	Secret string
+	Permissions
+}
+
+// Permissions grant publish (publish, write, delete) and subscribe
+// (subscribe, read) on channel patterns: exact names, or prefixes ending in
+// '*' ("*" alone is every channel not starting with '$'; "$*" every
+// reserved one).
+type Permissions struct {
+	Publish   []string
+	Subscribe []string
+}
+
+// ChannelRule sets the retention of the channels matching Pattern.
+type ChannelRule struct {
+	Pattern   string
+	Retention store.Retention
+}
+
+// JWTKey is an app's key for the jwt extension: an HMAC secret (HS256,
+// HS384, HS512) or a public key (RSA, ECDSA or Ed25519, from a PEM file).
+type JWTKey struct {
+	// Secret is set for HMAC keys.
+	Secret []byte
+	// Public is set for asymmetric keys (*rsa.PublicKey, *ecdsa.PublicKey,
+	// ed25519.PublicKey).
+	Public any
+	// Leeway tolerates clock skew when checking exp and nbf; default 0.
+	Leeway time.Duration
+}
