@@ -1,0 +1,445 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// Config is the edge's configuration file, in YAML. Every key is optional:
+// a missing file or an empty one gives DefaultConfig, a working single node
+// on 127.0.0.1:8080 serving the "demo" app. An unknown key is an error that
+// names it and its line. Sizes are integers (bytes) or strings with a unit:
+// B, KiB, MiB, GiB, TiB (powers of 2) or KB, MB, GB, TB (powers of 10), as
+// in "64MiB". Durations use Go's syntax: "500ms", "10s", "6h". Channel
+// patterns must be quoted in YAML when they start with '*' ("*", not *).
+type Config struct {
+	// Listen is the TCP address served, host:port. Default
+	// "127.0.0.1:8080" (local only); the --listen flag overrides it.
+	Listen string `yaml:"listen,omitempty"`
+	// Apps are the apps served, one per appkey. Default: the "demo" app,
+	// whose default role may publish and subscribe every channel not
+	// starting with '$'. Listing apps replaces the demo app.
+	Apps []AppConfig `yaml:"apps,omitempty"`
+	// Limits bound what clients may use.
+	Limits LimitsConfig `yaml:"limits,omitempty"`
+	// AllowedOrigins are the Origin hosts browsers may open WebSockets from
+	// (patterns as in "*.example.com"). Default ["*"]: any origin, since
+	// the edge authenticates by appkey and role, not by cookie. Clients that
+	// send no Origin (SDKs outside browsers) are always allowed.
+	AllowedOrigins []string `yaml:"allowed_origins,omitempty"`
+	// Store tunes the in-memory channel store.
+	Store StoreConfig `yaml:"store,omitempty"`
+	// Log configures the logs written to standard error.
+	Log LogConfig `yaml:"log,omitempty"`
+
+	// dir is the directory of the file loaded, against which relative
+	// jwt_key_file paths resolve; "" for the working directory.
+	dir string
+}
+
+// AppConfig is one app: its appkey, roles, retention rules and limits.
+type AppConfig struct {
+	// Appkey is what clients connect with (?appkey=...). Required: 1 to 128
+	// letters, digits and - . _ ~.
+	Appkey string `yaml:"appkey,omitempty"`
+	// MaxMessageBytes bounds one encoded message; larger publishes are
+	// refused with message_too_large. Default 64KiB.
+	MaxMessageBytes Size `yaml:"max_message_bytes,omitempty"`
+	// JWTKey is an HMAC secret (HS256, HS384, HS512) of at least 32 bytes
+	// enabling the jwt auth extension. Default none: jwt is refused with
+	// auth_method_not_allowed. Exclusive with JWTKeyFile.
+	JWTKey string `yaml:"jwt_key,omitempty"`
+	// JWTKeyFile is a PEM file holding the RSA (2048 bits or more), ECDSA
+	// (P-256, P-384, P-521) or Ed25519 public key (or certificate) that
+	// verifies jwt tokens; a relative path is relative to this config file.
+	// Default none.
+	JWTKeyFile string `yaml:"jwt_key_file,omitempty"`
+	// JWTLeeway tolerates clock skew when checking a token's exp and nbf.
+	// Default 0.
+	JWTLeeway Duration `yaml:"jwt_leeway,omitempty"`
+	// Roles by name. Every connection starts with the "default" role; when
+	// it is not listed, the default role has no permissions and clients
+	// must authenticate before they can do anything.
+	Roles map[string]RoleConfig `yaml:"roles,omitempty"`
+	// Channels are retention rules; the first whose pattern matches a
+	// channel applies, and a channel no rule matches gets the defaults
+	// (ttl 60s, grace 10s, history 1 message for 6h). "*" does not match
+	// channels starting with '$'; "$*" does.
+	Channels []ChannelConfig `yaml:"channels,omitempty"`
+}
+
+// RoleConfig is a role's permissions and, optionally, its secret.
+type RoleConfig struct {
+	// Secret lets clients take the role by role_secret authentication.
+	// Default none: the role is reachable only through jwt tokens naming
+	// it (or, for "default", by everyone).
+	Secret string `yaml:"secret,omitempty"`
+	// Publish lists the channel patterns the role may publish, write and
+	// delete on: exact names, or prefixes ending in '*'. Default none.
+	Publish []string `yaml:"publish,omitempty"`
+	// Subscribe lists the channel patterns the role may subscribe to and
+	// read. Default none.
+	Subscribe []string `yaml:"subscribe,omitempty"`
+}
+
+// ChannelConfig is the retention of the channels matching Pattern. A key
+// left out takes its default; an explicit 0 means none (no grace, no
+// history).
+type ChannelConfig struct {
+	// Pattern selects channels: an exact name or a prefix ending in '*'.
+	// Required.
+	Pattern string `yaml:"pattern,omitempty"`
+	// TTL is how long every message is kept at least; positive. Default
+	// 60s.
+	TTL *Duration `yaml:"ttl,omitempty"`
+	// Grace is how long subscribers already reading expired messages may
+	// go on reading them before they are out of sync. Default 10s.
+	Grace *Duration `yaml:"grace,omitempty"`
+	// History keeps the newest messages past TTL.
+	History HistoryConfig `yaml:"history,omitempty"`
+}
+
+// HistoryConfig keeps the newest Count messages of a channel for up to Age,
+// even past its TTL (the latest value stays readable: key-value use).
+type HistoryConfig struct {
+	// Count is how many messages. Default 1.
+	Count *int `yaml:"count,omitempty"`
+	// Age is for how long. Default 6h.
+	Age *Duration `yaml:"age,omitempty"`
+}
+
+// retention returns the store's retention for the rule: 0 for "default",
+// negative for an explicit "none".
+func (ch *ChannelConfig) retention() (store.Retention, error) {
+	var r store.Retention
+	if ch.TTL != nil {
+		if *ch.TTL == 0 {
+			return r, errors.New("ttl: must be positive")
+		}
+		r.TTL = time.Duration(*ch.TTL)
+	}
+	r.Grace = orNone(ch.Grace)
+	r.HistoryAge = orNone(ch.History.Age)
+	if c := ch.History.Count; c != nil {
+		switch {
+		case *c < 0:
+			return r, fmt.Errorf("history.count: %d is negative", *c)
+		case *c == 0:
+			r.HistoryCount = -1
+		default:
+			r.HistoryCount = *c
+		}
+	}
+	return r, nil
+}
+
+// orNone maps an unset duration to 0 (the store's default) and an explicit
+// 0 to -1 (none).
+func orNone(d *Duration) time.Duration {
+	switch {
+	case d == nil:
+		return 0
+	case *d == 0:
+		return -1
+	}
+	return time.Duration(*d)
+}
+
+// LimitsConfig bounds what clients, and the edge as a whole, may use.
+type LimitsConfig struct {
+	// Connections is the most simultaneous WebSocket connections; past it,
+	// upgrades get HTTP 503. Default 100000.
+	Connections int `yaml:"connections,omitempty"`
+	// SubscriptionsPerConnection; past it, subscribe fails with
+	// subscription_quota_exceeded. Default 256.
+	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
+	// RequestsPerSecond per connection, with a burst of the same size;
+	// past it, requests fail with too_many_requests. Default 1000.
+	RequestsPerSecond int `yaml:"requests_per_second,omitempty"`
+	// QueueBytes bounds a connection's replies waiting to be written; a
+	// connection that overflows it is closed (1013). Default 1MiB.
+	QueueBytes Size `yaml:"queue_bytes,omitempty"`
+	// StoreBytes bounds the memory of all channels; past it the oldest
+	// blocks are evicted. Default 1GiB.
+	StoreBytes Size `yaml:"store_bytes,omitempty"`
+	// ChannelBytes bounds the memory of one channel; past it its oldest
+	// blocks are evicted. Default 64MiB.
+	ChannelBytes Size `yaml:"channel_bytes,omitempty"`
+	// WriteTimeout bounds one WebSocket write; a client that does not read
+	// for that long is closed (1008). Default 10s.
+	WriteTimeout Duration `yaml:"write_timeout,omitempty"`
+	// PingInterval is how often idle connections are pinged; one that does
+	// not answer within another interval is closed. Default 30s.
+	PingInterval Duration `yaml:"ping_interval,omitempty"`
+	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout,omitempty"`
+}
+
+// StoreConfig tunes the in-memory channel store.
+type StoreConfig struct {
+	// BlockBytes is the capacity of a full-size storage block; a larger
+	// message gets a block of its own size. Default 64KiB.
+	BlockBytes Size `yaml:"block_bytes,omitempty"`
+	// FirstBlockBytes is the capacity of a channel's first block; each
+	// next one doubles up to BlockBytes, so quiet channels stay small.
+	// Default 1KiB.
+	FirstBlockBytes Size `yaml:"first_block_bytes,omitempty"`
+	// SweepInterval is how often expired blocks are deleted. Default 1s.
+	SweepInterval Duration `yaml:"sweep_interval,omitempty"`
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info; the --log-level
+	// flag overrides it.
+	Level string `yaml:"level,omitempty"`
+	// Format is text or json. Default text; the --log-format flag
+	// overrides it.
+	Format string `yaml:"format,omitempty"`
+}
+
+// DefaultConfig returns the embedded configuration: listen on
+// 127.0.0.1:8080, serve the demo app (see app.Demo), every limit at its
+// default, info logs as text.
+func DefaultConfig() *Config {
+	return &Config{
+		Listen: "127.0.0.1:8080",
+		Apps: []AppConfig{{
+			Appkey: app.DemoKey,
+			Roles: map[string]RoleConfig{
+				app.DefaultRole: {Publish: []string{"*"}, Subscribe: []string{"*"}},
+			},
+		}},
+		Log: LogConfig{Level: "info", Format: "text"},
+	}
+}
+
+// LoadConfig reads a YAML configuration file over DefaultConfig and
+// validates it. Errors name the file, the key path and the line.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := parseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.dir = filepath.Dir(path)
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// parseConfig decodes YAML strictly over DefaultConfig.
+func parseConfig(data []byte) (*Config, error) {
+	c := DefaultConfig()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(c)
+	if errors.Is(err, io.EOF) {
+		return c, nil // empty file: the defaults
+	}
+	if err != nil {
+		return nil, locate(data, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one YAML document")
+	}
+	return c, nil
+}
+
+// Validate checks the whole configuration, including that jwt_key_file
+// files hold usable keys. Errors name the field by its path, as in
+// "apps[0].roles.admin.publish[1]: ...".
+func (c *Config) Validate() error {
+	_, err := c.build()
+	return err
+}
+
+// ServerOptions validates the configuration and returns the edge's options:
+// the apps, the store's options and the limits. Logger is left nil for the
+// caller to set.
+func (c *Config) ServerOptions() (*server.Options, error) {
+	apps, err := c.build()
+	if err != nil {
+		return nil, err
+	}
+	l := c.Limits
+	return &server.Options{
+		Apps: apps,
+		StoreOptions: &store.Options{
+			BlockBytes:      int(c.Store.BlockBytes),
+			FirstBlockBytes: int(c.Store.FirstBlockBytes),
+			ChannelBytes:    int64(l.ChannelBytes),
+			StoreBytes:      int64(l.StoreBytes),
+			SweepInterval:   time.Duration(c.Store.SweepInterval),
+		},
+		Limits: server.Limits{
+			Connections:                l.Connections,
+			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
+			RequestsPerSecond:          l.RequestsPerSecond,
+			QueueBytes:                 int(l.QueueBytes),
+			WriteTimeout:               time.Duration(l.WriteTimeout),
+			PingInterval:               time.Duration(l.PingInterval),
+			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
+		},
+		AllowedOrigins: slices.Clone(c.AllowedOrigins),
+	}, nil
+}
+
+// build checks everything and returns the apps.
+func (c *Config) build() ([]*app.App, error) {
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return nil, fmt.Errorf("listen: %q is not host:port", c.Listen)
+	}
+	if err := c.checkScalars(); err != nil {
+		return nil, err
+	}
+	if len(c.Apps) == 0 {
+		return nil, errors.New("apps: at least one app is required")
+	}
+	apps := make([]*app.App, len(c.Apps))
+	seen := make(map[string]int, len(c.Apps))
+	for i := range c.Apps {
+		a, err := c.Apps[i].build(c.dir)
+		if err != nil {
+			return nil, fmt.Errorf("apps[%d].%w", i, err)
+		}
+		if j, dup := seen[a.Key]; dup {
+			return nil, fmt.Errorf("apps[%d].appkey: %q is also apps[%d]'s", i, a.Key, j)
+		}
+		seen[a.Key] = i
+		apps[i] = a
+	}
+	return apps, nil
+}
+
+// checkScalars checks the limits, origins, store and log settings.
+func (c *Config) checkScalars() error {
+	l := c.Limits
+	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond}
+	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second"} {
+		if counts[i] < 0 {
+			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
+		}
+	}
+	if err := fitsInt(l.QueueBytes); err != nil {
+		return fmt.Errorf("limits.queue_bytes: %w", err)
+	}
+	if err := fitsInt(c.Store.BlockBytes); err != nil {
+		return fmt.Errorf("store.block_bytes: %w", err)
+	}
+	if err := fitsInt(c.Store.FirstBlockBytes); err != nil {
+		return fmt.Errorf("store.first_block_bytes: %w", err)
+	}
+	for i, o := range c.AllowedOrigins {
+		if strings.TrimSpace(o) == "" {
+			return fmt.Errorf("allowed_origins[%d]: empty origin", i)
+		}
+	}
+	var lv slog.Level
+	if c.Log.Level != "" && lv.UnmarshalText([]byte(c.Log.Level)) != nil {
+		return fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level)
+	}
+	if f := c.Log.Format; f != "" && f != "text" && f != "json" {
+		return fmt.Errorf("log.format: %q is not text or json", f)
+	}
+	return nil
+}
+
+// fitsInt checks that a size fits an int on this platform.
+func fitsInt(s Size) error {
+	if int64(s) > math.MaxInt {
+		return fmt.Errorf("%d bytes is too large", s)
+	}
+	return nil
+}
+
+// build returns the app; errors start with the field path inside the app,
+// for the caller to prefix with "apps[i].".
+func (ac *AppConfig) build(dir string) (*app.App, error) {
+	a := &app.App{
+		Key:             ac.Appkey,
+		MaxMessageBytes: int(ac.MaxMessageBytes),
+		Roles:           make(map[string]*app.Role, len(ac.Roles)+1),
+	}
+	if err := fitsInt(ac.MaxMessageBytes); err != nil {
+		return nil, fmt.Errorf("max_message_bytes: %w", err)
+	}
+	if a.MaxMessageBytes == 0 {
+		a.MaxMessageBytes = app.DefaultMaxMessageBytes
+	}
+	key, err := ac.jwtKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	a.JWT = key
+	for name, rc := range ac.Roles {
+		a.Roles[name] = &app.Role{Name: name, Secret: rc.Secret, Permissions: app.Permissions{
+			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe),
+		}}
+	}
+	if _, ok := a.Roles[app.DefaultRole]; !ok {
+		a.Roles[app.DefaultRole] = &app.Role{Name: app.DefaultRole}
+	}
+	for i := range ac.Channels {
+		r, err := ac.Channels[i].retention()
+		if err != nil {
+			return nil, fmt.Errorf("channels[%d].%w", i, err)
+		}
+		a.Channels = append(a.Channels, app.ChannelRule{Pattern: ac.Channels[i].Pattern, Retention: r})
+	}
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// jwtKey returns the app's jwt key, nil when it has none.
+func (ac *AppConfig) jwtKey(dir string) (*app.JWTKey, error) {
+	switch {
+	case ac.JWTKey != "" && ac.JWTKeyFile != "":
+		return nil, errors.New("jwt_key: set jwt_key or jwt_key_file, not both")
+	case ac.JWTKey != "":
+		k := &app.JWTKey{Secret: []byte(ac.JWTKey), Leeway: time.Duration(ac.JWTLeeway)}
+		if err := k.Validate(); err != nil {
+			return nil, fmt.Errorf("jwt_key: %w", err)
+		}
+		return k, nil
+	case ac.JWTKeyFile != "":
+		path := ac.JWTKeyFile
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("jwt_key_file: %w", err)
+		}
+		pub, err := auth.ParsePublicKeyPEM(data)
+		if err != nil {
+			return nil, fmt.Errorf("jwt_key_file: %s: %w", path, err)
+		}
+		return &app.JWTKey{Public: pub, Leeway: time.Duration(ac.JWTLeeway)}, nil
+	}
+	return nil, nil
+}

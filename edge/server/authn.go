@@ -1,0 +1,52 @@
+package server
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// authHandshake serves auth/handshake: a fresh nonce for role_secret, also
+// for a role that does not exist, so roles cannot be enumerated.
+func (c *conn) authHandshake(env *rtm.Envelope) (any, error) {
+	var b rtm.HandshakeBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if b.Method != rtm.MethodRoleSecret {
+		return nil, rtm.Errorf(rtm.CodeAuthMethodNotAllowed, "handshake method %q is not supported; use role_secret", b.Method)
+	}
+	nonce, err := c.handshake.Begin(b.Data.Role)
+	if err != nil {
+		return nil, err
+	}
+	return &rtm.HandshakeReply{Data: rtm.NonceData{Nonce: nonce}}, nil
+}
+
+// authAuthenticate serves auth/authenticate with role_secret or a JWT.
+func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
+	var b rtm.AuthenticateBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	switch b.Method {
+	case rtm.MethodRoleSecret:
+		role, err := c.handshake.Authenticate(c.app, b.Credentials.Hash)
+		if err != nil {
+			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
+			return nil, err
+		}
+		c.role, c.perms, c.grantEnd = role.Name, role.Permissions, time.Time{}
+	case rtm.MethodJWT:
+		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
+		if err != nil {
+			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
+			return nil, err
+		}
+		c.role, c.perms, c.grantEnd = g.Role, g.Permissions, g.Expires
+	default:
+		return nil, rtm.Errorf(rtm.CodeAuthMethodNotAllowed, "authentication method %q is not supported", b.Method)
+	}
+	return &rtm.Empty{}, nil
+}

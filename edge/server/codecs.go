@@ -1,0 +1,28 @@
+package server
+
+import (
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/cbor"
+	"github.com/sluicehq/sluice/shared/codec/json"
+	"github.com/sluicehq/sluice/shared/codec/msgpack"
+)
+
+const numCodecs = 3
+
+// codecs are the codecs the edge speaks, in payload order. JSON comes first:
+// it is the RTM default, used when the client asks for no subprotocol.
+var codecs = [numCodecs]codec.Codec{json.Codec{}, cbor.Codec{}, msgpack.Codec{}}
+
+// codecNames are the WebSocket subprotocols the edge accepts.
+var codecNames = []string{"json", "cbor", "msgpack"}
+
+// codecFor returns the codec of a negotiated subprotocol and its index;
+// none means JSON.
+func codecFor(subprotocol string) (codec.Codec, int) {
+	for i, c := range codecs {
+		if c.Name() == subprotocol {
+			return c, i
+		}
+	}
+	return codecs[0], 0
+}

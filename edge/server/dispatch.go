@@ -1,0 +1,151 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// handler serves one request action. It returns the reply body, or an
+// error that becomes the error reply (an *rtm.Error, or an internal error
+// mapped to a generic one). A nil body with a nil error means the handler
+// queued its reply itself.
+type handler func(c *conn, env *rtm.Envelope) (any, error)
+
+// handlers maps request actions to handlers.
+var handlers = map[string]handler{
+	rtm.ActionPublish:      (*conn).publish,
+	rtm.ActionWrite:        (*conn).publish,
+	rtm.ActionDelete:       (*conn).delete,
+	rtm.ActionRead:         (*conn).read,
+	rtm.ActionSubscribe:    (*conn).subscribe,
+	rtm.ActionUnsubscribe:  (*conn).unsubscribe,
+	rtm.ActionHandshake:    (*conn).authHandshake,
+	rtm.ActionAuthenticate: (*conn).authAuthenticate,
+}
+
+// services are the known services, to tell invalid_service from
+// invalid_operation.
+var services = map[string]bool{"rtm": true, "auth": true}
+
+// handleFrame decodes one frame and serves it. A frame that does not decode
+// gets an unsolicited /error; the connection stays usable.
+func (c *conn) handleFrame(frame []byte) {
+	env, err := c.codec.Decode(frame)
+	if err != nil {
+		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
+		return
+	}
+	if !c.admit(env.ID) {
+		c.replyError(env.Action, env.ID, rtm.Errorf(rtm.CodeTooManyRequests,
+			"more than %d requests per second; slow down", c.srv.limits.RequestsPerSecond), false)
+		return
+	}
+	h, ok := handlers[env.Action]
+	if !ok {
+		c.replyError(env.Action, env.ID, unknownAction(env.Action), false)
+		return
+	}
+	c.expireGrant()
+	body, err := h(c, &env)
+	switch {
+	case err != nil:
+		c.replyError(env.Action, env.ID, err, false)
+	case body != nil:
+		c.reply(env.Action, env.ID, body)
+	}
+}
+
+// admit applies the request rate limit. A request with an id over the limit
+// is refused with too_many_requests; one without id cannot be told, so
+// instead of dropping it silently the reader waits for the limiter, which
+// stops reading and lets TCP push back on the client.
+func (c *conn) admit(id rtm.ID) bool {
+	if c.limiter.Allow() {
+		return true
+	}
+	if !id.IsZero() {
+		return false
+	}
+	return c.limiter.Wait(c.ctx) == nil
+}
+
+func unknownAction(action string) error {
+	service, _, _ := strings.Cut(action, "/")
+	if !services[service] {
+		return rtm.Errorf(rtm.CodeInvalidService, "unknown service %q", service)
+	}
+	return rtm.Errorf(rtm.CodeInvalidOperation, "unknown operation %q", action)
+}
+
+// reply queues the ok reply of a request; requests without id get none.
+func (c *conn) reply(action string, id rtm.ID, body any) {
+	if id.IsZero() {
+		return
+	}
+	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body})
+	if err != nil {
+		c.internal(err)
+		return
+	}
+	c.enqueue(outItem{frame: frame})
+}
+
+// replyError queues an error reply. Requests without id get none, except
+// the unsolicited /error for an undecodable frame. Errors that are not
+// protocol errors are logged and reported without detail.
+func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool) {
+	if id.IsZero() && !unsolicited {
+		return
+	}
+	e, ok := rtm.AsError(err)
+	if !ok {
+		c.srv.log.Error("request failed", "remote", c.remote, "action", action, "err", err)
+		e = rtm.Errorf(rtm.CodeInvalidOperation, "internal error")
+	}
+	replyAction := rtm.ActionError
+	if !unsolicited {
+		replyAction = rtm.Reply(action, rtm.OutcomeError)
+	}
+	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: replyAction, ID: id, Body: e.Body()})
+	if err != nil {
+		c.internal(err)
+		return
+	}
+	c.enqueue(outItem{frame: frame})
+}
+
+// decode decodes a request body, mapping failures to invalid_format.
+func (c *conn) decode(env *rtm.Envelope, v any) error {
+	if err := c.codec.DecodeBody(env.Body, v); err != nil {
+		if _, ok := rtm.AsError(err); ok {
+			return err
+		}
+		return rtm.Errorf(rtm.CodeInvalidFormat, "malformed %s body", env.Action)
+	}
+	return nil
+}
+
+// checkChannel validates a channel name, mapping failures to invalid_format.
+func checkChannel(name string) error {
+	if err := rtm.ValidateChannel(name); err != nil {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "%s", strings.TrimPrefix(err.Error(), "rtm: "))
+	}
+	return nil
+}
+
+// expireGrant returns a connection authenticated by a JWT to the default
+// role once the token has expired.
+func (c *conn) expireGrant() {
+	if c.grantEnd.IsZero() || time.Now().Before(c.grantEnd) {
+		return
+	}
+	c.grantEnd = time.Time{}
+	c.role = app.DefaultRole
+	c.perms = app.Permissions{}
+	if r, ok := c.app.Role(app.DefaultRole); ok {
+		c.perms = r.Permissions
+	}
+}

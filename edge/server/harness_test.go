@@ -1,0 +1,228 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeClock is a store clock the tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// edge is a real edge behind a real HTTP server on a loopback port.
+type edge struct {
+	srv   *server.Server
+	http  *httptest.Server
+	clock *fakeClock
+	url   string // ws://127.0.0.1:PORT
+}
+
+const adminSecret = "admin-secret"
+
+// testApp is the app the conformance tests use: the default role may use
+// every unreserved channel; "admin" (by role_secret) also the reserved ones;
+// "reader" may only subscribe to "news*".
+func testApp() *app.App {
+	return &app.App{
+		Key: "test",
+		Roles: map[string]*app.Role{
+			"default": {Name: "default", Permissions: app.Permissions{Publish: []string{"*"}, Subscribe: []string{"*"}}},
+			"admin": {Name: "admin", Secret: adminSecret,
+				Permissions: app.Permissions{Publish: []string{"*", "$*"}, Subscribe: []string{"*", "$*"}}},
+			"reader": {Name: "reader", Secret: "reader-secret",
+				Permissions: app.Permissions{Subscribe: []string{"news*"}}},
+		},
+		JWT: &app.JWTKey{Secret: []byte(jwtSecret)},
+	}
+}
+
+const jwtSecret = "jwt-test-secret-of-32-bytes-long!"
+
+// startEdge starts an edge with a manual clock and no background sweeper;
+// mutate adjusts its options.
+func startEdge(t testing.TB, mutate func(*server.Options)) *edge {
+	t.Helper()
+	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	opts := &server.Options{
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Apps:         []*app.App{testApp()},
+		StoreOptions: &store.Options{Clock: clock, SweepInterval: -1},
+	}
+	if mutate != nil {
+		mutate(opts)
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		hs.Close()
+	})
+	return &edge{srv: srv, http: hs, clock: clock, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
+}
+
+// rawClient speaks RTM with hand-written frames, as an SDK does.
+type rawClient struct {
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+// dial connects with the given subprotocol ("" for the RTM default, JSON).
+func (e *edge) dial(t testing.TB, appkey, subprotocol string) *rawClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var protos []string
+	if subprotocol != "" {
+		protos = []string{subprotocol}
+	}
+	ws, _, err := websocket.Dial(ctx, e.url+"/v2?appkey="+appkey, &websocket.DialOptions{Subprotocols: protos})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	ws.SetReadLimit(64 << 20)
+	t.Cleanup(func() { ws.CloseNow() })
+	return &rawClient{t: t, ws: ws}
+}
+
+// sendText writes one text frame.
+func (c *rawClient) sendText(frame string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// send writes one JSON PDU; id nil means no id.
+func (c *rawClient) send(action string, id any, body any) {
+	c.t.Helper()
+	pdu := map[string]any{"action": action, "body": body}
+	if id != nil {
+		pdu["id"] = id
+	}
+	b, err := json.Marshal(pdu)
+	if err != nil {
+		c.t.Fatalf("marshal: %v", err)
+	}
+	c.sendText(string(b))
+}
+
+// pdu is a received PDU, numbers kept exact.
+type pdu struct {
+	Action string         `json:"action"`
+	ID     any            `json:"id"`
+	Body   map[string]any `json:"body"`
+}
+
+// recv reads the next PDU, failing the test after 5 s.
+func (c *rawClient) recv() pdu {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, data, err := c.ws.Read(ctx)
+	if err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	var p pdu
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		c.t.Fatalf("decode %q: %v", data, err)
+	}
+	return p
+}
+
+// request sends a request with an integer id and returns its reply.
+func (c *rawClient) request(action string, id int, body any) pdu {
+	c.t.Helper()
+	c.send(action, id, body)
+	p := c.recv()
+	if p.ID == nil || p.ID.(json.Number).String() != strconv.Itoa(id) {
+		c.t.Fatalf("%s: reply %+v does not carry id %d", action, p, id)
+	}
+	return p
+}
+
+// expectOK sends a request and fails unless the reply is ok.
+func (c *rawClient) expectOK(action string, id int, body any) map[string]any {
+	c.t.Helper()
+	p := c.request(action, id, body)
+	if p.Action != action+"/ok" {
+		c.t.Fatalf("%s: got %s %v, want ok", action, p.Action, p.Body)
+	}
+	return p.Body
+}
+
+// expectError sends a request and fails unless the reply is the error code.
+func (c *rawClient) expectError(action string, id int, body any, code string) map[string]any {
+	c.t.Helper()
+	p := c.request(action, id, body)
+	if p.Action != action+"/error" || p.Body["error"] != code {
+		c.t.Fatalf("%s: got %s %v, want error %s", action, p.Action, p.Body, code)
+	}
+	if r, _ := p.Body["reason"].(string); r == "" {
+		c.t.Fatalf("%s: error %s without a reason", action, code)
+	}
+	return p.Body
+}
+
+// recvData reads PDUs until n messages of subscription sub arrived; it
+// returns them and the last data position.
+func (c *rawClient) recvData(sub string, n int) ([]any, string) {
+	c.t.Helper()
+	var msgs []any
+	var pos string
+	for len(msgs) < n {
+		p := c.recv()
+		if p.Action != "rtm/subscription/data" || p.Body["subscription_id"] != sub {
+			c.t.Fatalf("waiting for data of %s: got %s %v", sub, p.Action, p.Body)
+		}
+		msgs = append(msgs, p.Body["messages"].([]any)...)
+		pos = p.Body["position"].(string)
+	}
+	if len(msgs) != n {
+		c.t.Fatalf("got %d messages, want %d", len(msgs), n)
+	}
+	return msgs, pos
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

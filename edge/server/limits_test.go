@@ -1,0 +1,218 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/edge/server"
+)
+
+func TestMessageTooLarge(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.Apps[0].MaxMessageBytes = 1024 })
+	c := e.dial(t, "test", "")
+	c.expectOK("rtm/publish", 1, map[string]any{"channel": "a", "message": strings.Repeat("x", 1000)})
+	c.expectError("rtm/publish", 2, map[string]any{"channel": "a", "message": strings.Repeat("x", 2000)}, "message_too_large")
+	c.expectOK("rtm/publish", 3, map[string]any{"channel": "a", "message": "still usable"})
+
+	// A frame far past any message limit closes the connection with 1009.
+	c.send("rtm/publish", 4, map[string]any{"channel": "a", "message": strings.Repeat("x", 64<<10)})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err := c.ws.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Fatalf("oversized frame: got %v, want close 1009", err)
+	}
+}
+
+func TestSubscriptionQuota(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.Limits.SubscriptionsPerConnection = 2 })
+	c := e.dial(t, "test", "")
+	c.expectOK("rtm/subscribe", 1, map[string]any{"channel": "a"})
+	c.expectOK("rtm/subscribe", 2, map[string]any{"channel": "b"})
+	c.expectError("rtm/subscribe", 3, map[string]any{"channel": "c"}, "subscription_quota_exceeded")
+	c.expectOK("rtm/subscribe", 4, map[string]any{"channel": "b", "force": true}) // a replacement is not a new one
+	c.expectOK("rtm/unsubscribe", 5, map[string]any{"subscription_id": "a"})
+	c.expectOK("rtm/subscribe", 6, map[string]any{"channel": "c"})
+}
+
+func TestRequestRateLimit(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.Limits.RequestsPerSecond = 5 })
+	c := e.dial(t, "test", "")
+	limited := 0
+	for i := 1; i <= 20; i++ {
+		c.send("rtm/publish", i, map[string]any{"channel": "a", "message": i})
+	}
+	for i := 1; i <= 20; i++ {
+		p := c.recv()
+		if p.Action == "rtm/publish/error" && p.Body["error"] == "too_many_requests" {
+			limited++
+		}
+	}
+	if limited == 0 {
+		t.Fatal("20 requests at once under a limit of 5/s: none refused")
+	}
+	// The connection stays open: a request succeeds once the bucket refills.
+	deadline := time.Now().Add(5 * time.Second)
+	for id := 100; ; id++ {
+		p := c.request("rtm/publish", id, map[string]any{"channel": "a", "message": "later"})
+		if p.Action == "rtm/publish/ok" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still refused after 5 s: %v", p.Body)
+		}
+		time.Sleep(50 * time.Millisecond) // pacing a retry loop, not waiting for an event
+	}
+}
+
+func TestConnectionLimit(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.Limits.Connections = 2 })
+	e.dial(t, "test", "")
+	e.dial(t, "test", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, e.url+"/v2?appkey=test", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third connection over a limit of 2: err %v, resp %v", err, resp)
+	}
+}
+
+func TestOriginAllowList(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.AllowedOrigins = []string{"app.example.com"} })
+	tests := []struct {
+		name, origin string
+		ok           bool
+	}{
+		{"allowed", "https://app.example.com", true},
+		{"cross-site", "https://evil.example.net", false},
+		{"no origin (server SDK)", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			h := http.Header{}
+			if tt.origin != "" {
+				h.Set("Origin", tt.origin)
+			}
+			ws, resp, err := websocket.Dial(ctx, e.url+"/v2?appkey=test", &websocket.DialOptions{HTTPHeader: h})
+			if tt.ok != (err == nil) {
+				t.Fatalf("origin %q: err %v", tt.origin, err)
+			}
+			if err == nil {
+				ws.CloseNow()
+			} else if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("origin %q refused without 403: %v", tt.origin, resp)
+			}
+		})
+	}
+}
+
+// TestSlowConsumer floods a channel while one subscriber stops reading: the
+// store stays within its bounds, the reading subscriber gets every message
+// in order, and the stalled one is told it is out of sync when it reads
+// again instead of the edge buffering for it.
+func TestSlowConsumer(t *testing.T) {
+	t.Parallel()
+	const channelBytes = 1 << 20
+	e := startEdge(t, func(o *server.Options) {
+		o.StoreOptions.ChannelBytes = channelBytes
+		o.StoreOptions.BlockBytes = 64 << 10
+		o.Limits.RequestsPerSecond = 1 << 30
+		o.Limits.WriteTimeout = time.Minute
+	})
+	slow := e.dial(t, "test", "")
+	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood"})
+	fast := e.dial(t, "test", "")
+	fast.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood"})
+	pub := e.dial(t, "test", "")
+
+	// The publisher keeps at most a window of messages (each stored in three
+	// codecs, so about 36 KB) ahead of the reading
+	// subscriber, as a subscriber that keeps up would be; the stalled one
+	// does not read at all.
+	const n, window = 3000, 30 // 12 MB: more than loopback socket buffers absorb
+	pad := strings.Repeat("p", 4000)
+	var read atomic.Int64
+	got := make(chan error, 1)
+	go func() { got <- readSequence(fast, "flood", n, &read) }()
+	for i := 0; i < n; i++ {
+		for int64(i)-read.Load() >= window {
+			select {
+			case err := <-got:
+				t.Fatalf("reading subscriber stopped at %d: %v", read.Load(), err)
+			case <-time.After(time.Millisecond): // poll the reader's progress
+			}
+		}
+		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
+		if b := e.srv.Store().Stats().Bytes; b > channelBytes+128<<10 {
+			t.Fatalf("store holds %d bytes, above the channel limit %d", b, channelBytes)
+		}
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("reading subscriber: %v", err)
+	}
+	// The stalled subscriber reads a contiguous prefix, then out_of_sync.
+	next := 0
+	for {
+		p := slow.recv()
+		if p.Action == "rtm/subscription/error" {
+			if p.Body["error"] != "out_of_sync" || p.Body["missed_message_count"] == json.Number("0") {
+				t.Fatalf("subscription error %v", p.Body)
+			}
+			break
+		}
+		for _, m := range p.Body["messages"].([]any) {
+			if i := m.(map[string]any)["i"]; i != json.Number(itoa(next)) {
+				t.Fatalf("stalled subscriber got %v, want %d", i, next)
+			}
+			next++
+		}
+		if next == n {
+			t.Fatal("stalled subscriber got every message: the test did not stall it")
+		}
+	}
+}
+
+// readSequence reads n messages {"i": k} of a subscription and checks that
+// k runs 0..n-1.
+func readSequence(c *rawClient, sub string, n int, progress *atomic.Int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for next := 0; next < n; {
+		_, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return err
+		}
+		var p pdu
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.UseNumber()
+		if err := dec.Decode(&p); err != nil {
+			return err
+		}
+		if p.Action != "rtm/subscription/data" || p.Body["subscription_id"] != sub {
+			return errors.New("unexpected " + p.Action + " " + string(data[:min(len(data), 200)]))
+		}
+		for _, m := range p.Body["messages"].([]any) {
+			if i := m.(map[string]any)["i"]; i != json.Number(itoa(next)) {
+				return errors.New("got message " + i.(json.Number).String() + ", want " + itoa(next))
+			}
+			next++
+		}
+		progress.Store(int64(next))
+	}
+	return nil
+}

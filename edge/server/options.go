@@ -1,0 +1,58 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// Options configure a Server. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// Apps served, by appkey. Required: a server without apps refuses
+	// every connection.
+	Apps []*app.App
+	// Store holds the channels. Nil: the server creates one with
+	// StoreOptions and closes it on Shutdown.
+	Store *store.Store
+	// StoreOptions configure the store the server creates when Store is
+	// nil; the server sets Retention from the apps' channel rules.
+	StoreOptions *store.Options
+	// Limits bound what one client may do.
+	Limits Limits
+	// AllowedOrigins lists the Origin hosts (patterns as in
+	// websocket.AcceptOptions.OriginPatterns) allowed to open WebSockets
+	// from a browser, against cross-site WebSocket hijacking. Default
+	// ["*"]: any origin (the edge authenticates by appkey and role, not by
+	// cookie). Requests without Origin (non-browser SDKs) are always allowed.
+	AllowedOrigins []string
+	// Logger receives structured logs; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Limits bound one client's use of the edge.
+type Limits struct {
+	// Connections is the most simultaneous WebSocket connections; default
+	// 100,000. Past it, new upgrades get HTTP 503.
+	Connections int
+	// SubscriptionsPerConnection; default 256
+	// (subscription_quota_exceeded past it).
+	SubscriptionsPerConnection int
+	// RequestsPerSecond per connection, with a burst of the same size;
+	// default 1,000 (too_many_requests past it; the connection stays open).
+	RequestsPerSecond int
+	// QueueBytes bounds a connection's queue of replies waiting to be
+	// written; default 1 MiB. A connection that lets it overflow is closed
+	// with 1013 "try again later".
+	QueueBytes int
+	// WriteTimeout bounds one WebSocket write; a client that does not read
+	// for that long is closed with 1008; default 10s.
+	WriteTimeout time.Duration
+	// PingInterval is how often an idle connection is pinged; a connection
+	// that does not answer within another interval is closed; default 30s.
+	PingInterval time.Duration
+	// ShutdownTimeout bounds a graceful shutdown; default 10s.
+	ShutdownTimeout time.Duration
+}

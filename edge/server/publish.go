@@ -1,0 +1,126 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// heartbeatPosition is the position replied to a $heartbeat publish, which
+// stores nothing.
+var heartbeatPosition = rtm.Position{}.String()
+
+// publish serves rtm/publish and rtm/write: the message is durable in the
+// channel buffer before the ok is queued.
+func (c *conn) publish(env *rtm.Envelope) (any, error) {
+	var b rtm.PublishBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if err := checkChannel(b.Channel); err != nil {
+		return nil, err
+	}
+	if b.Channel == rtm.HeartbeatChannel {
+		return &rtm.PositionBody{Position: heartbeatPosition}, nil
+	}
+	if !c.perms.CanPublish(b.Channel) {
+		return nil, denied("publish to", b.Channel)
+	}
+	var size int
+	var err error
+	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.ci)
+	if err != nil {
+		if _, ok := rtm.AsError(err); ok {
+			return nil, err
+		}
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
+	}
+	if max := c.app.MaxMessage(); size > max {
+		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
+	}
+	return c.append(b.Channel, c.scratch)
+}
+
+// delete serves rtm/delete: the same as publishing null.
+func (c *conn) delete(env *rtm.Envelope) (any, error) {
+	var b rtm.ChannelBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if err := checkChannel(b.Channel); err != nil {
+		return nil, err
+	}
+	if !c.perms.CanPublish(b.Channel) {
+		return nil, denied("delete in", b.Channel)
+	}
+	return c.append(b.Channel, nullPayload)
+}
+
+func (c *conn) append(channel string, payload []byte) (any, error) {
+	pos, err := c.srv.store.Append(storeKey(c.app, channel), payload)
+	if err != nil {
+		if errors.Is(err, store.ErrTooLarge) {
+			return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message does not fit in the channel buffer")
+		}
+		return nil, err
+	}
+	return &rtm.PositionBody{Position: pos.String()}, nil
+}
+
+// read serves rtm/read: the message at a position, or the newest one.
+func (c *conn) read(env *rtm.Envelope) (any, error) {
+	var b rtm.ReadBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if err := checkChannel(b.Channel); err != nil {
+		return nil, err
+	}
+	if !c.perms.CanSubscribe(b.Channel) {
+		return nil, denied("read", b.Channel)
+	}
+	var at *rtm.Position
+	if b.Position != "" {
+		p, err := rtm.ParsePosition(b.Position)
+		if err != nil {
+			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "position %q is not EPOCH:OFFSET", b.Position)
+		}
+		at = &p
+	}
+	key := storeKey(c.app, b.Channel)
+	f, found, err := c.srv.store.Read(key, at)
+	if err != nil {
+		return nil, expiredOr(err, b.Position)
+	}
+	if !found {
+		pos := c.srv.store.Next(key)
+		if at != nil {
+			pos = *at
+		}
+		return &rtm.ReadReply{Position: pos.String(), Message: nil}, nil
+	}
+	msg, err := payloadFor(f.Data, c.ci)
+	if err != nil {
+		return nil, err
+	}
+	epoch := c.srv.store.Next(key).Epoch
+	return &rtm.ReadReply{
+		Position: rtm.Position{Epoch: epoch, Offset: f.Offset}.String(),
+		Message:  rtm.RawValue(msg),
+	}, nil
+}
+
+// expiredOr maps store.ErrExpired to expired_position.
+func expiredOr(err error, pos string) error {
+	if errors.Is(err, store.ErrExpired) {
+		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired or belongs to another history", pos)
+		e.Position = pos
+		return e
+	}
+	return err
+}
+
+func denied(what, channel string) error {
+	return rtm.Errorf(rtm.CodeAuthorizationDenied, "your role may not %s channel %q", what, channel)
+}

@@ -1,0 +1,211 @@
+// Package server is the edge's front door: it accepts WebSocket connections
+// at /v2, speaks RTM v2 on them in the codec the client chose, checks apps,
+// roles and limits, appends publishes to the store and sends every
+// subscription what it reads there.
+//
+// Each connection has two goroutines: its reader (the HTTP handler's own
+// goroutine), which handles requests one at a time so replies leave in
+// request order, and its writer, which drains the reply queue and the
+// subscriptions' cursors. Lock order: Server.mu before conn.mu.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// ErrShutdown is returned by Shutdown when connections were still open at
+// its deadline; they were closed forcibly.
+var ErrShutdown = errors.New("server: shutdown deadline passed with connections open")
+
+// Server is an RTM v2 edge endpoint. It is an http.Handler serving the
+// WebSocket endpoint /v2; the caller owns the listener and the http.Server.
+type Server struct {
+	apps      map[string]*app.App
+	store     *store.Store
+	ownStore  bool
+	limits    Limits
+	origins   []string
+	anyOrigin bool
+	log       *slog.Logger
+
+	// active counts open connections; written by accept and conn close.
+	active atomic.Int64
+
+	mu       sync.Mutex         // guards conns and closing
+	conns    map[*conn]struct{} // open connections, for Shutdown
+	closing  bool               // set once by Shutdown; refuses new connections
+	wg       sync.WaitGroup     // one per connection handler
+	shutOnce sync.Once
+}
+
+// New returns a Server for the given options.
+func New(opts *Options) (*Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Server{
+		apps:   make(map[string]*app.App, len(opts.Apps)),
+		limits: opts.Limits.withDefaults(),
+		log:    opts.Logger,
+		conns:  make(map[*conn]struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	for _, a := range opts.Apps {
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("server: app %q: %w", a.Key, err)
+		}
+		if _, dup := s.apps[a.Key]; dup {
+			return nil, fmt.Errorf("server: appkey %q configured twice", a.Key)
+		}
+		s.apps[a.Key] = a
+	}
+	s.origins = opts.AllowedOrigins
+	if len(s.origins) == 0 {
+		s.origins = []string{"*"}
+	}
+	for _, o := range s.origins {
+		if o == "*" {
+			s.anyOrigin = true
+		}
+	}
+	s.store = opts.Store
+	if s.store == nil {
+		so := store.Options{}
+		if opts.StoreOptions != nil {
+			so = *opts.StoreOptions
+		}
+		so.Retention = s.retention
+		s.store = store.New(&so)
+		s.ownStore = true
+	}
+	return s, nil
+}
+
+// Store returns the store the server appends to.
+func (s *Server) Store() *store.Store { return s.store }
+
+// storeKey names an app's channel in the store, which all apps share:
+// appkeys never contain NUL, so no two apps' channels can collide.
+func storeKey(a *app.App, channel string) string { return a.Key + "\x00" + channel }
+
+// retention looks up an app channel's rule from its store key.
+func (s *Server) retention(key string) store.Retention {
+	i := strings.IndexByte(key, 0)
+	if i < 0 {
+		return store.Retention{}
+	}
+	a, ok := s.apps[key[:i]]
+	if !ok {
+		return store.Retention{}
+	}
+	return a.Retention(key[i+1:])
+}
+
+// ServeHTTP serves the RTM endpoint at /v2.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v2" && r.URL.Path != "/v2/" {
+		http.NotFound(w, r)
+		return
+	}
+	s.accept(w, r)
+}
+
+// track registers a connection; it returns false once shutting down.
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Shutdown stops accepting connections, closes every open one with 1001
+// "going away" so clients reconnect elsewhere, and waits for their handlers
+// to finish or ctx to end. It closes the store if the server created it.
+// It is idempotent; later calls wait the same way.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.closeWith(1001, "going away: edge shutting down")
+		}
+	})
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.abort()
+		}
+		s.mu.Unlock()
+		<-done
+		err = ErrShutdown
+	}
+	if s.ownStore {
+		s.store.Close()
+	}
+	return err
+}
+
+// Draining reports whether Shutdown has begun.
+func (s *Server) Draining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+func (l Limits) withDefaults() Limits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.Connections, 100_000)
+	def(&l.SubscriptionsPerConnection, 256)
+	def(&l.RequestsPerSecond, 1000)
+	def(&l.QueueBytes, 1<<20)
+	defDur(&l.WriteTimeout, 10*time.Second)
+	defDur(&l.PingInterval, 30*time.Second)
+	defDur(&l.ShutdownTimeout, 10*time.Second)
+	return l
+}

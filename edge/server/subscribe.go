@@ -1,0 +1,138 @@
+package server
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// subscribe serves rtm/subscribe. The ok reply and the hand-over of the
+// cursor to the writer happen under one lock, so the reply always precedes
+// the subscription's first data.
+func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
+	var b rtm.SubscribeBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if b.Filter != "" || b.Period != 0 {
+		return nil, rtm.Errorf(rtm.CodeInvalidFilter, "stream views (filter, period) are not supported by this edge yet")
+	}
+	if err := checkChannel(b.Channel); err != nil {
+		return nil, err
+	}
+	id := b.SubscriptionID
+	if id == "" {
+		id = b.Channel
+	}
+	if !c.perms.CanSubscribe(b.Channel) {
+		return nil, denied("subscribe to", b.Channel)
+	}
+	if err := c.checkQuota(id, b.Force); err != nil {
+		return nil, err
+	}
+	start, err := subscribeStart(&b)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := c.srv.store.Subscribe(storeKey(c.app, b.Channel), start)
+	if err != nil {
+		return nil, expiredOr(err, b.Position)
+	}
+	sub := &subscription{id: id, channel: b.Channel, cursor: cur, fastForward: b.FastForward}
+	return nil, c.handOver(sub, env.ID, b.Force)
+}
+
+// checkQuota refuses a live id without force, and a subscription past the
+// per-connection limit.
+func (c *conn) checkQuota(id string, force bool) error {
+	c.mu.Lock()
+	_, live := c.subs[id]
+	n := len(c.subs)
+	c.mu.Unlock()
+	if live && !force {
+		return &rtm.Error{Code: rtm.CodeAlreadySubscribed,
+			Reason:         "subscription id " + id + " is live; unsubscribe, pass force, or choose another subscription_id",
+			SubscriptionID: id}
+	}
+	if !live && n >= c.srv.limits.SubscriptionsPerConnection {
+		return rtm.Errorf(rtm.CodeSubscriptionQuotaExceeded, "at most %d subscriptions per connection",
+			c.srv.limits.SubscriptionsPerConnection)
+	}
+	return nil
+}
+
+// subscribeStart turns position or history into a store start point.
+func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
+	var s store.Start
+	if b.Position != "" {
+		p, err := rtm.ParsePosition(b.Position)
+		if err != nil {
+			return s, rtm.Errorf(rtm.CodeInvalidFormat, "position %q is not EPOCH:OFFSET", b.Position)
+		}
+		s.Position = &p
+		return s, nil
+	}
+	if h := b.History; h != nil {
+		if h.Count != nil {
+			if *h.Count < 0 {
+				return s, rtm.Errorf(rtm.CodeInvalidFormat, "history.count must not be negative")
+			}
+			s.HistoryCount = int(min(*h.Count, 1<<30))
+		}
+		if h.Age != nil {
+			if *h.Age < 0 {
+				return s, rtm.Errorf(rtm.CodeInvalidFormat, "history.age must not be negative")
+			}
+			s.HistoryAge = time.Duration(min(*h.Age, 1<<31)) * time.Second
+		}
+	}
+	return s, nil
+}
+
+// handOver makes sub live and queues its ok reply; a forced subscribe ends
+// the subscription it replaces first.
+func (c *conn) handOver(sub *subscription, id rtm.ID, force bool) error {
+	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{
+		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
+		Body: &rtm.SubscribeReply{Position: sub.cursor.Position().String(), SubscriptionID: sub.id},
+	})
+	if err != nil {
+		sub.cursor.Close()
+		return err
+	}
+	c.mu.Lock()
+	if old, live := c.subs[sub.id]; live && force {
+		c.queue = append(c.queue, outItem{end: old})
+	}
+	c.subs[sub.id] = sub
+	if !id.IsZero() {
+		c.queue = append(c.queue, outItem{frame: frame})
+		c.queued += len(frame)
+	}
+	c.mu.Unlock()
+	c.Wake()
+	return nil
+}
+
+// unsubscribe serves rtm/unsubscribe. The writer closes the cursor and
+// replies with the position the subscription would have read next.
+func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
+	var b rtm.UnsubscribeBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	sub, ok := c.subs[b.SubscriptionID]
+	if ok {
+		delete(c.subs, b.SubscriptionID)
+		c.queue = append(c.queue, outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
+			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
+	}
+	c.Wake()
+	return nil, nil
+}

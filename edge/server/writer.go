@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// maxBatchBytes bounds the stored bytes one rtm/subscription/data PDU
+// carries; a subscriber far behind gets several PDUs, interleaved fairly
+// with the connection's other subscriptions and replies.
+const maxBatchBytes = 64 << 10
+
+// writer is the state of a connection's writer goroutine, reused across
+// iterations so that steady-state fan-out does not allocate.
+type writer struct {
+	items  []outItem
+	subs   []*subscription
+	frames []store.Frame
+	msgs   [][]byte
+	buf    []byte
+}
+
+// writeLoop is the connection's writer goroutine. It sends queued replies
+// in order, then one batch per subscription with data ready; when nothing
+// is ready it arms every cursor and sleeps until a doorbell ring.
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	w := &writer{frames: make([]store.Frame, 0, 64), msgs: make([][]byte, 0, 64)}
+	for c.ctx.Err() == nil {
+		c.takeWork(w)
+		busy := len(w.items) > 0
+		if err := c.writeItems(w); err != nil {
+			break
+		}
+		for _, sub := range w.subs {
+			n, err := c.pump(w, sub)
+			if err != nil {
+				break
+			}
+			busy = busy || n > 0
+		}
+		if busy || c.ctx.Err() != nil {
+			continue
+		}
+		if !c.arm(w.subs) {
+			continue
+		}
+		select {
+		case <-c.wake:
+		case <-c.ctx.Done():
+		}
+	}
+	c.mu.Lock()
+	code, reason := c.closeCode, c.closeReason
+	c.mu.Unlock()
+	if code == 0 {
+		code = websocket.StatusInternalError
+	}
+	c.ws.Close(code, reason)
+}
+
+// takeWork swaps the queue out and snapshots the live subscriptions under
+// one lock, so a subscription's ok reply always leaves before its data.
+func (c *conn) takeWork(w *writer) {
+	clear(w.subs)
+	w.subs = w.subs[:0]
+	c.mu.Lock()
+	w.items, c.queue = c.queue, w.items[:0]
+	c.queued = 0
+	for _, s := range c.subs {
+		w.subs = append(w.subs, s)
+	}
+	c.mu.Unlock()
+}
+
+// writeItems sends the queued replies and ends subscriptions.
+func (c *conn) writeItems(w *writer) error {
+	for i := range w.items {
+		it := &w.items[i]
+		if it.end != nil {
+			pos := it.end.cursor.Position()
+			it.end.cursor.Close()
+			if !it.reply {
+				continue
+			}
+			var err error
+			w.buf, err = c.codec.AppendPDU(w.buf[:0], &rtm.PDU{
+				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
+				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
+			})
+			if err != nil {
+				return c.internal(err)
+			}
+			it.frame = w.buf
+		}
+		if err := c.write(it.frame); err != nil {
+			return err
+		}
+	}
+	clear(w.items)
+	return nil
+}
+
+// pump sends one batch of ready messages of sub; it returns how many.
+func (c *conn) pump(w *writer, sub *subscription) (int, error) {
+	var err error
+	w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes)
+	if err != nil {
+		return 0, c.outOfSync(w, sub, err)
+	}
+	if len(w.frames) == 0 {
+		return 0, nil
+	}
+	w.msgs = w.msgs[:0]
+	for _, f := range w.frames {
+		m, err := payloadFor(f.Data, c.ci)
+		if err != nil {
+			return 0, c.internal(err)
+		}
+		w.msgs = append(w.msgs, m)
+	}
+	last := w.frames[len(w.frames)-1]
+	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
+	w.buf = c.codec.AppendData(w.buf[:0], sub.id, next, w.msgs)
+	clear(w.msgs)
+	return len(w.frames), c.write(w.buf)
+}
+
+// outOfSync handles a cursor whose read point was deleted: with
+// fast_forward it jumps to the oldest stored message and says so; without,
+// the subscription ends with out_of_sync.
+func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
+	var oos *store.OutOfSyncError
+	if !errors.As(err, &oos) {
+		return c.internal(err)
+	}
+	var pdu rtm.PDU
+	if sub.fastForward {
+		missed, pos := sub.cursor.FastForward()
+		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
+			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
+			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed + oos.Missed,
+		}}
+	} else {
+		c.mu.Lock()
+		if c.subs[sub.id] == sub {
+			delete(c.subs, sub.id)
+		}
+		c.mu.Unlock()
+		sub.cursor.Close()
+		pdu = rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
+			Error: string(rtm.CodeOutOfSync), Reason: "subscription fell behind and its messages expired; resubscribe",
+			Position: oos.Position.String(), SubscriptionID: sub.id, MissedMessageCount: oos.Missed,
+		}}
+	}
+	var e error
+	w.buf, e = c.codec.AppendPDU(w.buf[:0], &pdu)
+	if e != nil {
+		return c.internal(e)
+	}
+	return c.write(w.buf)
+}
+
+// arm asks every cursor to ring the doorbell on new data. It returns false
+// if one already has data, so the writer loops instead of sleeping.
+func (c *conn) arm(subs []*subscription) bool {
+	for _, s := range subs {
+		if !s.cursor.Wait(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// write sends one frame. The watchdog closes the connection if the write
+// blocks past the write timeout; the write itself takes no context so that
+// it does not allocate one per frame.
+func (c *conn) write(frame []byte) error {
+	c.watchdog.Reset(c.srv.limits.WriteTimeout)
+	err := c.ws.Write(context.Background(), c.mtype, frame)
+	c.watchdog.Stop()
+	if err != nil {
+		c.closeWith(websocket.StatusPolicyViolation, "write failed")
+	}
+	return err
+}
+
+// internal logs an internal error and closes the connection with 1011;
+// the client sees no detail.
+func (c *conn) internal(err error) error {
+	c.srv.log.Error("connection internal error", "remote", c.remote, "err", err)
+	c.closeWith(websocket.StatusInternalError, "internal error")
+	return err
+}
