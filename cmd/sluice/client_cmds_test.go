@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+func TestParseArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantPos  []string
+		wantFlag string
+	}{
+		{name: "flags first", args: []string{"--position", "1:2", "chat"}, wantPos: []string{"chat"}, wantFlag: "1:2"},
+		{name: "flags after", args: []string{"chat", "--position", "1:2"}, wantPos: []string{"chat"}, wantFlag: "1:2"},
+		{name: "interleaved", args: []string{"chat", "--position=3:4", "msg"}, wantPos: []string{"chat", "msg"}, wantFlag: "3:4"},
+		{name: "dash is positional", args: []string{"chat", "-"}, wantPos: []string{"chat", "-"}},
+		{name: "double dash ends flags", args: []string{"chat", "--", "-5", "--position"}, wantPos: []string{"chat", "-5", "--position"}},
+		{name: "none", args: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			p := fs.String("position", "", "")
+			got, err := parseArgs(fs, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.wantPos) || *p != tt.wantFlag {
+				t.Errorf("parseArgs(%q) = %q, --position %q; want %q, %q", tt.args, got, *p, tt.wantPos, tt.wantFlag)
+			}
+		})
+	}
+}
+
+func TestParseMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		want     any
+	}{
+		{name: "object", in: `{"text":"hi"}`, want: map[string]any{"text": "hi"}},
+		{name: "big integer keeps precision", in: `9007199254740993`, want: int64(9007199254740993)},
+		{name: "float", in: `1.5`, want: 1.5},
+		{name: "json string", in: `"quoted"`, want: "quoted"},
+		{name: "null", in: `null`, want: nil},
+		{name: "plain text becomes a string", in: `hello world`, want: "hello world"},
+		{name: "broken json becomes a string", in: `{"a":`, want: `{"a":`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseMessage(tt.in); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseMessage(%q) = %#v, want %#v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestWriteRecord(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		pos  rtm.Position
+		msg  any
+		want string
+	}{
+		{name: "message", pos: rtm.Position{Epoch: 3, Offset: 9}, msg: map[string]any{"b": int64(2), "a": "x"}, want: `{"position":"3:9","message":{"a":"x","b":2}}` + "\n"},
+		{name: "binary as base64", pos: rtm.Position{Epoch: 1, Offset: 1}, msg: []byte("hi"), want: `{"position":"1:1","message":"aGk="}` + "\n"},
+		{name: "nothing there", msg: nil, want: `{"position":null,"message":null}` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := writeRecord(&b, tt.pos, tt.msg); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("writeRecord = %q, want %q", b.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestDurationOrSeconds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		want     time.Duration
+		bad      bool
+	}{
+		{name: "seconds", in: "90", want: 90 * time.Second},
+		{name: "fractional seconds", in: "1.5", want: 1500 * time.Millisecond},
+		{name: "duration", in: "2h", want: 2 * time.Hour},
+		{name: "negative", in: "-1s", bad: true},
+		{name: "junk", in: "soon", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v durationOrSeconds
+			err := v.Set(tt.in)
+			if (err != nil) != tt.bad || (!tt.bad && v.d != tt.want) {
+				t.Errorf("Set(%q) = %v, %v; want %v, bad %v", tt.in, v.d, err, tt.want, tt.bad)
+			}
+		})
+	}
+}
+
+func TestCLIErrorShowsCode(t *testing.T) {
+	t.Parallel()
+	re := rtm.Errorf(rtm.CodeAuthorizationDenied, "not allowed to publish to %q", "x")
+	err := cliError(fmt.Errorf("client: publish to %q: %w", "x", re))
+	if got := err.Error(); got != `authorization_denied: not allowed to publish to "x"` {
+		t.Errorf("cliError text = %q", got)
+	}
+	if !errors.Is(err, re) {
+		t.Error("cliError lost the *rtm.Error from the chain")
+	}
+	plain := errors.New("connection refused")
+	if cliError(plain) != plain || cliError(nil) != nil {
+		t.Error("cliError changed an error without RTM code")
+	}
+}
+
+func TestClientCommandUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{name: "pub without channel", args: []string{"pub"}},
+		{name: "pub with too many args", args: []string{"pub", "a", "b", "c"}},
+		{name: "sub without channel", args: []string{"sub"}},
+		{name: "sub bad position", args: []string{"sub", "chat", "--position", "nope"}},
+		{name: "sub bad history age", args: []string{"sub", "chat", "--history-age", "soon"}},
+		{name: "read without channel", args: []string{"read"}},
+		{name: "read unknown flag", args: []string{"read", "chat", "--bogus"}},
+		{name: "pub bad url", args: []string{"pub", "--url", "localhost:8080", "chat", "1"}},
+		{name: "token grants nothing", args: []string{"token", "--jwt-key", strings.Repeat("k", 32)}},
+		{name: "token two keys", args: []string{"token", "--role", "r", "--jwt-key", "k", "--jwt-key-file", "f"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			code := run(tt.args, stdio{in: strings.NewReader(""), out: &out, errw: &errw})
+			if code != 2 {
+				t.Errorf("exit code %d, want 2 (stderr %q)", code, errw.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", out.String())
+			}
+		})
+	}
+}
+
+// verifyToken checks a minted token the way an edge does.
+func verifyToken(t *testing.T, key *app.JWTKey, tok string) *auth.Grant {
+	t.Helper()
+	a := &app.App{Key: "demo", JWT: key, Roles: map[string]*app.Role{
+		"admin": {Name: "admin", Permissions: app.Permissions{Publish: []string{"*"}}},
+	}}
+	g, err := auth.Verify(a, tok, time.Now())
+	if err != nil {
+		t.Fatalf("the edge refuses the token: %v", err)
+	}
+	return g
+}
+
+func TestTokenVerifies(t *testing.T) {
+	secret := "0123456789abcdef0123456789abcdef"
+	cfgPath := filepath.Join(t.TempDir(), "sluice.yaml")
+	cfg := "apps:\n  - appkey: chat-app\n    jwt_key: \"" + secret + "\"\n    roles:\n      admin: {publish: [\"*\"]}\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  string // SLUICE_JWT_KEY
+	}{
+		{name: "jwt-key flag", args: []string{"--jwt-key", secret}},
+		{name: "env key", env: secret},
+		{name: "config and appkey", args: []string{"--config", cfgPath, "--appkey", "chat-app"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("SLUICE_JWT_KEY", tt.env)
+			var out, errw bytes.Buffer
+			args := append([]string{"--role", "admin", "--subscribe", "news,sports", "--ttl", "10m", "--subject", "ann"}, tt.args...)
+			if err := runToken(context.Background(), args, stdio{out: &out, errw: &errw}); err != nil {
+				t.Fatalf("runToken: %v (stderr %q)", err, errw.String())
+			}
+			g := verifyToken(t, &app.JWTKey{Secret: []byte(secret)}, strings.TrimSpace(out.String()))
+			if g.Role != "admin" || g.Subject != "ann" || !reflect.DeepEqual(g.Permissions.Subscribe, []string{"news", "sports"}) {
+				t.Errorf("grant = %+v", g)
+			}
+			if d := time.Until(g.Expires); d <= 9*time.Minute || d > 10*time.Minute {
+				t.Errorf("token expires in %v, want 10m", d)
+			}
+		})
+	}
+}
+
+func TestTokenKeyErrors(t *testing.T) {
+	t.Setenv("SLUICE_JWT_KEY", "")
+	cfgPath := filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(cfgPath, []byte("apps:\n  - appkey: nokey\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "no key", args: nil, want: "no signing key"},
+		{name: "short secret", args: []string{"--jwt-key", "short"}, want: "32 bytes"},
+		{name: "app without jwt_key", args: []string{"--config", cfgPath, "--appkey", "nokey"}, want: "has no jwt_key"},
+		{name: "unknown app", args: []string{"--config", cfgPath, "--appkey", "ghost"}, want: `no app "ghost"`},
+		{name: "missing key file", args: []string{"--jwt-key-file", filepath.Join(t.TempDir(), "none.pem")}, want: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			err := runToken(context.Background(), append([]string{"--role", "admin"}, tt.args...), stdio{out: &out, errw: &errw})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("runToken error = %v, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// startTestEdge serves the demo app on a loopback port.
+func startTestEdge(t *testing.T) string {
+	t.Helper()
+	srv, err := server.New(&server.Options{
+		Apps:   []*app.App{app.Demo()},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		hs.Close()
+	})
+	return "ws" + strings.TrimPrefix(hs.URL, "http")
+}
+
+// syncBuffer is a buffer a command writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) lines() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+}
+
+// cmdOut runs a command to completion and returns its standard output.
+func cmdOut(t *testing.T, cmd command, stdin string, args ...string) string {
+	t.Helper()
+	var out, errw bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cmd(ctx, args, stdio{in: strings.NewReader(stdin), out: &out, errw: &errw}); err != nil {
+		t.Fatalf("%q: %v (stderr %q)", args, err, errw.String())
+	}
+	return out.String()
+}
+
+func TestPubSubReadAgainstEdge(t *testing.T) {
+	t.Setenv("SLUICE_URL", startTestEdge(t)) // the env fallback of --url
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var subOut syncBuffer
+	var subErr bytes.Buffer
+	subDone := make(chan error, 1)
+	go func() {
+		subDone <- runSub(ctx, []string{"chat", "--history-count", "10"}, stdio{out: &subOut, errw: &subErr})
+	}()
+
+	first := strings.TrimSpace(cmdOut(t, runPub, "", "chat", `{"text":"hi"}`))
+	if _, err := rtm.ParsePosition(first); err != nil {
+		t.Fatalf("pub printed %q, want a position", first)
+	}
+	positions := strings.Fields(cmdOut(t, runPub, "1\nplain text\n\n[1,2]\n", "--codec", "json", "chat", "-"))
+	if len(positions) != 3 {
+		t.Fatalf("pub - printed %q, want 3 positions", positions)
+	}
+	want := []string{`{"text":"hi"}`, `1`, `"plain text"`, `[1,2]`}
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for waiting := true; waiting && len(subOut.lines()) < len(want); {
+		select { // poll the output until the deadline
+		case <-tick.C:
+		case <-deadline:
+			waiting = false
+		}
+	}
+	stop()
+	if err := <-subDone; err != nil {
+		t.Fatalf("sub: %v (stderr %q)", err, subErr.String())
+	}
+	lines := subOut.lines()
+	if len(lines) != len(want) {
+		t.Fatalf("sub printed %q, want %d lines", lines, len(want))
+	}
+	for i, line := range lines {
+		if !strings.HasSuffix(line, `,"message":`+want[i]+`}`) || !strings.HasPrefix(line, `{"position":"`) {
+			t.Errorf("sub line %d = %s, want message %s", i, line, want[i])
+		}
+	}
+
+	got := cmdOut(t, runRead, "", "chat")
+	if wantRead := `{"position":"` + positions[2] + `","message":[1,2]}` + "\n"; got != wantRead {
+		t.Errorf("read = %q, want %q", got, wantRead)
+	}
+	got = cmdOut(t, runRead, "", "chat", "--position", first)
+	if wantRead := `{"position":"` + first + `","message":{"text":"hi"}}` + "\n"; got != wantRead {
+		t.Errorf("read --position = %q, want %q", got, wantRead)
+	}
+}
+
+func TestClientCommandErrors(t *testing.T) {
+	url := startTestEdge(t)
+	tests := []struct {
+		name, want string
+		args       []string
+	}{
+		{name: "denied", args: []string{"pub", "--url", url, "$reserved", "1"}, want: "sluice pub: authorization_denied: "},
+		{name: "unknown appkey", args: []string{"read", "--url", url, "--appkey", "nope", "chat"}, want: "sluice read: invalid_appkey: "},
+		{name: "no edge", args: []string{"read", "--url", "ws://127.0.0.1:1", "chat"}, want: "sluice read: client: dial"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errw bytes.Buffer
+			if code := run(tt.args, stdio{in: strings.NewReader(""), out: &out, errw: &errw}); code != 1 {
+				t.Errorf("exit code %d, want 1", code)
+			}
+			if !strings.HasPrefix(errw.String(), tt.want) {
+				t.Errorf("stderr %q, want it to start with %q", errw.String(), tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,301 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// errConnClosed is the cause recorded when the client itself closes a
+// connection.
+var errConnClosed = errors.New("client: connection closed by the client")
+
+// maxKeptWriteBuffer is the largest encode buffer a connection keeps
+// between writes; a rare huge message does not pin its memory forever.
+const maxKeptWriteBuffer = 64 << 10
+
+// conn is one authenticated-or-not WebSocket connection: a reader
+// goroutine that matches replies to requests by id and hands pushes to the
+// client, and a write path serialized by a mutex. A conn is never reused:
+// when it ends, the client dials a new one.
+type conn struct {
+	t     transport
+	codec codec.Codec
+	log   *slog.Logger
+	// push receives every PDU without id (subscription data, info and
+	// errors), on the reader goroutine; size is the frame's length.
+	push func(cn *conn, env rtm.Envelope, size int)
+
+	ctx    context.Context // ends with the connection; bounds writes and reads
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the reader has exited and pending calls failed
+
+	nextID atomic.Int64 // last request id used; ids are never reused on a conn
+
+	mu      sync.Mutex // guards pending and err; a leaf lock
+	pending map[int64]*call
+	err     error // why the connection ended, set once
+
+	// wmu serializes writes, so frames never interleave, and guards wbuf.
+	// send holds it while registering a call under mu: order wmu, then mu.
+	wmu  sync.Mutex
+	wbuf []byte
+
+	closeOnce sync.Once
+}
+
+// call is one request waiting for its reply.
+type call struct {
+	id     int64
+	action string
+	// hook, when set, runs on the reader goroutine with an ok or error
+	// reply before any later frame is read, so state it sets (a
+	// subscription's routing) is in place for the pushes that follow.
+	hook func(env rtm.Envelope)
+	env  rtm.Envelope // the reply; valid once done is closed and err is nil
+	err  error        // why no reply will come
+	done chan struct{}
+}
+
+// newConn starts the reader of a dialed transport.
+func newConn(t transport, cd codec.Codec, log *slog.Logger, push func(*conn, rtm.Envelope, int)) *conn {
+	ctx, cancel := context.WithCancel(context.Background())
+	cn := &conn{
+		t: t, codec: cd, log: log, push: push,
+		ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		pending: make(map[int64]*call),
+	}
+	go cn.readLoop()
+	return cn
+}
+
+// readLoop reads frames until the connection fails or is closed.
+func (cn *conn) readLoop() {
+	defer close(cn.done)
+	for {
+		frame, err := cn.t.Read(cn.ctx)
+		if err != nil {
+			cn.fail(err)
+			return
+		}
+		env, err := cn.codec.Decode(frame)
+		if err != nil {
+			cn.log.Warn("sluice client: dropped an undecodable frame", "err", err)
+			continue
+		}
+		switch env.ID.Kind {
+		case rtm.IDInt:
+			cn.complete(env)
+		case rtm.IDNone:
+			if env.Action == rtm.ActionError {
+				cn.logErrorPDU(env)
+				continue
+			}
+			cn.push(cn, env, len(frame))
+		default:
+			cn.log.Debug("sluice client: ignored a reply with a string id", "action", env.Action)
+		}
+	}
+}
+
+// logErrorPDU reports the edge's answer to a frame it could not decode:
+// a client bug, never expected.
+func (cn *conn) logErrorPDU(env rtm.Envelope) {
+	var eb rtm.ErrorBody
+	_ = cn.codec.DecodeBody(env.Body, &eb)
+	cn.log.Error("sluice client: the edge could not decode a frame", "error", eb.Error, "reason", eb.Reason)
+}
+
+// complete hands a reply to its call.
+func (cn *conn) complete(env rtm.Envelope) {
+	cn.mu.Lock()
+	cl := cn.pending[env.ID.Int]
+	delete(cn.pending, env.ID.Int)
+	cn.mu.Unlock()
+	if cl == nil {
+		cn.log.Debug("sluice client: reply to an abandoned request", "action", env.Action, "id", env.ID.Int)
+		return
+	}
+	cl.env = env
+	if cl.hook != nil {
+		cl.hook(env)
+	}
+	close(cl.done)
+}
+
+// fail ends the connection: it records the cause, fails every pending
+// call with ErrDisconnected and stops the reader. Safe to call many times.
+func (cn *conn) fail(cause error) {
+	cn.mu.Lock()
+	if cn.err == nil {
+		cn.err = cause
+	}
+	calls := cn.pending
+	cn.pending = nil
+	cn.mu.Unlock()
+	cn.cancel() // unblocks Read, which closes the WebSocket
+	for _, cl := range calls {
+		cl.err = disconnected(cause)
+		close(cl.done)
+	}
+}
+
+// disconnected wraps the cause of a dropped connection.
+func disconnected(cause error) error {
+	return fmt.Errorf("%w: %v", ErrDisconnected, cause)
+}
+
+// cause returns why the connection ended, nil while it is up.
+func (cn *conn) cause() error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	return cn.err
+}
+
+// close closes the connection gracefully (close frame 1000) and waits for
+// the reader to exit. Idempotent.
+func (cn *conn) close() {
+	cn.closeOnce.Do(func() {
+		// The handshake waits for the edge's close frame, read by the
+		// reader goroutine; coder/websocket bounds it to 5s.
+		_ = cn.t.Close(rtm.CloseNormal, "")
+		cn.fail(errConnClosed)
+	})
+	<-cn.done
+}
+
+// send writes a request with a fresh id and registers it for its reply.
+func (cn *conn) send(ctx context.Context, action string, body any, hook func(rtm.Envelope)) (*call, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cn.wmu.Lock()
+	defer cn.wmu.Unlock()
+	cl := &call{id: cn.nextID.Add(1), action: action, hook: hook, done: make(chan struct{})}
+	buf, err := cn.codec.AppendPDU(cn.wbuf[:0], &rtm.PDU{Action: action, ID: rtm.IntID(cl.id), Body: body})
+	if err != nil {
+		return nil, fmt.Errorf("client: encode %s: %w", action, err)
+	}
+	cn.mu.Lock()
+	if cn.err != nil {
+		cn.mu.Unlock()
+		return nil, disconnected(cn.err)
+	}
+	cn.pending[cl.id] = cl
+	cn.mu.Unlock()
+	if err := cn.writeLocked(buf); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// sendNoReply writes a request without id: the edge never answers it.
+func (cn *conn) sendNoReply(action string, body any) error {
+	cn.wmu.Lock()
+	defer cn.wmu.Unlock()
+	buf, err := cn.codec.AppendPDU(cn.wbuf[:0], &rtm.PDU{Action: action, Body: body})
+	if err != nil {
+		return fmt.Errorf("client: encode %s: %w", action, err)
+	}
+	if err := cn.cause(); err != nil {
+		return disconnected(err)
+	}
+	return cn.writeLocked(buf)
+}
+
+// writeLocked writes one frame; cn.wmu is held. A failed write ends the
+// connection (the client reconnects), since the frame may be half sent.
+func (cn *conn) writeLocked(buf []byte) error {
+	if cap(buf) <= maxKeptWriteBuffer {
+		cn.wbuf = buf
+	}
+	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
+	defer cancel()
+	if err := cn.t.Write(ctx, cn.codec.Binary(), buf); err != nil {
+		cn.fail(err)
+		return disconnected(err)
+	}
+	return nil
+}
+
+// wait waits for a call's reply and decodes an ok body into out (nil to
+// skip). An error reply is returned as *rtm.Error. When ctx ends first, a
+// call without hook is forgotten (its reply will be dropped); a call with
+// a hook stays registered so the hook still runs, and its owner deals with
+// the abandonment.
+func (cn *conn) wait(ctx context.Context, cl *call, out any) error {
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if cl.hook != nil || cn.forget(cl.id) {
+			return ctx.Err()
+		}
+		<-cl.done // the reply won the race
+	}
+	if cl.err != nil {
+		return cl.err
+	}
+	return cn.decodeReply(cl, out)
+}
+
+// forget unregisters a call; false if its reply already came.
+func (cn *conn) forget(id int64) bool {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if _, ok := cn.pending[id]; !ok {
+		return false
+	}
+	delete(cn.pending, id)
+	return true
+}
+
+// decodeReply checks a reply's action and decodes its body.
+func (cn *conn) decodeReply(cl *call, out any) error {
+	switch cl.env.Action {
+	case rtm.Reply(cl.action, rtm.OutcomeOK):
+		if out == nil {
+			return nil
+		}
+		if err := cn.codec.DecodeBody(cl.env.Body, out); err != nil {
+			return fmt.Errorf("client: decode %s reply: %w", cl.action, err)
+		}
+		return nil
+	case rtm.Reply(cl.action, rtm.OutcomeError):
+		return cn.decodeError(cl.env.Body)
+	}
+	return fmt.Errorf("%w: %q to %s", ErrUnexpectedReply, cl.env.Action, cl.action)
+}
+
+// decodeError turns an error body into an *rtm.Error.
+func (cn *conn) decodeError(body []byte) error {
+	var eb rtm.ErrorBody
+	if err := cn.codec.DecodeBody(body, &eb); err != nil {
+		return fmt.Errorf("client: decode error reply: %w", err)
+	}
+	return &rtm.Error{Code: rtm.Code(eb.Error), Reason: eb.Reason, Position: eb.Position, SubscriptionID: eb.SubscriptionID}
+}
+
+// request sends a request and waits for its reply.
+func (cn *conn) request(ctx context.Context, action string, body, out any) error {
+	cl, err := cn.send(ctx, action, body, nil)
+	if err != nil {
+		return err
+	}
+	return cn.wait(ctx, cl, out)
+}
+
+// ping checks the connection, ending it when the edge does not answer.
+func (cn *conn) ping(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(cn.ctx, timeout)
+	defer cancel()
+	if err := cn.t.Ping(ctx); err != nil && cn.ctx.Err() == nil {
+		cn.fail(fmt.Errorf("ping: %w", err))
+	}
+}

@@ -1,0 +1,55 @@
+//go:build !js
+
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// dialWebSocket opens a WebSocket with coder/websocket. An HTTP refusal
+// before the upgrade (the edge answers 401 {"error":"invalid_appkey",...})
+// is returned as an *rtm.Error so callers can tell it from a network error.
+func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, error) {
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+		Subprotocols: cfg.subprotocols,
+		HTTPHeader:   cfg.header,
+	})
+	if err != nil {
+		if refusal := httpRefusal(resp); refusal != nil {
+			return nil, refusal
+		}
+		return nil, err
+	}
+	ws.SetReadLimit(readLimit)
+	return &wsTransport{ws: ws}, nil
+}
+
+// httpRefusal turns a non-101 handshake response into an error that says
+// what the edge said: an *rtm.Error when the body is the edge's
+// {"error","reason"} JSON, else the HTTP status. It returns nil when there
+// is no response (a network error).
+func httpRefusal(resp *http.Response) error {
+	if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return nil
+	}
+	var body struct {
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
+	}
+	if resp.Body != nil {
+		// coder/websocket keeps at most the first 1 KiB of the body.
+		b, _ := io.ReadAll(resp.Body)
+		if json.Unmarshal(b, &body) == nil && body.Error != "" {
+			return &rtm.Error{Code: rtm.Code(body.Error), Reason: body.Reason}
+		}
+	}
+	return fmt.Errorf("%w: HTTP %s", ErrRefused, resp.Status)
+}

@@ -1,0 +1,51 @@
+// Package client is the Go client of Sluice: one WebSocket to an edge
+// speaking RTM v2, kept up across network failures. It is portable Go,
+// tested natively and compiled to WebAssembly for browsers (where a thin
+// layer exports it to JavaScript), and it is what `sluice pub/sub/read`
+// use.
+//
+//	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})
+//	pos, err := c.Publish(ctx, "chat", map[string]any{"text": "hi"})
+//	sub, err := c.Subscribe(ctx, "chat", nil, func(m client.Message) { ... })
+//	c.Close()
+//
+// # Connection
+//
+// Dial opens the WebSocket (msgpack by default), authenticates (role_secret
+// or JWT) and returns. When the connection drops, the client reconnects
+// with exponential backoff and full jitter, authenticates again and
+// resubscribes every live subscription from the position after the last
+// message it queued for that subscription's handler, without force. A
+// connection loss inside the edge's retention window therefore loses and
+// duplicates nothing. What cannot be recovered is reported, not hidden: a
+// resubscription refused with expired_position, or an out_of_sync push,
+// ends the subscription and reaches SubscribeOptions.OnError;
+// fast_forward notices reach OnInfo. Requests in flight when a connection
+// drops fail with ErrDisconnected and are not retried (a retried publish
+// could be stored twice); requests made while reconnecting wait for the
+// new connection, bounded by their context.
+//
+// # Callbacks and the delivery buffer
+//
+// Every callback (message handlers, OnError, OnInfo, Options.OnState) runs
+// on one delivery goroutine per client: in order, one at a time. The reader
+// goroutine never waits for them. Between the two sits a buffer bounded by
+// Options.DeliveryBufferBytes (encoded bytes). When a subscription's data
+// would overflow it, the client drops that data and pauses the
+// subscription: it unsubscribes it on the edge, waits until the handlers
+// have drained the buffer to half, then subscribes again from the position
+// after the last message it had queued. The handler still sees every
+// message exactly once and in order; a handler slower than the channel for
+// longer than the edge's retention ends with expired_position via OnError,
+// as a slow consumer would on the edge. Replies to requests never wait
+// behind the buffer, so a handler may publish, subscribe or unsubscribe.
+//
+// # Goroutines and locks
+//
+// A client owns a supervisor goroutine (reconnects, pings, resubscribes),
+// a delivery goroutine, and one reader goroutine per connection; Close
+// stops and awaits them all. Client.mu guards the client's and its
+// subscriptions' state; each connection has a leaf mutex for its pending
+// requests and one that serializes writes. Lock order: Client.mu, then a
+// connection's mutexes; no lock is held during I/O or callbacks.
+package client

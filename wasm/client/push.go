@@ -1,0 +1,104 @@
+package client
+
+import (
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// onPush routes a PDU without id, on the reader goroutine of cn. It never
+// blocks: data that does not fit the delivery buffer is dropped and its
+// subscription resubscribed later (see the package documentation).
+func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
+	switch env.Action {
+	case rtm.ActionSubscriptionData:
+		var d rtm.SubscriptionData
+		if c.decodePush(cn, env, &d) {
+			c.onData(cn, &d, size)
+		}
+	case rtm.ActionSubscriptionInfo:
+		var info rtm.SubscriptionInfo
+		if c.decodePush(cn, env, &info) {
+			c.onInfo(cn, &info)
+		}
+	case rtm.ActionSubscriptionErr:
+		var se rtm.SubscriptionError
+		if c.decodePush(cn, env, &se) {
+			c.onSubscriptionError(cn, &se)
+		}
+	default:
+		c.log.Debug("sluice client: ignored a push", "action", env.Action)
+	}
+}
+
+// decodePush decodes a push body, logging what cannot be decoded.
+func (c *Client) decodePush(cn *conn, env rtm.Envelope, v any) bool {
+	if err := cn.codec.DecodeBody(env.Body, v); err != nil {
+		c.log.Error("sluice client: undecodable push", "action", env.Action, "err", err)
+		return false
+	}
+	return true
+}
+
+// routeLocked returns the subscription a push of cn is for, or nil when
+// nobody takes it (unknown, ended, held on another connection, or lagging).
+func (c *Client) routeLocked(cn *conn, id string) *Subscription {
+	s := c.subs[id]
+	if s == nil || s.conn != cn || s.lag || c.closed {
+		return nil
+	}
+	return s
+}
+
+// onData queues a batch of messages for the handler, or marks the
+// subscription lagging when the buffer is full.
+func (c *Client) onData(cn *conn, d *rtm.SubscriptionData, size int) {
+	pos, err := rtm.ParsePosition(d.Position)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.routeLocked(cn, d.SubscriptionID)
+	if s == nil {
+		return
+	}
+	if c.overflowsLocked(size) {
+		// Drop this batch and everything after it; the supervisor
+		// resubscribes from s.next once the handlers caught up.
+		s.lag = true
+		c.signalWorkLocked()
+		c.log.Info("sluice client: delivery buffer full, subscription paused", "subscription_id", s.id, "position", s.next.String())
+		return
+	}
+	if err != nil {
+		// Deliver the messages, but keep the last good resume point.
+		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", d.Position)
+		pos = s.next
+	}
+	s.next = pos
+	c.enqueueLocked(event{kind: evData, sub: s, messages: d.Messages, pos: pos, size: size})
+}
+
+// onInfo moves the resume point to where the edge fast-forwarded and
+// queues the notice for OnInfo.
+func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
+	pos, err := rtm.ParsePosition(info.Position)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.routeLocked(cn, info.SubscriptionID)
+	if s == nil {
+		return
+	}
+	if err != nil {
+		pos = s.next
+	}
+	s.next = pos
+	c.enqueueLocked(event{kind: evInfo, sub: s, pos: pos, info: *info})
+}
+
+// onSubscriptionError ends a subscription the edge ended (out_of_sync).
+func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.subs[se.SubscriptionID]
+	if s == nil || s.conn != cn {
+		return
+	}
+	c.failLocked(s, &rtm.Error{Code: rtm.Code(se.Error), Reason: se.Reason, Position: se.Position, SubscriptionID: se.SubscriptionID})
+}

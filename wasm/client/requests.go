@@ -1,0 +1,125 @@
+package client
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Publish publishes a message to a channel and waits for the edge to
+// acknowledge it; it returns the message's position. The message is a
+// value of the data model (nil, bool, numbers, string, []byte, []any,
+// map[string]any); other Go values are sent as their JSON form (structs
+// with their json tags). While the client reconnects, Publish waits for
+// the connection (bounded by ctx). If the connection drops after the
+// publish was sent, it returns ErrDisconnected and does not retry: the
+// message may or may not have been stored.
+func (c *Client) Publish(ctx context.Context, channel string, message any) (rtm.Position, error) {
+	return c.store(ctx, rtm.ActionPublish, "publish to", channel, message)
+}
+
+// Write stores a message like Publish; RTM offers it under this name for
+// key-value use (the newest message of a channel is its value, see Read).
+func (c *Client) Write(ctx context.Context, channel string, message any) (rtm.Position, error) {
+	return c.store(ctx, rtm.ActionWrite, "write to", channel, message)
+}
+
+// Delete publishes null to a channel, the RTM way of deleting a key.
+func (c *Client) Delete(ctx context.Context, channel string) (rtm.Position, error) {
+	if err := rtm.ValidateChannel(channel); err != nil {
+		return rtm.Position{}, fmt.Errorf("client: delete %q: %w", channel, err)
+	}
+	return c.positionRequest(ctx, rtm.ActionDelete, "delete", channel, &rtm.ChannelBody{Channel: channel})
+}
+
+// PublishNoAck publishes without waiting for, or getting, an answer: the
+// fire-and-forget fast path. It fails only locally: ErrDisconnected while
+// the client reconnects, ErrClosed after Close; the edge reports nothing,
+// not even a refusal.
+func (c *Client) PublishNoAck(channel string, message any) error {
+	body, err := publishBody(channel, message)
+	if err != nil {
+		return fmt.Errorf("client: publish to %q: %w", channel, err)
+	}
+	c.mu.Lock()
+	closed, cn := c.closed, c.cur
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case cn == nil:
+		return fmt.Errorf("client: publish to %q: %w", channel, ErrDisconnected)
+	}
+	if err := cn.sendNoReply(rtm.ActionPublish, body); err != nil {
+		return fmt.Errorf("client: publish to %q: %w", channel, err)
+	}
+	return nil
+}
+
+// store runs a publish or write.
+func (c *Client) store(ctx context.Context, action, verb, channel string, message any) (rtm.Position, error) {
+	body, err := publishBody(channel, message)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
+	}
+	return c.positionRequest(ctx, action, verb, channel, body)
+}
+
+// publishBody checks the channel and prepares the message.
+func publishBody(channel string, message any) (*rtm.PublishBody, error) {
+	if err := rtm.ValidateChannel(channel); err != nil {
+		return nil, err
+	}
+	v, err := messageValue(message)
+	if err != nil {
+		return nil, err
+	}
+	return &rtm.PublishBody{Channel: channel, Message: v}, nil
+}
+
+// positionRequest runs a request whose reply is {position}.
+func (c *Client) positionRequest(ctx context.Context, action, verb, channel string, body any) (rtm.Position, error) {
+	var r rtm.PositionBody
+	if err := c.do(ctx, action, body, &r); err != nil {
+		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
+	}
+	pos, err := rtm.ParsePosition(r.Position)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("client: %s %q: reply position %q: %w", verb, channel, r.Position, err)
+	}
+	return pos, nil
+}
+
+// ReadOption adjusts a Read.
+type ReadOption func(*rtm.ReadBody)
+
+// AtPosition reads the message at p instead of the newest one.
+func AtPosition(p rtm.Position) ReadOption {
+	return func(b *rtm.ReadBody) { b.Position = p.String() }
+}
+
+// Read returns a channel's newest message (or the one at AtPosition) and
+// its position. The message is nil when there is none; a position that
+// expired is an *rtm.Error with code expired_position.
+func (c *Client) Read(ctx context.Context, channel string, opts ...ReadOption) (any, rtm.Position, error) {
+	if err := rtm.ValidateChannel(channel); err != nil {
+		return nil, rtm.Position{}, fmt.Errorf("client: read %q: %w", channel, err)
+	}
+	body := &rtm.ReadBody{Channel: channel}
+	for _, o := range opts {
+		o(body)
+	}
+	var r rtm.ReadReply
+	if err := c.do(ctx, rtm.ActionRead, body, &r); err != nil {
+		return nil, rtm.Position{}, fmt.Errorf("client: read %q: %w", channel, err)
+	}
+	var pos rtm.Position
+	if r.Position != "" {
+		var err error
+		if pos, err = rtm.ParsePosition(r.Position); err != nil {
+			return nil, rtm.Position{}, fmt.Errorf("client: read %q: reply position %q: %w", channel, r.Position, err)
+		}
+	}
+	return r.Message, pos, nil
+}

@@ -1,0 +1,246 @@
+package client
+
+import (
+	"errors"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// run is the supervisor goroutine: it owns the current connection, pings
+// it, resubscribes lagging subscriptions, and reconnects when it drops,
+// until Close.
+func (c *Client) run(cn *conn) {
+	defer c.wg.Done()
+	b := backoff{min: c.opts.MinBackoff, max: c.opts.MaxBackoff}
+	for cn != nil {
+		up := time.Now()
+		c.serve(cn)
+		cn.close()
+		if c.ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("sluice client: connection lost", "cause", cn.cause())
+		c.lost(cn)
+		if time.Since(up) >= c.opts.MaxBackoff {
+			b.reset()
+		}
+		cn = c.reconnect(&b)
+	}
+}
+
+// serve watches a live connection until it ends or the client closes.
+func (c *Client) serve(cn *conn) {
+	var tick <-chan time.Time
+	if c.opts.PingInterval > 0 {
+		t := time.NewTicker(c.opts.PingInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var drained <-chan struct{}
+	if c.settle(cn) {
+		drained = c.drained()
+	}
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-cn.done:
+			return
+		case <-tick:
+			cn.ping(c.opts.PingInterval)
+		case <-c.work:
+			if c.settle(cn) {
+				drained = c.drained()
+			}
+		case <-drained:
+			drained = nil
+			c.resubscribe(cn, c.waiting())
+		}
+	}
+}
+
+// drained returns a channel closed once the delivery buffer is half empty.
+func (c *Client) drained() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.drainedLocked()
+}
+
+// settle unsubscribes on the edge what no one wants there: orphans and
+// lagging subscriptions (whose data is being dropped). It reports whether
+// lagging subscriptions wait for the buffer to drain.
+func (c *Client) settle(cn *conn) bool {
+	c.mu.Lock()
+	var ids []string
+	for _, o := range c.orphans {
+		// An orphan of a dead connection died with it; an id taken again
+		// since belongs to its new owner.
+		if s := c.subs[o.id]; o.cn == cn && (s == nil || s.conn != cn) {
+			ids = append(ids, o.id)
+		}
+	}
+	c.orphans = nil
+	var lagging []*Subscription
+	waiting := false
+	for _, s := range c.subs {
+		if s.lag {
+			waiting = true
+			if s.conn == cn {
+				lagging = append(lagging, s)
+			}
+		}
+	}
+	c.mu.Unlock()
+
+	for _, id := range ids {
+		_ = c.unsubscribeOnEdge(cn, id)
+	}
+	for _, s := range lagging {
+		if err := c.unsubscribeOnEdge(cn, s.id); err != nil {
+			return false // the connection is going; the reconnect resubscribes
+		}
+		c.mu.Lock()
+		if s.conn == cn {
+			s.conn = nil
+		}
+		c.mu.Unlock()
+	}
+	return waiting
+}
+
+// unsubscribeOnEdge removes a subscription id from the edge; not_subscribed
+// counts as done.
+func (c *Client) unsubscribeOnEdge(cn *conn, id string) error {
+	err := cn.request(c.ctx, rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: id}, nil)
+	if e, ok := rtm.AsError(err); ok {
+		if e.Code != rtm.CodeNotSubscribed {
+			c.log.Warn("sluice client: unsubscribe refused", "subscription_id", id, "err", err)
+		}
+		return nil
+	}
+	return err
+}
+
+// waiting returns the lagging subscriptions that the edge no longer holds,
+// ready to be resubscribed.
+func (c *Client) waiting() []*Subscription {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var subs []*Subscription
+	for _, s := range c.subs {
+		if s.lag && s.conn == nil {
+			subs = append(subs, s)
+		}
+	}
+	return subs
+}
+
+// lost records that a connection dropped.
+func (c *Client) lost(cn *conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur == cn {
+		c.cur = nil
+		c.ready = make(chan struct{})
+	}
+	for _, s := range c.subs {
+		if s.conn == cn {
+			s.conn = nil
+		}
+	}
+	c.setStateLocked(Disconnected)
+}
+
+// reconnect dials until a connection is up and its subscriptions restored,
+// waiting a backoff delay before each attempt; nil once the client closes.
+func (c *Client) reconnect(b *backoff) *conn {
+	for {
+		t := time.NewTimer(b.next())
+		select {
+		case <-c.ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		c.mu.Lock()
+		c.setStateLocked(Reconnecting)
+		c.mu.Unlock()
+		cn, err := c.connect(c.ctx)
+		if err == nil {
+			if err = c.resume(cn); err != nil {
+				cn.close()
+			}
+		}
+		if err == nil {
+			return cn
+		}
+		if c.ctx.Err() != nil {
+			return nil
+		}
+		c.log.Warn("sluice client: reconnect failed", "attempt", b.attempt, "err", err)
+		c.mu.Lock()
+		c.setStateLocked(Disconnected)
+		c.mu.Unlock()
+	}
+}
+
+// resume resubscribes every live subscription on a new connection (the
+// lagging ones wait for the buffer to drain, in serve), then makes it the
+// client's connection.
+func (c *Client) resume(cn *conn) error {
+	c.mu.Lock()
+	var subs []*Subscription
+	for _, s := range c.subs {
+		if !s.lag {
+			subs = append(subs, s)
+		}
+	}
+	c.mu.Unlock()
+	if err := c.resubscribe(cn, subs); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	c.cur = cn
+	close(c.ready)
+	c.setStateLocked(Connected)
+	return nil
+}
+
+// resubscribe subscribes again, each from the position after the last
+// message it queued for its handler, without force. The requests are
+// pipelined. A refusal by the edge (expired_position: the messages to
+// resume from are gone) ends that subscription and reaches its OnError;
+// a connection failure is returned.
+func (c *Client) resubscribe(cn *conn, subs []*Subscription) error {
+	calls := make([]*call, 0, len(subs))
+	for _, s := range subs {
+		c.mu.Lock()
+		body := s.resumeBody()
+		body.Position = s.next.String()
+		c.mu.Unlock()
+		cl, err := cn.send(c.ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, false))
+		if err != nil {
+			return err
+		}
+		calls = append(calls, cl)
+	}
+	var failed error
+	for i, cl := range calls {
+		err := cn.wait(c.ctx, cl, nil)
+		if e, ok := rtm.AsError(err); ok && !errors.Is(err, ErrDisconnected) {
+			c.mu.Lock()
+			c.failLocked(subs[i], e)
+			c.mu.Unlock()
+			continue
+		}
+		if err != nil && failed == nil {
+			failed = err
+		}
+	}
+	return failed
+}
