@@ -1,0 +1,130 @@
+// Package cbor is the CBOR codec of RTM (RFC 8949), the binary codec of the
+// RTM JavaScript SDK, built on github.com/fxamacker/cbor/v2.
+//
+// Frames are checked for well-formedness before anything is decoded, under
+// explicit limits: definite lengths only (indefinite-length items are a
+// cbor_parse_error), no tags, at most codec.MaxDepth+8 levels of nesting and
+// at most MaxElements items per array or map. Messages are written by hand
+// from the canonical value model (map keys sorted, integers in their
+// shortest form, floats as 64-bit floats); typed bodies without message
+// values go through the library.
+package cbor
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+
+	"github.com/fxamacker/cbor/v2"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// MaxElements is the most items an array, or pairs a map, may hold in a
+// decoded frame.
+const MaxElements = 1 << 20
+
+// maxNesting leaves room above codec.MaxDepth for the PDU map, the body map
+// and the messages array, so a message nested just too deep is reported as
+// invalid_format by normalization rather than as a parse error.
+const maxNesting = codec.MaxDepth + 8
+
+// Codec is the CBOR codec. The zero value is ready to use and safe for
+// concurrent use.
+type Codec struct{}
+
+var _ codec.Codec = Codec{}
+
+var (
+	decMode = mustDecMode()
+	encMode = mustEncMode()
+)
+
+func mustDecMode() cbor.DecMode {
+	dm, err := cbor.DecOptions{
+		DupMapKey:             cbor.DupMapKeyQuiet,
+		MaxNestedLevels:       maxNesting,
+		MaxArrayElements:      MaxElements,
+		MaxMapPairs:           MaxElements,
+		IndefLength:           cbor.IndefLengthForbidden,
+		TagsMd:                cbor.TagsForbidden,
+		IntDec:                cbor.IntDecConvertNone, // normalized to int64 below MaxInt64
+		MapKeyByteString:      cbor.MapKeyByteStringForbidden,
+		DefaultMapType:        reflect.TypeFor[map[string]any](),
+		UTF8:                  cbor.UTF8RejectInvalid,
+		FieldNameMatching:     cbor.FieldNameMatchingCaseSensitive,
+		DefaultByteStringType: reflect.TypeFor[[]byte](),
+		ByteStringToString:    cbor.ByteStringToStringForbidden,
+		FieldNameByteString:   cbor.FieldNameByteStringForbidden,
+	}.DecMode()
+	if err != nil {
+		panic("cbor: decoding options: " + err.Error())
+	}
+	return dm
+}
+
+func mustEncMode() cbor.EncMode {
+	em, err := cbor.EncOptions{
+		Sort:          cbor.SortBytewiseLexical,
+		ShortestFloat: cbor.ShortestFloatNone,
+		NaNConvert:    cbor.NaNConvertReject,
+		InfConvert:    cbor.InfConvertReject,
+		BigIntConvert: cbor.BigIntConvertReject,
+		IndefLength:   cbor.IndefLengthForbidden,
+		TagsMd:        cbor.TagsForbidden,
+		String:        cbor.StringToTextString,
+		FieldName:     cbor.FieldNameToTextString,
+	}.EncMode()
+	if err != nil {
+		panic("cbor: encoding options: " + err.Error())
+	}
+	return em
+}
+
+// Name returns "cbor", the WebSocket subprotocol.
+func (Codec) Name() string { return "cbor" }
+
+// Binary reports true: CBOR PDUs travel in binary frames.
+func (Codec) Binary() bool { return true }
+
+// emptyBody is the body of a PDU that has none: an empty map.
+var emptyBody = []byte{0xa0}
+
+// Decode splits a frame into action, id and the raw CBOR of its body, which
+// aliases frame. A frame that is not well-formed CBOR within the limits is a
+// cbor_parse_error; a well-formed item that is not a PDU (not a map, a key
+// that is not a text string or is given twice, a missing or non-string
+// action, an id that is not an integer or a text string, a body that is not
+// a map) is invalid_format. An absent body decodes as an empty map.
+func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
+	if err := decMode.Wellformed(frame); err != nil {
+		return rtm.Envelope{}, rtm.Errorf(rtm.CodeCBORParseError, "frame is not valid CBOR: %s", libReason(err))
+	}
+	return decodeEnvelope(frame)
+}
+
+// DecodeBody decodes a body into v, a pointer to a body type of package rtm
+// (or to a map[string]any or an any), and normalizes its message values. A
+// body of the wrong shape is invalid_format.
+func (Codec) DecodeBody(body []byte, v any) error {
+	if err := decMode.Unmarshal(body, v); err != nil {
+		return bodyError(err)
+	}
+	return codec.NormalizeBody(v)
+}
+
+func bodyError(err error) *rtm.Error {
+	var te *cbor.UnmarshalTypeError
+	if errors.As(err, &te) && te.StructFieldName != "" {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", te.StructFieldName, te.CBORType)
+	}
+	if errors.As(err, &te) {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body or message has the wrong type (%s)", te.CBORType)
+	}
+	return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid: %s", libReason(err))
+}
+
+// libReason strips the library's prefix; its messages describe the input,
+// never Sluice's internals.
+func libReason(err error) string { return strings.TrimPrefix(err.Error(), "cbor: ") }

@@ -1,0 +1,19 @@
+package json_test
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/shared/codec/internal/codectest"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+func FuzzDecodeJSON(f *testing.F) {
+	codectest.Fuzz(f, c, rtm.CodeJSONParseError,
+		[]byte(`{"action":"rtm/publish","id":"x","body":{"channel":"c","message":{"a":[1,2.5,"\u00e9",null,true]}}}`),
+		[]byte(`{"\u0061ction":"a","id":-1,"body":{"message":1e400}}`),
+		[]byte(`{"action":"rtm/subscribe","body":{"channel":"c","history":{"count":1,"age":2},"period":1.5}}`),
+		[]byte(`{"action":"a","id":7.0}`),
+		[]byte(`{"action":"a","body":{"messages":[18446744073709551615,-9223372036854775808,1e-400]}}`),
+		[]byte(`[1,{"action":"a"}]`),
+	)
+}

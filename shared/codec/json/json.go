@@ -1,0 +1,90 @@
+// Package json is the JSON codec of RTM: text frames, the protocol's
+// default. Messages are written by hand from the canonical value model
+// (map keys sorted, floats always with a fraction or exponent so they stay
+// floats, binary as base64 strings); typed bodies without message values go
+// through encoding/json.
+package json
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Codec is the JSON codec. The zero value is ready to use and safe for
+// concurrent use.
+type Codec struct{}
+
+var _ codec.Codec = Codec{}
+
+// Name returns "json", the WebSocket subprotocol.
+func (Codec) Name() string { return "json" }
+
+// Binary reports false: JSON PDUs travel in text frames.
+func (Codec) Binary() bool { return false }
+
+// emptyBody is the body of a PDU that has none.
+var emptyBody = []byte("{}")
+
+// Decode splits a frame into action, id and the raw JSON of its body, which
+// aliases frame. A frame that is not JSON is a json_parse_error; valid JSON
+// that is not a PDU (not an object, a missing or non-string action, an id
+// that is not an integer or a string, a body that is not an object, a key
+// given twice) is invalid_format. An absent body decodes as {}.
+func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
+	if !json.Valid(frame) {
+		var raw json.RawMessage
+		err := json.Unmarshal(frame, &raw)
+		reason := "frame is not valid JSON"
+		if err != nil {
+			reason += ": " + err.Error()
+		}
+		return rtm.Envelope{}, &rtm.Error{Code: rtm.CodeJSONParseError, Reason: reason}
+	}
+	return decodeEnvelope(frame)
+}
+
+// DecodeBody decodes a body into v, a pointer to a body type of package rtm
+// (or to a map[string]any or an any). Numbers in message values keep their
+// exact integer value; every message value is normalized (see
+// codec.Normalize). A body of the wrong shape is invalid_format.
+func (Codec) DecodeBody(body []byte, v any) error {
+	switch v.(type) {
+	case rtm.ValueCarrier, *any, *map[string]any, *[]any:
+	default:
+		// No message values, so no numbers to keep exact: the cheaper
+		// Unmarshal does, and it refuses trailing data itself.
+		if err := json.Unmarshal(body, v); err != nil {
+			return bodyError(err)
+		}
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body is followed by extra data")
+	}
+	return codec.NormalizeBody(v)
+}
+
+// bodyError turns an encoding/json error into a reason a client can act on,
+// without Go type names.
+func bodyError(err error) *rtm.Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field != "":
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", te.Field, te.Value)
+	case errors.As(err, &te):
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body must be an object, not %s", te.Value)
+	case errors.As(err, &se):
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON: %s", se.Error())
+	}
+	return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON")
+}

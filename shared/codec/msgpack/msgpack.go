@@ -1,0 +1,151 @@
+// Package msgpack is Sluice's msgpack codec, an extension to RTM used by its
+// own clients, built on github.com/vmihailenco/msgpack/v5 with the `json`
+// struct tags of package rtm as field names.
+//
+// Every frame and body is checked in one pass before the library sees it:
+// lengths must fit the data (so a forged length cannot make the library
+// allocate), strings must be valid UTF-8, nesting is limited to
+// codec.MaxDepth+8 levels and extension types are refused. RTM has no
+// msgpack error code, so every failure is invalid_format. Messages are
+// written by hand from the canonical value model (map keys sorted, integers
+// in their shortest form, floats as 64-bit floats).
+package msgpack
+
+import (
+	"bytes"
+	"reflect"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Codec is the msgpack codec. The zero value is ready to use and safe for
+// concurrent use.
+type Codec struct{}
+
+var _ codec.Codec = Codec{}
+
+// Name returns "msgpack", the WebSocket subprotocol.
+func (Codec) Name() string { return "msgpack" }
+
+// Binary reports true: msgpack PDUs travel in binary frames.
+func (Codec) Binary() bool { return true }
+
+// emptyBody is the body of a PDU that has none: an empty map.
+var emptyBody = []byte{0x80}
+
+// Decode splits a frame into action, id and the raw msgpack of its body,
+// which aliases frame. A frame that is not one valid msgpack item within the
+// limits, or is not a PDU (not a map, a key that is not a string or is given
+// twice, a missing or non-string action, an id that is not an integer or a
+// string, a body that is not a map), is invalid_format. An absent body
+// decodes as an empty map.
+func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
+	return decodeEnvelope(frame)
+}
+
+// DecodeBody decodes a body into v, a pointer to a body type of package rtm
+// (or to a map[string]any or an any), and normalizes its message values. A
+// body that is not valid msgpack or has the wrong shape is invalid_format.
+func (Codec) DecodeBody(body []byte, v any) error {
+	var c checker
+	end, err := c.item(body, 0, 0)
+	if err == nil && end != len(body) {
+		err = errExtra
+	}
+	if err != nil {
+		return invalid("body is not valid msgpack: " + err.Error())
+	}
+	// The library would read an array into a struct field by field; a body
+	// is a map in every codec.
+	if _, isAny := v.(*any); !isAny && body[0]&0xf0 != 0x80 && body[0] != 0xde && body[0] != 0xdf {
+		return invalid("body must be a map")
+	}
+	d := decoders.Get().(*decoder)
+	d.r.Reset(body)
+	d.dec.ResetReader(&d.r) // keeps the struct tag set in newDecoder
+	err = d.dec.Decode(v)
+	d.r.Reset(nil)
+	decoders.Put(d)
+	if err != nil {
+		return invalid("body does not have the fields and types its action needs")
+	}
+	// The library turns binary into a string field without complaint; only
+	// then can a string of the body be invalid UTF-8.
+	if c.binary && !validStrings(reflect.ValueOf(v)) {
+		return invalid("body strings must be valid UTF-8")
+	}
+	return codec.NormalizeBody(v)
+}
+
+// decoder is a pooled library decoder reading from a reusable reader.
+type decoder struct {
+	r   bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var decoders = sync.Pool{New: func() any {
+	d := new(decoder)
+	d.dec = msgpack.NewDecoder(&d.r)
+	d.dec.SetCustomStructTag("json")
+	return d
+}}
+
+// encoder is a pooled library encoder writing to a reusable buffer.
+type encoder struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+// maxPooledBuffer keeps an encoder that wrote one huge body from pinning
+// its buffer forever.
+const maxPooledBuffer = 64 << 10
+
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = msgpack.NewEncoder(&e.buf)
+	e.enc.SetCustomStructTag("json")
+	e.enc.UseCompactInts(true)
+	return e
+}}
+
+// appendLibrary appends v encoded by the library.
+func appendLibrary(dst []byte, v any) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	e.buf.Reset()
+	err := e.enc.Encode(v)
+	if err == nil {
+		dst = append(dst, e.buf.Bytes()...)
+	}
+	if e.buf.Cap() <= maxPooledBuffer {
+		encoders.Put(e)
+	}
+	return dst, err
+}
+
+// validStrings reports whether every string field reachable through the
+// pointers and structs of v is valid UTF-8. Message values are checked by
+// normalization instead.
+func validStrings(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Pointer:
+		return v.IsNil() || validStrings(v.Elem())
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !validStrings(v.Field(i)) {
+				return false
+			}
+		}
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	}
+	return true
+}
+
+func invalid(reason string) *rtm.Error {
+	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
+}

@@ -1,0 +1,270 @@
+package codec
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// MaxDepth is how deeply arrays and maps may nest inside one message. A
+// message nested deeper is refused with invalid_format by Normalize and by
+// every codec's AppendValue, so no decoder or encoder recurses without bound.
+const MaxDepth = 64
+
+// numberLiteral is a number a decoder kept as its decimal text, such as
+// encoding/json's Number. Matching it by its methods keeps encoding/json out
+// of the binaries that link only the binary codecs.
+type numberLiteral interface {
+	String() string
+	Int64() (int64, error)
+	Float64() (float64, error)
+}
+
+// Normalize converts a value decoded by a codec library into the canonical
+// value model of package rtm: nil, bool, int64, uint64 (only above
+// math.MaxInt64), float64, string, []byte, []any and map[string]any.
+//
+// It accepts every Go integer width, float32, number literals (json.Number)
+// and maps keyed by any with string keys. It refuses, with an *rtm.Error of
+// code invalid_format, what some codec could not carry: a map key that is not
+// a string, nesting deeper than MaxDepth, NaN or an infinity, a string that
+// is not valid UTF-8, and any other type. So a message accepted from one
+// codec can be delivered in every codec.
+//
+// Normalize works in place: the []any and map[string]any of v are updated
+// and returned, not copied.
+func Normalize(v any) (any, error) { return normalize(v, 0) }
+
+func normalize(v any, depth int) (any, error) {
+	switch x := v.(type) {
+	case nil, bool, int64, []byte:
+		return v, nil
+	case string:
+		if !utf8.ValidString(x) {
+			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message string is not valid UTF-8")
+		}
+		return v, nil
+	case float64:
+		return checkFloat(x)
+	case float32:
+		return checkFloat(float64(x))
+	case uint64:
+		return fromUint(x), nil
+	case []any:
+		return normalizeSlice(x, depth)
+	case map[string]any:
+		return normalizeMap(x, depth)
+	case map[any]any:
+		m, err := StringMap(x)
+		if err != nil {
+			return nil, err
+		}
+		return normalizeMap(m, depth)
+	case numberLiteral:
+		return parseNumber(x.String())
+	}
+	return normalizeInt(v)
+}
+
+// normalizeInt widens the other integer types; anything else is refused.
+func normalizeInt(v any) (any, error) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), nil
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case uint:
+		return fromUint(uint64(x)), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uintptr:
+		return fromUint(uint64(x)), nil
+	}
+	return nil, UnsupportedError(v)
+}
+
+func normalizeSlice(s []any, depth int) (any, error) {
+	if depth >= MaxDepth {
+		return nil, TooDeepError()
+	}
+	for i, e := range s {
+		n, err := normalize(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		s[i] = n
+	}
+	return s, nil
+}
+
+func normalizeMap(m map[string]any, depth int) (any, error) {
+	if depth >= MaxDepth {
+		return nil, TooDeepError()
+	}
+	for k, e := range m {
+		if !utf8.ValidString(k) {
+			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message map key is not valid UTF-8")
+		}
+		n, err := normalize(e, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		m[k] = n
+	}
+	return m, nil
+}
+
+func fromUint(u uint64) any {
+	if u > math.MaxInt64 {
+		return u
+	}
+	return int64(u)
+}
+
+func checkFloat(f float64) (any, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, NonFiniteError()
+	}
+	return f, nil
+}
+
+// parseNumber turns a number literal into an int64 when it is an integer
+// that fits, a uint64 when it is a larger positive integer that fits, and a
+// float64 otherwise.
+func parseNumber(s string) (any, error) {
+	if isIntLiteral(s) {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return n, nil
+		}
+		if s[0] != '-' {
+			if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+				return u, nil
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message number %.40q is out of range or malformed", s)
+	}
+	return f, nil
+}
+
+func isIntLiteral(s string) bool {
+	if s != "" && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// StringMap converts a map keyed by any into a map keyed by string, as some
+// libraries decode maps; a key that is not a string is an *rtm.Error with
+// code invalid_format. The values are not converted.
+func StringMap(m map[any]any) (map[string]any, error) {
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		s, ok := k.(string)
+		if !ok {
+			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message map key is %s, not a string", kindOf(k))
+		}
+		out[s] = e
+	}
+	return out, nil
+}
+
+// SortedKeys appends the keys of m to buf in increasing byte order and
+// returns it. Encoders write maps in this order so a value always encodes to
+// the same bytes; a caller passing a stack array as buf avoids allocating for
+// small maps.
+func SortedKeys(buf []string, m map[string]any) []string {
+	for k := range m {
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+// NormalizeBody normalizes, in place, the message values of a body just
+// decoded into v: the values of an rtm.ValueCarrier, or v itself when it
+// points to an any, a map[string]any or a []any. Other bodies carry no
+// message values and are left alone.
+func NormalizeBody(v any) error {
+	var err error
+	switch b := v.(type) {
+	case rtm.ValueCarrier:
+		for _, p := range b.Values() {
+			if *p, err = Normalize(*p); err != nil {
+				return err
+			}
+		}
+	case *any:
+		*b, err = Normalize(*b)
+	case *map[string]any:
+		if *b != nil {
+			_, err = normalizeMap(*b, 0)
+		}
+	case *[]any:
+		if *b != nil {
+			_, err = normalizeSlice(*b, 0)
+		}
+	}
+	return err
+}
+
+// TooDeepError returns the error for a message nested deeper than MaxDepth.
+func TooDeepError() *rtm.Error {
+	return rtm.Errorf(rtm.CodeInvalidFormat, "message nests deeper than %d levels", MaxDepth)
+}
+
+// NonFiniteError returns the error for a NaN or infinite number, which JSON
+// cannot carry and the canonical model therefore excludes.
+func NonFiniteError() *rtm.Error {
+	return rtm.Errorf(rtm.CodeInvalidFormat, "message holds NaN or an infinite number")
+}
+
+// UnsupportedError returns the error for a value outside the canonical model.
+func UnsupportedError(v any) *rtm.Error {
+	return rtm.Errorf(rtm.CodeInvalidFormat, "message holds an unsupported value (%s)", kindOf(v))
+}
+
+// kindOf names a value's kind for a client: reasons never quote Go types
+// that mean nothing to a JavaScript or Python user.
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
+		return "an integer"
+	case float32, float64:
+		return "a float"
+	case string:
+		return "a string"
+	case []byte:
+		return "binary"
+	case []any:
+		return "an array"
+	case map[string]any, map[any]any:
+		return "a map"
+	}
+	return "an unknown type"
+}
