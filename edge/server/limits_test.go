@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -123,10 +124,23 @@ func TestOriginAllowList(t *testing.T) {
 
 // TestSlowConsumer floods a channel while one subscriber stops reading: the
 // store stays within its bounds, the reading subscriber gets every message
-// in order, and the stalled one is told it is out of sync when it reads
-// again instead of the edge buffering for it.
+// in order, and the stalled one, when it reads again, is told it fell
+// behind instead of the edge buffering for it: out_of_sync ends its
+// subscription, or with fast_forward it skips ahead and goes on.
 func TestSlowConsumer(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		fastForward bool
+	}{{"out_of_sync", false}, {"fast_forward", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testSlowConsumer(t, tt.fastForward)
+		})
+	}
+}
+
+func testSlowConsumer(t *testing.T, fastForward bool) {
 	const channelBytes = 1 << 20
 	e := startEdge(t, func(o *server.Options) {
 		o.StoreOptions.ChannelBytes = channelBytes
@@ -135,15 +149,14 @@ func TestSlowConsumer(t *testing.T) {
 		o.Limits.WriteTimeout = time.Minute
 	})
 	slow := e.dial(t, "test", "")
-	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood"})
+	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": fastForward})
 	fast := e.dial(t, "test", "")
 	fast.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood"})
 	pub := e.dial(t, "test", "")
 
 	// The publisher keeps at most a window of messages (each stored in three
-	// codecs, so about 36 KB) ahead of the reading
-	// subscriber, as a subscriber that keeps up would be; the stalled one
-	// does not read at all.
+	// codecs, so about 36 KB) ahead of the reading subscriber, as a
+	// subscriber that keeps up would be; the stalled one does not read.
 	const n, window = 3000, 30 // 12 MB: more than loopback socket buffers absorb
 	pad := strings.Repeat("p", 4000)
 	var read atomic.Int64
@@ -165,25 +178,40 @@ func TestSlowConsumer(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("reading subscriber: %v", err)
 	}
-	// The stalled subscriber reads a contiguous prefix, then out_of_sync.
-	next := 0
-	for {
+	checkStalled(t, slow, n, fastForward)
+}
+
+// checkStalled reads what the stalled subscriber gets once it reads again:
+// a contiguous prefix, then out_of_sync; or, with fast_forward, an info
+// and then messages up to the last one, with a jump where it skipped.
+func checkStalled(t *testing.T, slow *rawClient, n int, fastForward bool) {
+	t.Helper()
+	next, skipped := 0, false
+	for next < n {
 		p := slow.recv()
-		if p.Action == "rtm/subscription/error" {
-			if p.Body["error"] != "out_of_sync" || p.Body["missed_message_count"] == json.Number("0") {
+		switch p.Action {
+		case "rtm/subscription/error":
+			if fastForward || p.Body["error"] != "out_of_sync" || p.Body["missed_message_count"] == json.Number("0") {
 				t.Fatalf("subscription error %v", p.Body)
 			}
-			break
+			return
+		case "rtm/subscription/info":
+			if !fastForward || p.Body["info"] != "fast_forward" || p.Body["missed_message_count"] == json.Number("0") {
+				t.Fatalf("subscription info %v", p.Body)
+			}
+			skipped = true
+			continue
 		}
 		for _, m := range p.Body["messages"].([]any) {
-			if i := m.(map[string]any)["i"]; i != json.Number(itoa(next)) {
-				t.Fatalf("stalled subscriber got %v, want %d", i, next)
+			i, _ := strconv.Atoi(string(m.(map[string]any)["i"].(json.Number)))
+			if i != next && !(skipped && i > next) {
+				t.Fatalf("stalled subscriber got %d, want %d", i, next)
 			}
-			next++
+			next = i + 1
 		}
-		if next == n {
-			t.Fatal("stalled subscriber got every message: the test did not stall it")
-		}
+	}
+	if !fastForward || !skipped {
+		t.Fatal("stalled subscriber got every message: the test did not stall it")
 	}
 }
 
