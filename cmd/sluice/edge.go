@@ -73,7 +73,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 // serve runs the HTTP server on ln until ctx ends, then drains.
 func serve(ctx context.Context, srv *server.Server, ln net.Listener, grace time.Duration, log *slog.Logger) error {
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           newHandler(srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -52,6 +52,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	s.counters.connectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
 	if !s.track(c) {
 		ws.Close(websocket.StatusGoingAway, "going away: edge shutting down")

@@ -34,6 +34,7 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 	case rtm.MethodRoleSecret:
 		role, err := c.handshake.Authenticate(c.app, b.Credentials.Hash)
 		if err != nil {
+			c.srv.counters.authFailures.Add(1)
 			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
 			return nil, err
 		}
@@ -41,6 +42,7 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 	case rtm.MethodJWT:
 		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
 		if err != nil {
+			c.srv.counters.authFailures.Add(1)
 			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
 			return nil, err
 		}

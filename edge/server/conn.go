@@ -137,6 +137,7 @@ func (c *conn) run() {
 			c.logClose(err)
 			break
 		}
+		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
 		c.handleFrame(frame)
 		if c.ctx.Err() != nil {
 			break
@@ -149,6 +150,7 @@ func (c *conn) run() {
 	for id, sub := range c.subs {
 		sub.cursor.Close()
 		delete(c.subs, id)
+		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.mu.Unlock()
 }
@@ -186,6 +188,7 @@ func (c *conn) abort() {
 
 // writeStuck runs when a write has blocked past the write timeout.
 func (c *conn) writeStuck() {
+	c.srv.counters.slowCloses.Add(1)
 	c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
 	c.ws.CloseNow()
 }
@@ -219,6 +222,7 @@ func (c *conn) enqueue(it outItem) {
 	c.mu.Lock()
 	if c.queued+len(it.frame) > c.srv.limits.QueueBytes {
 		c.mu.Unlock()
+		c.srv.counters.slowCloses.Add(1)
 		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its replies")
 		return
 	}

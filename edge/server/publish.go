@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -60,12 +62,49 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 func (c *conn) append(channel string, payload []byte) (any, error) {
 	pos, err := c.srv.store.Append(storeKey(c.app, channel), payload)
 	if err != nil {
-		if errors.Is(err, store.ErrTooLarge) {
-			return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message does not fit in the channel buffer")
-		}
-		return nil, err
+		return nil, appendError(err)
 	}
+	c.srv.counters.messagesIn[c.ci].Add(1)
 	return &rtm.PositionBody{Position: pos.String()}, nil
+}
+
+func appendError(err error) error {
+	if errors.Is(err, store.ErrTooLarge) {
+		return rtm.Errorf(rtm.CodeMessageTooLarge, "message does not fit in the channel buffer")
+	}
+	return err
+}
+
+// Publish appends a message to an app's channel on behalf of the edge
+// itself (for example $sys.stats), bypassing permissions. The message must
+// be in the canonical value model of shared/rtm.
+func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return rtm.Position{}, fmt.Errorf("server: publish: unknown appkey %q", appKey)
+	}
+	if err := rtm.ValidateChannel(channel); err != nil {
+		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
+	}
+	payload, _, err := encodePayload(nil, message, 0)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
+	}
+	pos, err := s.store.Append(storeKey(a, channel), payload)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, appendError(err))
+	}
+	return pos, nil
+}
+
+// AppKeys lists the appkeys the server serves.
+func (s *Server) AppKeys() []string {
+	keys := make([]string, 0, len(s.apps))
+	for k := range s.apps {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // read serves rtm/read: the message at a position, or the newest one.

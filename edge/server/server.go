@@ -40,7 +40,8 @@ type Server struct {
 	log       *slog.Logger
 
 	// active counts open connections; written by accept and conn close.
-	active atomic.Int64
+	active   atomic.Int64
+	counters counters
 
 	mu       sync.Mutex         // guards conns and closing
 	conns    map[*conn]struct{} // open connections, for Shutdown

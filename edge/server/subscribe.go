@@ -104,6 +104,8 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool) error {
 	c.mu.Lock()
 	if old, live := c.subs[sub.id]; live && force {
 		c.queue = append(c.queue, outItem{end: old})
+	} else {
+		c.srv.counters.subscriptions.Add(1)
 	}
 	c.subs[sub.id] = sub
 	if !id.IsZero() {
@@ -126,6 +128,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 	sub, ok := c.subs[b.SubscriptionID]
 	if ok {
 		delete(c.subs, b.SubscriptionID)
+		c.srv.counters.subscriptions.Add(-1)
 		c.queue = append(c.queue, outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
 	}
 	c.mu.Unlock()

@@ -128,6 +128,7 @@ func (c *conn) pump(w *writer, sub *subscription) (int, error) {
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
 	w.buf = c.codec.AppendData(w.buf[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
+	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.frames)))
 	return len(w.frames), c.write(w.buf)
 }
 
@@ -141,15 +142,18 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 	}
 	var pdu rtm.PDU
 	if sub.fastForward {
+		c.srv.counters.fastForward.Add(1)
 		missed, pos := sub.cursor.FastForward()
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
 			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed + oos.Missed,
 		}}
 	} else {
+		c.srv.counters.outOfSync.Add(1)
 		c.mu.Lock()
 		if c.subs[sub.id] == sub {
 			delete(c.subs, sub.id)
+			c.srv.counters.subscriptions.Add(-1)
 		}
 		c.mu.Unlock()
 		sub.cursor.Close()
@@ -184,6 +188,7 @@ func (c *conn) write(frame []byte) error {
 	c.watchdog.Reset(c.srv.limits.WriteTimeout)
 	err := c.ws.Write(context.Background(), c.mtype, frame)
 	c.watchdog.Stop()
+	c.srv.counters.bytesOut[c.ci].Add(uint64(len(frame)))
 	if err != nil {
 		c.closeWith(websocket.StatusPolicyViolation, "write failed")
 	}

@@ -1,0 +1,59 @@
+package server
+
+import "sync/atomic"
+
+// Stats is a snapshot of the edge's counters, for metrics and the
+// $sys.stats channel. Counters only grow; gauges go up and down.
+type Stats struct {
+	Connections      int64 // gauge: open WebSocket connections
+	ConnectionsTotal uint64
+	Subscriptions    int64 // gauge: live subscriptions
+	// Per codec, indexed like Codecs.
+	MessagesIn   [numCodecs]uint64 // messages published (publish, write, delete)
+	BytesIn      [numCodecs]uint64 // bytes of frames read
+	MessagesOut  [numCodecs]uint64 // messages delivered in subscription data
+	BytesOut     [numCodecs]uint64 // bytes of frames written
+	OutOfSync    uint64            // subscriptions ended by out_of_sync
+	FastForward  uint64            // fast_forward skips
+	SlowCloses   uint64            // connections closed for not reading
+	AuthFailures uint64
+}
+
+// Codecs names the codecs in the order of Stats' per-codec arrays.
+func Codecs() []string { return append([]string(nil), codecNames...) }
+
+// counters are the live values behind Stats; every field is written with
+// atomic adds by the connections' goroutines.
+type counters struct {
+	connectionsTotal atomic.Uint64
+	subscriptions    atomic.Int64
+	messagesIn       [numCodecs]atomic.Uint64
+	bytesIn          [numCodecs]atomic.Uint64
+	messagesOut      [numCodecs]atomic.Uint64
+	bytesOut         [numCodecs]atomic.Uint64
+	outOfSync        atomic.Uint64
+	fastForward      atomic.Uint64
+	slowCloses       atomic.Uint64
+	authFailures     atomic.Uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	c := &s.counters
+	st := Stats{
+		Connections:      s.active.Load(),
+		ConnectionsTotal: c.connectionsTotal.Load(),
+		Subscriptions:    c.subscriptions.Load(),
+		OutOfSync:        c.outOfSync.Load(),
+		FastForward:      c.fastForward.Load(),
+		SlowCloses:       c.slowCloses.Load(),
+		AuthFailures:     c.authFailures.Load(),
+	}
+	for i := range numCodecs {
+		st.MessagesIn[i] = c.messagesIn[i].Load()
+		st.BytesIn[i] = c.bytesIn[i].Load()
+		st.MessagesOut[i] = c.messagesOut[i].Load()
+		st.BytesOut[i] = c.bytesOut[i].Load()
+	}
+	return st
+}
