@@ -1,0 +1,65 @@
+package store
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Append stores data as the next message of channel, creating the channel
+// on first use, and returns its position. The store copies data. Once
+// Append returns, the message is readable and cursors waiting on the
+// channel have been woken.
+func (s *Store) Append(channel string, data []byte) (rtm.Position, error) {
+	return s.append(channel, 0, 0, false, data)
+}
+
+// AppendAt stores data at a given offset and time, for a cluster that
+// numbers messages itself. The offset must be above the channel's last one
+// (ErrOffsetOrder otherwise); it may skip. A time before the channel's
+// newest message is raised to it, so times never decrease in a channel.
+func (s *Store) AppendAt(channel string, offset uint64, t time.Time, data []byte) (rtm.Position, error) {
+	if offset == 0 {
+		return rtm.Position{}, fmt.Errorf("store: append to %q at offset 0: %w", channel, ErrOffsetOrder)
+	}
+	return s.append(channel, offset, t.UnixNano(), true, data)
+}
+
+// append is Append and AppendAt: with at, offset and t are given.
+func (s *Store) append(name string, offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
+	if s.closed.Load() {
+		return rtm.Position{}, ErrClosed
+	}
+	if fs := int64(len(data)) + frameOverhead; len(data) > maxDataLen ||
+		fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
+		return rtm.Position{}, fmt.Errorf("store: append %d bytes to %q: %w", len(data), name, ErrTooLarge)
+	}
+	if !at {
+		t = s.stampNow()
+	}
+	for {
+		ch := s.obtain(name)
+		ch.mu.Lock()
+		if ch.dead {
+			ch.mu.Unlock()
+			continue // forgotten meanwhile: obtain creates a fresh one
+		}
+		if !at {
+			offset = ch.last + 1
+		} else if offset <= ch.last {
+			last := ch.last
+			ch.mu.Unlock()
+			return rtm.Position{}, fmt.Errorf("store: append to %q at offset %d after %d: %w",
+				name, offset, last, ErrOffsetOrder)
+		}
+		t = max(t, ch.lastTime)
+		nb := ch.write(offset, t, data)
+		pos := rtm.Position{Epoch: ch.epoch, Offset: offset}
+		ch.mu.Unlock()
+		if nb != nil && s.counters.bytes.Load() > s.opts.StoreBytes {
+			s.evictStore(nb)
+		}
+		return pos, nil
+	}
+}

@@ -1,0 +1,220 @@
+package store
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// channel is one channel's block queue.
+type channel struct {
+	name  string    // immutable
+	epoch uint64    // immutable: unique per incarnation of the channel
+	ret   Retention // immutable, normalized
+	s     *Store    // immutable
+
+	// mu is the writer lock: it serializes appends, and guards every field
+	// below marked "mu" and the mu-guarded fields of this channel's blocks.
+	mu sync.Mutex
+	// q is the current snapshot of the queue. Replaced under mu (new block,
+	// head moved, blocks deleted); loaded by readers without a lock.
+	q atomic.Pointer[queue]
+
+	tail      *block // mu: the block being written (or an empty anchor)
+	last      uint64 // mu: offset of the newest message
+	lastTime  int64  // mu: time of the newest message
+	touched   int64  // mu: creation or newest-message time; dates forgetting
+	bytes     int64  // mu: capacity of the live blocks
+	nextSize  int    // mu: capacity of the next block opened
+	cursors   int    // mu: open cursors; a channel with some is never forgotten
+	appends   uint64 // mu: messages appended
+	dead      bool   // mu: forgotten; users retry with a fresh channel
+	protected bool   // mu: the head is kept only by history retention
+
+	waits waitList // cursors waiting for the next commit
+	sched heapSlot // guarded by sweeper.mu
+
+	// delivered is the highest offset some subscriber has been sent, for
+	// measuring first-delivery latency. Raised by the subscribers' writers
+	// (Cursor.MarkDelivered); last, away from the fields readers load.
+	delivered atomic.Uint64
+}
+
+// queue is an immutable snapshot of a channel's live blocks.
+type queue struct {
+	blocks []*block // live (not deleted) blocks, oldest first
+	head   int      // index of the first block not old; len(blocks) if none
+	next   uint64   // last offset + 1 when published; the head when head == len(blocks)
+}
+
+// headOffset is the oldest offset new reads may ask for. When every block
+// is old (or there is none), the next append opens a block and publishes a
+// new snapshot, so next is exact.
+func (q *queue) headOffset() uint64 {
+	if q.head < len(q.blocks) {
+		return q.blocks[q.head].first
+	}
+	return q.next
+}
+
+// headBlock returns the head block, or nil.
+func (q *queue) headBlock() *block {
+	if q.head < len(q.blocks) {
+		return q.blocks[q.head]
+	}
+	return nil
+}
+
+// find returns the index (>= head) of the block holding offset, which must
+// be >= headOffset(): the last block whose first offset is <= offset.
+func (q *queue) find(offset uint64) int {
+	live := q.blocks[q.head:]
+	i := sort.Search(len(live), func(i int) bool { return live[i].first > offset })
+	return q.head + max(i-1, 0)
+}
+
+// newChannel returns an empty channel. Its tail is an anchor: an empty
+// block, marked deleted so nothing is written into it, that cursors of an
+// empty channel sit on until the first block is linked after it.
+func (s *Store) newChannel(name string) *channel {
+	now := s.stampNow()
+	ch := &channel{
+		name:     name,
+		epoch:    s.epochBase + s.epochSeq.Add(1),
+		ret:      s.opts.retention(name),
+		s:        s,
+		touched:  now,
+		nextSize: s.opts.FirstBlockBytes,
+		sched:    heapSlot{idx: -1},
+	}
+	ch.tail = newBlock(ch, 0, 1)
+	ch.tail.deleted.Store(true)
+	ch.q.Store(&queue{next: 1})
+	ch.mu.Lock()
+	ch.schedule()
+	ch.mu.Unlock()
+	return ch
+}
+
+// empty reports whether the channel holds no blocks and no cursors. mu.
+func (ch *channel) empty() bool {
+	return len(ch.q.Load().blocks) == 0 && ch.cursors == 0
+}
+
+// write appends one frame; the caller holds mu and has checked the offset.
+// It returns the block it opened, if any.
+func (ch *channel) write(offset uint64, t int64, data []byte) *block {
+	fs := len(data) + frameOverhead
+	b := ch.tail
+	at := int(b.boundary.Load())
+	var nb *block
+	if b.old || b.deleted.Load() || len(b.buf)-at < fs {
+		nb = ch.openBlock(fs, offset)
+		b, at = nb, 0
+	}
+	end := b.put(at, offset, t, data)
+	b.boundary.Store(int64(end)) // publish: the frame is now visible
+	b.count++
+	b.time = t
+	ch.last, ch.lastTime, ch.touched = offset, t, max(ch.touched, t)
+	ch.appends++
+	if nb != nil {
+		ch.link(nb)
+	}
+	if ch.waits.n.Load() != 0 {
+		ch.waits.wake()
+	}
+	if ch.protected {
+		// The new message may push the protected head out of the newest
+		// HistoryCount: let the sweeper look again.
+		ch.protected = false
+		ch.s.sw.set(ch, 0) // due at the next sweep
+	}
+	return nb
+}
+
+// openBlock allocates the block for a frame of fs bytes: the channel's next
+// size (doubling up to BlockBytes) or the frame's own size if larger. mu.
+func (ch *channel) openBlock(fs int, first uint64) *block {
+	o := &ch.s.opts
+	size := ch.nextSize
+	for size < fs && size < o.BlockBytes {
+		size *= 2
+	}
+	size = min(size, o.BlockBytes)
+	ch.nextSize = min(2*size, o.BlockBytes)
+	if size < fs {
+		size = fs
+	}
+	return newBlock(ch, size, first)
+}
+
+// link makes nb, already holding its first frame, the channel's tail: it
+// seals the old tail, publishes a new snapshot and enforces ChannelBytes.
+// mu.
+func (ch *channel) link(nb *block) {
+	s := ch.s
+	old := ch.q.Load()
+	// Without a head block the channel is queued for a later event (an old
+	// block's deletion, or forgetting) than nb's expiry: queue it again.
+	noHead := old.head == len(old.blocks)
+	ch.tail.next.Store(nb) // seal: readers at the old tail's end move on
+	ch.tail = nb
+	size := int64(len(nb.buf))
+	ch.bytes += size
+	s.counters.bytes.Add(size)
+	s.counters.blocks.Add(1)
+	s.fifo.push(nb)
+
+	// Drop the oldest blocks past the channel limit, never nb.
+	drop := 0
+	for over := ch.bytes - s.opts.ChannelBytes; over > 0 && drop < len(old.blocks); drop++ {
+		over -= int64(len(old.blocks[drop].buf))
+	}
+	blocks := make([]*block, 0, len(old.blocks)-drop+1)
+	blocks = append(blocks, old.blocks[drop:]...)
+	blocks = append(blocks, nb)
+	// A new block is never old, so the head is the first block not old.
+	head := max(old.head-drop, 0)
+	ch.q.Store(&queue{blocks: blocks, head: head, next: ch.last + 1})
+	if drop > 0 {
+		ch.deleteBlocks(old.blocks[:drop], &s.counters.evicted)
+		// The evicted blocks may include one held for history, whose
+		// deadline was far: the new head's may be nearer.
+		ch.protected = false
+	}
+	if noHead || drop > 0 {
+		ch.schedule()
+	}
+}
+
+// publish replaces the snapshot after the sweeper or an evictor changed
+// the head or deleted the first k blocks, then deletes those. mu.
+func (ch *channel) publish(q *queue, k, head int, counter *atomic.Uint64) {
+	if k == 0 && head == q.head {
+		return
+	}
+	blocks := make([]*block, len(q.blocks)-k)
+	copy(blocks, q.blocks[k:])
+	ch.q.Store(&queue{blocks: blocks, head: head - k, next: ch.last + 1})
+	if k > 0 {
+		ch.deleteBlocks(q.blocks[:k], counter)
+	}
+}
+
+// deleteBlocks marks blocks deleted and releases their bytes. It wakes
+// nobody: a cursor can only lose messages committed past it, and the first
+// of those already woke it. mu.
+func (ch *channel) deleteBlocks(bs []*block, counter *atomic.Uint64) {
+	s := ch.s
+	var size int64
+	for _, b := range bs {
+		b.deleted.Store(true)
+		size += int64(len(b.buf))
+	}
+	s.fifo.remove(bs)
+	ch.bytes -= size
+	s.counters.bytes.Add(-size)
+	s.counters.blocks.Add(-int64(len(bs)))
+	counter.Add(uint64(len(bs)))
+}

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeClock is a Clock the test moves by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// chanWaker wakes by a non-blocking send on a channel of capacity 1.
+type chanWaker chan struct{}
+
+func newWaker() chanWaker { return make(chanWaker, 1) }
+
+func (w chanWaker) Wake() {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
+
+// woken reports whether a wake is pending, consuming it.
+func (w chanWaker) woken() bool {
+	select {
+	case <-w:
+		return true
+	default:
+		return false
+	}
+}
+
+// newTestStore returns a store on a fake clock without the background
+// goroutine; opts may be nil.
+func newTestStore(t *testing.T, opts *Options) (*Store, *fakeClock) {
+	t.Helper()
+	clk := newFakeClock()
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Clock = clk
+	o.SweepInterval = -1
+	s := New(&o)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, clk
+}
+
+// frameOf returns the block size that holds exactly n frames of size
+// bytes of data.
+func frameOf(size, n int) int { return n * (size + frameOverhead) }
+
+// payload returns size bytes that name the message i.
+func payload(i, size int) []byte {
+	p := make([]byte, size)
+	for j := range p {
+		p[j] = byte(i + j)
+	}
+	return p
+}
+
+// mustAppend appends and fails the test on error.
+func mustAppend(t *testing.T, s *Store, ch string, data []byte) rtm.Position {
+	t.Helper()
+	p, err := s.Append(ch, data)
+	if err != nil {
+		t.Fatalf("Append(%q): %v", ch, err)
+	}
+	return p
+}
+
+// mustSubscribe subscribes and fails the test on error.
+func mustSubscribe(t *testing.T, s *Store, ch string, st Start) *Cursor {
+	t.Helper()
+	c, err := s.Subscribe(ch, st)
+	if err != nil {
+		t.Fatalf("Subscribe(%q): %v", ch, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// offsets reads everything ready on c and returns the offsets.
+func offsets(t *testing.T, c *Cursor) []uint64 {
+	t.Helper()
+	fs, err := c.Read(nil, 0)
+	if err != nil {
+		t.Fatalf("Cursor.Read: %v", err)
+	}
+	var out []uint64
+	for _, f := range fs {
+		out = append(out, f.Offset)
+	}
+	return out
+}
+
+// seq returns the offsets from..to inclusive.
+func seq(from, to uint64) []uint64 {
+	var out []uint64
+	for o := from; o <= to; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+func equalOffsets(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// oosError unwraps an *OutOfSyncError or fails.
+func oosError(t *testing.T, err error) *OutOfSyncError {
+	t.Helper()
+	var e *OutOfSyncError
+	if !errors.As(err, &e) || !errors.Is(err, ErrOutOfSync) {
+		t.Fatalf("error = %v, want *OutOfSyncError", err)
+	}
+	return e
+}
+
+func pos(epoch, offset uint64) *rtm.Position {
+	return &rtm.Position{Epoch: epoch, Offset: offset}
+}

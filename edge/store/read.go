@@ -1,0 +1,170 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Start says where a new Cursor begins.
+type Start struct {
+	// Position starts the cursor at this position, inclusive: at the first
+	// message whose offset is >= it. ErrExpired if it is before the head
+	// or of another epoch; a future offset waits for it.
+	Position *rtm.Position
+	// HistoryCount, when Position is nil, starts at the oldest of the last
+	// HistoryCount readable messages...
+	HistoryCount int
+	// ...and HistoryAge at the oldest readable message younger than it;
+	// with both, the older start of the two. With neither (and no
+	// Position) the cursor starts at the next message appended.
+	HistoryAge time.Duration
+}
+
+// Read returns one message of channel without subscribing. With pos nil it
+// is the newest readable message; otherwise the message at pos or the first
+// after it. found is false when there is none (an unknown channel, or pos
+// at or past the next offset). ErrExpired when pos is before the head or of
+// another epoch. Read takes no lock.
+func (s *Store) Read(channel string, pos *rtm.Position) (f Frame, found bool, err error) {
+	ch := s.lookup(channel)
+	if ch == nil {
+		if pos != nil {
+			return Frame{}, false, ErrExpired
+		}
+		return Frame{}, false, nil
+	}
+	q := ch.q.Load()
+	if pos == nil {
+		return q.newest()
+	}
+	if pos.Epoch != ch.epoch || pos.Offset < q.headOffset() {
+		return Frame{}, false, ErrExpired
+	}
+	if q.headBlock() == nil {
+		return Frame{}, false, nil
+	}
+	// Blocks linked after the snapshot was taken are reached through next.
+	for b := q.blocks[q.find(pos.Offset)]; b != nil; b = b.next.Load() {
+		end := int(b.boundary.Load())
+		if o, _ := b.offsetAt(b.lastStart(end)); o < pos.Offset {
+			continue // not in this block: skip the scan
+		}
+		f, _ := b.frame(b.seek(0, end, pos.Offset))
+		return f, true, nil
+	}
+	return Frame{}, false, nil
+}
+
+// newest returns the newest message if it is readable.
+func (q *queue) newest() (Frame, bool, error) {
+	if q.headBlock() == nil {
+		return Frame{}, false, nil
+	}
+	b := q.blocks[len(q.blocks)-1]
+	for n := b.next.Load(); n != nil; n = b.next.Load() {
+		b = n
+	}
+	end := int(b.boundary.Load())
+	f, _ := b.frame(b.lastStart(end))
+	return f, true, nil
+}
+
+// Subscribe opens a cursor on channel name at start (see Start), creating the
+// channel if missing unless start has a Position. Close the cursor when
+// done: an open cursor keeps its channel, and the blocks after its read
+// point, in memory.
+func (s *Store) Subscribe(name string, start Start) (*Cursor, error) {
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	for {
+		var ch *channel
+		if start.Position != nil {
+			if ch = s.lookup(name); ch == nil {
+				return nil, fmt.Errorf("store: subscribe to %q at %v: %w", name, *start.Position, ErrExpired)
+			}
+		} else {
+			ch = s.obtain(name)
+		}
+		ch.mu.Lock()
+		if ch.dead {
+			ch.mu.Unlock()
+			continue
+		}
+		c, err := ch.open(start)
+		ch.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("store: subscribe to %q at %v: %w", name, *start.Position, err)
+		}
+		return c, nil
+	}
+}
+
+// open returns a cursor at start. mu.
+func (ch *channel) open(start Start) (*Cursor, error) {
+	q := ch.q.Load()
+	c := &Cursor{ch: ch}
+	switch {
+	case start.Position != nil:
+		p := *start.Position
+		if p.Epoch != ch.epoch || p.Offset < q.headOffset() {
+			return nil, ErrExpired
+		}
+		c.at(q, p.Offset)
+	case start.HistoryCount > 0 || start.HistoryAge > 0:
+		c.at(q, ch.historyStart(q, start))
+	default:
+		c.at(q, ch.last+1)
+	}
+	ch.cursors++
+	return c, nil
+}
+
+// at places c before the first message whose offset is >= offset, which
+// must not be before the head. mu.
+func (c *Cursor) at(q *queue, offset uint64) {
+	ch := c.ch
+	c.next = offset
+	if offset > ch.last || q.headBlock() == nil {
+		c.blk, c.off = ch.tail, int(ch.tail.boundary.Load())
+		return
+	}
+	i := q.find(offset)
+	b := q.blocks[i]
+	end := int(b.boundary.Load())
+	if c.blk, c.off = b, b.seek(0, end, offset); c.off == end && i+1 < len(q.blocks) {
+		c.blk, c.off = q.blocks[i+1], 0
+	}
+}
+
+// historyStart returns the offset a history subscription starts at, or
+// the next offset when no readable message qualifies. mu.
+func (ch *channel) historyStart(q *queue, start Start) uint64 {
+	from := ch.last + 1
+	live := q.blocks[q.head:]
+	if n := start.HistoryCount; n > 0 && len(live) > 0 {
+		from = live[0].first
+		for i := len(live) - 1; i >= 0; i-- {
+			b := live[i]
+			if b.count >= n {
+				o, _ := b.offsetAt(b.nth(b.count - n))
+				from = o
+				break
+			}
+			n -= b.count
+		}
+	}
+	if start.HistoryAge > 0 {
+		cut := ch.s.clockNow() - int64(start.HistoryAge)
+		i := sort.Search(len(live), func(i int) bool { return live[i].time >= cut })
+		if i < len(live) {
+			b := live[i]
+			o, _ := b.offsetAt(b.seekTime(int(b.boundary.Load()), cut))
+			from = min(from, o)
+		}
+	}
+	return from
+}

@@ -1,0 +1,280 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Errors returned by the store. Check them with errors.Is.
+var (
+	// ErrExpired: the position is before the channel's head, or of another
+	// epoch (the channel's history was lost since).
+	ErrExpired = errors.New("store: position expired")
+	// ErrOutOfSync: a cursor's read point was deleted before it read it;
+	// the error is an *OutOfSyncError.
+	ErrOutOfSync = errors.New("store: cursor out of sync")
+	// ErrOffsetOrder: AppendAt was given an offset not above the last one.
+	ErrOffsetOrder = errors.New("store: offset not above the last one")
+	// ErrClosed: the store or the cursor is closed.
+	ErrClosed = errors.New("store: closed")
+	// ErrTooLarge: the message cannot fit within the memory limits.
+	ErrTooLarge = errors.New("store: message too large")
+)
+
+// numShards splits the channel map so that creating and forgetting
+// channels does not serialize the whole store.
+const numShards = 64
+
+// shard is one part of the channel map.
+type shard struct {
+	mu        sync.RWMutex        // guards m and forgotten; written by channel creation and forgetting
+	m         map[string]*channel // live channels by name
+	forgotten uint64              // appends of this shard's channels since forgotten
+}
+
+// Store holds the channels of one edge. Its methods are safe for concurrent
+// use.
+type Store struct {
+	opts   Options
+	shards [numShards]shard
+	sw     sweeper
+	fifo   fifo
+
+	epochBase uint64        // store start in unix micros; immutable
+	epochSeq  atomic.Uint64 // epoch counter; incremented by channel creation
+	coarse    atomic.Int64  // unix nanos, refreshed by the background goroutine when coarseOn
+	coarseOn  bool          // immutable: Append reads coarse instead of the clock
+
+	closed   atomic.Bool    // set once by Close; checked by Append and Subscribe
+	stop     chan struct{}  // closed by Close to stop the background goroutine
+	closeMu  sync.Mutex     // serializes Close
+	wg       sync.WaitGroup // tracks the background goroutine; Close waits on it
+	counters counters
+}
+
+// counters are the store-wide statistics, all atomic, written by whoever
+// causes the event.
+type counters struct {
+	channels, blocks, bytes     atomic.Int64
+	expired, evicted, outOfSync atomic.Uint64
+}
+
+// Stats is a snapshot of the store's counters.
+type Stats struct {
+	Channels      int64  // live channels
+	Blocks        int64  // live blocks
+	Bytes         int64  // capacity of the live blocks
+	Appends       uint64 // messages appended since the store started
+	ExpiredBlocks uint64 // blocks deleted by expiry
+	EvictedBlocks uint64 // blocks deleted by the memory limits
+	OutOfSync     uint64 // times a cursor found its read point deleted
+}
+
+// New returns a store and starts its background goroutine (sweeper and
+// coarse clock) unless opts.SweepInterval is negative. A nil opts means the
+// defaults. Close the store to stop the goroutine.
+func New(opts *Options) *Store {
+	s := &Store{opts: opts.normalize(), stop: make(chan struct{})}
+	for i := range s.shards {
+		s.shards[i].m = make(map[string]*channel)
+	}
+	s.sw.heap = make([]*channel, 0, 64)
+	s.epochBase = uint64(s.clockNow() / 1e3)
+	s.coarseOn = s.opts.Clock == nil && s.opts.SweepInterval > 0 && s.opts.TimeResolution > 0
+	s.coarse.Store(s.clockNow())
+	if s.opts.SweepInterval > 0 {
+		s.wg.Add(1)
+		go s.run()
+	}
+	return s
+}
+
+// Close stops the background goroutine and waits for it. Afterwards Append,
+// AppendAt and Subscribe return ErrClosed; cursors and Read keep working on
+// what is stored. Close is idempotent.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if !s.closed.Swap(true) {
+		close(s.stop)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// run is the background goroutine: it sweeps every SweepInterval and, with
+// the real clock, refreshes the coarse clock.
+func (s *Store) run() {
+	defer s.wg.Done()
+	sweep := time.NewTicker(s.opts.SweepInterval)
+	defer sweep.Stop()
+	var tick <-chan time.Time
+	if s.coarseOn {
+		t := time.NewTicker(s.opts.TimeResolution)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-sweep.C:
+			s.Sweep()
+		case <-tick:
+			s.coarse.Store(time.Now().UnixNano())
+		}
+	}
+}
+
+// clockNow reads the clock exactly, in unix nanos.
+func (s *Store) clockNow() int64 {
+	if s.opts.Clock == nil {
+		return time.Now().UnixNano()
+	}
+	return s.opts.Clock.Now().UnixNano()
+}
+
+// Now reads the store's clock, in unix nanoseconds like Frame.Time, so
+// that a caller can tell how long ago a message was stored.
+func (s *Store) Now() int64 { return s.clockNow() }
+
+// stampNow is the time Append gives a message: the coarse clock when it
+// runs, else an exact reading.
+func (s *Store) stampNow() int64 {
+	if s.coarseOn {
+		return s.coarse.Load()
+	}
+	return s.clockNow()
+}
+
+// shardIndex picks a shard from the name's length and its first and last
+// bytes: a few loads and one multiply, cheaper than a full hash on the
+// append path, and channel names usually differ at their ends.
+func shardIndex(name string) int {
+	n := len(name)
+	var h uint64
+	switch {
+	case n >= 8:
+		h = load64(name) ^ load64(name[n-8:])*0xff51afd7ed558ccd
+	case n >= 4:
+		h = uint64(load32(name)) | uint64(load32(name[n-4:]))<<32
+	case n > 0:
+		h = uint64(name[0]) | uint64(name[n/2])<<8 | uint64(name[n-1])<<16
+	}
+	h = (h ^ uint64(n)) * 0x9e3779b97f4a7c15
+	return int(h >> (64 - 6)) // numShards == 1<<6
+}
+
+// load64 reads the first eight bytes of s, little endian.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// load32 reads the first four bytes of s, little endian.
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// lookup returns the live channel named name, or nil.
+func (s *Store) lookup(name string) *channel {
+	sh := &s.shards[shardIndex(name)]
+	sh.mu.RLock()
+	ch := sh.m[name]
+	sh.mu.RUnlock()
+	return ch
+}
+
+// obtain returns the channel named name, creating it if missing. The
+// caller must still check ch.dead under ch.mu and retry if set.
+func (s *Store) obtain(name string) *channel {
+	sh := &s.shards[shardIndex(name)]
+	sh.mu.RLock()
+	ch := sh.m[name]
+	sh.mu.RUnlock()
+	if ch != nil {
+		return ch
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if ch = sh.m[name]; ch == nil {
+		ch = s.newChannel(strings.Clone(name))
+		sh.m[name] = ch
+		s.counters.channels.Add(1)
+	}
+	return ch
+}
+
+// forget removes ch from the map if it is still empty, unused and past its
+// forget deadline at now; otherwise it reschedules it. Race-free against
+// Append and Subscribe: they lock ch.mu and retry on ch.dead.
+func (s *Store) forget(ch *channel, now int64) {
+	sh := &s.shards[shardIndex(ch.name)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.dead {
+		return
+	}
+	if d, ok := ch.nextDeadline(); ok && ch.empty() && d <= now {
+		ch.dead = true
+		s.sw.remove(ch)
+		if sh.m[ch.name] == ch {
+			delete(sh.m, ch.name)
+		}
+		s.counters.channels.Add(-1)
+		sh.forgotten += ch.appends
+		return
+	}
+	ch.schedule()
+}
+
+// Next returns the position the next message appended to channel will get,
+// creating the channel (and so fixing its epoch) if missing.
+func (s *Store) Next(channel string) rtm.Position {
+	for {
+		ch := s.obtain(channel)
+		ch.mu.Lock()
+		if ch.dead {
+			ch.mu.Unlock()
+			continue
+		}
+		p := rtm.Position{Epoch: ch.epoch, Offset: ch.last + 1}
+		ch.mu.Unlock()
+		return p
+	}
+}
+
+// Stats returns the store's counters. It visits every channel (to sum
+// their append counts without a shared counter on the append path), so it
+// is meant for metrics scrapes, not hot paths.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		Channels:      s.counters.channels.Load(),
+		Blocks:        s.counters.blocks.Load(),
+		Bytes:         s.counters.bytes.Load(),
+		ExpiredBlocks: s.counters.expired.Load(),
+		EvictedBlocks: s.counters.evicted.Load(),
+		OutOfSync:     s.counters.outOfSync.Load(),
+	}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.RLock()
+		st.Appends += sh.forgotten
+		for _, ch := range sh.m {
+			ch.mu.Lock()
+			st.Appends += ch.appends
+			ch.mu.Unlock()
+		}
+		sh.mu.RUnlock()
+	}
+	return st
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestConcurrentStress runs writers, followers, one-shot readers, churning
+// subscriptions and a sweeper at once, with limits small enough to evict
+// and a TTL short enough to expire, and checks what readers observe:
+// complete frames, offsets increasing, losses reported as out of sync.
+func TestConcurrentStress(t *testing.T) {
+	t.Parallel()
+	s, clk := newTestStore(t, &Options{
+		BlockBytes: 512, FirstBlockBytes: 128, ChannelBytes: 4 << 10, StoreBytes: 8 << 10,
+		Retention: func(string) Retention {
+			return Retention{TTL: 50 * time.Millisecond, Grace: 20 * time.Millisecond, HistoryCount: 2, HistoryAge: time.Second}
+		},
+	})
+	names := []string{"a", "b", "c"}
+	const perWriter = 4000
+	errc := make(chan error, 64)
+	done := make(chan struct{})
+	var writers, others sync.WaitGroup
+	for i, name := range names {
+		writers.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			for j := range perWriter {
+				p := s.Next(name)
+				if _, err := s.Append(name, sealedPayload(p.Offset, r)); err != nil {
+					errc <- err
+					return
+				}
+				if j%50 == 0 {
+					clk.Advance(time.Millisecond)
+				}
+			}
+		})
+	}
+	for _, name := range names {
+		for range 2 {
+			others.Go(func() { errc <- followLossy(s, name, done) })
+		}
+		others.Go(func() { errc <- churn(s, name, done) })
+	}
+	others.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				s.Sweep()
+			}
+		}
+	})
+	writers.Wait()
+	close(done)
+	others.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if st.Appends != uint64(len(names)*perWriter) || st.Bytes > 8<<10+512 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// followLossy follows a channel until done, fast-forwarding when out of
+// sync, and checks every frame.
+func followLossy(s *Store, name string, done <-chan struct{}) error {
+	c, err := s.Subscribe(name, Start{HistoryCount: 10})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := newWaker()
+	var buf []Frame
+	var prev uint64
+	for {
+		buf, err = c.Read(buf[:0], 1024)
+		var oos *OutOfSyncError
+		if errors.As(err, &oos) {
+			if oos.Position.Offset <= prev || oos.Head.Offset <= oos.Position.Offset && oos.Missed > 0 {
+				return fmt.Errorf("out of sync %+v after %d", *oos, prev)
+			}
+			c.FastForward()
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, f := range buf {
+			if f.Offset <= prev {
+				return fmt.Errorf("offset %d after %d", f.Offset, prev)
+			}
+			if err := checkSealed(f); err != nil {
+				return err
+			}
+			prev = f.Offset
+		}
+		if len(buf) == 0 && c.Wait(w) {
+			select {
+			case <-w:
+			case <-done:
+				return nil
+			}
+		}
+	}
+}
+
+// churn opens and closes cursors and reads positions until done.
+func churn(s *Store, name string, done <-chan struct{}) error {
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return nil
+		default:
+		}
+		p := s.Next(name)
+		p.Offset -= uint64(i % 5)
+		if f, ok, err := s.Read(name, &p); err == nil && ok {
+			if err := checkSealed(f); err != nil {
+				return err
+			}
+		} else if err != nil && !errors.Is(err, ErrExpired) {
+			return err
+		}
+		c, err := s.Subscribe(name, Start{Position: &p})
+		if err == nil {
+			if _, err := c.Read(nil, 0); err != nil && !errors.Is(err, ErrOutOfSync) {
+				return err
+			}
+			c.Close()
+		} else if !errors.Is(err, ErrExpired) {
+			return err
+		}
+	}
+}
