@@ -20,10 +20,12 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/tls/acmetest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.Cleanup(cleanupBinary))
+	// The in-process ACME CA of tls_test.go keeps a goroutine by design.
+	goleak.VerifyTestMain(m, append(acmetest.IgnoreLeaks(), goleak.Cleanup(cleanupBinary))...)
 }
 
 const (

@@ -31,7 +31,8 @@ import (
 // patterns must be quoted in YAML when they start with '*' ("*", not *).
 type Config struct {
 	// Listen is the TCP address served, host:port. Default
-	// "127.0.0.1:8080" (local only); the --listen flag overrides it.
+	// "127.0.0.1:8080" (local only, plain HTTP), or ":443" when TLS is
+	// configured; the --listen flag overrides it.
 	Listen string `yaml:"listen,omitempty"`
 	// Apps are the apps served, one per appkey. Default: the "demo" app,
 	// whose default role may publish and subscribe every channel not
@@ -48,6 +49,12 @@ type Config struct {
 	Store StoreConfig `yaml:"store,omitempty"`
 	// Log configures the logs written to standard error.
 	Log LogConfig `yaml:"log,omitempty"`
+	// TLS turns on HTTPS and WSS, with automatic certificates (see
+	// TLSConfig, in config_tls.go). Default off.
+	TLS TLSConfig `yaml:"tls,omitempty"`
+	// Admin is the operators' listener: metrics and profiling. Default
+	// off.
+	Admin AdminConfig `yaml:"admin,omitempty"`
 
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
@@ -216,15 +223,14 @@ type LogConfig struct {
 }
 
 // DefaultConfig returns the embedded configuration: listen on
-// 127.0.0.1:8080, serve the demo app (see app.Demo), every limit at its
-// default, info logs as text.
+// 127.0.0.1:8080 (ListenAddr), serve the demo app (see app.Demo), every
+// limit at its default, info logs as text.
 func DefaultConfig() *Config {
 	return &Config{
-		Listen: "127.0.0.1:8080",
 		Apps: []AppConfig{{
 			Appkey: app.DemoKey,
 			Roles: map[string]RoleConfig{
-				app.DefaultRole: {Publish: []string{"*"}, Subscribe: []string{"*"}},
+				app.DefaultRole: {Publish: []string{"*"}, Subscribe: []string{"*", app.StatsChannel}},
 			},
 		}},
 		Log: LogConfig{Level: "info", Format: "text"},
@@ -243,6 +249,7 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	c.TLS.resolve(c.dir)
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -309,8 +316,8 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 
 // build checks everything and returns the apps.
 func (c *Config) build() ([]*app.App, error) {
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return nil, fmt.Errorf("listen: %q is not host:port", c.Listen)
+	if _, _, err := net.SplitHostPort(c.ListenAddr()); err != nil {
+		return nil, fmt.Errorf("listen: %q is not host:port", c.ListenAddr())
 	}
 	if err := c.checkScalars(); err != nil {
 		return nil, err
@@ -364,7 +371,10 @@ func (c *Config) checkScalars() error {
 	if f := c.Log.Format; f != "" && f != "text" && f != "json" {
 		return fmt.Errorf("log.format: %q is not text or json", f)
 	}
-	return nil
+	if err := c.TLS.check(); err != nil {
+		return err
+	}
+	return c.Admin.check()
 }
 
 // fitsInt checks that a size fits an int on this platform.

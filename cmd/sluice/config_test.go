@@ -238,8 +238,8 @@ func TestLoadEmptyFile(t *testing.T) {
 func TestDefaultConfig(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if c.Listen != "127.0.0.1:8080" {
-		t.Fatalf("listen = %q", c.Listen)
+	if c.ListenAddr() != "127.0.0.1:8080" {
+		t.Fatalf("listen = %q", c.ListenAddr())
 	}
 	opts, err := c.ServerOptions()
 	if err != nil {
@@ -249,7 +249,7 @@ func TestDefaultConfig(t *testing.T) {
 		t.Fatalf("apps = %+v, want exactly app.Demo()", opts.Apps)
 	}
 	demo := opts.Apps[0]
-	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || p.CanSubscribe("$sys.stats") {
+	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {
 		t.Fatalf("demo default role: %+v", p)
 	}
 	if opts.Limits != (server.Limits{}) || opts.AllowedOrigins != nil {

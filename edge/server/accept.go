@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"encoding/json"
+	"net"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -29,10 +31,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, "invalid_appkey", reason)
 		return
 	}
-	if s.Draining() {
+	if !s.enter() {
 		refuse(w, http.StatusServiceUnavailable, "unavailable", "edge is shutting down; reconnect elsewhere")
 		return
 	}
+	defer s.wg.Done()
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.active.Add(-1)
 		refuse(w, http.StatusServiceUnavailable, "too_many_connections", "edge is at its connection limit")
@@ -40,7 +43,8 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.active.Add(-1)
 
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	hj := &hijackRecorder{ResponseWriter: w}
+	ws, err := websocket.Accept(hj, r, &websocket.AcceptOptions{
 		Subprotocols:       codecNames,
 		InsecureSkipVerify: s.anyOrigin,
 		OriginPatterns:     s.origins,
@@ -54,10 +58,24 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	s.counters.connectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
-	if !s.track(c) {
-		ws.Close(websocket.StatusGoingAway, "going away: edge shutting down")
-		return
-	}
+	c.raw = hj.conn
+	s.track(c)
 	defer s.untrack(c)
 	c.run()
+}
+
+// hijackRecorder hands the ResponseWriter to websocket.Accept and keeps
+// the connection Accept hijacks, so that abort can cut it even during a
+// close handshake, which the WebSocket library otherwise waits out for up
+// to 5 seconds whatever the shutdown deadline.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack implements http.Hijacker.
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(h.ResponseWriter).Hijack()
+	h.conn = c
+	return c, rw, err
 }

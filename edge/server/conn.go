@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ type conn struct {
 	srv    *Server
 	app    *app.App
 	ws     *websocket.Conn
+	raw    net.Conn // the hijacked connection under ws; nil in tests that build conns by hand
 	codec  codec.Codec
 	ci     int // index of codec in codecs
 	mtype  websocket.MessageType
@@ -180,9 +182,14 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 	c.cancel()
 }
 
-// abort drops the connection at once, without a close handshake.
+// abort drops the connection at once, without a close handshake. Closing
+// the socket itself also ends a close handshake already waiting for the
+// peer, which CloseNow would wait out.
 func (c *conn) abort() {
 	c.cancel()
+	if c.raw != nil {
+		c.raw.Close()
+	}
 	c.ws.CloseNow()
 }
 

@@ -30,7 +30,15 @@ type Options struct {
 	AllowedOrigins []string
 	// Logger receives structured logs; default slog.Default().
 	Logger *slog.Logger
+	// FirstDelivery, when set, observes for every message the seconds from
+	// its being stored to its first delivery to any subscriber (the write
+	// of the first rtm/subscription/data carrying it). A
+	// prometheus.Histogram fits. Default none.
+	FirstDelivery Observer
 }
+
+// Observer receives measurements, as a Prometheus histogram does.
+type Observer interface{ Observe(float64) }
 
 // Limits bound one client's use of the edge.
 type Limits struct {

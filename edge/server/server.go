@@ -38,15 +38,17 @@ type Server struct {
 	origins   []string
 	anyOrigin bool
 	log       *slog.Logger
+	firstSeen Observer // Options.FirstDelivery; nil: not measured
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
 	counters counters
 
-	mu       sync.Mutex         // guards conns and closing
+	mu       sync.Mutex         // guards conns, closing and aborting
 	conns    map[*conn]struct{} // open connections, for Shutdown
 	closing  bool               // set once by Shutdown; refuses new connections
-	wg       sync.WaitGroup     // one per connection handler
+	aborting bool               // set once Shutdown's deadline passed; drops late connections
+	wg       sync.WaitGroup     // one per connection attempt admitted by enter
 	shutOnce sync.Once
 }
 
@@ -56,10 +58,11 @@ func New(opts *Options) (*Server, error) {
 		opts = &Options{}
 	}
 	s := &Server{
-		apps:   make(map[string]*app.App, len(opts.Apps)),
-		limits: opts.Limits.withDefaults(),
-		log:    opts.Logger,
-		conns:  make(map[*conn]struct{}),
+		apps:      make(map[string]*app.App, len(opts.Apps)),
+		limits:    opts.Limits.withDefaults(),
+		log:       opts.Logger,
+		firstSeen: opts.FirstDelivery,
+		conns:     make(map[*conn]struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -124,23 +127,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.accept(w, r)
 }
 
-// track registers a connection; it returns false once shutting down.
-func (s *Server) track(c *conn) bool {
+// goingAway is the close reason of connections ended by Shutdown.
+const goingAway = "going away: edge shutting down"
+
+// enter admits a connection attempt unless shutting down. Shutdown waits
+// for every attempt admitted, upgraded yet or not; the caller calls
+// s.wg.Done when the attempt ends.
+func (s *Server) enter() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
-	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	return true
+}
+
+// track registers an upgraded connection. One whose upgrade raced with
+// Shutdown is told to go away at once, or dropped if Shutdown's deadline
+// has passed, so that Shutdown never waits for it beyond its deadline.
+func (s *Server) track(c *conn) {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	closing, aborting := s.closing, s.aborting
+	s.mu.Unlock()
+	switch {
+	case aborting:
+		c.abort()
+	case closing:
+		c.closeWith(1001, goingAway)
+	}
 }
 
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
-	s.wg.Done()
 }
 
 // Shutdown stops accepting connections, closes every open one with 1001
@@ -157,7 +179,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		for _, c := range conns {
-			c.closeWith(1001, "going away: edge shutting down")
+			c.closeWith(1001, goingAway)
 		}
 	})
 	done := make(chan struct{})
@@ -170,6 +192,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		s.mu.Lock()
+		s.aborting = true
 		for c := range s.conns {
 			c.abort()
 		}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
@@ -35,12 +36,41 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cur, err := c.srv.store.Subscribe(storeKey(c.app, b.Channel), start)
+	key := storeKey(c.app, b.Channel)
+	cur, err := c.srv.store.Subscribe(key, start)
+	var info []byte // a fast_forward notice to send after the ok reply
+	if errors.Is(err, store.ErrExpired) && b.FastForward {
+		cur, info, err = c.fastForwardStart(key, id, b.Position)
+	}
 	if err != nil {
 		return nil, expiredOr(err, b.Position)
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, fastForward: b.FastForward}
-	return nil, c.handOver(sub, env.ID, b.Force)
+	return nil, c.handOver(sub, env.ID, b.Force, info)
+}
+
+// fastForwardStart serves a subscribe with fast_forward at a position
+// whose messages are gone (expired, or of another history, as after a move
+// to another edge): like a subscriber that fell behind, it goes on from the
+// oldest stored message, and is told so with rtm/subscription/info. The
+// edge cannot tell how many messages were missed: the count is 0.
+func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, []byte, error) {
+	cur, err := c.srv.store.Subscribe(key, store.Start{HistoryCount: 1 << 30})
+	if err != nil {
+		return nil, nil, err
+	}
+	c.srv.counters.fastForward.Add(1)
+	info, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
+		Info:           rtm.InfoFastForward,
+		Reason:         "the messages after position " + from + " are gone; skipped to the oldest stored message",
+		Position:       cur.Position().String(),
+		SubscriptionID: id,
+	}})
+	if err != nil {
+		cur.Close()
+		return nil, nil, err
+	}
+	return cur, info, nil
 }
 
 // checkQuota refuses a live id without force, and a subscription past the
@@ -90,9 +120,10 @@ func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 	return s, nil
 }
 
-// handOver makes sub live and queues its ok reply; a forced subscribe ends
-// the subscription it replaces first.
-func (c *conn) handOver(sub *subscription, id rtm.ID, force bool) error {
+// handOver makes sub live and queues its ok reply, then notice (if any)
+// before any of its data; a forced subscribe ends the subscription it
+// replaces first.
+func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte) error {
 	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{
 		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
 		Body: &rtm.SubscribeReply{Position: sub.cursor.Position().String(), SubscriptionID: sub.id},
@@ -111,6 +142,10 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool) error {
 	if !id.IsZero() {
 		c.queue = append(c.queue, outItem{frame: frame})
 		c.queued += len(frame)
+	}
+	if notice != nil {
+		c.queue = append(c.queue, outItem{frame: notice})
+		c.queued += len(notice)
 	}
 	c.mu.Unlock()
 	c.Wake()

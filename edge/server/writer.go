@@ -129,7 +129,30 @@ func (c *conn) pump(w *writer, sub *subscription) (int, error) {
 	w.buf = c.codec.AppendData(w.buf[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.frames)))
-	return len(w.frames), c.write(w.buf)
+	if err := c.write(w.buf); err != nil {
+		return 0, err
+	}
+	if c.srv.firstSeen != nil {
+		c.observeFirst(sub, w.frames)
+	}
+	return len(w.frames), nil
+}
+
+// observeFirst reports, for each message of frames that no subscriber had
+// been sent before, the seconds since it was stored. Subscribers that come
+// second pay one atomic load per batch.
+func (c *conn) observeFirst(sub *subscription, frames []store.Frame) {
+	last := frames[len(frames)-1].Offset
+	prev := sub.cursor.MarkDelivered(last)
+	if prev >= last {
+		return
+	}
+	now := c.srv.store.Now()
+	for i := range frames {
+		if f := &frames[i]; f.Offset > prev {
+			c.srv.firstSeen.Observe(float64(max(now-f.Time, 0)) / 1e9)
+		}
+	}
 }
 
 // outOfSync handles a cursor whose read point was deleted: with
@@ -146,7 +169,7 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 		missed, pos := sub.cursor.FastForward()
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
-			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed + oos.Missed,
+			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed,
 		}}
 	} else {
 		c.srv.counters.outOfSync.Add(1)

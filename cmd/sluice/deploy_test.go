@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestDeployFiles checks that the example configuration and the systemd
+// unit under deploy/ work with this binary: the file loads, and the unit's
+// command line parses with it.
+func TestDeployFiles(t *testing.T) {
+	t.Parallel()
+	const example = "../../deploy/edge.yaml"
+	c, err := LoadConfig(example)
+	if err != nil {
+		t.Fatalf("deploy/edge.yaml: %v", err)
+	}
+	if !c.TLS.enabled() || c.ListenAddr() != ":443" || c.TLS.httpListen() != ":80" || c.Admin.Listen != "127.0.0.1:9090" {
+		t.Fatalf("deploy/edge.yaml: tls %+v, listen %q, admin %q", c.TLS, c.ListenAddr(), c.Admin.Listen)
+	}
+
+	f, err := os.Open("../../deploy/sluice.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var args []string
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		if line, ok := strings.CutPrefix(sc.Text(), "ExecStart="); ok {
+			args = strings.Fields(line)
+		}
+	}
+	if len(args) < 2 || !strings.HasSuffix(args[0], "/sluice") || args[1] != "edge" {
+		t.Fatalf("ExecStart runs %q, want sluice edge ...", args)
+	}
+	for i, a := range args {
+		if a == "/etc/sluice/edge.yaml" {
+			args[i] = example // where the unit's config is installed from
+		}
+	}
+	cfg, err := edgeConfig(args[2:], stdio{in: strings.NewReader(""), out: io.Discard, errw: io.Discard})
+	if err != nil {
+		t.Fatalf("the unit's command line: %v", err)
+	}
+	if cfg.TLS.CertDir != "/var/lib/sluice/certs" {
+		t.Fatalf("cert dir %q, want the unit's state directory", cfg.TLS.CertDir)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/metrics"
+	"github.com/sluicehq/sluice/edge/server"
+	edgetls "github.com/sluicehq/sluice/edge/tls"
+)
+
+// frontend is everything the edge listens with: the main listener (RTM at
+// /v2, health, metrics; HTTPS with TLS), the HTTP listener beside HTTPS
+// (ACME http-01 challenges, redirects), the admin listener, and the
+// certificate manager.
+type frontend struct {
+	srv     *server.Server
+	log     *slog.Logger
+	certs   *edgetls.Manager // nil without TLS
+	lns     []net.Listener   // parallel to servers
+	servers []*http.Server
+	url     string // the RTM endpoint, for the banner
+	admin   string // the admin listener's address, "" for none
+	http    string // the HTTP listener's address beside HTTPS, "" for none
+}
+
+// openFrontend opens the listeners the configuration asks for and, with
+// TLS, prepares the certificates; nothing is served before run.
+func openFrontend(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*frontend, error) {
+	f := &frontend{srv: srv, log: lg}
+	main, err := net.Listen("tcp", cfg.ListenAddr())
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
+	}
+	mainMux := newHandler(srv)
+	if err := f.openAdmin(cfg, m); err != nil {
+		main.Close()
+		return nil, err
+	}
+	metricsOnMain := m.Handler()
+	if f.admin != "" {
+		metricsOnMain = nil
+	}
+	addOps(mainMux, f.ready, metricsOnMain)
+	if !cfg.TLS.enabled() {
+		f.add(main, mainMux)
+		f.url = "ws://" + main.Addr().String()
+		return f, nil
+	}
+	if err := f.openTLS(cfg, main, mainMux, m); err != nil {
+		f.closeListeners()
+		main.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// openAdmin opens the admin listener when configured.
+func (f *frontend) openAdmin(cfg *Config, m *metrics.Metrics) error {
+	if cfg.Admin.Listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		return fmt.Errorf("admin listen on %s: %w", cfg.Admin.Listen, err)
+	}
+	f.admin = ln.Addr().String()
+	f.add(ln, adminHandler(f.ready, m.Handler()))
+	return nil
+}
+
+// openTLS sets up the certificate manager, wraps main in TLS and opens the
+// HTTP listener.
+func (f *frontend) openTLS(cfg *Config, main net.Listener, mainMux http.Handler, m *metrics.Metrics) error {
+	var plain net.Listener
+	if addr := cfg.TLS.httpListen(); addr != "" {
+		var err error
+		if plain, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("tls.http_listen on %s: %w", addr, err)
+		}
+	}
+	httpPort := 0
+	if plain != nil {
+		httpPort = portOf(plain.Addr())
+	}
+	host, _, _ := net.SplitHostPort(cfg.ListenAddr())
+	opts := cfg.TLS.options(portOf(main.Addr()), httpPort, host)
+	opts.Logger = f.log
+	roots, err := cfg.TLS.caRoots()
+	if err == nil {
+		opts.CARoots = roots
+		f.certs, err = edgetls.New(opts)
+	}
+	if err == nil {
+		err = m.WatchTLS(f.certs)
+	}
+	if err != nil {
+		if plain != nil {
+			plain.Close()
+		}
+		return err
+	}
+	f.add(tls.NewListener(main, f.certs.TLSConfig()), mainMux)
+	redirect := cfg.TLS.RedirectPort
+	if redirect == 0 {
+		redirect = portOf(main.Addr())
+	}
+	if plain != nil {
+		f.http = plain.Addr().String()
+		f.add(plain, f.certs.HTTPHandler(edgetls.RedirectHandler(redirect)))
+	}
+	f.url = "wss://" + publicHost(cfg, main.Addr())
+	return nil
+}
+
+// publicHost is the host (and port unless 443) clients use over TLS.
+func publicHost(cfg *Config, addr net.Addr) string {
+	host := "localhost"
+	if len(cfg.TLS.Domains) > 0 {
+		host = cfg.TLS.Domains[0]
+	}
+	if p := portOf(addr); p != 443 {
+		host = net.JoinHostPort(host, strconv.Itoa(p))
+	}
+	return host
+}
+
+// add pairs a listener with a server for its handler.
+func (f *frontend) add(ln net.Listener, h http.Handler) {
+	f.lns = append(f.lns, ln)
+	f.servers = append(f.servers, &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(serverErrors{f.log}, "", 0),
+	})
+}
+
+func (f *frontend) closeListeners() {
+	for _, ln := range f.lns {
+		ln.Close()
+	}
+	if f.certs != nil {
+		f.certs.Close()
+	}
+}
+
+// ready is the edge's readiness: not draining, and certificates obtained.
+func (f *frontend) ready() (bool, string) {
+	if f.srv.Draining() {
+		return false, "draining: the edge is shutting down"
+	}
+	if f.certs != nil {
+		select {
+		case <-f.certs.Ready():
+		default:
+			return false, "waiting for TLS certificates"
+		}
+	}
+	return true, ""
+}
+
+// run serves until ctx ends (SIGINT, SIGTERM), then drains: the edge
+// reports not-ready, refuses new connections, closes open ones with 1001
+// "going away" so clients reconnect elsewhere, and returns within grace.
+func (f *frontend) run(ctx context.Context, grace time.Duration) error {
+	errc := make(chan error, len(f.servers))
+	var wg sync.WaitGroup
+	for i, hs := range f.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := hs.Serve(f.lns[i]); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	if f.certs != nil {
+		f.certs.Start() // the CA validates through the listeners, now serving
+	}
+	var failed error
+	select {
+	case failed = <-errc:
+		f.log.Error("serving failed; shutting down", "err", failed)
+	case <-ctx.Done():
+	}
+	f.drain(grace)
+	wg.Wait()
+	if failed != nil {
+		return fmt.Errorf("serve: %w", failed)
+	}
+	return nil
+}
+
+// drain shuts the edge down within grace. Connections still open at the
+// deadline are dropped; that is logged, not an error.
+func (f *frontend) drain(grace time.Duration) {
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	f.log.Info("draining: refusing new connections, closing open ones with 1001 going away", "deadline", grace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := f.srv.Shutdown(sctx) // readyz turns 503 at once
+	for _, hs := range f.servers {
+		if e := hs.Shutdown(sctx); e != nil {
+			hs.Close() // the deadline passed: drop what remains
+		}
+	}
+	if f.certs != nil {
+		f.certs.Close()
+	}
+	if err != nil {
+		// Still a clean exit: the deadline is the operator's choice.
+		f.log.Warn("drain deadline passed; the remaining connections were dropped", "err", err)
+	}
+	f.log.Info("stopped")
+}

@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// lockedBuffer is an io.Writer safe for the edge's goroutines and the
+// test's reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// runningEdge is runEdge serving in the test process.
+type runningEdge struct {
+	url    string // ws:// or wss:// endpoint from the banner
+	addr   string // host:port of the main listener
+	admin  string // host:port of the admin listener, if any
+	plain  string // host:port of the HTTP listener beside HTTPS, if any
+	out    *lockedBuffer
+	logs   *lockedBuffer
+	cancel context.CancelFunc
+	done   chan error
+}
+
+var (
+	edgeBannerURL   = regexp.MustCompile(`(?m)^  url:    (wss?://(\S+))$`)
+	edgeBannerAdmin = regexp.MustCompile(`(?m)^  admin:  http://(\S+)/metrics$`)
+	edgeBannerHTTP  = regexp.MustCompile(`(?m)^  http:   (\S+) `)
+)
+
+// startRunEdge runs `sluice edge args...` until the test ends, and waits
+// for its banner.
+func startRunEdge(t *testing.T, args ...string) *runningEdge {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	e := &runningEdge{out: &lockedBuffer{}, logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	go func() { e.done <- runEdge(ctx, args, stdio{in: strings.NewReader(""), out: e.out, errw: e.logs}) }()
+	t.Cleanup(func() {
+		cancel()
+		<-e.done
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		out := e.out.String()
+		if m := edgeBannerURL.FindStringSubmatch(out); m != nil && strings.Contains(out, "appkey:") {
+			e.url, e.addr = m[1], m[2]
+			if a := edgeBannerAdmin.FindStringSubmatch(out); a != nil {
+				e.admin = a[1]
+			}
+			if h := edgeBannerHTTP.FindStringSubmatch(out); h != nil {
+				e.plain = h[1]
+			}
+			return e
+		}
+		select {
+		case err := <-e.done:
+			t.Fatalf("edge exited before its banner: %v\n%s", err, e.logs.String())
+		case <-tick.C:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no banner after 10s:\n%s", e.out.String())
+		}
+	}
+}
+
+// stop cancels the edge, as SIGTERM does, and returns what runEdge
+// returned and how long it took.
+func (e *runningEdge) stop(t *testing.T) (error, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	e.cancel()
+	select {
+	case err := <-e.done:
+		e.done <- err // for the cleanup
+		return err, time.Since(start)
+	case <-time.After(20 * time.Second):
+		t.Fatal("edge still running 20s after cancel")
+		return nil, 0
+	}
+}
+
+// edgeEventually polls cond every millisecond until it holds, failing
+// after 5s.
+func edgeEventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s: %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// httpGet fetches url and returns the status and body.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// jsonConn is a raw RTM connection in the JSON codec.
+type jsonConn struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dialJSON(t *testing.T, url string, opts *websocket.DialOptions) *jsonConn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, opts)
+	if err != nil {
+		t.Fatalf("dial %s: %v", url, err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	return &jsonConn{t: t, ws: ws}
+}
+
+// call sends a request with an id and returns the reply's action and body.
+func (c *jsonConn) call(action string, body any) (string, map[string]any) {
+	c.t.Helper()
+	c.send(map[string]any{"action": action, "id": 1, "body": body})
+	return c.next()
+}
+
+func (c *jsonConn) send(pdu any) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b, _ := json.Marshal(pdu)
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *jsonConn) next() (string, map[string]any) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, b, err := c.ws.Read(ctx)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var p struct {
+		Action string         `json:"action"`
+		Body   map[string]any `json:"body"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		c.t.Fatal(err)
+	}
+	return p.Action, p.Body
+}
+
+// metricValues parses the text format into "name{labels}" -> value.
+func metricValues(text string) map[string]float64 {
+	out := make(map[string]float64)
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out
+}
+
+// writeEdgeConfig writes a config file and returns its path.
+func writeEdgeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "edge.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestEdgeHealthAndMetricsOnMainListener(t *testing.T) {
+	e := startRunEdge(t, "--listen", "127.0.0.1:0")
+	base := "http://" + e.addr
+	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Fatalf("/healthz = %d %q", code, body)
+	}
+	if code, body := httpGet(t, base+"/readyz"); code != 200 || body != "ready\n" {
+		t.Fatalf("/readyz = %d %q", code, body)
+	}
+	if code, _ := httpGet(t, base+"/debug/pprof/"); code != http.StatusNotFound {
+		t.Fatalf("/debug/pprof/ on the main listener = %d, want 404", code)
+	}
+
+	sub := dialJSON(t, e.url+"/v2?appkey=demo", nil)
+	if a, _ := sub.call("rtm/subscribe", map[string]any{"channel": "chat"}); a != "rtm/subscribe/ok" {
+		t.Fatalf("subscribe: %s", a)
+	}
+	pub := dialJSON(t, e.url+"/v2?appkey=demo", nil)
+	for i := range 2 {
+		if a, _ := pub.call("rtm/publish", map[string]any{"channel": "chat", "message": i}); a != "rtm/publish/ok" {
+			t.Fatalf("publish: %s", a)
+		}
+	}
+	for n := 0; n < 2; {
+		a, body := sub.next()
+		if a != "rtm/subscription/data" {
+			t.Fatalf("got %s", a)
+		}
+		n += len(body["messages"].([]any))
+	}
+	var m map[string]float64
+	edgeEventually(t, "two first deliveries in /metrics", func() bool {
+		_, text := httpGet(t, base+"/metrics")
+		m = metricValues(text)
+		return m["sluice_server_first_delivery_latency_seconds_count"] == 2
+	})
+	for name, want := range map[string]float64{
+		`sluice_server_connections`:                            2,
+		`sluice_server_subscriptions`:                          1,
+		`sluice_server_published_messages_total{codec="json"}`: 2,
+		`sluice_server_delivered_messages_total{codec="json"}`: 2,
+		`sluice_server_first_delivery_latency_seconds_count`:   2,
+	} {
+		if m[name] != want {
+			t.Errorf("%s = %v, want %v", name, m[name], want)
+		}
+	}
+	// The store also holds what the edge publishes itself ($sys.stats).
+	if m["sluice_store_appended_messages_total"] < 2 || m["sluice_store_channels"] < 1 {
+		t.Errorf("store: %v appended, %v channels; want at least the 2 messages of chat",
+			m["sluice_store_appended_messages_total"], m["sluice_store_channels"])
+	}
+}
+
+func TestEdgeAdminListener(t *testing.T) {
+	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	if e.admin == "" {
+		t.Fatalf("banner names no admin listener:\n%s", e.out.String())
+	}
+	for _, tc := range []struct {
+		name, url string
+		code      int
+		contains  string
+	}{
+		{"metrics on admin", "http://" + e.admin + "/metrics", 200, "sluice_server_connections 0"},
+		{"pprof on admin", "http://" + e.admin + "/debug/pprof/", 200, "goroutine"},
+		{"readyz on admin", "http://" + e.admin + "/readyz", 200, "ready"},
+		{"healthz on main", "http://" + e.addr + "/healthz", 200, "ok"},
+		{"no metrics on main", "http://" + e.addr + "/metrics", 404, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := httpGet(t, tc.url)
+			if code != tc.code || !strings.Contains(body, tc.contains) {
+				t.Fatalf("GET %s = %d, body has %q: %v", tc.url, code, tc.contains, strings.Contains(body, tc.contains))
+			}
+		})
+	}
+}
+
+func TestEdgeDrainReportsNotReady(t *testing.T) {
+	cfg := writeEdgeConfig(t, "limits:\n  shutdown_timeout: 5s\n")
+	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	// A client that does not read holds the drain open: the edge waits for
+	// its answer to the close frame.
+	held := dialJSON(t, e.url+"/v2?appkey=demo", nil)
+	stopped := make(chan time.Duration, 1)
+	go func() {
+		err, d := e.stop(t)
+		if err != nil {
+			t.Errorf("runEdge returned %v after a drain", err)
+		}
+		stopped <- d
+	}()
+	edgeEventually(t, "/readyz answers 503 draining", func() bool {
+		code, body := httpGet(t, "http://"+e.addr+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "draining")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, resp, err := websocket.Dial(ctx, e.url+"/v2?appkey=demo", nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a new connection while draining: %v, want HTTP 503", err)
+	}
+	_, _, err := held.ws.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("held client read %v, want close 1001 going away", err)
+	}
+	if d := <-stopped; d > 5*time.Second {
+		t.Fatalf("drain took %v, more than its 5s deadline", d)
+	}
+}
+
+func TestEdgeDrainDeadline(t *testing.T) {
+	cfg := writeEdgeConfig(t, "limits:\n  shutdown_timeout: 300ms\n")
+	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	dialJSON(t, e.url+"/v2?appkey=demo", nil) // never reads, never answers the close
+	err, d := e.stop(t)
+	if err != nil {
+		t.Fatalf("runEdge returned %v; a drain past its deadline is still a clean stop", err)
+	}
+	if d > 2*time.Second {
+		t.Fatalf("stopping took %v with a 300ms deadline", d)
+	}
+	if !strings.Contains(e.logs.String(), "drain deadline passed") {
+		t.Fatalf("logs do not say the deadline passed:\n%s", e.logs.String())
+	}
+}

@@ -1,0 +1,146 @@
+package metrics
+
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/edge/server"
+	edgetls "github.com/sluicehq/sluice/edge/tls"
+)
+
+// metric describes one exported value: its descriptor and its type.
+type metric struct {
+	name string
+	desc *prometheus.Desc
+	kind prometheus.ValueType
+}
+
+func newMetric(subsystem, name, help string, kind prometheus.ValueType, labels ...string) metric {
+	fq := prometheus.BuildFQName("sluice", subsystem, name)
+	return metric{name: fq, desc: prometheus.NewDesc(fq, help, labels, nil), kind: kind}
+}
+
+// The server's and the store's metrics.
+var (
+	connections      = newMetric("server", "connections", "Open WebSocket connections.", prometheus.GaugeValue)
+	connectionsTotal = newMetric("server", "connections_total", "WebSocket connections accepted.", prometheus.CounterValue)
+	subscriptions    = newMetric("server", "subscriptions", "Live subscriptions.", prometheus.GaugeValue)
+	published        = newMetric("server", "published_messages_total", "Messages published by clients (publish, write, delete), by the codec they came in.", prometheus.CounterValue, "codec")
+	delivered        = newMetric("server", "delivered_messages_total", "Messages delivered in subscription data, by the subscriber's codec.", prometheus.CounterValue, "codec")
+	received         = newMetric("server", "received_bytes_total", "Bytes of WebSocket frames read from clients, by codec.", prometheus.CounterValue, "codec")
+	sent             = newMetric("server", "sent_bytes_total", "Bytes of WebSocket frames written to clients, by codec.", prometheus.CounterValue, "codec")
+	outOfSync        = newMetric("server", "out_of_sync_total", "Subscriptions ended with out_of_sync: they fell behind and their messages expired.", prometheus.CounterValue)
+	fastForwards     = newMetric("server", "fast_forwards_total", "Subscriptions that fell behind and skipped to the oldest stored message (fast_forward).", prometheus.CounterValue)
+	slowCloses       = newMetric("server", "slow_closes_total", "Connections closed because the client did not read fast enough.", prometheus.CounterValue)
+	authFailures     = newMetric("server", "auth_failures_total", "Failed authentications (wrong role secret or token).", prometheus.CounterValue)
+	draining         = newMetric("server", "draining", "1 while the edge shuts down and sends its clients elsewhere.", prometheus.GaugeValue)
+
+	channels      = newMetric("store", "channels", "Channels held in memory.", prometheus.GaugeValue)
+	blocks        = newMetric("store", "blocks", "Storage blocks held in memory.", prometheus.GaugeValue)
+	blockBytes    = newMetric("store", "block_bytes", "Capacity of the storage blocks held in memory, in bytes.", prometheus.GaugeValue)
+	appended      = newMetric("store", "appended_messages_total", "Messages stored.", prometheus.CounterValue)
+	expired       = newMetric("store", "expired_blocks_total", "Storage blocks deleted because their messages expired.", prometheus.CounterValue)
+	evicted       = newMetric("store", "evicted_blocks_total", "Storage blocks deleted early to stay within the memory limits.", prometheus.CounterValue)
+	cursorsBehind = newMetric("store", "out_of_sync_total", "Times a reader found the messages it had yet to read deleted.", prometheus.CounterValue)
+)
+
+// serverCollector reads a server's and its store's counters at each
+// scrape: one snapshot of each.
+type serverCollector struct {
+	srv    *server.Server
+	codecs []string
+}
+
+func newServerCollector(srv *server.Server) *serverCollector {
+	return &serverCollector{srv: srv, codecs: server.Codecs()}
+}
+
+var serverMetrics = []metric{
+	connections, connectionsTotal, subscriptions, published, delivered, received, sent,
+	outOfSync, fastForwards, slowCloses, authFailures, draining,
+	channels, blocks, blockBytes, appended, expired, evicted, cursorsBehind,
+}
+
+// Describe implements prometheus.Collector.
+func (c *serverCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range serverMetrics {
+		ch <- m.desc
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
+	emit := func(m metric, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(m.desc, m.kind, v, labels...)
+	}
+	st := c.srv.Stats()
+	emit(connections, float64(st.Connections))
+	emit(connectionsTotal, float64(st.ConnectionsTotal))
+	emit(subscriptions, float64(st.Subscriptions))
+	for i, name := range c.codecs {
+		emit(published, float64(st.MessagesIn[i]), name)
+		emit(delivered, float64(st.MessagesOut[i]), name)
+		emit(received, float64(st.BytesIn[i]), name)
+		emit(sent, float64(st.BytesOut[i]), name)
+	}
+	emit(outOfSync, float64(st.OutOfSync))
+	emit(fastForwards, float64(st.FastForward))
+	emit(slowCloses, float64(st.SlowCloses))
+	emit(authFailures, float64(st.AuthFailures))
+	d := 0.0
+	if c.srv.Draining() {
+		d = 1
+	}
+	emit(draining, d)
+
+	ss := c.srv.Store().Stats()
+	emit(channels, float64(ss.Channels))
+	emit(blocks, float64(ss.Blocks))
+	emit(blockBytes, float64(ss.Bytes))
+	emit(appended, float64(ss.Appends))
+	emit(expired, float64(ss.ExpiredBlocks))
+	emit(evicted, float64(ss.EvictedBlocks))
+	emit(cursorsBehind, float64(ss.OutOfSync))
+}
+
+// The certificates' metrics.
+var (
+	certExpiry = newMetric("tls", "certificate_expiry_timestamp_seconds", "When the certificate served for a domain expires, in unix seconds.", prometheus.GaugeValue, "domain")
+	obtained   = newMetric("tls", "certificates_obtained_total", "Certificates obtained or renewed from the ACME CA.", prometheus.CounterValue)
+	certFailed = newMetric("tls", "certificate_failures_total", "Failed attempts to obtain or renew a certificate.", prometheus.CounterValue)
+)
+
+// tlsCollector reads a certificate manager at each scrape.
+type tlsCollector struct{ tm *edgetls.Manager }
+
+func newTLSCollector(tm *edgetls.Manager) *tlsCollector { return &tlsCollector{tm: tm} }
+
+// Describe implements prometheus.Collector.
+func (c *tlsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range []metric{certExpiry, obtained, certFailed} {
+		ch <- m.desc
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *tlsCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, cert := range c.tm.Certificates() {
+		ch <- prometheus.MustNewConstMetric(certExpiry.desc, certExpiry.kind, float64(cert.NotAfter.Unix()), cert.Name)
+	}
+	st := c.tm.Stats()
+	ch <- prometheus.MustNewConstMetric(obtained.desc, obtained.kind, float64(st.Obtained))
+	ch <- prometheus.MustNewConstMetric(certFailed.desc, certFailed.kind, float64(st.Failed))
+}
+
+// Names returns the names of the edge's own metrics (not the Go runtime's
+// or the process's), sorted, for documentation and tests.
+func Names() []string {
+	all := append(append([]metric(nil), serverMetrics...), certExpiry, obtained, certFailed)
+	names := []string{"sluice_build_info", "sluice_server_first_delivery_latency_seconds"}
+	for _, m := range all {
+		names = append(names, m.name)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,238 @@
+package tls
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"log/slog"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+func TestOptionsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts *Options
+		want error
+		text string
+	}{
+		{name: "nil", opts: nil, want: ErrNoCertificate},
+		{name: "empty", opts: &Options{}, want: ErrNoCertificate},
+		{name: "both", opts: &Options{Domains: []string{"a.example.com"}, CertFile: "c", KeyFile: "k"}, want: ErrBothSources},
+		{name: "cert without key", opts: &Options{CertFile: "c"}, text: "needs its key"},
+		{name: "no challenge", opts: &Options{Domains: []string{"a.example.com"}, DisableHTTPChallenge: true, DisableTLSALPNChallenge: true}, want: ErrNoChallenge},
+		{name: "bad domain", opts: &Options{Domains: []string{"localhost"}}, text: "not a fully qualified name"},
+		{name: "ok acme", opts: &Options{Domains: []string{"edge.example.com"}}},
+		{name: "ok files", opts: &Options{CertFile: "c", KeyFile: "k"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.opts.Check()
+			switch {
+			case tc.want != nil && !errors.Is(err, tc.want):
+				t.Fatalf("Check() = %v, want %v", err, tc.want)
+			case tc.text != "" && (err == nil || !strings.Contains(err.Error(), tc.text)):
+				t.Fatalf("Check() = %v, want an error containing %q", err, tc.text)
+			case tc.want == nil && tc.text == "" && err != nil:
+				t.Fatalf("Check() = %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestCheckDomain(t *testing.T) {
+	for _, tc := range []struct {
+		name, domain, text string
+	}{
+		{name: "ok", domain: "edge.example.com"},
+		{name: "ok hyphen digits", domain: "edge-1.eu2.example.com"},
+		{name: "empty", domain: "", text: "empty"},
+		{name: "single label", domain: "localhost", text: "not a fully qualified"},
+		{name: "wildcard", domain: "*.example.com", text: "dns-01"},
+		{name: "ip", domain: "192.0.2.1", text: "IP address"},
+		{name: "underscore", domain: "a_b.example.com", text: "character"},
+		{name: "leading hyphen", domain: "-a.example.com", text: "bad label"},
+		{name: "empty label", domain: "a..example.com", text: "bad label"},
+		{name: "too long", domain: strings.Repeat("a.", 130) + "com", text: "longer than 253"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckDomain(tc.domain)
+			if tc.text == "" && err != nil || tc.text != "" && (err == nil || !strings.Contains(err.Error(), tc.text)) {
+				t.Fatalf("CheckDomain(%q) = %v, want %q", tc.domain, err, tc.text)
+			}
+		})
+	}
+}
+
+func TestDefaultCertDir(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/data")
+	if got := DefaultCertDir(); got != "/data/sluice/certs" {
+		t.Fatalf("with XDG_DATA_HOME: %q", got)
+	}
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/home/ops")
+	if got := DefaultCertDir(); got != "/home/ops/.local/share/sluice/certs" {
+		t.Fatalf("without XDG_DATA_HOME: %q", got)
+	}
+}
+
+// writeSelfSigned writes a certificate for name and its key into dir.
+func writeSelfSigned(t *testing.T, dir, name string, serial int64) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+func TestOperatorCertificateReloads(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := writeSelfSigned(t, dir, "edge.example.com", 1)
+	m, err := New(&Options{CertFile: certFile, KeyFile: keyFile})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer m.Close()
+	select {
+	case <-m.Ready():
+	default:
+		t.Fatal("an operator's certificate is ready at once")
+	}
+	clock := time.Now()
+	m.static.now = func() time.Time { return clock }
+	serial := func() int64 {
+		c, err := m.TLSConfig().GetCertificate(&tls.ClientHelloInfo{ServerName: "edge.example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Leaf.SerialNumber.Int64()
+	}
+	if s := serial(); s != 1 {
+		t.Fatalf("serial %d, want 1", s)
+	}
+
+	writeSelfSigned(t, dir, "edge.example.com", 2)
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(certFile, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if s := serial(); s != 1 {
+		t.Fatalf("serial %d before the next check, want 1 still", s)
+	}
+	clock = clock.Add(staticCheckEvery)
+	if s := serial(); s != 2 {
+		t.Fatalf("serial %d after the files changed, want 2", s)
+	}
+
+	// A broken file keeps the certificate already loaded.
+	os.WriteFile(keyFile, []byte("not a key"), 0o600)
+	os.Chtimes(keyFile, future.Add(time.Hour), future.Add(time.Hour))
+	clock = clock.Add(staticCheckEvery)
+	if s := serial(); s != 2 {
+		t.Fatalf("serial %d after a bad key file, want 2 kept", s)
+	}
+	if certs := m.Certificates(); len(certs) != 1 || certs[0].Name != "edge.example.com" {
+		t.Fatalf("Certificates() = %v", certs)
+	}
+}
+
+func TestOperatorCertificateErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := New(&Options{CertFile: filepath.Join(dir, "missing.pem"), KeyFile: filepath.Join(dir, "k.pem")}); err == nil {
+		t.Fatal("New with a missing file: nil error")
+	}
+	certFile, _ := writeSelfSigned(t, dir, "edge.example.com", 1)
+	if _, err := New(&Options{CertFile: certFile, KeyFile: certFile}); err == nil {
+		t.Fatal("New with a certificate as its key: nil error")
+	}
+}
+
+func TestStorageLock(t *testing.T) {
+	st, err := newStorage(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := newStorage(st.(*fileStorage).Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.Lock(ctx, "issue_cert_a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.(*fileStorage).TryLock(ctx, "issue_cert_a"); ok || err != nil {
+		t.Fatalf("TryLock of a held lock = %v, %v; want false, nil", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := other.Lock(short, "issue_cert_a"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock of a held lock until the deadline = %v", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- other.Lock(ctx, "issue_cert_a") }()
+	if err := st.Unlock(ctx, "issue_cert_a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("Lock after Unlock: %v", err)
+	}
+	if err := other.Unlock(ctx, "issue_cert_a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Unlock(ctx, "issue_cert_a"); err == nil {
+		t.Fatal("Unlock of a lock not held: nil error")
+	}
+}
+
+func TestZapToSlog(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	z := zapLogger(log).Named("obtain").With(zap.String("identifier", "edge.example.com"))
+	z.Debug("hidden")
+	z.Info("certificate obtained", zap.Int("attempt", 2), zap.Duration("elapsed", time.Second))
+	z.Error("failed", zap.Error(errors.New("boom")))
+	out := buf.String()
+	for _, want := range []string{
+		`level=INFO msg="certificate obtained"`, "identifier=edge.example.com", "logger=obtain",
+		"attempt=2", "elapsed=1s", `level=ERROR msg=failed`, "error=boom",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "hidden") {
+		t.Errorf("debug entry logged at info level:\n%s", out)
+	}
+}

@@ -1,0 +1,97 @@
+package tls
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// staticCheckEvery bounds how often the certificate files are checked for
+// a change.
+const staticCheckEvery = time.Minute
+
+// staticCert serves a certificate the operator provides, reloading its
+// files when they change.
+type staticCert struct {
+	certFile, keyFile string
+	now               func() time.Time
+
+	mu      sync.Mutex // guards the fields below; held by handshakes briefly
+	cert    *tls.Certificate
+	mtimes  [2]time.Time // of certFile and keyFile when cert was loaded
+	checked time.Time
+}
+
+// newStaticCert loads the files once; an error here stops the edge from
+// starting with a certificate it cannot serve.
+func newStaticCert(certFile, keyFile string) (*staticCert, error) {
+	s := &staticCert{certFile: certFile, keyFile: keyFile, now: time.Now}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// load reads and parses the pair.
+func (s *staticCert) load() error {
+	mt, err := s.stat()
+	if err != nil {
+		return err
+	}
+	c, err := tls.LoadX509KeyPair(s.certFile, s.keyFile)
+	if err != nil {
+		return fmt.Errorf("tls: certificate %s, key %s: %w", s.certFile, s.keyFile, err)
+	}
+	if c.Leaf == nil {
+		if c.Leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
+			return fmt.Errorf("tls: certificate %s: %w", s.certFile, err)
+		}
+	}
+	s.cert, s.mtimes = &c, mt
+	return nil
+}
+
+func (s *staticCert) stat() ([2]time.Time, error) {
+	var mt [2]time.Time
+	for i, f := range []string{s.certFile, s.keyFile} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return mt, fmt.Errorf("tls: %w", err)
+		}
+		mt[i] = fi.ModTime()
+	}
+	return mt, nil
+}
+
+// get returns the certificate, first reloading it if its files changed
+// since the last check (at most once every staticCheckEvery). A reload
+// that fails keeps the certificate already loaded: a half-written file
+// during a renewal must not take the edge down.
+func (s *staticCert) get() *tls.Certificate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if now.Sub(s.checked) < staticCheckEvery {
+		return s.cert
+	}
+	s.checked = now
+	if mt, err := s.stat(); err == nil && mt != s.mtimes {
+		_ = s.load() // on failure, cert and mtimes stay: tried again next check
+	}
+	return s.cert
+}
+
+// getCertificate implements tls.Config.GetCertificate.
+func (s *staticCert) getCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return s.get(), nil
+}
+
+// leaf returns the parsed certificate served now.
+func (s *staticCert) leaf() *x509.Certificate {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cert.Leaf
+}
