@@ -1,0 +1,178 @@
+package main
+
+// sluice bench: the load generator (wasm/loadgen) against any RTM v2
+// endpoint.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/loadgen"
+)
+
+// benchFlags are the flags of bench.
+type benchFlags struct {
+	common     commonFlags
+	cfg        loadgen.Config
+	perChannel int
+	warmup     durationOrSeconds
+	duration   durationOrSeconds
+	drain      durationOrSeconds
+	jsonOut    bool
+	quiet      bool
+	verbose    bool
+	edgePID    int
+	metricsURL string
+	pprofURL   string
+	profile    string
+}
+
+const benchUsage = `bench SCENARIO [flags]
+
+Scenarios:
+  fanout    one channel, --publishers publishing to --subscribers
+  channels  --channels channels with --per-channel subscribers each, the
+            publishers spread over them
+  idle      --subscribers connections, each subscribed, held for --duration
+  publish   acknowledged publishes, --inflight at a time per publisher
+
+Each publisher runs --inflight lanes, each waiting for its own
+acknowledgments. Without --rate they go as fast as the subscribers keep up:
+a lane keeps at most --window messages not yet received by every
+subscriber. Every
+message carries its publisher, a sequence number and its send time, so the
+subscribers measure latency (HDR histogram) and count loss, duplicates and
+reordering. A line of live figures goes to standard error every second, the
+final table (or --json) to standard output. When the edge runs on this host
+its memory and CPU time come from /proc (found by the URL's port, or
+--edge-pid), else from its /metrics. Ctrl-C stops early and still reports.`
+
+// parseBench parses bench's arguments.
+func parseBench(args []string, s stdio) (*benchFlags, error) {
+	fs := newFlagSet("bench", benchUsage, s)
+	f := &benchFlags{}
+	f.common.register(fs)
+	c := &f.cfg
+	fs.IntVar(&c.Publishers, "publishers", 0, "publishing connections (default 1; channels 2)")
+	fs.IntVar(&c.Subscribers, "subscribers", 0, "subscribing connections (default 100; idle 1000; publish none); -1 for none")
+	fs.IntVar(&c.Channels, "channels", 0, "channels the subscribers spread over (default: channels 100, idle 1)")
+	fs.IntVar(&f.perChannel, "per-channel", 0, "subscribers per channel: sets --subscribers to channels × this")
+	fs.IntVar(&c.MessageBytes, "size", 0, fmt.Sprintf("message size in bytes, at least %d (default 128)", loadgen.StampSize))
+	fs.Float64Var(&c.Rate, "rate", 0, "total messages per second over all publishers (default: as fast as --window allows)")
+	fs.IntVar(&c.Window, "window", 0, "messages a lane keeps in flight, not yet received by every subscriber (default 64)")
+	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; channels 64, publish 16)")
+	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
+	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
+	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 64)")
+	fs.Var(&f.warmup, "warmup", "publishing before the measured window (default 1s; idle none)")
+	fs.Var(&f.duration, "duration", "the measured window; idle: how long connections are held (default 10s)")
+	fs.Var(&f.drain, "drain", "wait for messages in flight after the window (default 3s)")
+	fs.StringVar(&c.ChannelPrefix, "prefix", "", "channel name prefix (default bench.RANDOM.)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live line")
+	fs.BoolVar(&f.verbose, "verbose", false, "log the clients' warnings (reconnections) to standard error")
+	fs.IntVar(&f.edgePID, "edge-pid", 0, "the edge's process id, for its memory and CPU time from /proc")
+	fs.StringVar(&f.metricsURL, "metrics-url", "", "the edge's Prometheus endpoint (default: /metrics beside --url; off: none)")
+	fs.StringVar(&f.pprofURL, "pprof-url", "", "the edge's admin listener, as http://127.0.0.1:9090, to take a CPU profile of the window from")
+	fs.StringVar(&f.profile, "edge-profile", "", "file to write that CPU profile to (needs --pprof-url)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != 1 {
+		return nil, fmt.Errorf("%w: want SCENARIO (one of %v)", errUsage, loadgen.Scenarios)
+	}
+	c.Scenario = loadgen.Scenario(pos[0])
+	if !slices.Contains(loadgen.Scenarios, c.Scenario) {
+		return nil, fmt.Errorf("%w: unknown scenario %q (want one of %v)", errUsage, pos[0], loadgen.Scenarios)
+	}
+	if f.perChannel > 0 {
+		c.Subscribers = f.perChannel * max(c.Channels, 1)
+		if c.Channels == 0 && c.Scenario == loadgen.Channels {
+			c.Subscribers = f.perChannel * 100
+		}
+	}
+	c.Warmup, c.Duration, c.Drain = f.warmup.d, f.duration.d, f.drain.d
+	if (f.profile == "") != (f.pprofURL == "") {
+		return nil, fmt.Errorf("%w: --edge-profile and --pprof-url go together", errUsage)
+	}
+	return f, nil
+}
+
+// runBench runs a load scenario against an RTM v2 endpoint.
+func runBench(ctx context.Context, args []string, s stdio) error {
+	f, err := parseBench(args, s)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.cfg.WithDefaults()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err := checkOpenFiles(cfg.Connections()); err != nil {
+		return err
+	}
+	f.common.fill()
+	logger := slog.New(slog.DiscardHandler)
+	if f.verbose {
+		logger = slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, Options: client.Options{
+		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
+		Codec: f.common.codec, Logger: logger,
+	}}
+	opts := &loadgen.Options{}
+	opts.Server, opts.Metrics = edgeProbes(ctx, f, s.errw)
+	if !f.quiet {
+		opts.OnTick = func(t loadgen.Tick) { fmt.Fprintln(s.errw, t) }
+	}
+	if f.profile != "" {
+		opts.OnMeasure = func(mctx context.Context, window time.Duration) {
+			if err := fetchProfile(mctx, f.pprofURL, window, f.profile); err != nil {
+				fmt.Fprintf(s.errw, "sluice bench: edge profile: %v\n", err)
+			}
+		}
+	}
+	res, err := loadgen.Run(ctx, drv, cfg, opts)
+	if errors.Is(err, loadgen.ErrConfig) {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if err != nil {
+		return cliError(err)
+	}
+	return writeResult(s.out, res, f.jsonOut)
+}
+
+// writeResult prints the result as a table or as JSON.
+func writeResult(w io.Writer, res *loadgen.Result, asJSON bool) error {
+	if !asJSON {
+		return res.WriteText(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// checkOpenFiles raises the open-files limit and checks that the
+// connections fit under it, with room for the process's other files.
+func checkOpenFiles(conns int) error {
+	limit, err := loadgen.RaiseOpenFiles()
+	if err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return nil
+		}
+		return err
+	}
+	if need := uint64(conns) + 100; need > limit {
+		return fmt.Errorf("%w: %d connections need about %d open files, and this process may open %d (ulimit -Hn)",
+			errUsage, conns, need, limit)
+	}
+	return nil
+}

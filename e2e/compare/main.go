@@ -1,0 +1,334 @@
+// Command compare runs the same load scenarios against Sluice (built from
+// this tree) and Centrifugo v6.9.1 on this machine, alternating the two,
+// and prints both systems' figures side by side with their ratio and the
+// targets of the performance issue. `make bench-compare` runs it.
+//
+// It is its own Go module so that the product's go.mod does not depend on
+// the peer. Both servers run as child processes on loopback; the load
+// generator (wasm/loadgen) runs in this process and reads each server's
+// memory and CPU time from /proc (Linux only).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/wasm/loadgen"
+)
+
+// options are the command's flags.
+type options struct {
+	quick             bool
+	only              string
+	systems           string
+	fanoutSubscribers int
+	fanoutRate        float64
+	channels          int
+	perChannel        int
+	channelPublishers int
+	idle              int
+	connectRate       float64
+	connectWorkers    int
+	size              int
+	duration          time.Duration
+	warmup            time.Duration
+	drain             time.Duration
+	rounds            int
+	sluiceCodec       string
+	centrifugoJSON    bool
+	repo              string
+	sluiceBin         string
+	centrifugoBin     string
+	profileDir        string
+	genProfile        string
+	jsonPath          string
+	quiet             bool
+	strict            bool
+	workDir           string // temporary: config files
+}
+
+// errTargets reports, with --strict, that Sluice missed a target.
+var errTargets = errors.New("compare: targets missed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, flag.ErrHelp):
+	default:
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the flags; --quick changes the defaults of the sizes
+// not given explicitly.
+func parseFlags(args []string, errw io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(errw)
+	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 200 subscribers, 500 channels, 2,000 idle connections, 5s windows")
+	fs.StringVar(&o.only, "scenarios", "", "comma-separated subset of "+strings.Join(scenarioNames, ","))
+	fs.StringVar(&o.systems, "systems", "sluice,centrifugo", "systems to run, in the first round's order")
+	fs.IntVar(&o.fanoutSubscribers, "fanout-subscribers", 1000, "subscribers of the fanout scenarios")
+	fs.Float64Var(&o.fanoutRate, "fanout-rate", 40, "messages per second of the fixed-rate fanout")
+	fs.IntVar(&o.channels, "channels", 5000, "channels of the channels scenario")
+	fs.IntVar(&o.perChannel, "per-channel", 2, "subscribers per channel of the channels scenario")
+	fs.IntVar(&o.channelPublishers, "channel-publishers", 2, "publishers of the channels scenario")
+	fs.IntVar(&o.idle, "idle", 19000, "connections of the idle scenario (the open-files limit is 20,000)")
+	fs.Float64Var(&o.connectRate, "connect-rate", 0, "new connections per second while ramping up (0: as fast as they open)")
+	fs.IntVar(&o.connectWorkers, "connect-workers", 64, "connections being opened at once")
+	fs.IntVar(&o.size, "size", 128, "message size in bytes")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured window of each run")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "publishing before the window")
+	fs.DurationVar(&o.drain, "drain", 3*time.Second, "after the window, wait until no message arrived for this long")
+	fs.IntVar(&o.rounds, "rounds", 1, "times each scenario runs on each system (the summary takes medians)")
+	fs.StringVar(&o.sluiceCodec, "sluice-codec", "msgpack", "codec of the Sluice clients: msgpack or json")
+	fs.BoolVar(&o.centrifugoJSON, "centrifugo-json", false, "use Centrifugo's JSON protocol instead of protobuf")
+	fs.StringVar(&o.repo, "repo", "../..", "the Sluice tree to build `sluice` from")
+	fs.StringVar(&o.sluiceBin, "sluice-bin", "", "a sluice binary to use instead of building one")
+	fs.StringVar(&o.centrifugoBin, "centrifugo-bin", "", "a Centrifugo v6 binary (default: built once into the user cache)")
+	fs.StringVar(&o.profileDir, "profile-dir", "", "write a CPU profile of the Sluice edge per scenario here (pprof)")
+	fs.StringVar(&o.genProfile, "generator-profile", "", "write a CPU profile of the load generator (this process) to this file")
+	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")
+	fs.BoolVar(&o.quiet, "quiet", false, "no live lines")
+	fs.BoolVar(&o.strict, "strict", false, "exit 1 when Sluice misses a target")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.quick {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		quickDefaults(o, set)
+	}
+	return o, nil
+}
+
+// quickDefaults shrinks the sizes for a smoke run.
+func quickDefaults(o *options, set map[string]bool) {
+	apply := func(name string, f func()) {
+		if !set[name] {
+			f()
+		}
+	}
+	apply("fanout-subscribers", func() { o.fanoutSubscribers = 200 })
+	apply("channels", func() { o.channels = 500 })
+	apply("idle", func() { o.idle = 2000 })
+	apply("duration", func() { o.duration = 5 * time.Second })
+	apply("warmup", func() { o.warmup = time.Second })
+}
+
+// run is the whole command.
+func run(ctx context.Context, args []string, out, errw io.Writer) error {
+	o, err := parseFlags(args, errw)
+	if err != nil {
+		return err
+	}
+	specs, err := plan(o)
+	if err != nil {
+		return err
+	}
+	systems, err := pickSystems(o.systems)
+	if err != nil {
+		return err
+	}
+	if err := prepare(ctx, o, systems, errw); err != nil {
+		return err
+	}
+	defer os.RemoveAll(o.workDir)
+	if o.genProfile != "" {
+		stop, err := profileSelf(o.genProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	results := runAll(ctx, o, specs, systems, out, errw)
+	if o.jsonPath != "" {
+		if err := writeJSON(o.jsonPath, results); err != nil {
+			return err
+		}
+	}
+	missed := writeSummary(out, specs, systems, results)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if o.strict && missed > 0 {
+		return fmt.Errorf("%w: %d", errTargets, missed)
+	}
+	return nil
+}
+
+// pickSystems parses --systems.
+func pickSystems(list string) ([]system, error) {
+	var out []system
+	for name := range strings.SplitSeq(list, ",") {
+		switch strings.TrimSpace(name) {
+		case "sluice":
+			out = append(out, sluiceSystem())
+		case "centrifugo":
+			out = append(out, centrifugoSystem())
+		default:
+			return nil, fmt.Errorf("unknown system %q (want sluice, centrifugo)", name)
+		}
+	}
+	return out, nil
+}
+
+// prepare makes the work directory and the binaries.
+func prepare(ctx context.Context, o *options, systems []system, errw io.Writer) error {
+	dir, err := os.MkdirTemp("", "sluice-compare-")
+	if err != nil {
+		return err
+	}
+	o.workDir = dir
+	for _, s := range systems {
+		switch {
+		case s.name == "sluice" && o.sluiceBin == "":
+			fmt.Fprintln(errw, "building sluice from", o.repo)
+			o.sluiceBin, err = buildSluice(ctx, o.repo, dir)
+		case s.name == "centrifugo" && o.centrifugoBin == "":
+			o.centrifugoBin, err = installCentrifugo(ctx, errw)
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	}
+	if o.profileDir != "" {
+		return os.MkdirAll(o.profileDir, 0o755)
+	}
+	return nil
+}
+
+// outcome is one run of one scenario on one system.
+type outcome struct {
+	Scenario string          `json:"scenario"`
+	System   string          `json:"system"`
+	Round    int             `json:"round"`
+	Result   *loadgen.Result `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+}
+
+// runAll runs every scenario on every system, rounds times, alternating
+// which system goes first.
+func runAll(ctx context.Context, o *options, specs []spec, systems []system, out, errw io.Writer) []outcome {
+	var all []outcome
+	for _, sp := range specs {
+		for round := range o.rounds {
+			order := systems
+			if round%2 == 1 {
+				order = reversed(systems)
+			}
+			for _, sys := range order {
+				if ctx.Err() != nil {
+					return all
+				}
+				res, err := runOne(ctx, o, sys, sp, errw)
+				oc := outcome{Scenario: sp.name, System: sys.name, Round: round + 1, Result: res}
+				if err != nil {
+					oc.Error = err.Error()
+					fmt.Fprintf(out, "%s on %s: %v\n\n", sp.name, sys.name, err)
+				} else {
+					fmt.Fprintf(out, "== %s (round %d): %s\n", sp.name, round+1, sp.title)
+					res.WriteText(out)
+					fmt.Fprintln(out)
+				}
+				all = append(all, oc)
+			}
+		}
+	}
+	return all
+}
+
+func reversed(s []system) []system {
+	r := make([]system, len(s))
+	for i, v := range s {
+		r[len(s)-1-i] = v
+	}
+	return r
+}
+
+// runOne starts a system, runs one scenario on it and stops it.
+func runOne(ctx context.Context, o *options, sys system, sp spec, errw io.Writer) (*loadgen.Result, error) {
+	p, drv, err := sys.start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer p.stop()
+	opts := &loadgen.Options{Server: loadgen.ProcProbe{PID: p.pid()}}
+	if !o.quiet {
+		prefix := fmt.Sprintf("[%s %s] ", sys.name, sp.name)
+		opts.OnTick = func(t loadgen.Tick) { fmt.Fprintln(errw, prefix+t.String()) }
+	}
+	if p.admin != "" && o.profileDir != "" {
+		path := filepath.Join(o.profileDir, sp.name+".pprof")
+		opts.OnMeasure = func(mctx context.Context, window time.Duration) {
+			if err := profileTo(mctx, p.admin, window, path); err != nil {
+				fmt.Fprintf(errw, "profile %s: %v\n", sp.name, err)
+			}
+		}
+	}
+	res, err := loadgen.Run(ctx, drv, sp.cfg, opts)
+	select {
+	case <-p.done:
+		return res, fmt.Errorf("%s exited during the run: %v\n%s", sys.name, p.err, p.out)
+	default:
+	}
+	return res, err
+}
+
+// profileTo writes a CPU profile of the window to path.
+func profileTo(ctx context.Context, admin string, window time.Duration, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = loadgen.CPUProfile(ctx, admin, window, f)
+	return errors.Join(err, f.Close())
+}
+
+// profileSelf starts a CPU profile of this process; stop ends it.
+func profileSelf(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// writeJSON writes every outcome to path.
+func writeJSON(path string, all []outcome) error {
+	b, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// quietLogger drops the clients' logs: problems are counted instead.
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"text/tabwriter"
+
+	"github.com/sluicehq/sluice/wasm/loadgen"
+)
+
+// metric is one row of the summary: a figure of both systems, and the
+// target Sluice must meet, if any.
+type metric struct {
+	scenario string
+	name     string
+	value    func(*loadgen.Result) float64
+	format   func(float64) string
+	// target says what Sluice must reach, given both medians (c is NaN
+	// when Centrifugo did not run); nil for an informative row.
+	target func(s, c float64) (text string, ok bool)
+	// peer: the target compares with Centrifugo, so it cannot be judged
+	// without it.
+	peer bool
+}
+
+const kib = 1024
+
+// metrics are the summary's rows, the targets first.
+var metrics = []metric{
+	{fanoutMax, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(3), true},
+	{fanoutMax, "server cpu per delivery", cpuPerDelivery, micros, atMostRatio(1.0 / 3), true},
+	{fanoutRate, "p99 latency", p99, loadgen.Millis, atMostRatio(0.5), true},
+	{channels, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(2), true},
+	{idle, "server rss per connection", rssPerConn, bytesText, idleMemory, false},
+	{idle, "ramp connections/s", connectRate, loadgen.Count, rampRate, false},
+	{fanoutMax, "p99 latency", p99, loadgen.Millis, nil, false},
+	{fanoutRate, "delivered msgs/s", deliverRate, loadgen.Count, nil, false},
+	{fanoutRate, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+	{channels, "p99 latency", p99, loadgen.Millis, nil, false},
+	{channels, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+}
+
+func deliverRate(r *loadgen.Result) float64 { return r.DeliverRate }
+func p99(r *loadgen.Result) float64         { return r.Latency.P99 }
+func connectRate(r *loadgen.Result) float64 { return r.Connect.Rate }
+
+func cpuPerDelivery(r *loadgen.Result) float64 {
+	if r.Server == nil || r.Delivered == 0 {
+		return math.NaN()
+	}
+	return r.Server.PerDelivery
+}
+
+func rssPerConn(r *loadgen.Result) float64 {
+	if r.Server == nil {
+		return math.NaN()
+	}
+	return r.Server.PerConnection
+}
+
+func micros(v float64) string    { return fmt.Sprintf("%.2fµs", v) }
+func bytesText(v float64) string { return loadgen.Bytes(v) }
+
+// atLeastRatio: Sluice's figure at least n times Centrifugo's.
+func atLeastRatio(n float64) func(s, c float64) (string, bool) {
+	return func(s, c float64) (string, bool) { return fmt.Sprintf(">= %gx", n), s >= n*c }
+}
+
+// atMostRatio: Sluice's figure at most n times Centrifugo's.
+func atMostRatio(n float64) func(s, c float64) (string, bool) {
+	return func(s, c float64) (string, bool) { return fmt.Sprintf("<= %.2fx", n), s <= n*c }
+}
+
+func idleMemory(s, c float64) (string, bool) {
+	ok := s <= 16*kib
+	if !math.IsNaN(c) {
+		ok = ok && s <= 0.6*c
+	}
+	return "<= 16KiB, <= 0.6x", ok
+}
+
+func rampRate(s, _ float64) (string, bool) { return ">= 5000/s", s >= 5000 }
+
+// writeSummary prints the side-by-side table and returns how many
+// targets Sluice missed.
+func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) int {
+	ran := map[string]bool{}
+	for _, sp := range specs {
+		ran[sp.name] = true
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(w, "== Side by side (medians over rounds; same machine, same run, loopback)")
+	fmt.Fprintln(tw, "scenario\tmetric\tsluice\tcentrifugo\tratio\ttarget\t")
+	missed := 0
+	for _, m := range metrics {
+		if !ran[m.scenario] {
+			continue
+		}
+		s, c := median(all, m.scenario, "sluice", m.value), median(all, m.scenario, "centrifugo", m.value)
+		target := ""
+		switch {
+		case m.target == nil:
+		case math.IsNaN(s):
+			target = "no figure  FAIL"
+			missed++
+		case m.peer && math.IsNaN(c):
+			text, _ := m.target(s, c)
+			target = text + "  (no peer)"
+		default:
+			text, ok := m.target(s, c)
+			target = text + "  " + verdict(ok)
+			if !ok {
+				missed++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", m.scenario, m.name, show(s, m.format), show(c, m.format), ratio(s, c), target)
+	}
+	missed += writeProcessRows(tw, specs, all)
+	tw.Flush()
+	return missed
+}
+
+// writeProcessRows adds, per scenario, the integrity of each system's
+// deliveries (a target for Sluice: nothing lost, duplicated or
+// reordered) and each process's CPU time.
+func writeProcessRows(tw io.Writer, specs []spec, all []outcome) int {
+	missed := 0
+	for _, sp := range specs {
+		in := func(sys string) string {
+			lost, dup, reord := sum(all, sp.name, sys)
+			return fmt.Sprintf("%d/%d/%d", lost, dup, reord)
+		}
+		sl := in("sluice")
+		ok := sl == "0/0/0" && ranOK(all, sp.name, "sluice")
+		if !ok {
+			missed++
+		}
+		fmt.Fprintf(tw, "%s\tlost/dup/reordered\t%s\t%s\t\t== 0  %s\t\n", sp.name, sl, in("centrifugo"), verdict(ok))
+		cpu := func(sys string, f func(*loadgen.Result) *loadgen.ProcStats) string {
+			v := median(all, sp.name, sys, func(r *loadgen.Result) float64 {
+				if p := f(r); p != nil {
+					return p.CPU
+				}
+				return math.NaN()
+			})
+			return show(v, func(v float64) string { return fmt.Sprintf("%.2fs", v) })
+		}
+		server := func(r *loadgen.Result) *loadgen.ProcStats { return r.Server }
+		gen := func(r *loadgen.Result) *loadgen.ProcStats { return r.Generator }
+		fmt.Fprintf(tw, "%s\tcpu time: server\t%s\t%s\t\t\t\n", sp.name, cpu("sluice", server), cpu("centrifugo", server))
+		fmt.Fprintf(tw, "%s\tcpu time: load generator\t%s\t%s\t\t\t\n", sp.name, cpu("sluice", gen), cpu("centrifugo", gen))
+	}
+	return missed
+}
+
+// ranOK reports whether a system ran a scenario without failing.
+func ranOK(all []outcome, scenario, sys string) bool {
+	n := 0
+	for _, o := range all {
+		if o.Scenario == scenario && o.System == sys {
+			if o.Error != "" || o.Result == nil {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// median is the median of a figure over a system's successful runs of a
+// scenario; NaN when there is none.
+func median(all []outcome, scenario, sys string, f func(*loadgen.Result) float64) float64 {
+	var vs []float64
+	for _, o := range all {
+		if o.Scenario == scenario && o.System == sys && o.Result != nil && o.Error == "" {
+			if v := f(o.Result); !math.IsNaN(v) {
+				vs = append(vs, v)
+			}
+		}
+	}
+	if len(vs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(vs)
+	if n := len(vs); n%2 == 0 {
+		return (vs[n/2-1] + vs[n/2]) / 2
+	}
+	return vs[len(vs)/2]
+}
+
+// sum adds up the integrity counts over a system's runs of a scenario.
+func sum(all []outcome, scenario, sys string) (lost, dup, reord uint64) {
+	for _, o := range all {
+		if o.Scenario == scenario && o.System == sys && o.Result != nil {
+			lost += o.Result.Lost
+			dup += o.Result.Duplicates
+			reord += o.Result.Reordered
+		}
+	}
+	return lost, dup, reord
+}
+
+func show(v float64, format func(float64) string) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return format(v)
+}
+
+func ratio(s, c float64) string {
+	if math.IsNaN(s) || math.IsNaN(c) || c == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", s/c)
+}

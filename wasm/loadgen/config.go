@@ -1,0 +1,190 @@
+package loadgen
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Scenario names a load shape.
+type Scenario string
+
+// The scenarios.
+const (
+	// Fanout: one channel, Publishers publishing, Subscribers reading.
+	Fanout Scenario = "fanout"
+	// Channels: Channels channels, Subscribers spread evenly over them,
+	// Publishers each publishing round-robin to their share of them.
+	Channels Scenario = "channels"
+	// Idle: Subscribers connections, each subscribed, held for Duration
+	// with no traffic: what a connection costs the server.
+	Idle Scenario = "idle"
+	// Publish: acknowledged publishes as fast as the server answers,
+	// Inflight at a time per publisher; subscribers optional.
+	Publish Scenario = "publish"
+)
+
+// Scenarios lists the scenarios, for help texts.
+var Scenarios = []Scenario{Fanout, Channels, Idle, Publish}
+
+// ErrConfig reports an invalid Config.
+var ErrConfig = errors.New("loadgen: invalid config")
+
+// Config describes one run. The zero value of a field means its default,
+// which depends on the scenario (see WithDefaults).
+type Config struct {
+	Scenario Scenario `json:"scenario"`
+	// Publishers is the number of publishing connections. Default 1
+	// (channels: 2; idle: none).
+	Publishers int `json:"publishers"`
+	// Subscribers is the number of subscribing connections, one
+	// subscription each. Default 100 (channels: 2 per channel; idle:
+	// 1,000; publish: none, and -1 means none for every scenario).
+	Subscribers int `json:"subscribers"`
+	// Channels is how many channels the subscribers spread over (fanout:
+	// always 1). Default: channels 100; idle 1; publish one per publisher.
+	Channels int `json:"channels"`
+	// MessageBytes is the size of each message, at least StampSize.
+	// Default 128.
+	MessageBytes int `json:"message_bytes"`
+	// Rate is the total publishing rate, messages per second over all
+	// publishers; 0 publishes as fast as Window allows.
+	Rate float64 `json:"rate"`
+	// Window is how many messages a publishing lane keeps in flight
+	// (published but not yet received by every subscriber of its
+	// channel). Default 64.
+	Window int `json:"window"`
+	// Inflight is how many lanes each publisher runs: sequences of
+	// publishes, each with its own publisher id in the stamps and
+	// waiting for its own acknowledgments, so that a publisher has
+	// Inflight publishes outstanding and each lane's messages stay in
+	// order. Default 8 (channels: 64, publish: 16): enough that the
+	// acknowledgments' round trips do not bound the rate.
+	Inflight int `json:"inflight"`
+	// NoAck publishes without acknowledgment (the driver must implement
+	// NoAckPublisher); default acknowledged.
+	NoAck bool `json:"no_ack"`
+	// ConnectRate bounds the new connections per second while ramping up
+	// the subscribers; 0 does not bound it.
+	ConnectRate float64 `json:"connect_rate"`
+	// ConnectWorkers is how many connections are being opened at once.
+	// Default 64.
+	ConnectWorkers int `json:"connect_workers"`
+	// Warmup runs the publishers before the measured window. Default 1s
+	// (idle: none); negative: none.
+	Warmup time.Duration `json:"warmup_ns"`
+	// Duration is the measured window (idle: how long connections are
+	// held). Default 10s.
+	Duration time.Duration `json:"duration_ns"`
+	// Drain is how long to wait, after the publishers stop, for messages
+	// still in flight: the wait ends once none arrived for Drain (or after
+	// ten times Drain). Default 3s; negative: no wait.
+	Drain time.Duration `json:"drain_ns"`
+	// Stall is how long a publisher waits for deliveries before writing
+	// off the missing ones and going on. Default 5s.
+	Stall time.Duration `json:"stall_ns"`
+	// ChannelPrefix starts every channel name. Default "bench." and a
+	// random run id, so runs never see each other's messages.
+	ChannelPrefix string `json:"channel_prefix"`
+}
+
+// WithDefaults returns the configuration with its defaults filled in, or
+// an error naming the first invalid field.
+func (c Config) WithDefaults() (Config, error) {
+	c.applyDefaults()
+	if err := c.check(); err != nil {
+		return c, fmt.Errorf("%w: %s %v", ErrConfig, c.Scenario, err)
+	}
+	return c, nil
+}
+
+// applyDefaults fills in zero fields.
+func (c *Config) applyDefaults() {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	switch c.Scenario {
+	case Fanout:
+		def(&c.Publishers, 1)
+		def(&c.Subscribers, 100)
+		c.Channels = 1
+	case Channels:
+		def(&c.Publishers, 2)
+		def(&c.Channels, 100)
+		def(&c.Subscribers, 2*c.Channels)
+		def(&c.Inflight, 64)
+	case Idle:
+		def(&c.Subscribers, 1000)
+		def(&c.Channels, 1)
+	case Publish:
+		def(&c.Publishers, 1)
+		def(&c.Subscribers, -1)
+		def(&c.Channels, c.Publishers)
+		def(&c.Inflight, 16)
+	}
+	c.Subscribers = max(c.Subscribers, 0)
+	def(&c.MessageBytes, 128)
+	def(&c.Window, 64)
+	def(&c.Inflight, 8)
+	def(&c.ConnectWorkers, 64)
+	if c.Warmup == 0 && c.Scenario != Idle {
+		c.Warmup = time.Second
+	}
+	c.Warmup = max(c.Warmup, 0)
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur(&c.Duration, 10*time.Second)
+	defDur(&c.Drain, 3*time.Second)
+	c.Drain = max(c.Drain, 0)
+	defDur(&c.Stall, 5*time.Second)
+	if c.ChannelPrefix == "" {
+		c.ChannelPrefix = "bench." + runID() + "."
+	}
+}
+
+// check validates a configuration whose defaults are filled in.
+func (c *Config) check() error {
+	switch {
+	case c.Scenario != Fanout && c.Scenario != Channels && c.Scenario != Idle && c.Scenario != Publish:
+		return fmt.Errorf("unknown scenario (want one of %v)", Scenarios)
+	case c.Publishers < 0 || c.Publishers*c.Inflight > 1<<16-1:
+		return fmt.Errorf("publishers × inflight: %d is not in 0..65535", c.Publishers*c.Inflight)
+	case c.Scenario == Idle && c.Publishers > 0:
+		return errors.New("publishers: the idle scenario publishes nothing")
+	case c.Scenario != Idle && c.Publishers == 0:
+		return errors.New("publishers: at least one is needed")
+	case c.Channels < 1:
+		return fmt.Errorf("channels: %d is not positive", c.Channels)
+	case c.MessageBytes < StampSize:
+		return fmt.Errorf("message size: %d bytes is below the %d-byte stamp", c.MessageBytes, StampSize)
+	case c.Rate < 0 || c.ConnectRate < 0:
+		return errors.New("rates cannot be negative")
+	case c.Window < 1 || c.Inflight < 1 || c.ConnectWorkers < 1:
+		return errors.New("window, inflight and connect workers must be positive")
+	case c.Duration < 0 || c.Stall < 0:
+		return errors.New("duration and stall cannot be negative")
+	}
+	return nil
+}
+
+// Connections returns how many connections the run opens.
+func (c *Config) Connections() int { return c.Subscribers + c.Publishers }
+
+// channel returns the name of channel i.
+func (c *Config) channel(i int) string {
+	return fmt.Sprintf("%s%s.%d", c.ChannelPrefix, c.Scenario, i)
+}
+
+// runID returns 8 random hex digits.
+func runID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}

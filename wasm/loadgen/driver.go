@@ -1,0 +1,52 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+)
+
+// Driver opens connections to the system under test. Implementations must
+// be safe for concurrent use: connections are dialed by many workers at
+// once.
+type Driver interface {
+	// Name names the system in reports, as in "sluice" or "centrifugo".
+	Name() string
+	// Dial opens one connection, ready to subscribe and publish. problem
+	// is called, from any goroutine and without blocking, for each
+	// trouble the connection meets after Dial returned: the connection
+	// lost (even if the client reconnects by itself), a subscription
+	// ended by the server.
+	Dial(ctx context.Context, problem func(error)) (Conn, error)
+}
+
+// Conn is one connection of the load generator. Subscribe, Publish and
+// Close may be called from different goroutines.
+type Conn interface {
+	// Subscribe subscribes to a channel from the next message published
+	// and returns once the server confirmed it. onMessage receives each
+	// message's payload, one call at a time and in the order the server
+	// delivered them.
+	Subscribe(ctx context.Context, channel string, onMessage func(payload string)) error
+	// Publish publishes a payload and waits for the server's
+	// acknowledgment. An error wrapping ErrRefused means the server
+	// answered and did not store the message.
+	Publish(ctx context.Context, channel, payload string) error
+	// Close closes the connection and waits for its goroutines.
+	Close() error
+}
+
+// NoAckPublisher is a Conn that can also publish without waiting for an
+// acknowledgment (RTM's publish without id). Config.NoAck needs it.
+type NoAckPublisher interface {
+	// PublishNoAck sends a publish and returns without an answer; it
+	// fails only locally.
+	PublishNoAck(channel, payload string) error
+}
+
+// ErrRefused marks a publish or subscribe the server answered with an
+// error: nothing was stored, so the message's sequence number is reused.
+var ErrRefused = errors.New("loadgen: refused by the server")
+
+// ErrStalled is counted when a publisher waited a whole stall timeout for
+// messages that never arrived (lost ones); it writes them off and goes on.
+var ErrStalled = errors.New("loadgen: publisher stalled waiting for deliveries")

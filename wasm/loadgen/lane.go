@@ -1,0 +1,122 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// lane is one sequential stream of publishes under one publisher id. A
+// publishing connection has Config.Inflight lanes, each waiting for its
+// own acknowledgments, so that the connection has that many publishes
+// outstanding while every lane's messages stay in order. Its fields are
+// the lane goroutine's, except published, read by the reporter, and
+// gate.delivered.
+type lane struct {
+	id       uint16
+	conn     Conn
+	channels []int    // channel indexes, published to round-robin
+	fanout   []int    // subscribers of each channel (parallel to channels)
+	seqs     []uint64 // messages stored on each channel (parallel to channels)
+	gate     *gate
+	interval time.Duration // between publishes at a fixed rate; 0 for max
+	buf      []byte
+
+	published atomic.Uint64 // messages stored (acknowledged or sent)
+}
+
+// setFanout records how many subscribers each of the lane's channels got
+// and sizes the flow-control window accordingly.
+func (l *lane) setFanout(window int, subsPerChannel []int) {
+	l.fanout = make([]int, len(l.channels))
+	total := 0
+	for i, c := range l.channels {
+		l.fanout[i] = subsPerChannel[c]
+		total += l.fanout[i]
+	}
+	avg := int(math.Ceil(float64(total) / float64(len(l.channels))))
+	l.gate = newGate(window, avg)
+}
+
+// storedOn returns how many messages the lane stored on a channel.
+func (l *lane) storedOn(channel int) uint64 {
+	for i, c := range l.channels {
+		if c == channel {
+			return l.seqs[i]
+		}
+	}
+	return 0
+}
+
+// run publishes until ctx ends. Each publish runs under pctx instead,
+// which ends later: a publish in flight when the lane stops completes, so
+// whether its message was stored is known.
+func (l *lane) run(ctx, pctx context.Context, r *run) {
+	next := time.Now()
+	for i := 0; ctx.Err() == nil; i = (i + 1) % len(l.channels) {
+		if l.interval > 0 {
+			if !sleepUntil(ctx, next) {
+				return
+			}
+			next = next.Add(l.interval)
+		}
+		if err := l.gate.wait(ctx, r.cfg.Stall); err != nil {
+			if errors.Is(err, ErrStalled) {
+				r.problems.add("stall", err)
+				continue
+			}
+			return
+		}
+		l.publishOne(pctx, r, i)
+	}
+}
+
+// publishOne publishes the next message of channel position i.
+func (l *lane) publishOne(ctx context.Context, r *run, i int) {
+	seq := l.seqs[i] + 1
+	sent := r.clock()
+	l.buf = AppendPayload(l.buf[:0], Stamp{Publisher: l.id, Seq: seq, Sent: sent}, r.cfg.MessageBytes)
+	payload := string(l.buf)
+	ch := r.channelNames[l.channels[i]]
+	l.gate.published(l.fanout[i])
+	var err error
+	if r.cfg.NoAck {
+		err = l.conn.(NoAckPublisher).PublishNoAck(ch, payload)
+	} else {
+		err = l.conn.Publish(ctx, ch, payload)
+		if err == nil {
+			r.ack.Record(int(l.id), r.clock()-sent)
+		}
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrRefused):
+		l.gate.refused(l.fanout[i])
+		r.problems.add("publish refused", err)
+		return
+	default:
+		// The message may or may not be stored (a lost connection):
+		// count it as stored, so that if it was lost it shows.
+		r.problems.add("publish", err)
+	}
+	l.seqs[i] = seq
+	l.published.Add(1)
+}
+
+// sleepUntil waits until t or ctx's end; false if ctx ended.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,83 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WriteText writes the result as a table for people.
+func (res *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	c := &res.Config
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(&b, "  %-12s "+format+"\n", append([]any{name}, args...)...)
+	}
+	title := fmt.Sprintf("%s: %s", res.Driver, c.Scenario)
+	if res.Interrupted {
+		title += " (interrupted)"
+	}
+	b.WriteString(title + "\n")
+	row("setup", "%d publishers, %d subscribers on %d channels, %d-byte messages, rate %s, window %d",
+		c.Publishers, c.Subscribers, c.Channels, c.MessageBytes, rateText(c.Rate), c.Window)
+	cs := res.Connect
+	row("connect", "%d of %d in %.2fs (%s/s), dial+subscribe p50 %s p99 %s",
+		cs.Connected, cs.Attempted, cs.Seconds, Count(cs.Rate), Millis(cs.Latency.P50), Millis(cs.Latency.P99))
+	row("window", "%.2fs", res.Window)
+	if c.Scenario != Idle {
+		row("published", "%d (%s/s), ack p50 %s p99 %s", res.Published, Count(res.PublishRate),
+			Millis(res.PublishLatency.P50), Millis(res.PublishLatency.P99))
+		row("delivered", "%d (%s/s)", res.Delivered, Count(res.DeliverRate))
+		l := res.Latency
+		row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
+			Millis(l.P99), Millis(l.P999), Millis(l.Max))
+		row("integrity", "lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+	}
+	row("errors", "%d%s", res.ErrorTotal, errorsText(res.Errors))
+	if res.Server != nil {
+		row("server", "%s", res.Server.text(c.Scenario))
+	}
+	if res.Generator != nil {
+		row("generator", "%s", res.Generator.text(c.Scenario))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// text is the process's line of the table.
+func (p *ProcStats) text(sc Scenario) string {
+	s := fmt.Sprintf("cpu %.2fs (%.0f%% of a core)", p.CPU, 100*p.Cores)
+	if sc != Idle && p.PerDelivery > 0 {
+		s += fmt.Sprintf(", %.2fµs/delivery", p.PerDelivery)
+	}
+	s += fmt.Sprintf("; rss %s", Bytes(float64(p.RSS)))
+	if p.RSSBefore > 0 {
+		s += fmt.Sprintf(" (%s/connection)", Bytes(p.PerConnection))
+	}
+	if p.ConnectCPU > 0 {
+		s += fmt.Sprintf("; ramp cpu %.2fs", p.ConnectCPU)
+	}
+	return s + " [" + p.Source + "]"
+}
+
+func rateText(r float64) string {
+	if r == 0 {
+		return "max"
+	}
+	return fmt.Sprintf("%s/s", Count(r))
+}
+
+// errorsText lists the errors by kind, with the first message of each.
+func errorsText(m map[string]ErrorCount) string {
+	kinds := make([]string, 0, len(m))
+	for k := range m {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	var b strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "\n      %s: %d (first: %s)", k, m[k].Count, m[k].First)
+	}
+	return b.String()
+}

@@ -1,0 +1,156 @@
+package loadgen
+
+import "time"
+
+// Result is what a run measured. Rates and latencies cover the measured
+// window; loss, duplicates and reordering cover the whole run.
+type Result struct {
+	Driver string `json:"driver"`
+	Config Config `json:"config"`
+	// Interrupted is set when the run was stopped before its end.
+	Interrupted bool `json:"interrupted"`
+
+	Connect ConnectStats `json:"connect"`
+	// Window is the measured window's length, in seconds.
+	Window float64 `json:"window_s"`
+
+	Published   uint64  `json:"published"`
+	PublishRate float64 `json:"publish_rate"`
+	// Delivered counts distinct messages received by subscribers in the
+	// window; DeliverRate is per second.
+	Delivered   uint64  `json:"delivered"`
+	DeliverRate float64 `json:"deliver_rate"`
+	// Latency is publish to delivery; PublishLatency is publish to
+	// acknowledgment.
+	Latency        LatencyStats `json:"latency"`
+	PublishLatency LatencyStats `json:"publish_latency"`
+
+	// Expected is the deliveries owed over the whole run: for every
+	// subscriber, the messages stored on its channel.
+	Expected   uint64 `json:"expected"`
+	Lost       uint64 `json:"lost"`
+	Duplicates uint64 `json:"duplicates"`
+	Reordered  uint64 `json:"reordered"`
+
+	Errors     map[string]ErrorCount `json:"errors"`
+	ErrorTotal uint64                `json:"error_total"`
+
+	// Server is the server's resource use; nil when no probe was given.
+	Server *ProcStats `json:"server,omitempty"`
+	// ServerMetrics are the server's own unlabelled metrics at the end of
+	// the window, when Options.Metrics is set.
+	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
+	// Generator is this process's own.
+	Generator *ProcStats `json:"generator,omitempty"`
+}
+
+// ConnectStats describe the ramp-up of the subscribers.
+type ConnectStats struct {
+	Attempted int `json:"attempted"`
+	Connected int `json:"connected"`
+	// Seconds is from the first dial to the last subscription confirmed;
+	// Rate is Connected / Seconds.
+	Seconds float64 `json:"seconds"`
+	Rate    float64 `json:"rate"`
+	// Latency is one connection's dial plus subscribe.
+	Latency LatencyStats `json:"latency"`
+}
+
+// ProcStats is one process's resource use during a run.
+type ProcStats struct {
+	Source string `json:"source"`
+	// RSS is the resident memory at the end of the window; RSSBefore
+	// before the first connection; PerConnection is the growth divided by
+	// the connections open (bytes).
+	RSS           int64   `json:"rss"`
+	RSSBefore     int64   `json:"rss_before"`
+	PerConnection float64 `json:"rss_per_connection"`
+	// CPU is the CPU time used in the window, in seconds; Cores the same
+	// per second of window; PerDelivery the CPU time per delivered
+	// message, in microseconds.
+	CPU         float64 `json:"cpu_s"`
+	Cores       float64 `json:"cores"`
+	PerDelivery float64 `json:"cpu_per_delivery_us"`
+	// ConnectCPU is the CPU time used while ramping up, in seconds.
+	ConnectCPU float64 `json:"connect_cpu_s"`
+}
+
+// connectStats summarizes the ramp-up.
+func (r *run) connectStats(ramp time.Duration) ConnectStats {
+	cs := ConnectStats{Attempted: r.cfg.Subscribers, Seconds: ramp.Seconds(), Latency: r.dialLat.Total()}
+	for _, c := range r.subConns {
+		if c != nil {
+			cs.Connected++
+		}
+	}
+	if cs.Seconds > 0 {
+		cs.Rate = float64(cs.Connected) / cs.Seconds
+	}
+	return cs
+}
+
+// finish fills in the result once every goroutine has stopped.
+func (r *run) finish(interrupted bool) {
+	res := &r.res
+	res.Driver, res.Config, res.Interrupted = r.d.Name(), r.cfg, interrupted
+	a, b := r.marks[markStart], r.marks[markEnd]
+	if !a.at.IsZero() && !b.at.IsZero() {
+		res.Window = b.at.Sub(a.at).Seconds()
+		res.Published = b.published - a.published
+		res.Delivered = uint64(b.delivered - a.delivered)
+		if res.Window > 0 {
+			res.PublishRate = float64(res.Published) / res.Window
+			res.DeliverRate = float64(res.Delivered) / res.Window
+		}
+		pre, conn := r.marks[markBefore], r.marks[markConnected]
+		conns := r.cfg.Connections()
+		res.Server = procStats(r.opts.Server, pre.server, conn.server, a.server, b.server, res, conns)
+		res.Generator = procStats(r.self, pre.self, conn.self, a.self, b.self, res, conns)
+	}
+	r.countLoss()
+	res.Errors = r.problems.snapshot()
+	res.ErrorTotal = r.problems.total.Load()
+}
+
+// countLoss compares what every subscriber received with what was stored
+// on its channel.
+func (r *run) countLoss() {
+	res := &r.res
+	for _, s := range r.subs {
+		s.mu.Lock()
+		for id := range s.streams {
+			st := &s.streams[id]
+			stored := r.lanes[id].storedOn(s.channel)
+			res.Expected += stored
+			res.Lost += st.Lost(stored)
+			res.Duplicates += st.Duplicates()
+			res.Reordered += st.Reordered()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// procStats computes a process's use from its samples: before the
+// connections (optional), connected (optional), and the window's ends.
+func procStats(p Probe, before, connected, start, end *Sample, res *Result, conns int) *ProcStats {
+	if p == nil || start == nil || end == nil {
+		return nil
+	}
+	ps := &ProcStats{Source: p.Source(), RSS: end.RSS, CPU: (end.CPU - start.CPU).Seconds()}
+	if res.Window > 0 {
+		ps.Cores = ps.CPU / res.Window
+	}
+	if res.Delivered > 0 {
+		ps.PerDelivery = ps.CPU * 1e6 / float64(res.Delivered)
+	}
+	if before != nil {
+		ps.RSSBefore = before.RSS
+		if conns > 0 {
+			ps.PerConnection = float64(end.RSS-before.RSS) / float64(conns)
+		}
+		if connected != nil {
+			ps.ConnectCPU = (connected.CPU - before.CPU).Seconds()
+		}
+	}
+	return ps
+}

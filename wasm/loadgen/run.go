@@ -1,0 +1,330 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options are the hooks of a run. A nil *Options means none.
+type Options struct {
+	// Server samples the server's memory and CPU; nil: not reported.
+	Server Probe
+	// Metrics, when set, is scraped at the end of the window; its
+	// unlabelled samples (but the Go runtime's) go to
+	// Result.ServerMetrics.
+	Metrics *MetricsProbe
+	// OnTick receives the live figures every Interval, on the run's
+	// reporting goroutine; it must not block for long.
+	OnTick func(Tick)
+	// Interval between ticks; default 1s.
+	Interval time.Duration
+	// OnMeasure, when set, runs on its own goroutine for the measured
+	// window (or the idle hold) with a context that ends with it, such as
+	// to fetch a CPU profile of the server; the run waits for it.
+	OnMeasure func(ctx context.Context, window time.Duration)
+}
+
+// run is the state of one Run.
+type run struct {
+	cfg          Config
+	d            Driver
+	opts         Options
+	epoch        time.Time
+	channelNames []string
+	subs         []*subscriber
+	lanes        []*lane
+	subConns     []Conn // parallel to subs; nil where the connection failed
+	pubConns     []Conn
+
+	lat, ack, dialLat *Latency
+	tally             tally
+	problems          problems
+	open              atomic.Int64 // connections open, for the live line
+	phase             atomic.Int32 // a Phase
+
+	self     Probe
+	res      Result
+	marks    [4]mark // by markBefore...markEnd
+	measured sync.WaitGroup
+}
+
+// Indexes of run.marks.
+const (
+	markBefore    = iota // before the first connection
+	markConnected        // once the subscribers are connected
+	markStart            // at the start of the measured window
+	markEnd              // at its end
+)
+
+// mark is the counters at one moment.
+type mark struct {
+	at        time.Time
+	published uint64
+	delivered int64
+	server    *Sample
+	self      *Sample
+}
+
+// Run runs one scenario against a driver's server and returns what it
+// measured. It stops by itself after the configured durations; when ctx
+// ends first, it stops early, closes every connection and returns what it
+// measured so far with Result.Interrupted set. Every goroutine it starts
+// has ended when it returns.
+func Run(ctx context.Context, d Driver, cfg Config, opts *Options) (*Result, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := newRun(d, cfg, opts)
+	return r.run(ctx)
+}
+
+// newRun lays out the channels, subscribers and lanes of a configuration.
+func newRun(d Driver, cfg Config, opts *Options) *run {
+	r := &run{cfg: cfg, d: d, epoch: time.Now()}
+	if self := (ProcProbe{PID: os.Getpid()}); r.canSample(self) {
+		r.self = self
+	}
+	if opts != nil {
+		r.opts = *opts
+	}
+	if r.opts.Interval <= 0 {
+		r.opts.Interval = time.Second
+	}
+	r.lat, r.ack, r.dialLat = NewLatency(counterShards), NewLatency(counterShards), NewLatency(counterShards)
+	r.channelNames = make([]string, cfg.Channels)
+	for i := range r.channelNames {
+		r.channelNames[i] = cfg.channel(i)
+	}
+	r.lanes = r.layoutLanes()
+	r.subs = make([]*subscriber, cfg.Subscribers)
+	for i := range r.subs {
+		r.subs[i] = &subscriber{idx: i, channel: i % cfg.Channels, r: r, streams: make([]Stream, len(r.lanes))}
+	}
+	r.subConns = make([]Conn, cfg.Subscribers)
+	return r
+}
+
+// layoutLanes gives every publisher Inflight lanes. Publisher p owns the
+// channels c with c % Publishers == p (in the publish scenario, channel
+// p % Channels alone); its lanes share them out round-robin, or all
+// publish to the same one when there are fewer channels than lanes.
+func (r *run) layoutLanes() []*lane {
+	cfg := &r.cfg
+	per := cfg.Inflight
+	var interval time.Duration
+	if cfg.Rate > 0 {
+		interval = time.Duration(float64(time.Second) * float64(cfg.Publishers*per) / cfg.Rate)
+	}
+	lanes := make([]*lane, 0, cfg.Publishers*per)
+	for p := range cfg.Publishers {
+		var chans []int
+		for c := p % cfg.Channels; c < cfg.Channels; c += cfg.Publishers {
+			chans = append(chans, c)
+		}
+		if cfg.Scenario == Publish {
+			chans = []int{p % cfg.Channels}
+		}
+		for k := range per {
+			var mine []int
+			for j := k; j < len(chans); j += per {
+				mine = append(mine, chans[j])
+			}
+			if len(mine) == 0 {
+				mine = []int{chans[k%len(chans)]}
+			}
+			lanes = append(lanes, &lane{
+				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)), interval: interval,
+			})
+		}
+	}
+	return lanes
+}
+
+// clock is the run's monotonic time, which stamps carry.
+func (r *run) clock() time.Duration { return time.Since(r.epoch) }
+
+// run executes the phases.
+func (r *run) run(ctx context.Context) (*Result, error) {
+	if _, err := RaiseOpenFiles(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		r.problems.add("open files", err)
+	}
+	r.marks[markBefore] = r.mark(ctx)
+	stopTicks := r.startTicker()
+	defer stopTicks()
+
+	r.phase.Store(int32(PhaseConnect))
+	ramp := r.connectSubscribers(ctx)
+	r.res.Connect = r.connectStats(ramp)
+	r.marks[markConnected] = r.mark(ctx)
+	var err error
+	if ctx.Err() == nil {
+		if r.cfg.Scenario == Idle {
+			r.hold(ctx)
+		} else {
+			err = r.traffic(ctx)
+		}
+	}
+	r.phase.Store(int32(PhaseClose))
+	r.closeAll()
+	r.measured.Wait()
+	stopTicks()
+	r.finish(ctx.Err() != nil)
+	return &r.res, err
+}
+
+// hold keeps the idle connections open for Duration: the measured window.
+func (r *run) hold(ctx context.Context) {
+	r.phase.Store(int32(PhaseHold))
+	r.startWindow(ctx)
+	sleepUntil(ctx, time.Now().Add(r.cfg.Duration))
+	r.endWindow(ctx)
+}
+
+// traffic publishes for the warm-up and the window, then drains.
+func (r *run) traffic(ctx context.Context) error {
+	if err := r.connectPublishers(ctx); err != nil {
+		return err
+	}
+	perChannel := make([]int, r.cfg.Channels)
+	for i, c := range r.subConns {
+		if c != nil {
+			perChannel[r.subs[i].channel]++
+		}
+	}
+	for _, l := range r.lanes {
+		l.setFanout(r.cfg.Window, perChannel)
+	}
+	soft, stop := context.WithCancel(ctx)
+	hard, kill := context.WithCancel(context.WithoutCancel(ctx))
+	defer kill()
+	var wg sync.WaitGroup
+	for _, l := range r.lanes {
+		wg.Go(func() { l.run(soft, hard, r) })
+	}
+	r.phase.Store(int32(PhaseWarmup))
+	if sleepUntil(ctx, time.Now().Add(r.cfg.Warmup)) {
+		r.phase.Store(int32(PhaseMeasure))
+		r.startWindow(ctx)
+		sleepUntil(ctx, time.Now().Add(r.cfg.Duration))
+		r.endWindow(ctx)
+	}
+	stop()
+	// A publish still waiting for its acknowledgment gets the drain time
+	// to complete, then is cut off.
+	t := time.AfterFunc(r.cfg.Drain, kill)
+	wg.Wait()
+	t.Stop()
+	r.phase.Store(int32(PhaseDrain))
+	r.drain(ctx)
+	return nil
+}
+
+// drain waits for the messages in flight to arrive: until nothing is
+// owed, or no message arrived for Drain (on a loaded machine the last ones
+// may take a while, and are not lost), or ten times Drain passed.
+func (r *run) drain(ctx context.Context) {
+	start := time.Now()
+	last, lastAt := r.tally.delivered.load(), start
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done := true
+		for _, l := range r.lanes {
+			if l.gate != nil && !l.gate.drained() {
+				done = false
+				break
+			}
+		}
+		now := time.Now()
+		if n := r.tally.delivered.load(); n != last {
+			last, lastAt = n, now
+		}
+		if done || now.Sub(lastAt) >= r.cfg.Drain || now.Sub(start) >= 10*r.cfg.Drain {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// startWindow marks the start of the measured window.
+func (r *run) startWindow(ctx context.Context) {
+	r.lat.Reset()
+	r.ack.Reset()
+	r.marks[markStart] = r.mark(ctx)
+	if r.opts.OnMeasure == nil {
+		return
+	}
+	mctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	r.measured.Go(func() {
+		defer cancel()
+		r.opts.OnMeasure(mctx, r.cfg.Duration)
+	})
+}
+
+// endWindow marks the end of the measured window.
+func (r *run) endWindow(ctx context.Context) {
+	r.marks[markEnd] = r.mark(ctx)
+	r.scrape(ctx)
+	r.res.Latency = r.lat.Total()
+	r.res.PublishLatency = r.ack.Total()
+}
+
+// mark reads the counters and samples the processes.
+func (r *run) mark(ctx context.Context) mark {
+	m := mark{at: time.Now(), delivered: r.tally.delivered.load()}
+	for _, l := range r.lanes {
+		m.published += l.published.Load()
+	}
+	m.server = r.sample(ctx, r.opts.Server)
+	m.self = r.sample(ctx, r.self)
+	return m
+}
+
+// scrape keeps the server's metrics at the end of the window.
+func (r *run) scrape(ctx context.Context) {
+	if r.opts.Metrics == nil {
+		return
+	}
+	m, err := r.opts.Metrics.Scrape(ctx)
+	if err != nil {
+		r.problems.add("metrics", err)
+		return
+	}
+	for name := range m {
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "promhttp_") {
+			delete(m, name)
+		}
+	}
+	r.res.ServerMetrics = m
+}
+
+// canSample reports whether a probe works here (/proc exists).
+func (r *run) canSample(p Probe) bool {
+	_, err := p.Sample(context.Background())
+	return err == nil
+}
+
+// sample samples a probe; nil when there is none or it failed (counted).
+func (r *run) sample(ctx context.Context, p Probe) *Sample {
+	if p == nil {
+		return nil
+	}
+	s, err := p.Sample(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.problems.add("probe", err)
+		}
+		return nil
+	}
+	return &s
+}
