@@ -36,7 +36,8 @@ type Config struct {
 	Listen string `yaml:"listen,omitempty"`
 	// Apps are the apps served, one per appkey. Default: the "demo" app,
 	// whose default role may publish and subscribe every channel not
-	// starting with '$'. Listing apps replaces the demo app.
+	// starting with '$', and subscribe "$sys.stats" (the edge's numbers,
+	// for the demo dashboard). Listing apps replaces the demo app.
 	Apps []AppConfig `yaml:"apps,omitempty"`
 	// Limits bound what clients may use.
 	Limits LimitsConfig `yaml:"limits,omitempty"`

@@ -2,50 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
-	"time"
 
+	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
-// runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then shuts down
-// gracefully: it stops accepting, closes connections with 1001 "going
-// away" and exits within the shutdown timeout.
+// runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
+// reports not-ready, refuses new connections, closes open ones with 1001
+// "going away" and returns within the shutdown timeout (frontend.run).
 func runEdge(ctx context.Context, args []string, s stdio) error {
-	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
-	fs.SetOutput(s.errw)
-	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, or the config's listen)")
-	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
-	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
-	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	cfg := DefaultConfig()
-	if *configPath != "" {
-		var err error
-		if cfg, err = LoadConfig(*configPath); err != nil {
-			return err
-		}
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if *logLevel != "" {
-		cfg.Log.Level = *logLevel
-	}
-	if *logFormat != "" {
-		cfg.Log.Format = *logFormat
-	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := edgeConfig(args, s)
+	if err != nil {
 		return err
 	}
 	logger, err := newLogger(cfg.Log.Level, cfg.Log.Format, s.errw)
@@ -57,52 +27,79 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	opts.Logger = logger
+	m := metrics.New(version)
+	opts.FirstDelivery = m.FirstDelivery()
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	var f *frontend
+	if err = m.Watch(srv); err == nil {
+		f, err = openFrontend(cfg, srv, m, logger)
+	}
 	if err != nil {
 		srv.Shutdown(context.Background())
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		return err
 	}
-	printBanner(s, ln.Addr().String(), opts)
-	return serve(ctx, srv, ln, opts.Limits.ShutdownTimeout, logger)
+	stats := startStats(ctx, srv, logger)
+	defer stats.Stop()
+	printBanner(s, f, opts)
+	return f.run(ctx, opts.Limits.ShutdownTimeout)
 }
 
-// serve runs the HTTP server on ln until ctx ends, then drains.
-func serve(ctx context.Context, srv *server.Server, ln net.Listener, grace time.Duration, log *slog.Logger) error {
-	hs := &http.Server{
-		Handler:           newHandler(srv),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+// edgeConfig parses the edge's flags and loads its configuration: the
+// file's (or the default), with the flags given written over it.
+func edgeConfig(args []string, s stdio) (*Config, error) {
+	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
+	fs.SetOutput(s.errw)
+	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
+	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
+	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
+	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
+	var ops opsFlags
+	ops.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		srv.Shutdown(context.Background())
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	log.Info("shutting down", "grace", grace)
-	if grace <= 0 {
-		grace = 10 * time.Second
+	cfg := DefaultConfig()
+	if *configPath != "" {
+		var err error
+		if cfg, err = LoadConfig(*configPath); err != nil {
+			return nil, err
+		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	hs.Shutdown(sctx) // stops accepting; hijacked WebSockets are the edge's
-	err := srv.Shutdown(sctx)
-	if e := <-errc; e != nil && !errors.Is(e, http.ErrServerClosed) {
-		log.Warn("http server", "err", e)
+	if *listen != "" {
+		cfg.Listen = *listen
 	}
-	log.Info("stopped")
-	return err
+	if *logLevel != "" {
+		cfg.Log.Level = *logLevel
+	}
+	if *logFormat != "" {
+		cfg.Log.Format = *logFormat
+	}
+	ops.apply(cfg)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }
 
-func printBanner(s stdio, addr string, opts *server.Options) {
+func printBanner(s stdio, f *frontend, opts *server.Options) {
 	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", version)
-	fmt.Fprintf(s.out, "  url:    ws://%s\n", addr)
+	fmt.Fprintf(s.out, "  url:    %s\n", f.url)
+	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(f.url))
+	if f.certs != nil {
+		fmt.Fprintf(s.out, "  tls:    %s\n", f.certs)
+	}
+	if f.http != "" {
+		fmt.Fprintf(s.out, "  http:   %s (ACME http-01, redirects to HTTPS)\n", f.http)
+	}
+	if f.admin != "" {
+		fmt.Fprintf(s.out, "  admin:  http://%s/metrics\n", f.admin)
+	}
 	for _, a := range opts.Apps {
 		fmt.Fprintf(s.out, "  appkey: %s\n", a.Key)
 	}

@@ -12,5 +12,6 @@ func newHandler(srv *server.Server) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/v2", srv)
 	mux.Handle("/v2/", srv)
+	mux.Handle("/", webHandler())
 	return mux
 }

@@ -6,6 +6,7 @@
 //	sluice sub CHANNEL                            print messages as JSON lines
 //	sluice read CHANNEL [--position P]            read one message
 //	sluice token --appkey A --role R              mint a JWT
+//	sluice bench SCENARIO                         measure an RTM v2 endpoint
 //	sluice version                                print the version
 package main
 
@@ -40,6 +41,7 @@ var commands = map[string]command{
 	"sub":     runSub,
 	"read":    runRead,
 	"token":   runToken,
+	"bench":   runBench,
 	"version": runVersion,
 }
 
@@ -51,6 +53,7 @@ commands:
   sub      subscribe and print:  sluice sub CHANNEL
   read     read one message:     sluice read CHANNEL [--position P]
   token    mint a JWT:           sluice token --appkey A --role R --jwt-key K
+  bench    load generator:       sluice bench fanout|channels|idle|publish
   version  print the version
 
 Run "sluice <command> -h" for a command's flags.

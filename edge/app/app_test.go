@@ -158,8 +158,11 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo default role cannot use %q", ch)
 		}
 	}
-	if perms.CanPublish("$sys.stats") || perms.CanSubscribe("$sys.stats") {
+	if perms.CanPublish("$sys.stats") || perms.CanSubscribe("$sys.other") {
 		t.Error("demo default role can use a reserved channel")
+	}
+	if !perms.CanSubscribe(StatsChannel) {
+		t.Error("demo default role cannot read the edge's stats")
 	}
 	for name, r := range a.Roles {
 		if r.Secret != "" {

@@ -5,11 +5,16 @@ import "github.com/sluicehq/sluice/edge/store"
 // DemoKey is the appkey of the embedded demo app.
 const DemoKey = "demo"
 
+// StatsChannel is the reserved channel on which the edge publishes its own
+// numbers every second (package sysstats), for dashboards.
+const StatsChannel = "$sys.stats"
+
 // Demo returns the embedded default app a single edge serves out of the
 // box: appkey "demo", whose default role may publish and subscribe every
-// channel not starting with '$', with the default message size, the store's
-// default retention, no secret roles and no jwt key. It is meant for
-// development: anyone who knows the appkey can use every ordinary channel.
+// channel not starting with '$' and subscribe to StatsChannel (the demo
+// dashboard reads it), with the default message size, the store's default
+// retention, no secret roles and no jwt key. It is meant for development:
+// anyone who knows the appkey can use every ordinary channel.
 func Demo() *App {
 	return &App{
 		Key:             DemoKey,
@@ -19,7 +24,7 @@ func Demo() *App {
 				Name: DefaultRole,
 				Permissions: Permissions{
 					Publish:   []string{"*"},
-					Subscribe: []string{"*"},
+					Subscribe: []string{"*", StatsChannel},
 				},
 			},
 		},

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/shared/codec"
-	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -20,7 +18,7 @@ type Client struct {
 	url   string // the WebSocket URL, with /v2 and the appkey
 	opts  Options
 	codec codec.Codec // the codec asked for; a connection may fall back to JSON
-	log   *slog.Logger
+	log   *Logger
 	dial  dialFunc
 
 	ctx    context.Context // ends at Close; bounds every goroutine and wait
@@ -130,8 +128,11 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	switch sp := t.Subprotocol(); sp {
 	case cd.Name():
 	case "":
-		// No subprotocol means the RTM default.
-		cd = jsoncodec.Codec{}
+		// No subprotocol means the RTM default, JSON.
+		if cd = rtmDefaultCodec(); cd == nil {
+			_ = t.Close(rtm.ClosePolicyViolation, "no subprotocol")
+			return nil, fmt.Errorf("client: dial %s: the edge chose no subprotocol (JSON); this build speaks %q only", c.url, c.codec.Name())
+		}
 	default:
 		_ = t.Close(rtm.ClosePolicyViolation, "unexpected subprotocol")
 		return nil, fmt.Errorf("client: dial %s: the edge chose subprotocol %q, not %q", c.url, sp, c.codec.Name())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +27,7 @@ const maxKeptWriteBuffer = 64 << 10
 type conn struct {
 	t     transport
 	codec codec.Codec
-	log   *slog.Logger
+	log   *Logger
 	// push receives every PDU without id (subscription data, info and
 	// errors), on the reader goroutine; size is the frame's length.
 	push func(cn *conn, env rtm.Envelope, size int)
@@ -65,7 +64,7 @@ type call struct {
 }
 
 // newConn starts the reader of a dialed transport.
-func newConn(t transport, cd codec.Codec, log *slog.Logger, push func(*conn, rtm.Envelope, int)) *conn {
+func newConn(t transport, cd codec.Codec, log *Logger, push func(*conn, rtm.Envelope, int)) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	cn := &conn{
 		t: t, codec: cd, log: log, push: push,

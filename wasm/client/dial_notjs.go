@@ -20,7 +20,7 @@ import (
 func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, error) {
 	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		Subprotocols: cfg.subprotocols,
-		HTTPHeader:   cfg.header,
+		HTTPHeader:   http.Header(cfg.header),
 	})
 	if err != nil {
 		if refusal := httpRefusal(resp); refusal != nil {
@@ -53,3 +53,29 @@ func httpRefusal(resp *http.Response) error {
 	}
 	return fmt.Errorf("%w: HTTP %s", ErrRefused, resp.Status)
 }
+
+// wsTransport adapts a coder/websocket connection.
+type wsTransport struct {
+	ws *websocket.Conn
+}
+
+func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
+	_, p, err := t.ws.Read(ctx)
+	return p, err
+}
+
+func (t *wsTransport) Write(ctx context.Context, binary bool, p []byte) error {
+	typ := websocket.MessageText
+	if binary {
+		typ = websocket.MessageBinary
+	}
+	return t.ws.Write(ctx, typ, p)
+}
+
+func (t *wsTransport) Ping(ctx context.Context) error { return t.ws.Ping(ctx) }
+
+func (t *wsTransport) Close(code int, reason string) error {
+	return t.ws.Close(websocket.StatusCode(code), reason)
+}
+
+func (t *wsTransport) Subprotocol() string { return t.ws.Subprotocol() }

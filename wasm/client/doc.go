@@ -40,6 +40,21 @@
 // as a slow consumer would on the edge. Replies to requests never wait
 // behind the buffer, so a handler may publish, subscribe or unsubscribe.
 //
+// # In the browser
+//
+// Built with GOOS=js GOARCH=wasm (sluice.wasm; wasm/bridge exports it to
+// JavaScript), the client uses the browser's own WebSocket through
+// syscall/js instead of coder/websocket, whose browser build links
+// net/http. To keep sluice.wasm small (the budget is 1 MB gzipped) the
+// browser build also leaves out what a browser does not need: it speaks
+// msgpack only (a library-free codec, wasm/internal/msgpack; CBOR and
+// JSON are refused as Options.Codec, and an edge that picks no subprotocol
+// is refused), Options.Logger is a small console logger (NewLogger) rather
+// than log/slog, URLs are parsed by the browser, and the role_secret HMAC
+// is computed without crypto/*. Browsers cannot send pings or custom
+// handshake headers, and hide why a handshake failed: Dial then asks the
+// edge over HTTP, so an unknown appkey is still invalid_appkey.
+//
 // # Goroutines and locks
 //
 // A client owns a supervisor goroutine (reconnects, pings, resubscribes),

@@ -2,8 +2,6 @@ package client
 
 import (
 	"fmt"
-	"log/slog"
-	"net/http"
 	"time"
 )
 
@@ -20,7 +18,7 @@ type Options struct {
 	Token string
 	// Codec is the encoding: "msgpack" (default), "json" or "cbor". An
 	// edge that does not accept it (no subprotocol chosen) gets JSON, the
-	// RTM default.
+	// RTM default. The browser build speaks msgpack only.
 	Codec string
 	// MinBackoff and MaxBackoff bound the delay between reconnection
 	// attempts (exponential growth with full jitter); defaults 100ms and
@@ -38,14 +36,18 @@ type Options struct {
 	// handlers, in encoded bytes; default 8 MiB. See the package
 	// documentation for what happens when handlers fall that far behind.
 	DeliveryBufferBytes int
-	// Logger receives the client's logs; default slog.Default().
-	Logger *slog.Logger
+	// Logger receives the client's logs. Natively Logger is *slog.Logger
+	// and the default slog.Default(); in the browser build it is a small
+	// console logger (see NewLogger) and the default logs Info and above
+	// to the browser console.
+	Logger *Logger
 	// OnState, when set, is called with each new State, on the delivery
 	// goroutine (see the package documentation).
 	OnState func(State)
 	// HTTPHeader is sent with the WebSocket handshake (not in browsers,
-	// which do not allow it).
-	HTTPHeader http.Header
+	// which do not allow it). An http.Header fits; the field is a plain
+	// map so that the browser build does not link net/http.
+	HTTPHeader map[string][]string
 }
 
 // Defaults of Options.
@@ -85,7 +87,7 @@ func (o *Options) withDefaults() (Options, error) {
 		r.DeliveryBufferBytes = DefaultDeliveryBufferBytes
 	}
 	if r.Logger == nil {
-		r.Logger = slog.Default()
+		r.Logger = defaultLogger()
 	}
 	switch {
 	case r.AppKey == "":

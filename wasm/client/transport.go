@@ -2,16 +2,14 @@ package client
 
 import (
 	"context"
-	"net/http"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // transport is one WebSocket connection as the client uses it: whole
-// messages in, whole messages out. It is the seam where a browser-specific
-// implementation (syscall/js, in *_js.go files) can replace coder/websocket
-// without touching the protocol code.
+// messages in, whole messages out. It is the seam between the protocol
+// code and the platform: coder/websocket natively (dial_notjs.go), the
+// browser's own WebSocket through syscall/js in WebAssembly
+// (websocket_js.go), which keeps net/http out of the browser build.
 //
 // Read is called by one goroutine at a time; Write, Ping and Close may be
 // called concurrently with Read and with each other.
@@ -33,7 +31,7 @@ type transport interface {
 // dialConfig is what a transport dialer needs beyond the URL.
 type dialConfig struct {
 	subprotocols []string
-	header       http.Header // not settable in browsers; ignored there
+	header       map[string][]string // not settable in browsers; ignored there
 }
 
 // dialFunc opens a transport; Client.dial defaults to dialWebSocket and
@@ -44,32 +42,6 @@ type dialFunc func(ctx context.Context, url string, cfg dialConfig) (transport, 
 // messages into one rtm/subscription/data PDU, so it is far above the
 // per-message limit (64 KiB by default).
 const readLimit = 64 << 20
-
-// wsTransport adapts a coder/websocket connection.
-type wsTransport struct {
-	ws *websocket.Conn
-}
-
-func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
-	_, p, err := t.ws.Read(ctx)
-	return p, err
-}
-
-func (t *wsTransport) Write(ctx context.Context, binary bool, p []byte) error {
-	typ := websocket.MessageText
-	if binary {
-		typ = websocket.MessageBinary
-	}
-	return t.ws.Write(ctx, typ, p)
-}
-
-func (t *wsTransport) Ping(ctx context.Context) error { return t.ws.Ping(ctx) }
-
-func (t *wsTransport) Close(code int, reason string) error {
-	return t.ws.Close(websocket.StatusCode(code), reason)
-}
-
-func (t *wsTransport) Subprotocol() string { return t.ws.Subprotocol() }
 
 // writeTimeout bounds one write, so a peer that stops reading cannot block
 // the writer forever; the connection is dropped (and resumed) instead.

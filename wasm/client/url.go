@@ -1,47 +1,20 @@
 package client
 
-import (
-	"fmt"
-	"net/url"
-	"regexp"
-	"strings"
-)
+import "strings"
 
-// versionSuffix matches a path that already names a protocol version, like
-// the RTM SDKs' check: "/v2", "/v3".
-var versionSuffix = regexp.MustCompile(`/v[0-9]+$`)
-
-// endpointURL builds the WebSocket URL for an edge endpoint: ws:// or
-// wss:// (http:// and https:// are accepted and converted, as browsers
-// only open ws URLs), "/v2" appended unless the path already ends in "/vN",
-// and the appkey query parameter set. Other query parameters are kept.
-func endpointURL(endpoint, appkey string) (string, error) {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return "", fmt.Errorf("%w: %q: %v", ErrURL, endpoint, err)
+// hasVersionSuffix reports whether a path already names a protocol
+// version, like the RTM SDKs' check for /v[0-9]+$: "/v2", "/v3". Written
+// by hand because regexp would add a quarter megabyte to the browser
+// build.
+func hasVersionSuffix(path string) bool {
+	i := strings.LastIndex(path, "/v")
+	if i < 0 || i+2 == len(path) {
+		return false
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "ws", "http":
-		u.Scheme = "ws"
-	case "wss", "https":
-		u.Scheme = "wss"
-	default:
-		return "", fmt.Errorf("%w: %q must start with ws://, wss://, http:// or https://", ErrURL, endpoint)
+	for _, c := range path[i+2:] {
+		if c < '0' || c > '9' {
+			return false
+		}
 	}
-	if u.Host == "" {
-		return "", fmt.Errorf("%w: %q has no host", ErrURL, endpoint)
-	}
-	if appkey == "" {
-		return "", fmt.Errorf("%w: no appkey", ErrOptions)
-	}
-	path := strings.TrimSuffix(u.Path, "/")
-	if !versionSuffix.MatchString(path) {
-		path += "/v2"
-	}
-	u.Path, u.RawPath = path, ""
-	q := u.Query()
-	q.Set("appkey", appkey)
-	u.RawQuery = q.Encode()
-	u.Fragment = ""
-	return u.String(), nil
+	return true
 }

@@ -1,0 +1,64 @@
+// What the demo pages share: which app to use, the connection pill and the
+// error banner.
+import { Sluice } from "/sluice.js";
+
+/** appkey is the page's ?appkey=, or "demo", the app `make run` serves. */
+export const appkey = new URLSearchParams(location.search).get("appkey") || "demo";
+
+/** showError shows a problem at the top of the page. */
+export function showError(message) {
+  const el = document.getElementById("error");
+  el.textContent = message;
+  el.classList.add("shown");
+}
+
+/** hideError hides the banner again. */
+export function hideError() {
+  document.getElementById("error").classList.remove("shown");
+}
+
+/**
+ * connect connects to the edge that served the page and keeps the state
+ * pill (#state) current.
+ */
+export async function connect() {
+  const pill = document.getElementById("state");
+  const show = (state) => {
+    pill.dataset.state = state;
+    pill.textContent = state;
+  };
+  show("connecting");
+  try {
+    const client = await Sluice.connect("/", { appkey, onState: show });
+    show(client.state);
+    return client;
+  } catch (e) {
+    show("closed");
+    showError(`Could not connect (${e.code}): ${e.message}`);
+    throw e;
+  }
+}
+
+/** formatNumber prints 1234567 as "1.23M" and 1000 as "1k". */
+export function formatNumber(n, unit = "") {
+  const abs = Math.abs(n);
+  const scale = [
+    [1e12, "T"],
+    [1e9, "G"],
+    [1e6, "M"],
+    [1e3, "k"],
+  ].find(([s]) => abs >= s);
+  if (!scale) return `${Number.isInteger(n) ? n : n.toFixed(1)}${unit}`;
+  return `${Number((n / scale[0]).toPrecision(3))}${scale[1]}${unit}`;
+}
+
+/** formatBytes prints 1536 as "1.5 KiB" and 297984 as "291 KiB". */
+export function formatBytes(n) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 || n >= 100 || Number.isInteger(n) ? Math.round(n) : n.toFixed(1)} ${units[i]}`;
+}

@@ -1,0 +1,179 @@
+// Type declarations of sluice.js, the browser client of Sluice.
+
+/**
+ * A message: any value of Sluice's data model. Objects and arrays nest up
+ * to 64 levels. Binary data is a Uint8Array (an ArrayBuffer or another
+ * typed array is sent as its bytes). Integers are exact up to 2^53 as
+ * numbers; larger 64-bit integers arrive as BigInt, and a BigInt may be
+ * sent. A number that is an integer of at most 2^53 is sent as an integer,
+ * any other number as a 64-bit float (so 2.0 arrives as 2). As with
+ * JSON.stringify, undefined and functions inside objects are left out and
+ * objects with toJSON (Date) are sent as what it returns; NaN and
+ * infinities are refused (invalid_value).
+ */
+export type Value =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Uint8Array
+  | Value[]
+  | { [key: string]: Value };
+
+/** A position in a channel, "EPOCH:OFFSET". */
+export type Position = string;
+
+/** The states of a connection, in the order a client goes through them. */
+export type State = "connecting" | "connected" | "disconnected" | "reconnecting" | "closed";
+
+export declare const States: readonly State[];
+
+/** Where to find the WebAssembly files; by default beside sluice.js, in dist/. */
+export interface LoadOptions {
+  wasmURL?: string;
+  wasmExecURL?: string;
+}
+
+export interface ConnectOptions extends LoadOptions {
+  /** The app to connect to. Required. */
+  appkey: string;
+  /** Authenticate as this role with its secret (RTM role_secret). */
+  role?: string;
+  secret?: string;
+  /** Or authenticate with a JWT signed with the app's key (Sluice's extension). */
+  token?: string;
+  /** Bounds of the delay between reconnection attempts, in ms; defaults 100 and 10000. */
+  minBackoff?: number;
+  maxBackoff?: number;
+  /** Bound of one connection attempt (handshake and authentication), in ms; default 15000. */
+  dialTimeout?: number;
+  /** Bound of each call, including a wait for the connection while reconnecting, in ms; default 30000. */
+  timeout?: number;
+  /** Bytes of messages the client buffers for slow handlers; default 8 MiB. */
+  deliveryBufferBytes?: number;
+  /** What the client logs to the console; default "warn". */
+  logLevel?: "debug" | "info" | "warn" | "error" | "off";
+  /** Listeners registered before connecting, so the first states are heard too. */
+  onState?: (state: State) => void;
+  onError?: (error: SluiceError) => void;
+}
+
+export interface SubscribeOptions {
+  /** The subscription id; default the channel name. Several subscriptions to one channel need distinct ids. */
+  id?: string;
+  /** Start at this position, inclusive (where a previous subscription stopped: Subscription.position). */
+  position?: Position;
+  /** Start with the last count messages and/or those younger than age seconds. */
+  history?: { count?: number; age?: number };
+  /** Skip messages that expired before they were read (an "info" event) instead of ending with out_of_sync. */
+  fastForward?: boolean;
+  /** Replace a live subscription with the same id. */
+  force?: boolean;
+  /** A stream SQL view, "SELECT ... FROM channel WHERE ..."; needs an id. */
+  filter?: string;
+  /** The aggregation period of a filter, in seconds. */
+  period?: number;
+}
+
+/** What a handler learns about a message besides its value. */
+export interface MessageInfo {
+  subscriptionId: string;
+  /** The position after the batch of messages this one came in. */
+  position: Position;
+  /** Whether this is the last message of its batch: position is then exactly where to resume after it. */
+  endOfBatch: boolean;
+}
+
+/** A fast_forward notice: the edge skipped messages this subscription was too slow to read. */
+export interface SubscriptionInfo {
+  info: string;
+  reason: string;
+  position: Position;
+  subscriptionId: string;
+  missedMessageCount: number | bigint;
+}
+
+/**
+ * The error of every failed call and "error" event. Branch on code: an
+ * RTM code from the edge (authorization_denied, authentication_failed,
+ * invalid_appkey, expired_position, out_of_sync, already_subscribed,
+ * message_too_large, ...) or the client's own: closed, disconnected (the
+ * connection dropped before the reply; the call may or may not have been
+ * carried out), timeout, invalid_options, invalid_url, invalid_value,
+ * handler_error, internal_error, load_failed.
+ */
+export declare class SluiceError extends Error {
+  readonly name: "SluiceError";
+  readonly code: string;
+  readonly reason: string;
+  readonly position: Position | null;
+  readonly subscriptionId: string | null;
+}
+
+declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
+  /** on registers a listener and returns a function that removes it. */
+  on<E extends keyof Events>(event: E, listener: Events[E]): () => void;
+  off<E extends keyof Events>(event: E, listener: Events[E]): void;
+}
+
+export type ClientEvents = {
+  /** A new connection state. */
+  state: (state: State) => void;
+  /** A subscription ended by the edge (out_of_sync; expired_position when resuming), refused, or whose handler threw. */
+  error: (error: SluiceError) => void;
+};
+
+/** A connection to an edge, kept up (reconnect, re-authenticate, resume) until close(). */
+export declare class Client extends Emitter<ClientEvents> {
+  readonly state: State;
+  /** Publish a message; resolves with its position once the edge stored it. */
+  publish(channel: string, message: Value): Promise<Position>;
+  /** Store a message like publish (RTM's key-value name). */
+  write(channel: string, message: Value): Promise<Position>;
+  /** Publish null, RTM's way of deleting a key. */
+  delete(channel: string): Promise<Position>;
+  /** The newest message of a channel (null if none), or the one at options.position. */
+  read(channel: string, options?: { position?: Position }): Promise<{ message: Value; position: Position | null }>;
+  /**
+   * Subscribe; returns at once. handler gets every message in order, once,
+   * across reconnects as long as the edge still holds them; what cannot be
+   * recovered ends the subscription with an "error" event.
+   */
+  subscribe(channel: string, options: SubscribeOptions, handler: (message: Value, info: MessageInfo) => void): Subscription;
+  subscribe(channel: string, handler: (message: Value, info: MessageInfo) => void): Subscription;
+  /** Close the connection and end every subscription. Idempotent. */
+  close(): Promise<void>;
+}
+
+export type SubscriptionEvents = {
+  /** The subscription ended because of the edge, was refused, or its handler threw. */
+  error: (error: SluiceError) => void;
+  /** The edge fast-forwarded the subscription. */
+  info: (info: SubscriptionInfo) => void;
+};
+
+export declare class Subscription extends Emitter<SubscriptionEvents> {
+  readonly id: string;
+  readonly channel: string;
+  /** Resolves once the edge accepted the subscription; rejects (and an "error" event fires) if it refused. */
+  readonly ready: Promise<Subscription>;
+  readonly state: "pending" | "live" | "ended";
+  /** Why the edge ended or refused the subscription, else null. */
+  readonly error: SluiceError | null;
+  /** Where it would continue: after the last batch handed to the handler. Subscribing there continues without gap or duplicate. */
+  readonly position: Position | null;
+  /** End the subscription here and on the edge. */
+  unsubscribe(): Promise<void>;
+}
+
+export declare class Sluice {
+  /** Load the WebAssembly client (once per page), connect and authenticate. */
+  static connect(url: string | URL | undefined, options: ConnectOptions): Promise<Client>;
+  static load(options?: LoadOptions): Promise<unknown>;
+}
+
+/** Fetch and start sluice.wasm ahead of connect, or from elsewhere. */
+export declare function load(options?: LoadOptions): Promise<unknown>;
+
+export default Sluice;

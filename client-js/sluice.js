@@ -1,0 +1,353 @@
+// Sluice for the browser: live channels with automatic reconnect and
+// gap-free resume. The client itself is Go compiled to WebAssembly
+// (sluice.wasm, with the wasm_exec.js of the same Go release); this module
+// loads it once and gives it a Promise and event API.
+//
+//   import { Sluice } from "/sluice.js";
+//   const client = await Sluice.connect("wss://edge.example.com", { appkey: "demo" });
+//   const sub = client.subscribe("chat", { history: { count: 20 } }, (msg, info) => { ... });
+//   await client.publish("chat", { text: "hi" });
+//   client.on("state", (state) => { ... }); // connecting, connected, disconnected, reconnecting, closed
+//
+// Types and documentation: sluice.d.ts. No dependencies, no build step.
+
+const here = import.meta.url;
+
+/** Where sluice.wasm and wasm_exec.js are: beside this module by default. */
+const defaults = {
+  wasmURL: new URL("./dist/sluice.wasm", here).href,
+  wasmExecURL: new URL("./dist/wasm_exec.js", here).href,
+};
+
+/** The states a client goes through. */
+export const States = Object.freeze(["connecting", "connected", "disconnected", "reconnecting", "closed"]);
+
+/**
+ * The error of every failed call and "error" event. code is what to
+ * branch on: an RTM code from the edge (authorization_denied,
+ * authentication_failed, expired_position, out_of_sync, invalid_appkey,
+ * ...) or one of the client's own (closed, disconnected, timeout,
+ * invalid_options, invalid_url, invalid_value, handler_error,
+ * internal_error, load_failed).
+ */
+export class SluiceError extends Error {
+  constructor(message, { code = "error", reason = "", position = null, subscriptionId = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "SluiceError";
+    this.code = code;
+    this.reason = reason;
+    this.position = position;
+    this.subscriptionId = subscriptionId;
+  }
+}
+
+/** toSluiceError turns what the WebAssembly side rejects with into a SluiceError. */
+function toSluiceError(e) {
+  if (e instanceof SluiceError) return e;
+  if (e && typeof e === "object") {
+    return new SluiceError(String(e.message || e), {
+      code: e.code || "error",
+      reason: e.reason || "",
+      position: e.position || null,
+      subscriptionId: e.subscriptionId || null,
+      cause: e,
+    });
+  }
+  return new SluiceError(String(e));
+}
+
+let loading = null;
+
+/**
+ * load fetches and starts sluice.wasm once per page; connect calls it.
+ * Call it yourself to start the download early or to load the files from
+ * elsewhere ({wasmURL, wasmExecURL}).
+ */
+export function load(options = {}) {
+  if (!loading) {
+    loading = boot({ ...defaults, ...options }).catch((e) => {
+      loading = null; // let a later call try again
+      throw new SluiceError(`sluice: could not load the WebAssembly client: ${e && e.message ? e.message : e}`, {
+        code: "load_failed",
+        cause: e,
+      });
+    });
+  }
+  return loading;
+}
+
+async function boot({ wasmURL, wasmExecURL }) {
+  if (typeof globalThis.Go !== "function") {
+    await import(wasmExecURL); // defines globalThis.Go
+  }
+  const go = new globalThis.Go();
+  const { instance } = await instantiate(wasmURL, go.importObject);
+  const api = new Promise((resolve) => {
+    globalThis.__sluiceBoot = resolve;
+  });
+  go.run(instance).then(() => {
+    console.error("sluice: the WebAssembly client exited; reload the page to reconnect");
+  });
+  return api;
+}
+
+async function instantiate(url, imports) {
+  const response = fetch(url, { credentials: "same-origin" });
+  if (WebAssembly.instantiateStreaming) {
+    try {
+      return await WebAssembly.instantiateStreaming(response, imports);
+    } catch (e) {
+      // A server without the application/wasm type: fall back below.
+      if (!(e instanceof TypeError)) throw e;
+    }
+  }
+  const r = await response;
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status} ${await r.text()}`);
+  return WebAssembly.instantiate(await r.arrayBuffer(), imports);
+}
+
+/** Emitter is the small event registry of clients and subscriptions. */
+class Emitter {
+  #listeners = new Map();
+
+  /** on registers a listener and returns a function that removes it. */
+  on(event, fn) {
+    if (typeof fn !== "function") throw new TypeError("listener must be a function");
+    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
+    this.#listeners.get(event).add(fn);
+    return () => this.off(event, fn);
+  }
+
+  /** off removes a listener. */
+  off(event, fn) {
+    this.#listeners.get(event)?.delete(fn);
+  }
+
+  /** emit calls the listeners; one that throws does not stop the others. */
+  emit(event, ...args) {
+    const set = this.#listeners.get(event);
+    if (!set || set.size === 0) return false;
+    for (const fn of [...set]) {
+      try {
+        fn(...args);
+      } catch (e) {
+        queueMicrotask(() => {
+          throw e; // reported by the browser as an uncaught error, like any listener's
+        });
+      }
+    }
+    return true;
+  }
+}
+
+/** Sluice is the entry point: Sluice.connect(url, options). */
+export class Sluice {
+  /**
+   * connect loads the WebAssembly client, opens a WebSocket to the edge
+   * and authenticates; it resolves with a connected Client. url may be
+   * ws(s)://, http(s):// or relative to the page ("/" is the page's edge).
+   */
+  static async connect(url, options = {}) {
+    const api = await load(options);
+    const client = new Client(api, options);
+    await client._connect(resolveURL(url));
+    return client;
+  }
+
+  static load = load;
+}
+
+/** resolveURL makes a URL absolute against the page. */
+function resolveURL(url) {
+  const base = typeof location === "undefined" ? undefined : location.href;
+  return new URL(url ?? "/", base).href;
+}
+
+/** Client is one connection to an edge, kept up until close(). */
+export class Client extends Emitter {
+  #api;
+  #options;
+  #n = 0;
+  #state = "connecting";
+
+  constructor(api, options) {
+    super();
+    this.#api = api;
+    this.#options = options;
+    if (typeof options.onState === "function") this.on("state", options.onState);
+    if (typeof options.onError === "function") this.on("error", options.onError);
+  }
+
+  async _connect(url) {
+    const { onState, onError, wasmURL, wasmExecURL, ...goOptions } = this.#options;
+    try {
+      this.#n = await this.#api.connect(url, goOptions, (state) => {
+        this.#state = state;
+        this.emit("state", state);
+      });
+    } catch (e) {
+      throw toSluiceError(e);
+    }
+  }
+
+  /** state is the connection state now. */
+  get state() {
+    return this.#n ? this.#api.state(this.#n) : this.#state;
+  }
+
+  /** publish sends a message and resolves with its position ("EPOCH:OFFSET"). */
+  publish(channel, message) {
+    return this.#call(() => this.#api.publish(this.#n, channel, message));
+  }
+
+  /** write stores a message like publish (RTM's key-value name for it). */
+  write(channel, message) {
+    return this.#call(() => this.#api.write(this.#n, channel, message));
+  }
+
+  /** delete publishes null, RTM's way of deleting a key. */
+  delete(channel) {
+    return this.#call(() => this.#api.delete(this.#n, channel));
+  }
+
+  /** read resolves with {message, position}: the newest message, or the one at options.position. */
+  read(channel, options = {}) {
+    return this.#call(() => this.#api.read(this.#n, channel, options));
+  }
+
+  /**
+   * subscribe starts a subscription and returns it at once; its ready
+   * Promise settles when the edge accepted or refused it. handler(message,
+   * info) gets every message, in order, once, across reconnects.
+   */
+  subscribe(channel, options, handler) {
+    if (typeof options === "function") [options, handler] = [{}, options];
+    return new Subscription(this, this.#api, this.#n, channel, options || {}, handler);
+  }
+
+  /** close closes the connection and ends every subscription; it is idempotent. */
+  close() {
+    return this.#call(() => this.#api.close(this.#n));
+  }
+
+  async #call(fn) {
+    try {
+      return await fn();
+    } catch (e) {
+      throw toSluiceError(e);
+    }
+  }
+}
+
+/** Subscription is a live subscription; see Client.subscribe. */
+export class Subscription extends Emitter {
+  #api;
+  #client;
+  #n = 0;
+  #position = null;
+  #state = "pending";
+  #error = null;
+
+  constructor(client, api, cn, channel, options, handler) {
+    super();
+    if (typeof handler !== "function") throw new TypeError("subscribe needs a handler function");
+    this.#client = client;
+    this.#api = api;
+    this.channel = channel;
+    this.id = options.id || channel;
+    this.#position = options.position || null;
+    const onMessage = (message, info) => {
+      if (info.endOfBatch) this.#position = info.position;
+      try {
+        handler(message, info);
+      } catch (e) {
+        this.#report(new SluiceError(`sluice: the handler of ${this.id} threw: ${e && e.message ? e.message : e}`, {
+          code: "handler_error",
+          subscriptionId: this.id,
+          cause: e,
+        }));
+      }
+    };
+    const onError = (e) => {
+      const err = toSluiceError(e);
+      err.subscriptionId = err.subscriptionId || this.id;
+      this.#end(err);
+    };
+    const onInfo = (info) => this.emit("info", info);
+    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo).then(
+      (r) => {
+        this.#n = r.sub;
+        this.id = r.id;
+        if (this.#state === "pending") this.#state = "live";
+        this.#position = this.#position || r.position;
+        return this;
+      },
+      (e) => {
+        const err = toSluiceError(e);
+        err.subscriptionId = err.subscriptionId || this.id;
+        this.#end(err);
+        throw err;
+      },
+    );
+    // Refusals are reported as "error" events; awaiting ready is optional,
+    // so an ignored ready must not show up as an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  /** state is "pending" (not yet accepted), "live" or "ended". */
+  get state() {
+    return this.#state;
+  }
+
+  /** error is why the subscription ended because of the edge, else null. */
+  get error() {
+    return this.#error;
+  }
+
+  /**
+   * position is where the subscription would continue: after the last
+   * batch of messages handed to the handler. Subscribing again there
+   * ({position}) continues without gap or duplicate.
+   */
+  get position() {
+    if (this.#n && this.#state === "live") {
+      const p = this.#api.position(this.#n);
+      if (p) this.#position = p;
+    }
+    return this.#position;
+  }
+
+  /** unsubscribe ends the subscription here and on the edge. */
+  async unsubscribe() {
+    try {
+      await this.ready;
+    } catch {
+      return; // never started
+    }
+    const p = this.position;
+    try {
+      await this.#api.unsubscribe(this.#n);
+    } catch (e) {
+      throw toSluiceError(e);
+    } finally {
+      this.#position = p;
+      this.#state = "ended";
+    }
+  }
+
+  #end(err) {
+    if (this.#state === "ended") return;
+    this.#state = "ended";
+    this.#error = err;
+    this.#report(err);
+  }
+
+  #report(err) {
+    const heard = this.emit("error", err);
+    if (!this.#client.emit("error", err) && !heard) {
+      console.error(err); // nobody listens: never fail silently
+    }
+  }
+}
+
+export default Sluice;

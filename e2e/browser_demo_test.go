@@ -1,0 +1,161 @@
+package e2e
+
+// The demo pages the edge serves at /, driven through their own UI.
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sluicehq/sluice/wasm/client"
+)
+
+// httpStatus returns the status of a GET.
+func httpStatus(url string) (int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// startDemoEdge runs `sluice edge` as `make run` does: no configuration,
+// app "demo".
+func startDemoEdge(t *testing.T) *edgeProcess {
+	t.Helper()
+	e := startEdgeProcess(t)
+	requireWasm(t, e)
+	return e
+}
+
+// chatTexts lists the texts shown in a chat page, oldest first.
+const chatTexts = `[...document.querySelectorAll("#messages li .text")].map((e) => e.textContent)`
+
+// chatOpen opens the chat page of a room as a user, and waits until it
+// can send.
+func chatOpen(t *testing.T, b *chrome, e *edgeProcess, room, user string) *tab {
+	t.Helper()
+	p := b.newTab(t, e.url)
+	p.open("/chat.html#" + room)
+	p.run("wait for "+user+"'s chat to join",
+		chromedp.WaitEnabled(chromedp.CSS("#send")),
+		chromedp.SetValue(chromedp.CSS("#name"), user),
+	)
+	return p
+}
+
+// chatSay types a message in the chat's box and presses Send.
+func chatSay(p *tab, text string) {
+	p.t.Helper()
+	p.run("say "+text,
+		chromedp.SendKeys(chromedp.CSS("#text"), text),
+		chromedp.Click(chromedp.CSS("#send")),
+	)
+}
+
+// chatWait waits until a chat page shows text.
+func chatWait(p *tab, text string) {
+	p.t.Helper()
+	p.waitJS(fmt.Sprintf("%q on the page", text), fmt.Sprintf("%s.includes(%q)", chatTexts, text))
+}
+
+func testChatBothWays(t *testing.T, b *chrome) {
+	e := startDemoEdge(t)
+	room := fmt.Sprintf("e2e-%d", time.Now().UnixNano())
+	alice := chatOpen(t, b, e, room, "alice")
+	bob := chatOpen(t, b, e, room, "bob")
+	chatSay(alice, "hello bob, it's alice 👋")
+	chatWait(bob, "hello bob, it's alice 👋")
+	chatSay(bob, "hi alice! ünïcode works")
+	chatWait(alice, "hi alice! ünïcode works")
+	// Each sees both lines, in the order they were said.
+	for _, p := range []*tab{alice, bob} {
+		got := evalJS[[]string](p, chatTexts)
+		want := []string{"hello bob, it's alice 👋", "hi alice! ünïcode works"}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s shows %q, want %q", p.base, got, want)
+		}
+	}
+	// Who said what: bob sees alice's line under her name.
+	who := evalJS[[]string](bob, `[...document.querySelectorAll("#messages li .user")].map((e) => e.textContent)`)
+	if strings.Join(who, ",") != "alice,bob" {
+		t.Errorf("bob's page names %v, want alice then bob", who)
+	}
+	// And a Go client in the same room sees the page's messages.
+	c := dial(t, e.url, client.Options{AppKey: "demo"})
+	v, _, err := c.Read(ctxFor(t), "chat."+room)
+	if m, ok := v.(map[string]any); err != nil || !ok || m["user"] != "bob" {
+		t.Fatalf("read chat.%s = %v, %v; want bob's message", room, v, err)
+	}
+}
+
+// seedDemo publishes a conversation for the chat to replay, and traffic
+// for the dashboard.
+func seedDemo(t *testing.T, e *edgeProcess) {
+	t.Helper()
+	pub := dial(t, e.url, client.Options{AppKey: "demo"})
+	ctx := ctxFor(t)
+	for _, m := range []map[string]any{
+		{"user": "alice", "text": "Is the edge up?"},
+		{"user": "bob", "text": "Up, and serving its own WebAssembly client."},
+	} {
+		m["time"] = time.Now().UnixMilli()
+		if _, err := pub.Publish(ctx, "chat.lobby", m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		if _, err := pub.Publish(ctx, fmt.Sprintf("demo.load.%d", i%5), map[string]any{"i": int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testDemoPages(t *testing.T, b *chrome) {
+	e := startDemoEdge(t)
+	seedDemo(t, e)
+	pages := []struct {
+		name, path string
+		ready      string       // a JavaScript condition: the page has done its work
+		use        func(p *tab) // what a visitor does before the screenshot
+	}{
+		{name: "index", path: "/", ready: `document.querySelector("#to-chat") !== null`},
+		{name: "chat", path: "/chat.html#lobby",
+			ready: `document.querySelector("#state").dataset.state === "connected" && !document.querySelector("#send").disabled && document.querySelectorAll("#messages li .text").length === 2`,
+			use: func(p *tab) {
+				p.run("name the visitor", chromedp.SetValue(chromedp.CSS("#name"), "carol"))
+				chatSay(p, "Hello from the browser, ünïcode and all ✓")
+				chatWait(p, "Hello from the browser, ünïcode and all ✓")
+			}},
+		{name: "dashboard", path: "/dashboard.html",
+			ready: `document.querySelector("#connections").textContent !== "–" && !document.querySelector("#traffic").disabled`,
+			use: func(p *tab) {
+				// The page's own button publishes for 3 s; then two more
+				// samples show the burst and its end.
+				p.run("make traffic", chromedp.Click(chromedp.CSS("#traffic")))
+				p.waitJS("the traffic and two samples after it", `(() => {
+					const b = document.querySelector("#traffic");
+					if (!b.disabled && !window.trafficDoneAt) window.trafficDoneAt = performance.now();
+					return window.trafficDoneAt && performance.now() - window.trafficDoneAt > 2200;
+				})()`)
+			}},
+	}
+	for _, pg := range pages {
+		p := b.newTab(t, e.url)
+		p.open(pg.path)
+		p.waitJS(pg.name+" to be ready", pg.ready)
+		if pg.use != nil {
+			pg.use(p)
+		}
+		path := p.screenshot("demo-" + pg.name)
+		t.Logf("%s: screenshot %s", pg.path, path)
+		if errs := p.consoleErrors(); len(errs) > 0 {
+			t.Errorf("%s logged errors:\n%s", pg.path, strings.Join(errs, "\n"))
+		}
+	}
+}

@@ -1,0 +1,101 @@
+// The browser tests' hands in a page: loaded into a page of the edge by
+// e2e/browser_*_test.go, it drives sluice.js the way an application would
+// and keeps what happened where the test can read it. Values cross to the
+// test as JSON: a Uint8Array as {"$bytes": [...]}, a BigInt as
+// {"$bigint": "..."}.
+window.harness = (() => {
+  const h = {
+    client: null,
+    received: [], // {msg, position, endOfBatch} per message, in order
+    states: [], // every state the client reported
+    errors: [], // "error" events of the client
+    firstMessageAt: null, // performance.now() at the first message
+    timings: {},
+    subs: {},
+  };
+
+  const encode = (v) =>
+    JSON.parse(
+      JSON.stringify(v, (_, x) => {
+        if (typeof x === "bigint") return { $bigint: x.toString() };
+        if (x instanceof Uint8Array) return { $bytes: Array.from(x) };
+        return x;
+      }),
+    );
+
+  const decode = (v) => {
+    if (Array.isArray(v)) return v.map(decode);
+    if (v && typeof v === "object") {
+      if (typeof v.$bigint === "string") return BigInt(v.$bigint);
+      if (Array.isArray(v.$bytes)) return new Uint8Array(v.$bytes);
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, decode(x)]));
+    }
+    return v;
+  };
+
+  const plain = (e) => ({
+    name: e && e.name,
+    code: e && e.code,
+    message: String(e && e.message),
+    reason: (e && e.reason) || "",
+    subscriptionId: (e && e.subscriptionId) || null,
+  });
+
+  // outcome runs fn and reports {ok, value} or {ok: false, error}, so a
+  // refusal reaches the test as data, not as an exception text.
+  const outcome = async (fn) => {
+    try {
+      return { ok: true, value: await fn() };
+    } catch (e) {
+      return { ok: false, error: plain(e) };
+    }
+  };
+
+  h.connect = (url, options) =>
+    outcome(async () => {
+      const t0 = performance.now();
+      const { Sluice } = await import("/sluice.js");
+      await Sluice.load();
+      h.timings.loaded = performance.now();
+      h.timings.loadMs = h.timings.loaded - t0;
+      h.client = await Sluice.connect(url, {
+        ...options,
+        onState: (s) => h.states.push(s),
+        onError: (e) => h.errors.push(plain(e)),
+      });
+      h.timings.connected = performance.now();
+      return h.client.state;
+    });
+
+  h.subscribe = (channel, options) =>
+    outcome(async () => {
+      const sub = h.client.subscribe(channel, options || {}, (msg, info) => {
+        if (h.firstMessageAt === null) h.firstMessageAt = performance.now();
+        h.received.push({ msg: encode(msg), position: info.position, endOfBatch: info.endOfBatch });
+      });
+      h.subs[channel] = sub;
+      h.subErrors = h.subErrors || [];
+      sub.on("error", (e) => h.subErrors.push(plain(e)));
+      await sub.ready;
+      return sub.position;
+    });
+
+  h.publish = (channel, value) => outcome(() => h.client.publish(channel, decode(value)));
+
+  // publishBad publishes a value that has no message form.
+  h.publishBad = (channel, kind) =>
+    outcome(() => {
+      const cycle = {};
+      cycle.self = cycle;
+      const values = { nan: NaN, cycle, symbol: Symbol("x") };
+      return h.client.publish(channel, values[kind]);
+    });
+
+  h.position = (channel) => h.subs[channel].position;
+  h.unsubscribe = (channel) => outcome(() => h.subs[channel].unsubscribe());
+  h.close = () => outcome(() => h.client.close());
+  h.state = () => h.client.state;
+  h.count = () => h.received.length;
+
+  return h;
+})();

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/andybalholm/brotli"
+)
+
+// minCompress is the size under which a file is always sent as is: the
+// headers of a compressed response would outweigh the saving.
+const minCompress = 1024
+
+// lazyBrotliQuality is the brotli quality of the variants made on first
+// request: the text files are small, and the best quality (11) is slow.
+const lazyBrotliQuality = 9
+
+// asset is one embedded file and its compressed variants.
+type asset struct {
+	name  string
+	ctype string
+	data  []byte
+	etag  string // of the identity encoding; variants append -br, -gz
+
+	once   sync.Once // makes the variants that were not embedded
+	br, gz variant
+}
+
+// variant is a compressed encoding of an asset; ready once made (or read
+// from the embedded files).
+type variant struct {
+	data  []byte
+	ready bool
+}
+
+// compressible reports whether the asset is sent compressed to browsers
+// that accept it. Every served file is text or WebAssembly, which
+// compress well; tiny ones are not worth it.
+func (a *asset) compressible() bool { return len(a.data) >= minCompress }
+
+// pick returns the body, Content-Encoding ("" for none) and ETag (without
+// quotes) of the best encoding the Accept-Encoding header allows: brotli,
+// then gzip, then the file as is.
+func (a *asset) pick(acceptEncoding string) (body []byte, encoding, etag string) {
+	if !a.compressible() {
+		return a.data, "", a.etag
+	}
+	a.once.Do(a.compress)
+	br, gz := accepts(acceptEncoding)
+	switch {
+	case br && a.br.ready:
+		return a.br.data, "br", a.etag + "-br"
+	case gz && a.gz.ready:
+		return a.gz.data, "gzip", a.etag + "-gz"
+	}
+	return a.data, "", a.etag
+}
+
+// compress makes the variants that were not embedded; a variant that
+// comes out larger than the file is dropped.
+func (a *asset) compress() {
+	if !a.gz.ready {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // a valid level cannot fail
+		zw.Write(a.data)
+		zw.Close()
+		a.gz = variant{data: b.Bytes(), ready: b.Len() < len(a.data)}
+	}
+	if !a.br.ready {
+		var b bytes.Buffer
+		bw := brotli.NewWriterLevel(&b, lazyBrotliQuality)
+		bw.Write(a.data)
+		bw.Close()
+		a.br = variant{data: b.Bytes(), ready: b.Len() < len(a.data)}
+	}
+}
+
+// accepts reads an Accept-Encoding header: whether brotli and gzip are
+// acceptable (named, or covered by "*", with a q-value above 0).
+func accepts(header string) (br, gz bool) {
+	q := map[string]float64{}
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding == "" {
+			continue
+		}
+		weight := 1.0
+		if k, v, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.TrimSpace(k) == "q" {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				weight = f
+			}
+		}
+		q[coding] = weight
+	}
+	ok := func(coding string) bool {
+		if w, named := q[coding]; named {
+			return w > 0
+		}
+		w, star := q["*"]
+		return star && w > 0
+	}
+	return ok("br"), ok("gzip") || ok("x-gzip")
+}

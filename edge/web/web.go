@@ -1,0 +1,148 @@
+// Package web serves the browser side of Sluice from the edge's own
+// binary: the JavaScript client (/sluice.js, /sluice.d.ts), the
+// WebAssembly client it loads (/sluice.wasm, /wasm_exec.js, also under
+// /dist/ where sluice.js looks for them) and the demo pages at / (a chat
+// room and a live dashboard of the edge).
+//
+// Every file is embedded (package client-js). Responses carry a strong
+// ETag and "Cache-Control: no-cache", so browsers revalidate and get 304
+// Not Modified until the binary changes; files are sent gzip- or
+// brotli-compressed when the browser accepts it (brotli first), from
+// variants compressed once: sluice.wasm and wasm_exec.js by `make wasm`,
+// the small text files on first request. The client files are served with
+// "Access-Control-Allow-Origin: *", so any page may load them from an
+// edge: the edge authenticates by appkey and role, not by cookie.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	clientjs "github.com/sluicehq/sluice/client-js"
+)
+
+// routes maps URL paths to embedded files. The client files are at the
+// root, where a page expects them (<script type=module src=/sluice.js>),
+// and under /dist/ too, where sluice.js looks for its WebAssembly files
+// by default.
+var routes = map[string]string{
+	"/":               "demo/index.html",
+	"/index.html":     "demo/index.html",
+	"/chat.html":      "demo/chat.html",
+	"/dashboard.html": "demo/dashboard.html",
+	"/demo.css":       "demo/demo.css",
+	"/demo.js":        "demo/demo.js",
+	"/chart.js":       "demo/chart.js",
+	"/favicon.svg":    "demo/favicon.svg",
+
+	"/sluice.js":         "sluice.js",
+	"/sluice.d.ts":       "sluice.d.ts",
+	"/sluice.wasm":       "dist/sluice.wasm",
+	"/wasm_exec.js":      "dist/wasm_exec.js",
+	"/dist/sluice.wasm":  "dist/sluice.wasm",
+	"/dist/wasm_exec.js": "dist/wasm_exec.js",
+}
+
+// Handler serves the embedded files. It is safe for concurrent use.
+type Handler struct {
+	assets map[string]*asset // by embedded name; a missing file is absent
+}
+
+// New returns a Handler for the files embedded in the binary. A file that
+// is not there (sluice.wasm and wasm_exec.js before `make wasm`) is
+// answered with a 404 that says how to build it.
+func New() *Handler { return newHandler(clientjs.Files) }
+
+// newHandler indexes the routed files of fsys.
+func newHandler(fsys fs.FS) *Handler {
+	h := &Handler{assets: make(map[string]*asset)}
+	for _, name := range routes {
+		if a, err := load(fsys, name); err == nil {
+			h.assets[name] = a
+		}
+	}
+	return h
+}
+
+// load reads a file and the variants compressed beside it, if any.
+func load(fsys fs.FS, name string) (*asset, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	a := &asset{name: name, data: data, etag: hex.EncodeToString(sum[:8]), ctype: contentType(name)}
+	if b, err := fs.ReadFile(fsys, name+".br"); err == nil {
+		a.br = variant{data: b, ready: true}
+	}
+	if b, err := fs.ReadFile(fsys, name+".gz"); err == nil {
+		a.gz = variant{data: b, ready: true}
+	}
+	return a, nil
+}
+
+// contentType is the media type of a file, by extension.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".wasm":
+		return "application/wasm"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".ts":
+		return "application/typescript; charset=utf-8"
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".json":
+		return "application/json"
+	}
+	return "application/octet-stream"
+}
+
+// ServeHTTP serves the routed files; other paths are 404.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, ok := routes[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	a := h.assets[name]
+	if a == nil {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Error(w, fmt.Sprintf("%s is not in this binary: run `make wasm`, then build sluice again", path.Base(name)), http.StatusNotFound)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", a.ctype)
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	if !strings.HasPrefix(name, "demo/") {
+		hdr.Set("Access-Control-Allow-Origin", "*")
+	}
+	body, encoding, tag := a.pick(r.Header.Get("Accept-Encoding"))
+	if a.compressible() {
+		hdr.Add("Vary", "Accept-Encoding")
+	}
+	if encoding != "" {
+		hdr.Set("Content-Encoding", encoding)
+	}
+	hdr.Set("ETag", `"`+tag+`"`)
+	// ServeContent answers If-None-Match with 304 (against the ETag set
+	// above), HEAD and ranges.
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+}

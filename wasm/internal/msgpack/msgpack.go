@@ -1,0 +1,180 @@
+// Package msgpack is the browser client's msgpack codec: the wire format
+// of shared/codec/msgpack, written without a msgpack library. That
+// library (github.com/vmihailenco/msgpack, which the shared codec uses to
+// map bodies onto structs) costs about 210 KB gzipped in sluice.wasm, a
+// fifth of its budget, and mapping structs by reflection another 30 KB.
+// Here values are decoded by hand into the canonical model, and the bodies
+// the client sends and receives are mapped by a type switch: the codec
+// knows exactly the rtm bodies of a client, no others.
+//
+// The edge and the native client keep using shared/codec/msgpack; this
+// package's tests check, natively, that the two read each other's frames
+// to the same values.
+package msgpack
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Why an item is not valid; they become the reason of an invalid_format.
+var (
+	errTruncated = errors.New("msgpack: truncated")
+	errReserved  = errors.New("msgpack: reserved type byte 0xc1")
+	errExt       = errors.New("msgpack: extension types are not supported")
+	errDeep      = errors.New("msgpack: nested too deeply")
+	errUTF8      = errors.New("msgpack: string is not valid UTF-8")
+	errExtra     = errors.New("msgpack: extra data after the item")
+	errKey       = errors.New("msgpack: map keys must be strings")
+	errFloat     = errors.New("msgpack: NaN and infinities are not messages")
+)
+
+// maxNesting leaves room above codec.MaxDepth for the PDU map, the body
+// map and the messages array, as the shared codec does.
+const maxNesting = codec.MaxDepth + 8
+
+// Codec is the msgpack codec. The zero value is ready to use and safe for
+// concurrent use.
+type Codec struct{}
+
+var _ codec.Codec = Codec{}
+
+// Name returns "msgpack", the WebSocket subprotocol.
+func (Codec) Name() string { return "msgpack" }
+
+// Binary reports true: msgpack PDUs travel in binary frames.
+func (Codec) Binary() bool { return true }
+
+// emptyBody is the body of a PDU that has none: an empty map.
+var emptyBody = []byte{0x80}
+
+// Decode splits a frame into action, id and the raw msgpack of its body,
+// which aliases frame. A frame that is not one valid msgpack map with a
+// string action, an optional integer or string id and an optional map
+// body, each given once, is invalid_format.
+func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
+	var env rtm.Envelope
+	d := decoder{b: frame}
+	k, pairs, err := d.head()
+	if err != nil {
+		return env, invalid(err)
+	}
+	if k != kindMap {
+		return env, invalid(errors.New("PDU must be a map"))
+	}
+	var seen struct{ action, id, body bool }
+	for ; pairs > 0; pairs-- {
+		key, err := d.key()
+		if err != nil {
+			return rtm.Envelope{}, invalid(err)
+		}
+		start := d.i
+		if err := d.skip(1); err != nil {
+			return rtm.Envelope{}, invalid(err)
+		}
+		item := frame[start:d.i]
+		switch key {
+		case "action":
+			err = once(&seen.action)
+			if err == nil {
+				env.Action, err = actionOf(item)
+			}
+		case "id":
+			err = once(&seen.id)
+			if err == nil {
+				env.ID, err = idOf(item)
+			}
+		case "body":
+			err = once(&seen.body)
+			if err == nil && !isMap(item) {
+				err = errors.New("PDU body must be a map")
+			}
+			env.Body = item
+		}
+		if err != nil {
+			return rtm.Envelope{}, invalid(err)
+		}
+	}
+	switch {
+	case d.i != len(frame):
+		return rtm.Envelope{}, invalid(errExtra)
+	case !seen.action:
+		return rtm.Envelope{}, invalid(errors.New("PDU has no action"))
+	case !seen.body:
+		env.Body = emptyBody
+	}
+	return env, nil
+}
+
+// DecodeBody decodes a body into v: a pointer to a body type of package
+// rtm (or to a map[string]any or an any). Message values come out in the
+// canonical model. A body that is not valid msgpack or does not fit v is
+// invalid_format.
+func (Codec) DecodeBody(body []byte, v any) error {
+	d := decoder{b: body}
+	val, err := d.value(0)
+	if err == nil && d.i != len(body) {
+		err = errExtra
+	}
+	if err != nil {
+		return invalid(err)
+	}
+	if err := assign(v, val); err != nil {
+		return invalid(err)
+	}
+	return nil
+}
+
+// once records that a PDU key was seen, refusing it the second time.
+func once(seen *bool) error {
+	if *seen {
+		return errors.New("PDU has a key twice")
+	}
+	*seen = true
+	return nil
+}
+
+// actionOf reads the action string of a PDU.
+func actionOf(item []byte) (string, error) {
+	d := decoder{b: item}
+	k, n, err := d.head()
+	if err != nil || k != kindStr {
+		return "", errors.New("PDU action must be a string")
+	}
+	return codec.Action(item[d.i : d.i+int(n)]), nil
+}
+
+// idOf reads a PDU id, keeping its type: an integer that fits an int64
+// or a string.
+func idOf(item []byte) (rtm.ID, error) {
+	d := decoder{b: item}
+	v, err := d.value(0)
+	switch x := v.(type) {
+	case int64:
+		return rtm.IntID(x), err
+	case string:
+		return rtm.StringID(x), err
+	}
+	return rtm.ID{}, errors.New("PDU id must be an integer or a string")
+}
+
+// isMap reports whether an item is a map.
+func isMap(item []byte) bool {
+	d := decoder{b: item}
+	k, _, err := d.head()
+	return err == nil && k == kindMap
+}
+
+// invalid wraps a decoding failure as the invalid_format the shared codec
+// reports (RTM has no msgpack error code).
+func invalid(err error) *rtm.Error {
+	return rtm.Errorf(rtm.CodeInvalidFormat, "%v", err)
+}
+
+// encodeError wraps an encoding failure.
+func encodeError(what string, err error) error {
+	return fmt.Errorf("msgpack: encode %s: %w", what, err)
+}

@@ -1,0 +1,160 @@
+package msgpack_test
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	shared "github.com/sluicehq/sluice/shared/codec/msgpack"
+	"github.com/sluicehq/sluice/shared/rtm"
+	lean "github.com/sluicehq/sluice/wasm/internal/msgpack"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func i64(n int64) *int64 { return &n }
+
+// message is a value with every kind of the data model.
+func message() map[string]any {
+	return map[string]any{
+		"text":   "héllo, 世界 🌊",
+		"n":      int64(42),
+		"neg":    int64(-70000),
+		"big":    int64(1) << 60,
+		"huge":   uint64(math.MaxUint64),
+		"min":    int64(math.MinInt64),
+		"f":      3.25,
+		"ok":     true,
+		"no":     false,
+		"none":   nil,
+		"bin":    []byte{0, 1, 2, 255},
+		"list":   []any{int64(1), "two", []any{}, map[string]any{}},
+		"nested": map[string]any{"a": map[string]any{"b": []any{nil, 1.5}}},
+		"long":   strings.Repeat("x", 70000),
+	}
+}
+
+// sample is a PDU and a constructor of its body type.
+type sample struct {
+	name string
+	pdu  rtm.PDU
+	body func() any
+}
+
+// sent reports whether the client sends this PDU (a request: no outcome
+// in its action), rather than receives it.
+func (s sample) sent() bool {
+	return strings.Count(s.pdu.Action, "/") == 1 && !strings.HasPrefix(s.pdu.Action, "x/")
+}
+
+// samples covers every body type the client sends or receives, with its
+// fields set.
+func samples() []sample {
+	return []sample{
+		{"publish", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: message()}}, func() any { return new(rtm.PublishBody) }},
+		{"delete", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat"}}, func() any { return new(rtm.ChannelBody) }},
+		{"publish ok", rtm.PDU{Action: "rtm/publish/ok", ID: rtm.IntID(3), Body: &rtm.PositionBody{Position: "1:2"}}, func() any { return new(rtm.PositionBody) }},
+		{"read", rtm.PDU{Action: rtm.ActionRead, ID: rtm.IntID(4), Body: &rtm.ReadBody{Channel: "chat", Position: "3:4"}}, func() any { return new(rtm.ReadBody) }},
+		{"read newest", rtm.PDU{Action: rtm.ActionRead, ID: rtm.IntID(4), Body: &rtm.ReadBody{Channel: "chat"}}, func() any { return new(rtm.ReadBody) }},
+		{"read ok", rtm.PDU{Action: "rtm/read/ok", ID: rtm.IntID(5), Body: &rtm.ReadReply{Position: "3:4", Message: []any{int64(1), "x", nil}}}, func() any { return new(rtm.ReadReply) }},
+		{"subscribe", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(6), Body: &rtm.SubscribeBody{
+			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
+			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
+			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10,
+		}}, func() any { return new(rtm.SubscribeBody) }},
+		{"subscribe minimal", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(7), Body: &rtm.SubscribeBody{Channel: "c"}}, func() any { return new(rtm.SubscribeBody) }},
+		{"subscribe ok", rtm.PDU{Action: "rtm/subscribe/ok", ID: rtm.IntID(8), Body: &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}}, func() any { return new(rtm.SubscribeReply) }},
+		{"unsubscribe", rtm.PDU{Action: rtm.ActionUnsubscribe, ID: rtm.IntID(9), Body: &rtm.UnsubscribeBody{SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeBody) }},
+		{"unsubscribe ok", rtm.PDU{Action: "rtm/unsubscribe/ok", ID: rtm.IntID(10), Body: &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeReply) }},
+		{"data", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{message(), "two", int64(3)}}}, func() any { return new(rtm.SubscriptionData) }},
+		{"info", rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
+			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
+		}}, func() any { return new(rtm.SubscriptionInfo) }},
+		{"subscription error", rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
+			Error: "out_of_sync", Reason: "too slow", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: 7,
+		}}, func() any { return new(rtm.SubscriptionError) }},
+		{"error", rtm.PDU{Action: "rtm/publish/error", ID: rtm.StringID("x7"), Body: &rtm.ErrorBody{
+			Error: "expired_position", Reason: "gone", Position: "1:1", SubscriptionID: "s1",
+		}}, func() any { return new(rtm.ErrorBody) }},
+		{"handshake", rtm.PDU{Action: rtm.ActionHandshake, ID: rtm.IntID(11), Body: &rtm.HandshakeBody{Method: rtm.MethodRoleSecret, Data: rtm.HandshakeData{Role: "admin"}}}, func() any { return new(rtm.HandshakeBody) }},
+		{"handshake ok", rtm.PDU{Action: "auth/handshake/ok", ID: rtm.IntID(12), Body: &rtm.HandshakeReply{Data: rtm.NonceData{Nonce: "n0nce"}}}, func() any { return new(rtm.HandshakeReply) }},
+		{"authenticate", rtm.PDU{Action: rtm.ActionAuthenticate, ID: rtm.IntID(-13), Body: &rtm.AuthenticateBody{
+			Method: rtm.MethodJWT, Credentials: rtm.Credentials{Token: "a.b.c"},
+		}}, func() any { return new(rtm.AuthenticateBody) }},
+		{"authenticate ok", rtm.PDU{Action: "auth/authenticate/ok", ID: rtm.IntID(14), Body: &rtm.Empty{}}, func() any { return new(map[string]any) }},
+		{"no body", rtm.PDU{Action: "auth/authenticate/ok", ID: rtm.IntID(15)}, func() any { return new(map[string]any) }},
+		{"map body", rtm.PDU{Action: "x/y", Body: map[string]any{"k": []any{"v"}}}, func() any { return new(map[string]any) }},
+	}
+}
+
+// TestCrossCodec checks that what the lean codec sends, the shared codec
+// (the edge's) reads to the same envelope and body, and that what the
+// edge sends, the lean codec reads to the same values.
+func TestCrossCodec(t *testing.T) {
+	t.Parallel()
+	for _, s := range samples() {
+		enc, dec := codec.Codec(shared.Codec{}), codec.Codec(lean.Codec{})
+		dir := "edge to client"
+		if s.sent() {
+			enc, dec, dir = dec, enc, "client to edge"
+		}
+		t.Run(dir+"/"+s.name, func(t *testing.T) {
+			t.Parallel()
+			frame, err := enc.AppendPDU(nil, &s.pdu)
+			if err != nil {
+				t.Fatalf("AppendPDU: %v", err)
+			}
+			env, err := dec.Decode(frame)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if env.Action != s.pdu.Action || env.ID != s.pdu.ID {
+				t.Fatalf("envelope = %q %v, want %q %v", env.Action, env.ID, s.pdu.Action, s.pdu.ID)
+			}
+			got := s.body()
+			if err := dec.DecodeBody(env.Body, got); err != nil {
+				t.Fatalf("DecodeBody: %v", err)
+			}
+			want := s.body()
+			ref, _ := shared.Codec{}.AppendPDU(nil, &s.pdu)
+			refEnv, _ := shared.Codec{}.Decode(ref)
+			if err := (shared.Codec{}).DecodeBody(refEnv.Body, want); err != nil {
+				t.Fatalf("reference DecodeBody: %v", err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("body = %#v\nwant %#v", got, want)
+			}
+		})
+	}
+}
+
+// TestOtherBodies checks that body types a client neither sends nor
+// receives are refused, not garbled.
+func TestOtherBodies(t *testing.T) {
+	t.Parallel()
+	for _, s := range samples() {
+		switch s.pdu.Body.(type) {
+		case nil, map[string]any, *rtm.Empty:
+			continue // every codec writes these
+		}
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			frame, err := lean.Codec{}.AppendPDU(nil, &s.pdu)
+			if !s.sent() {
+				if err == nil {
+					t.Fatalf("the client encoded a %T it never sends", s.pdu.Body)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			env, _ := lean.Codec{}.Decode(frame)
+			wantInvalid(t, lean.Codec{}.DecodeBody(env.Body, s.body()))
+		})
+	}
+}
