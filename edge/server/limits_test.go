@@ -245,3 +245,32 @@ func readSequence(c *rawClient, sub string, n int, progress *atomic.Int64) error
 	}
 	return nil
 }
+
+// TestStalledClientIsDropped checks that a client that stops reading while
+// data keeps coming is dropped once a write blocks past the write timeout:
+// the edge frees the connection instead of holding it, and counts it.
+func TestStalledClientIsDropped(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) {
+		o.Limits.WriteTimeout = 300 * time.Millisecond
+		o.Limits.RequestsPerSecond = 1 << 30
+	})
+	stalled := e.dial(t, "test", "")
+	stalled.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood"})
+	pub := e.dial(t, "test", "")
+	pad := strings.Repeat("p", 8000)
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; e.srv.Stats().SlowCloses == 0; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d messages the stalled client is still connected", i)
+		}
+		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": pad})
+	}
+	for e.srv.Stats().Connections != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("connections %d, want only the publisher's", e.srv.Stats().Connections)
+		}
+		time.Sleep(10 * time.Millisecond) // poll the gauge
+	}
+	pub.expectOK("rtm/publish", 1, map[string]any{"channel": "flood", "message": "the others go on"})
+}
