@@ -44,7 +44,7 @@ chromium:
 	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  echo "Installing Chromium for the browser tests"; \
-	  apt-get update && apt-get install -y chromium; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	else \
 	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y chromium"; \
