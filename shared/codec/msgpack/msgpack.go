@@ -2,10 +2,10 @@
 // own clients, built on github.com/vmihailenco/msgpack/v5 with the `json`
 // struct tags of package rtm as field names.
 //
-// Every frame and body is checked in one pass before the library sees it:
-// lengths must fit the data (so a forged length cannot make the library
-// allocate), strings must be valid UTF-8, nesting is limited to
-// codec.MaxDepth+8 levels and extension types are refused. RTM has no
+// Every frame and body is checked in one pass (package wire's Scanner)
+// before the library sees it: lengths must fit the data (so a forged length
+// cannot make the library allocate), strings must be valid UTF-8, nesting is
+// limited to wire.MaxNesting levels and extension types are refused. RTM has no
 // msgpack error code, so every failure is invalid_format. Messages are
 // written by hand from the canonical value model (map keys sorted, integers
 // in their shortest form, floats as 64-bit floats).
@@ -13,6 +13,7 @@ package msgpack
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"sync"
 	"unicode/utf8"
@@ -20,6 +21,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -52,31 +54,25 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 // (or to a map[string]any or an any), and normalizes its message values. A
 // body that is not valid msgpack or has the wrong shape is invalid_format.
 func (Codec) DecodeBody(body []byte, v any) error {
-	var c checker
-	end, err := c.item(body, 0, 0)
+	var s wire.Scanner
+	end, err := s.Skip(body, 0, 0)
 	if err == nil && end != len(body) {
-		err = errExtra
+		err = wire.ErrExtra
 	}
 	if err != nil {
-		return invalid("body is not valid msgpack: " + err.Error())
+		return malformed("body", err)
 	}
 	// The library would read an array into a struct field by field; a body
 	// is a map in every codec.
 	if _, isAny := v.(*any); !isAny && body[0]&0xf0 != 0x80 && body[0] != 0xde && body[0] != 0xdf {
 		return invalid("body must be a map")
 	}
-	d := decoders.Get().(*decoder)
-	d.r.Reset(body)
-	d.dec.ResetReader(&d.r) // keeps the struct tag set in newDecoder
-	err = d.dec.Decode(v)
-	d.r.Reset(nil)
-	decoders.Put(d)
-	if err != nil {
+	if err := decodeLibrary(body, v); err != nil {
 		return invalid("body does not have the fields and types its action needs")
 	}
 	// The library turns binary into a string field without complaint; only
 	// then can a string of the body be invalid UTF-8.
-	if c.binary && !validStrings(reflect.ValueOf(v)) {
+	if s.Binary && !validStrings(reflect.ValueOf(v)) {
 		return invalid("body strings must be valid UTF-8")
 	}
 	return codec.NormalizeBody(v)
@@ -94,6 +90,31 @@ var decoders = sync.Pool{New: func() any {
 	d.dec.SetCustomStructTag("json")
 	return d
 }}
+
+// errLibraryPanic reports a body the library panicked on.
+var errLibraryPanic = errors.New("msgpack: the library panicked on the body")
+
+// decodeLibrary decodes a checked body into v with a pooled library
+// decoder. The library panics on some bodies that passed the check: a key
+// given twice whose first value it stored in an interface field, such as
+// {"message":1,"message":2} into rtm.PublishBody, because it decodes the
+// second value into the first, which is not addressable. Any client could
+// send one, so a panic is an error here, not a crash of the edge; the
+// decoder it left in an unknown state is not pooled again.
+func decodeLibrary(body []byte, v any) (err error) {
+	d := decoders.Get().(*decoder)
+	defer func() {
+		if recover() != nil {
+			err = errLibraryPanic
+			return
+		}
+		d.r.Reset(nil)
+		decoders.Put(d)
+	}()
+	d.r.Reset(body)
+	d.dec.ResetReader(&d.r) // keeps the struct tag set in newDecoder
+	return d.dec.Decode(v)
+}
 
 // encoder is a pooled library encoder writing to a reusable buffer.
 type encoder struct {

@@ -180,3 +180,27 @@ func TestLibraryReads(t *testing.T) {
 		t.Fatalf("library read %#v", got)
 	}
 }
+
+// TestDecodeBodyKeyTwice checks that a body giving a message key twice,
+// on which the library panics, is invalid_format rather than a crash of
+// the edge, and that the codec still decodes afterwards.
+func TestDecodeBodyKeyTwice(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		into any
+	}{
+		{name: "integers", body: "82" + message + "01" + message + "02", into: new(rtm.PublishBody)},
+		{name: "map then integer", body: "82" + message + "81a16101" + message + "ff", into: new(rtm.PublishBody)},
+		{name: "read reply", body: "82" + message + "58" + message + "ff", into: new(rtm.ReadReply)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			codectest.WantCode(t, c.DecodeBody(unhex(t, tt.body), tt.into), rtm.CodeInvalidFormat)
+			var got rtm.PublishBody
+			if err := c.DecodeBody(unhex(t, "82"+channel+"a163"+message+"01"), &got); err != nil || got.Channel != "c" || got.Message != int64(1) {
+				t.Fatalf("next body decoded as %+v, %v", got, err)
+			}
+		})
+	}
+}

@@ -5,7 +5,9 @@
 // fifth of its budget, and mapping structs by reflection another 30 KB.
 // Here values are decoded by hand into the canonical model, and the bodies
 // the client sends and receives are mapped by a type switch: the codec
-// knows exactly the rtm bodies of a client, no others.
+// knows exactly the rtm bodies of a client, no others. The wire format
+// itself (appending values, reading and checking items) is package
+// shared/codec/msgpack/wire, which the shared codec uses too.
 //
 // The edge and the native client keep using shared/codec/msgpack; this
 // package's tests check, natively, that the two read each other's frames
@@ -17,24 +19,16 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// Why an item is not valid; they become the reason of an invalid_format.
+// Why an item is not valid, besides the errors of package wire; they
+// become the reason of an invalid_format.
 var (
-	errTruncated = errors.New("msgpack: truncated")
-	errReserved  = errors.New("msgpack: reserved type byte 0xc1")
-	errExt       = errors.New("msgpack: extension types are not supported")
-	errDeep      = errors.New("msgpack: nested too deeply")
-	errUTF8      = errors.New("msgpack: string is not valid UTF-8")
-	errExtra     = errors.New("msgpack: extra data after the item")
-	errKey       = errors.New("msgpack: map keys must be strings")
-	errFloat     = errors.New("msgpack: NaN and infinities are not messages")
+	errKey   = errors.New("msgpack: map keys must be strings")
+	errFloat = errors.New("msgpack: NaN and infinities are not messages")
 )
-
-// maxNesting leaves room above codec.MaxDepth for the PDU map, the body
-// map and the messages array, as the shared codec does.
-const maxNesting = codec.MaxDepth + 8
 
 // Codec is the msgpack codec. The zero value is ready to use and safe for
 // concurrent use.
@@ -62,9 +56,10 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 	if err != nil {
 		return env, invalid(err)
 	}
-	if k != kindMap {
+	if k != wire.KindMap {
 		return env, invalid(errors.New("PDU must be a map"))
 	}
+	var s wire.Scanner
 	var seen struct{ action, id, body bool }
 	for ; pairs > 0; pairs-- {
 		key, err := d.key()
@@ -72,7 +67,7 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 			return rtm.Envelope{}, invalid(err)
 		}
 		start := d.i
-		if err := d.skip(1); err != nil {
+		if d.i, err = s.Skip(frame, d.i, 1); err != nil {
 			return rtm.Envelope{}, invalid(err)
 		}
 		item := frame[start:d.i]
@@ -100,7 +95,7 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 	}
 	switch {
 	case d.i != len(frame):
-		return rtm.Envelope{}, invalid(errExtra)
+		return rtm.Envelope{}, invalid(wire.ErrExtra)
 	case !seen.action:
 		return rtm.Envelope{}, invalid(errors.New("PDU has no action"))
 	case !seen.body:
@@ -117,7 +112,7 @@ func (Codec) DecodeBody(body []byte, v any) error {
 	d := decoder{b: body}
 	val, err := d.value(0)
 	if err == nil && d.i != len(body) {
-		err = errExtra
+		err = wire.ErrExtra
 	}
 	if err != nil {
 		return invalid(err)
@@ -141,7 +136,7 @@ func once(seen *bool) error {
 func actionOf(item []byte) (string, error) {
 	d := decoder{b: item}
 	k, n, err := d.head()
-	if err != nil || k != kindStr {
+	if err != nil || k != wire.KindString {
 		return "", errors.New("PDU action must be a string")
 	}
 	return codec.Action(item[d.i : d.i+int(n)]), nil
@@ -165,7 +160,7 @@ func idOf(item []byte) (rtm.ID, error) {
 func isMap(item []byte) bool {
 	d := decoder{b: item}
 	k, _, err := d.head()
-	return err == nil && k == kindMap
+	return err == nil && k == wire.KindMap
 }
 
 // invalid wraps a decoding failure as the invalid_format the shared codec
