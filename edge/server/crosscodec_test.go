@@ -210,3 +210,31 @@ func TestOrdering(t *testing.T) {
 		}
 	}
 }
+
+// TestMsgpackKeyTwice sends a msgpack publish whose body names "message"
+// twice (a frame that once made the decoding library panic): the edge
+// answers invalid_format and the connection stays usable.
+func TestMsgpackKeyTwice(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	c := e.dialCodec(t, msgpack.Codec{})
+	// {"action":"rtm/publish","id":1,"body":{"channel":"a","message":1,"message":2}}
+	frame := []byte{0x83,
+		0xa6, 'a', 'c', 't', 'i', 'o', 'n', 0xab, 'r', 't', 'm', '/', 'p', 'u', 'b', 'l', 'i', 's', 'h',
+		0xa2, 'i', 'd', 0x01,
+		0xa4, 'b', 'o', 'd', 'y', 0x83,
+		0xa7, 'c', 'h', 'a', 'n', 'n', 'e', 'l', 0xa1, 'a',
+		0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e', 0x01,
+		0xa7, 'm', 'e', 's', 's', 'a', 'g', 'e', 0x02}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageBinary, frame); err != nil {
+		t.Fatal(err)
+	}
+	env := c.recv()
+	var eb rtm.ErrorBody
+	if env.Action != "rtm/publish/error" || c.codec.DecodeBody(env.Body, &eb) != nil || eb.Error != "invalid_format" {
+		t.Fatalf("got %s %+v, want rtm/publish/error invalid_format", env.Action, eb)
+	}
+	c.call(rtm.ActionPublish, &rtm.PublishBody{Channel: "a", Message: "usable"}, nil)
+}

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -33,6 +37,7 @@ var services = map[string]bool{"rtm": true, "auth": true}
 // handleFrame decodes one frame and serves it. A frame that does not decode
 // gets an unsolicited /error; the connection stays usable.
 func (c *conn) handleFrame(frame []byte) {
+	defer c.survive()
 	env, err := c.codec.Decode(frame)
 	if err != nil {
 		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
@@ -70,6 +75,18 @@ func (c *conn) admit(id rtm.ID) bool {
 		return false
 	}
 	return c.limiter.Wait(c.ctx) == nil
+}
+
+// survive turns a panic while serving one frame into a logged internal
+// error and a closed connection, so that no input can take the edge down
+// with it. It is a last line of defence: decoders reject bad input with
+// errors, and a panic here is a bug to fix.
+func (c *conn) survive() {
+	if r := recover(); r != nil {
+		c.srv.log.Error("panic serving a request", "remote", c.remote, "appkey", c.app.Key,
+			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		c.closeWith(websocket.StatusInternalError, "internal error")
+	}
 }
 
 func unknownAction(action string) error {
