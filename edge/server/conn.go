@@ -51,6 +51,9 @@ type conn struct {
 	limiter   *rate.Limiter
 	readBuf   bytes.Buffer
 	scratch   []byte
+	// pubChannel and pubHandle cache the last channel published to.
+	pubChannel string
+	pubHandle  *store.Channel
 
 	mu          sync.Mutex               // guards the fields below
 	queue       []outItem                // replies and control items for the writer, in request order

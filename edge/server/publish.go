@@ -60,7 +60,13 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 }
 
 func (c *conn) append(channel string, payload []byte) (any, error) {
-	pos, err := c.srv.store.Append(storeKey(c.app, channel), payload)
+	// Publishers tend to publish to one channel again and again: the
+	// handle of the last one skips building its key and the channel-map
+	// lookup.
+	if c.pubHandle == nil || c.pubChannel != channel {
+		c.pubChannel, c.pubHandle = channel, c.srv.store.Channel(storeKey(c.app, channel))
+	}
+	pos, err := c.pubHandle.Append(payload)
 	if err != nil {
 		return nil, appendError(err)
 	}

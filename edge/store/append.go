@@ -10,7 +10,8 @@ import (
 // Append stores data as the next message of channel, creating the channel
 // on first use, and returns its position. The store copies data. Once
 // Append returns, the message is readable and cursors waiting on the
-// channel have been woken.
+// channel have been woken. A publisher appending to a channel repeatedly
+// saves the channel lookup with a Channel handle.
 func (s *Store) Append(channel string, data []byte) (rtm.Position, error) {
 	return s.append(channel, 0, 0, false, data)
 }
@@ -28,38 +29,56 @@ func (s *Store) AppendAt(channel string, offset uint64, t time.Time, data []byte
 
 // append is Append and AppendAt: with at, offset and t are given.
 func (s *Store) append(name string, offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
-	if s.closed.Load() {
-		return rtm.Position{}, ErrClosed
-	}
-	if fs := int64(len(data)) + frameOverhead; len(data) > maxDataLen ||
-		fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
-		return rtm.Position{}, fmt.Errorf("store: append %d bytes to %q: %w", len(data), name, ErrTooLarge)
+	if err := s.admit(name, data); err != nil {
+		return rtm.Position{}, err
 	}
 	if !at {
 		t = s.stampNow()
 	}
 	for {
-		ch := s.obtain(name)
-		ch.mu.Lock()
-		if ch.dead {
-			ch.mu.Unlock()
-			continue // forgotten meanwhile: obtain creates a fresh one
+		if pos, ok, err := s.obtain(name).commit(offset, t, at, data); ok {
+			return pos, err
 		}
-		if !at {
-			offset = ch.last + 1
-		} else if offset <= ch.last {
-			last := ch.last
-			ch.mu.Unlock()
-			return rtm.Position{}, fmt.Errorf("store: append to %q at offset %d after %d: %w",
-				name, offset, last, ErrOffsetOrder)
-		}
-		t = max(t, ch.lastTime)
-		nb := ch.write(offset, t, data)
-		pos := rtm.Position{Epoch: ch.epoch, Offset: offset}
-		ch.mu.Unlock()
-		if nb != nil && s.counters.bytes.Load() > s.opts.StoreBytes {
-			s.evictStore(nb)
-		}
-		return pos, nil
+		// Forgotten meanwhile: obtain creates a fresh one.
 	}
+}
+
+// admit checks that the store is open and that data can be stored at all.
+func (s *Store) admit(name string, data []byte) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if fs := int64(len(data)) + frameOverhead; len(data) > maxDataLen ||
+		fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
+		return fmt.Errorf("store: append %d bytes to %q: %w", len(data), name, ErrTooLarge)
+	}
+	return nil
+}
+
+// commit appends one message to ch (at: at offset, else at the next one)
+// and evicts past StoreBytes. ok is false, and nothing is written, if ch
+// was forgotten: the caller retries with the channel's new incarnation, so
+// an acknowledged append never lands in a forgotten channel.
+func (ch *channel) commit(offset uint64, t int64, at bool, data []byte) (pos rtm.Position, ok bool, err error) {
+	ch.mu.Lock()
+	if ch.dead {
+		ch.mu.Unlock()
+		return rtm.Position{}, false, nil
+	}
+	if !at {
+		offset = ch.last + 1
+	} else if offset <= ch.last {
+		last := ch.last
+		ch.mu.Unlock()
+		return rtm.Position{}, true, fmt.Errorf("store: append to %q at offset %d after %d: %w",
+			ch.name, offset, last, ErrOffsetOrder)
+	}
+	t = max(t, ch.lastTime)
+	nb := ch.write(offset, t, data)
+	pos = rtm.Position{Epoch: ch.epoch, Offset: offset}
+	ch.mu.Unlock()
+	if s := ch.s; nb != nil && s.counters.bytes.Load() > s.opts.StoreBytes {
+		s.evictStore(nb)
+	}
+	return pos, true, nil
 }

@@ -11,43 +11,69 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-func benchmarkAppend(b *testing.B, size int) {
+// benchmarkAppend appends size-byte messages to one channel, through a
+// Channel handle (the publish path) or by name.
+func benchmarkAppend(b *testing.B, size int, byName bool) {
 	s := New(nil)
 	defer s.Close()
+	h := s.Channel("bench")
 	data := make([]byte, size)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Append("bench", data); err != nil {
+		var err error
+		if byName {
+			_, err = s.Append("bench", data)
+		} else {
+			_, err = h.Append(data)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkAppend64(b *testing.B) { benchmarkAppend(b, 64) }
-func BenchmarkAppend1K(b *testing.B) { benchmarkAppend(b, 1024) }
+func BenchmarkAppend64(b *testing.B)       { benchmarkAppend(b, 64, false) }
+func BenchmarkAppend64ByName(b *testing.B) { benchmarkAppend(b, 64, true) }
+func BenchmarkAppend1K(b *testing.B)       { benchmarkAppend(b, 1024, false) }
 
-// BenchmarkAppendWithReaders measures the writer while readers follow the
-// tail with Wait and Read; the clock stops once every reader has caught up.
-// reader-frames/s is what all readers together read.
-func BenchmarkAppendWithReaders(b *testing.B) {
-	for _, n := range []int{1, 8, 64} {
+// follower follows a cursor with Wait(w) to the end: it returns the frames
+// it read and missed once it is past the offset in last (set when the
+// writer is done, which then wakes w).
+type follower func(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64)
+
+// BenchmarkAppendWithReaders measures the writer (appending through a
+// Channel handle) while readers follow the tail with Wait and ReadBatch,
+// counting frames with Batch.Len; the clock stops once every reader has
+// caught up. reader-frames/s is what all readers together read.
+func BenchmarkAppendWithReaders(b *testing.B) { benchmarkWithReaders(b, followBatch) }
+
+// BenchmarkAppendWithFrameReaders is BenchmarkAppendWithReaders with
+// readers that decode every frame with Cursor.Read.
+func BenchmarkAppendWithFrameReaders(b *testing.B) { benchmarkWithReaders(b, follow1) }
+
+func benchmarkWithReaders(b *testing.B, follow follower) {
+	for _, n := range []int{0, 1, 8, 64} {
 		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
 			s := New(nil)
 			defer s.Close()
+			h := s.Channel("bench")
 			data := make([]byte, 64)
 			var last atomic.Uint64 // final offset, set when the writer is done
 			var frames, missed atomic.Uint64
-			done := make(chan struct{})
+			// Each reader waits on its own waker, as a subscriber does:
+			// a channel shared by all would contend in select.
+			wakers := make([]chanWaker, n)
 			var wg sync.WaitGroup
-			for range n {
+			for i := range n {
 				c, err := s.Subscribe("bench", Start{})
 				if err != nil {
 					b.Fatal(err)
 				}
+				wakers[i] = newWaker()
 				wg.Go(func() {
 					defer c.Close()
-					f, m := follow1(c, &last, done)
+					f, m := follow(c, &last, wakers[i])
 					frames.Add(f)
 					missed.Add(m)
 				})
@@ -58,15 +84,20 @@ func BenchmarkAppendWithReaders(b *testing.B) {
 			var p rtm.Position
 			for range b.N {
 				var err error
-				if p, err = s.Append("bench", data); err != nil {
+				if p, err = h.Append(data); err != nil {
 					b.Fatal(err)
 				}
 			}
 			last.Store(p.Offset)
-			close(done)
+			for _, w := range wakers {
+				w.Wake() // a reader may have armed before last was set
+			}
 			wg.Wait()
 			elapsed := time.Since(start)
 			b.StopTimer()
+			if n == 0 {
+				return
+			}
 			b.ReportMetric(float64(frames.Load())/elapsed.Seconds(), "reader-frames/s")
 			if m := missed.Load(); m > 0 {
 				b.ReportMetric(float64(m)/float64(n*b.N), "missed/frame")
@@ -75,10 +106,31 @@ func BenchmarkAppendWithReaders(b *testing.B) {
 	}
 }
 
-// follow1 reads c until it is past the offset in last (once done is
-// closed), and returns the frames read and missed.
-func follow1(c *Cursor, last *atomic.Uint64, done <-chan struct{}) (frames, missed uint64) {
-	w := newWaker()
+// followBatch is a follower that counts batches' frames without decoding
+// them.
+func followBatch(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64) {
+	for {
+		bt, err := c.ReadBatch()
+		if errors.Is(err, ErrOutOfSync) {
+			m, _ := c.FastForward()
+			missed += m
+			continue
+		}
+		if bt.Len() > 0 {
+			frames += uint64(bt.Len())
+			continue
+		}
+		if l := last.Load(); l != 0 && c.Position().Offset > l {
+			return frames, missed
+		}
+		if c.Wait(w) {
+			<-w
+		}
+	}
+}
+
+// follow1 is a follower that decodes every frame with Read.
+func follow1(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64) {
 	buf := make([]Frame, 0, 1024)
 	for {
 		var err error
@@ -96,10 +148,7 @@ func follow1(c *Cursor, last *atomic.Uint64, done <-chan struct{}) (frames, miss
 			return frames, missed
 		}
 		if c.Wait(w) {
-			select {
-			case <-w:
-			case <-done:
-			}
+			<-w
 		}
 	}
 }
@@ -140,6 +189,50 @@ func BenchmarkRead(b *testing.B) {
 			b.StartTimer()
 		}
 		n += len(buf)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+	c.Close()
+}
+
+// BenchmarkReadBatch is BenchmarkRead with ReadBatch, counting frames
+// with Len; an op is a frame.
+func BenchmarkReadBatch(b *testing.B) {
+	const stored = 5000
+	s := New(nil)
+	defer s.Close()
+	h := s.Channel("bench")
+	data := make([]byte, 64)
+	var first rtm.Position
+	for i := range stored {
+		p, err := h.Append(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			first = p
+		}
+	}
+	c, err := s.Subscribe("bench", Start{Position: &first})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		bt, err := c.ReadBatch()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if bt.Len() == 0 {
+			b.StopTimer()
+			c.Close()
+			if c, err = s.Subscribe("bench", Start{Position: &first}); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+		n += bt.Len()
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")

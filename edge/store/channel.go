@@ -6,8 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// channel is one channel's block queue.
+// channel is one channel's block queue. Its fields are laid out in cache
+// lines by who writes them: the wait list (readers arming), the immutable
+// fields, the writer's fields; the struct is 256 bytes so that the
+// allocator aligns it to lines. Readers arming do not then invalidate the
+// line of the fields every append writes.
 type channel struct {
+	waits waitList // cursors waiting for the next commit; first, 64 bytes
+
 	name  string    // immutable
 	epoch uint64    // immutable: unique per incarnation of the channel
 	ret   Retention // immutable, normalized
@@ -31,13 +37,13 @@ type channel struct {
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
 
-	waits waitList // cursors waiting for the next commit
 	sched heapSlot // guarded by sweeper.mu
 
 	// delivered is the highest offset some subscriber has been sent, for
 	// measuring first-delivery latency. Raised by the subscribers' writers
 	// (Cursor.MarkDelivered); last, away from the fields readers load.
 	delivered atomic.Uint64
+	_         [16]byte // to 256 bytes: see above
 }
 
 // queue is an immutable snapshot of a channel's live blocks.
@@ -106,15 +112,15 @@ func (ch *channel) empty() bool {
 func (ch *channel) write(offset uint64, t int64, data []byte) *block {
 	fs := len(data) + frameOverhead
 	b := ch.tail
-	at := int(b.boundary.Load())
+	at := b.end()
 	var nb *block
-	if b.old || b.deleted.Load() || len(b.buf)-at < fs {
+	if b.old || b.deleted.Load() || len(b.buf)-at < fs || b.count == maxBlockFrames {
 		nb = ch.openBlock(fs, offset)
 		b, at = nb, 0
 	}
 	end := b.put(at, offset, t, data)
-	b.boundary.Store(int64(end)) // publish: the frame is now visible
 	b.count++
+	b.publish(end, b.count) // the frame is now visible
 	b.time = t
 	ch.last, ch.lastTime, ch.touched = offset, t, max(ch.touched, t)
 	ch.appends++
@@ -141,7 +147,7 @@ func (ch *channel) openBlock(fs int, first uint64) *block {
 	for size < fs && size < o.BlockBytes {
 		size *= 2
 	}
-	size = min(size, o.BlockBytes)
+	size = min(size, o.BlockBytes, maxBlockBytes)
 	ch.nextSize = min(2*size, o.BlockBytes)
 	if size < fs {
 		size = fs

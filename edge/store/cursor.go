@@ -37,6 +37,7 @@ type Cursor struct {
 	// which that goroutine calls).
 	blk  *block // block it reads; may be deleted, or a channel's anchor
 	off  int    // byte offset in blk of the next frame to look at
+	idx  int    // frames of blk before off, or -1 if unknown (after Read)
 	next uint64 // smallest offset it still wants: its position
 	oos  bool   // it reported out of sync and has not fast-forwarded yet
 
@@ -74,6 +75,7 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 	if c.closed.Load() {
 		return dst, ErrClosed
 	}
+	c.idx = -1 // not counted here: the next ReadBatch counts once
 	room := cap(dst) - len(dst)
 	if room == 0 {
 		room = -1
@@ -81,7 +83,7 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 	n, size := 0, 0
 	b, at := c.blk, c.off
 	for {
-		end := int(b.boundary.Load())
+		end := b.end()
 		if at < end && b.deleted.Load() {
 			// Frames below next (a future start) were never wanted.
 			if at = b.seek(at, end, c.next); at < end {
@@ -123,7 +125,7 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 		if nb == nil {
 			break
 		}
-		if int(b.boundary.Load()) != at {
+		if b.end() != at {
 			continue // frames committed before the seal
 		}
 		b, at = nb, 0
@@ -135,7 +137,7 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 // ready reports whether Read would return something: a frame (or a
 // deletion) past the cursor.
 func (c *Cursor) ready() bool {
-	return int(c.blk.boundary.Load()) > c.off || c.blk.next.Load() != nil
+	return c.blk.end() > c.off || c.blk.next.Load() != nil
 }
 
 // Wait arms the cursor: w.Wake() is called once, when a message past the
@@ -223,7 +225,7 @@ func (c *Cursor) missed(q *queue) uint64 {
 		if at == 0 && b.first >= c.next {
 			n += b.count
 		} else {
-			n += b.countFrom(at, int(b.boundary.Load()), c.next)
+			n += b.countFrom(at, b.end(), c.next)
 		}
 	}
 	return uint64(n)

@@ -71,7 +71,8 @@ type harness struct {
 	m       *model
 	cursors []*mCursor
 	names   []string
-	op      string // the current operation, for failure messages
+	handles map[string]*Channel // kept for the whole run, across forgetting
+	op      string              // the current operation, for failure messages
 }
 
 func newHarness(t *testing.T, seed uint64) *harness {
@@ -95,7 +96,7 @@ func newHarness(t *testing.T, seed uint64) *harness {
 	}
 	o.Retention = func(name string) Retention { return rets[name] }
 	s, clk := newTestStore(t, o)
-	h := &harness{t: t, seed: seed, r: r, s: s, clk: clk, names: names}
+	h := &harness{t: t, seed: seed, r: r, s: s, clk: clk, names: names, handles: map[string]*Channel{}}
 	h.m = newModel(s, clk)
 	return h
 }
@@ -124,8 +125,10 @@ func (h *harness) step(i int) {
 		h.doRead(name)
 	case n < 56:
 		h.doSubscribe(name)
-	case n < 72:
+	case n < 64:
 		h.doCursorRead()
+	case n < 72:
+		h.doCursorBatch()
 	case n < 75:
 		h.doFastForward()
 	case n < 79:
@@ -168,7 +171,14 @@ func (h *harness) data() []byte {
 func (h *harness) doAppend(name string) {
 	d := h.data()
 	h.op = fmt.Sprintf("Append(%s, %d bytes)", name, len(d))
-	p, err := h.s.Append(name, d)
+	var p rtm.Position
+	var err error
+	if h.r.IntN(2) == 0 {
+		p, err = h.s.Append(name, d)
+	} else {
+		h.op = "handle " + h.op
+		p, err = h.handle(name).Append(d)
+	}
 	want, werr := h.m.append(name, 0, h.m.now(), false, d)
 	h.checkPos(p, err, want, werr)
 }
@@ -185,7 +195,14 @@ func (h *harness) doAppendAt(name string) {
 	}
 	at := h.clk.Now().Add(time.Duration(h.r.IntN(4000)-3000) * time.Millisecond)
 	h.op = fmt.Sprintf("AppendAt(%s, %d, %d bytes)", name, off, len(d))
-	p, err := h.s.AppendAt(name, off, at, d)
+	var p rtm.Position
+	var err error
+	if h.r.IntN(2) == 0 {
+		p, err = h.s.AppendAt(name, off, at, d)
+	} else {
+		h.op = "handle " + h.op
+		p, err = h.handle(name).AppendAt(off, at, d)
+	}
 	want, werr := h.m.append(name, off, at.UnixNano(), true, d)
 	h.checkPos(p, err, want, werr)
 }
@@ -199,7 +216,7 @@ func (h *harness) checkPos(p rtm.Position, err error, want rtm.Position, werr er
 		}
 		return
 	}
-	if p.Offset != want.Offset {
+	if p != want {
 		h.fail("position %v, model offset %d", p, want.Offset)
 	}
 }

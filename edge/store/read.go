@@ -48,7 +48,7 @@ func (s *Store) Read(channel string, pos *rtm.Position) (f Frame, found bool, er
 	}
 	// Blocks linked after the snapshot was taken are reached through next.
 	for b := q.blocks[q.find(pos.Offset)]; b != nil; b = b.next.Load() {
-		end := int(b.boundary.Load())
+		end := b.end()
 		if o, _ := b.offsetAt(b.lastStart(end)); o < pos.Offset {
 			continue // not in this block: skip the scan
 		}
@@ -67,7 +67,7 @@ func (q *queue) newest() (Frame, bool, error) {
 	for n := b.next.Load(); n != nil; n = b.next.Load() {
 		b = n
 	}
-	end := int(b.boundary.Load())
+	end := b.end()
 	f, _ := b.frame(b.lastStart(end))
 	return f, true, nil
 }
@@ -129,14 +129,17 @@ func (c *Cursor) at(q *queue, offset uint64) {
 	ch := c.ch
 	c.next = offset
 	if offset > ch.last || q.headBlock() == nil {
-		c.blk, c.off = ch.tail, int(ch.tail.boundary.Load())
+		// Under mu a block's count is that of the frames published.
+		t := ch.tail
+		c.blk, c.off, c.idx = t, t.end(), t.count
 		return
 	}
 	i := q.find(offset)
 	b := q.blocks[i]
-	end := int(b.boundary.Load())
-	if c.blk, c.off = b, b.seek(0, end, offset); c.off == end && i+1 < len(q.blocks) {
-		c.blk, c.off = q.blocks[i+1], 0
+	end := b.end()
+	c.blk = b
+	if c.off, c.idx = b.seekCount(0, end, offset); c.off == end && i+1 < len(q.blocks) {
+		c.blk, c.off, c.idx = q.blocks[i+1], 0, 0
 	}
 }
 
@@ -162,7 +165,7 @@ func (ch *channel) historyStart(q *queue, start Start) uint64 {
 		i := sort.Search(len(live), func(i int) bool { return live[i].time >= cut })
 		if i < len(live) {
 			b := live[i]
-			o, _ := b.offsetAt(b.seekTime(int(b.boundary.Load()), cut))
+			o, _ := b.offsetAt(b.seekTime(b.end(), cut))
 			from = min(from, o)
 		}
 	}

@@ -1,0 +1,70 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Channel is a handle on a channel for repeated appends: it keeps the
+// channel instead of looking it up by name on every append. It is safe for
+// concurrent use. It does not keep the channel alive: if the channel is
+// forgotten (empty, unused, past its TTL), the next append through the
+// handle goes to the channel's new incarnation, with a new epoch, exactly
+// as Store.Append would.
+type Channel struct {
+	s    *Store // immutable
+	name string // immutable
+	// ch is the incarnation appends go to, nil until the first. Loaded
+	// without a lock by every append; replaced by compare-and-swap by an
+	// appender that found it forgotten (commit checks under the channel's
+	// lock, so a stale pointer costs a retry, never a lost message).
+	ch atomic.Pointer[channel]
+}
+
+// Channel returns a handle on the channel named name. The channel itself
+// is created by the handle's first append, as by Store.Append.
+func (s *Store) Channel(name string) *Channel {
+	return &Channel{s: s, name: strings.Clone(name)}
+}
+
+// Name returns the channel's name.
+func (h *Channel) Name() string { return h.name }
+
+// Append is Store.Append on the handle's channel.
+func (h *Channel) Append(data []byte) (rtm.Position, error) {
+	if err := h.s.admit(h.name, data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(0, h.s.stampNow(), false, data)
+}
+
+// AppendAt is Store.AppendAt on the handle's channel.
+func (h *Channel) AppendAt(offset uint64, t time.Time, data []byte) (rtm.Position, error) {
+	if offset == 0 {
+		return rtm.Position{}, fmt.Errorf("store: append to %q at offset 0: %w", h.name, ErrOffsetOrder)
+	}
+	if err := h.s.admit(h.name, data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(offset, t.UnixNano(), true, data)
+}
+
+// append commits to the handle's incarnation, obtaining a fresh one first
+// if there is none yet or it was forgotten.
+func (h *Channel) append(offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
+	for {
+		ch := h.ch.Load()
+		if ch != nil {
+			if pos, ok, err := ch.commit(offset, t, at, data); ok {
+				return pos, err
+			}
+		}
+		// If another appender replaced ch first, the swap fails and the
+		// next round uses its replacement.
+		h.ch.CompareAndSwap(ch, h.s.obtain(h.name))
+	}
+}
