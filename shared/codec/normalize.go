@@ -2,7 +2,6 @@ package codec
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -44,7 +43,7 @@ func normalize(v any, depth int) (any, error) {
 		return v, nil
 	case string:
 		if !utf8.ValidString(x) {
-			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message string is not valid UTF-8")
+			return nil, StringError()
 		}
 		return v, nil
 	case float64:
@@ -114,7 +113,7 @@ func normalizeMap(m map[string]any, depth int) (any, error) {
 	}
 	for k, e := range m {
 		if !utf8.ValidString(k) {
-			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message map key is not valid UTF-8")
+			return nil, KeyError()
 		}
 		n, err := normalize(e, depth+1)
 		if err != nil {
@@ -188,18 +187,6 @@ func StringMap(m map[any]any) (map[string]any, error) {
 		out[s] = e
 	}
 	return out, nil
-}
-
-// SortedKeys appends the keys of m to buf in increasing byte order and
-// returns it. Encoders write maps in this order so a value always encodes to
-// the same bytes; a caller passing a stack array as buf avoids allocating for
-// small maps.
-func SortedKeys(buf []string, m map[string]any) []string {
-	for k := range m {
-		buf = append(buf, k)
-	}
-	slices.Sort(buf)
-	return buf
 }
 
 // NormalizeBody normalizes, in place, the message values of a body just

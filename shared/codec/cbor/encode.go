@@ -43,67 +43,9 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 		dst = appendText(appendText(dst, "id"), p.ID.Str)
 	}
 	dst = appendText(dst, "body")
-	dst, err := appendBody(dst, p.Body)
+	dst, err := codec.AppendBody(dst, p.Body, primitives{}, appendOther)
 	if err != nil {
 		return dst[:start], err
-	}
-	return dst, nil
-}
-
-func appendBody(dst []byte, body any) ([]byte, error) {
-	switch b := body.(type) {
-	case nil, rtm.Empty, *rtm.Empty:
-		return append(dst, emptyBody...), nil
-	case *rtm.PublishBody:
-		if b != nil {
-			return appendPair(dst, "channel", b.Channel, "message", b.Message)
-		}
-	case rtm.PublishBody:
-		return appendPair(dst, "channel", b.Channel, "message", b.Message)
-	case *rtm.ReadReply:
-		if b != nil {
-			return appendPair(dst, "position", b.Position, "message", b.Message)
-		}
-	case rtm.ReadReply:
-		return appendPair(dst, "position", b.Position, "message", b.Message)
-	case *rtm.SubscriptionData:
-		if b != nil {
-			return appendDataBody(dst, b)
-		}
-	case rtm.SubscriptionData:
-		return appendDataBody(dst, &b)
-	case map[string]any, map[any]any:
-		return appendValue(dst, b, 0)
-	default:
-		enc, err := encMode.Marshal(body)
-		if err != nil {
-			return dst, fmt.Errorf("cbor: encode %T body: %w", body, err)
-		}
-		if len(enc) != 1 || enc[0] != cborNull {
-			return append(dst, enc...), nil
-		}
-	}
-	return append(dst, emptyBody...), nil // a nil pointer body
-}
-
-// appendPair writes a body of a string field and a message field.
-func appendPair(dst []byte, k1, s, k2 string, msg any) ([]byte, error) {
-	dst = appendHead(dst, majorMap, 2)
-	dst = appendText(appendText(dst, k1), s)
-	return appendValue(appendText(dst, k2), msg, 0)
-}
-
-func appendDataBody(dst []byte, b *rtm.SubscriptionData) ([]byte, error) {
-	dst = appendDataHead(dst, b.SubscriptionID)
-	dst = appendText(dst, "position")
-	dst = appendText(dst, b.Position)
-	dst = appendText(dst, "messages")
-	dst = appendHead(dst, majorArray, uint64(len(b.Messages)))
-	for _, m := range b.Messages {
-		var err error
-		if dst, err = appendValue(dst, m, 0); err != nil {
-			return dst, err
-		}
 	}
 	return dst, nil
 }
@@ -155,59 +97,73 @@ func digits(n uint64) int {
 // are an *rtm.Error with code invalid_format, and dst is returned
 // unchanged.
 func (Codec) AppendValue(dst []byte, v any) ([]byte, error) {
-	out, err := appendValue(dst, v, 0)
-	if err != nil {
-		return dst, err
-	}
-	return out, nil
+	return codec.AppendValue(dst, v, primitives{})
 }
 
-func appendValue(dst []byte, v any, depth int) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, cborNull), nil
-	case bool:
-		if x {
-			return append(dst, cborTrue), nil
-		}
-		return append(dst, cborFalse), nil
-	case int64:
-		return appendInt(dst, x), nil
-	case uint64:
-		return appendHead(dst, majorUint, x), nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return dst, codec.NonFiniteError()
-		}
-		return binary.BigEndian.AppendUint64(append(dst, cborFloat64), math.Float64bits(x)), nil
-	case string:
-		if !utf8.ValidString(x) {
-			return dst, rtm.Errorf(rtm.CodeInvalidFormat, "message string is not valid UTF-8")
-		}
-		return appendText(dst, x), nil
-	case []byte:
-		return append(appendHead(dst, majorBytes, uint64(len(x))), x...), nil
-	case rtm.RawValue:
-		if len(x) == 0 { // never a broken frame
-			return append(dst, cborNull), nil
-		}
-		return append(dst, x...), nil
-	case []any:
-		return appendArray(dst, x, depth)
-	case map[string]any:
-		return appendMap(dst, x, depth)
-	case map[any]any:
-		m, err := codec.StringMap(x)
-		if err != nil {
-			return dst, err
-		}
-		return appendMap(dst, m, depth)
+// primitives is the codec.Primitives of CBOR. Message strings and map
+// keys must be valid UTF-8, as a CBOR text string must be.
+type primitives struct{}
+
+func (primitives) AppendNil(dst []byte) []byte { return append(dst, cborNull) }
+
+func (primitives) AppendBool(dst []byte, b bool) []byte {
+	if b {
+		return append(dst, cborTrue)
 	}
-	n, err := codec.Normalize(v) // other widths; containers were handled above
+	return append(dst, cborFalse)
+}
+
+func (primitives) AppendInt(dst []byte, n int64) []byte   { return appendInt(dst, n) }
+func (primitives) AppendUint(dst []byte, n uint64) []byte { return appendHead(dst, majorUint, n) }
+
+// AppendFloat writes f as a 64-bit float.
+func (primitives) AppendFloat(dst []byte, f float64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, cborFloat64), math.Float64bits(f))
+}
+
+func (primitives) AppendString(dst []byte, s string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		return dst, codec.StringError()
+	}
+	return appendText(dst, s), nil
+}
+
+func (primitives) AppendBinary(dst []byte, b []byte) ([]byte, error) {
+	return append(appendHead(dst, majorBytes, uint64(len(b))), b...), nil
+}
+
+func (primitives) AppendText(dst []byte, s string) []byte { return appendText(dst, s) }
+
+func (primitives) AppendArrayStart(dst []byte, n int) []byte {
+	return appendHead(dst, majorArray, uint64(n))
+}
+
+func (primitives) AppendArrayItem(dst []byte, _ int) []byte { return dst }
+func (primitives) AppendArrayEnd(dst []byte) []byte         { return dst }
+
+func (primitives) AppendMapStart(dst []byte, n int) []byte {
+	return appendHead(dst, majorMap, uint64(n))
+}
+
+func (primitives) AppendMapKey(dst []byte, _ int, k string) ([]byte, error) {
+	if !utf8.ValidString(k) {
+		return dst, codec.KeyError()
+	}
+	return appendText(dst, k), nil
+}
+
+func (primitives) AppendMapEnd(dst []byte) []byte { return dst }
+
+// appendOther writes body with the library, or nothing for null.
+func appendOther(dst []byte, body any) ([]byte, error) {
+	enc, err := encMode.Marshal(body)
 	if err != nil {
-		return dst, err
+		return dst, fmt.Errorf("cbor: encode %T body: %w", body, err)
 	}
-	return appendValue(dst, n, depth)
+	if len(enc) == 1 && enc[0] == cborNull {
+		return dst, nil
+	}
+	return append(dst, enc...), nil
 }
 
 func appendInt(dst []byte, n int64) []byte {
@@ -215,37 +171,4 @@ func appendInt(dst []byte, n int64) []byte {
 		return appendHead(dst, majorUint, uint64(n))
 	}
 	return appendHead(dst, majorNeg, uint64(^n)) // -1 - n
-}
-
-func appendArray(dst []byte, a []any, depth int) ([]byte, error) {
-	if depth >= codec.MaxDepth {
-		return dst, codec.TooDeepError()
-	}
-	dst = appendHead(dst, majorArray, uint64(len(a)))
-	for _, e := range a {
-		var err error
-		if dst, err = appendValue(dst, e, depth+1); err != nil {
-			return dst, err
-		}
-	}
-	return dst, nil
-}
-
-func appendMap(dst []byte, m map[string]any, depth int) ([]byte, error) {
-	if depth >= codec.MaxDepth {
-		return dst, codec.TooDeepError()
-	}
-	var buf [16]string
-	keys := codec.SortedKeys(buf[:0], m)
-	dst = appendHead(dst, majorMap, uint64(len(keys)))
-	for _, k := range keys {
-		if !utf8.ValidString(k) {
-			return dst, rtm.Errorf(rtm.CodeInvalidFormat, "message map key is not valid UTF-8")
-		}
-		var err error
-		if dst, err = appendValue(appendText(dst, k), m[k], depth+1); err != nil {
-			return dst, err
-		}
-	}
-	return dst, nil
 }

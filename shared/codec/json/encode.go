@@ -30,81 +30,11 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 		dst = appendString(dst, p.ID.Str)
 	}
 	dst = append(dst, `,"body":`...)
-	dst, err := appendBody(dst, p.Body)
+	dst, err := codec.AppendBody(dst, p.Body, primitives{}, appendOther)
 	if err != nil {
 		return dst[:start], err
 	}
 	return append(dst, '}'), nil
-}
-
-func appendBody(dst []byte, body any) ([]byte, error) {
-	switch b := body.(type) {
-	case nil, rtm.Empty, *rtm.Empty:
-		return append(dst, "{}"...), nil
-	case *rtm.PublishBody:
-		if b != nil {
-			return appendPublish(dst, b)
-		}
-	case rtm.PublishBody:
-		return appendPublish(dst, &b)
-	case *rtm.ReadReply:
-		if b != nil {
-			return appendReadReply(dst, b)
-		}
-	case rtm.ReadReply:
-		return appendReadReply(dst, &b)
-	case *rtm.SubscriptionData:
-		if b != nil {
-			return appendDataBody(dst, b)
-		}
-	case rtm.SubscriptionData:
-		return appendDataBody(dst, &b)
-	case map[string]any, map[any]any:
-		return appendValue(dst, b, 0)
-	default:
-		j, err := json.Marshal(body)
-		if err != nil {
-			return dst, fmt.Errorf("json: encode %T body: %w", body, err)
-		}
-		if string(j) != "null" {
-			return append(dst, j...), nil
-		}
-	}
-	return append(dst, "{}"...), nil // a nil pointer body
-}
-
-func appendPublish(dst []byte, b *rtm.PublishBody) ([]byte, error) {
-	dst = append(dst, `{"channel":`...)
-	dst = appendString(dst, b.Channel)
-	dst = append(dst, `,"message":`...)
-	dst, err := appendValue(dst, b.Message, 0)
-	return append(dst, '}'), err
-}
-
-func appendReadReply(dst []byte, b *rtm.ReadReply) ([]byte, error) {
-	dst = append(dst, `{"position":`...)
-	dst = appendString(dst, b.Position)
-	dst = append(dst, `,"message":`...)
-	dst, err := appendValue(dst, b.Message, 0)
-	return append(dst, '}'), err
-}
-
-func appendDataBody(dst []byte, b *rtm.SubscriptionData) ([]byte, error) {
-	dst = append(dst, `{"subscription_id":`...)
-	dst = appendString(dst, b.SubscriptionID)
-	dst = append(dst, `,"position":`...)
-	dst = appendString(dst, b.Position)
-	dst = append(dst, `,"messages":[`...)
-	for i, m := range b.Messages {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = appendValue(dst, m, 0); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, "]}"...), nil
 }
 
 // AppendData appends an rtm/subscription/data PDU whose messages were
@@ -135,98 +65,65 @@ func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, mes
 // are an *rtm.Error with code invalid_format, and dst is returned
 // unchanged.
 func (Codec) AppendValue(dst []byte, v any) ([]byte, error) {
-	out, err := appendValue(dst, v, 0)
+	return codec.AppendValue(dst, v, primitives{})
+}
+
+// primitives is the codec.Primitives of JSON. Strings are never refused:
+// invalid UTF-8 becomes U+FFFD, as in encoding/json.
+type primitives struct{}
+
+func (primitives) AppendNil(dst []byte) []byte            { return append(dst, "null"...) }
+func (primitives) AppendBool(dst []byte, b bool) []byte   { return strconv.AppendBool(dst, b) }
+func (primitives) AppendInt(dst []byte, n int64) []byte   { return strconv.AppendInt(dst, n, 10) }
+func (primitives) AppendUint(dst []byte, n uint64) []byte { return strconv.AppendUint(dst, n, 10) }
+func (primitives) AppendFloat(dst []byte, f float64) []byte {
+	return appendFloat(dst, f)
+}
+
+func (primitives) AppendString(dst []byte, s string) ([]byte, error) {
+	return appendString(dst, s), nil
+}
+
+// AppendBinary writes b as a base64 string.
+func (primitives) AppendBinary(dst []byte, b []byte) ([]byte, error) {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, b)
+	return append(dst, '"'), nil
+}
+
+func (primitives) AppendText(dst []byte, s string) []byte    { return appendString(dst, s) }
+func (primitives) AppendArrayStart(dst []byte, _ int) []byte { return append(dst, '[') }
+func (primitives) AppendArrayItem(dst []byte, i int) []byte  { return separate(dst, i) }
+func (primitives) AppendArrayEnd(dst []byte) []byte          { return append(dst, ']') }
+func (primitives) AppendMapStart(dst []byte, _ int) []byte   { return append(dst, '{') }
+func (primitives) AppendMapEnd(dst []byte) []byte            { return append(dst, '}') }
+func (primitives) AppendMapKey(dst []byte, i int, k string) ([]byte, error) {
+	return append(appendString(separate(dst, i), k), ':'), nil
+}
+
+// appendOther writes body with encoding/json, or nothing for null.
+func appendOther(dst []byte, body any) ([]byte, error) {
+	j, err := json.Marshal(body)
 	if err != nil {
-		return dst, err
+		return dst, fmt.Errorf("json: encode %T body: %w", body, err)
 	}
-	return out, nil
+	if string(j) == "null" {
+		return dst, nil
+	}
+	return append(dst, j...), nil
 }
 
-func appendValue(dst []byte, v any, depth int) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...), nil
-	case bool:
-		return strconv.AppendBool(dst, x), nil
-	case int64:
-		return strconv.AppendInt(dst, x, 10), nil
-	case uint64:
-		return strconv.AppendUint(dst, x, 10), nil
-	case float64:
-		return appendFloat(dst, x)
-	case string:
-		return appendString(dst, x), nil
-	case []byte:
-		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, x)
-		return append(dst, '"'), nil
-	case rtm.RawValue:
-		if len(x) == 0 { // never a broken frame
-			return append(dst, "null"...), nil
-		}
-		return append(dst, x...), nil
-	case []any:
-		return appendArray(dst, x, depth)
-	case map[string]any:
-		return appendMap(dst, x, depth)
-	case map[any]any:
-		m, err := codec.StringMap(x)
-		if err != nil {
-			return dst, err
-		}
-		return appendMap(dst, m, depth)
+// separate writes the comma before item or pair i.
+func separate(dst []byte, i int) []byte {
+	if i > 0 {
+		return append(dst, ',')
 	}
-	n, err := codec.Normalize(v) // other widths; containers were handled above
-	if err != nil {
-		return dst, err
-	}
-	return appendValue(dst, n, depth)
+	return dst
 }
 
-func appendArray(dst []byte, a []any, depth int) ([]byte, error) {
-	if depth >= codec.MaxDepth {
-		return dst, codec.TooDeepError()
-	}
-	dst = append(dst, '[')
-	for i, e := range a {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = appendValue(dst, e, depth+1); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, ']'), nil
-}
-
-func appendMap(dst []byte, m map[string]any, depth int) ([]byte, error) {
-	if depth >= codec.MaxDepth {
-		return dst, codec.TooDeepError()
-	}
-	var buf [16]string
-	keys := codec.SortedKeys(buf[:0], m)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendString(dst, k)
-		dst = append(dst, ':')
-		var err error
-		if dst, err = appendValue(dst, m[k], depth+1); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
-}
-
-// appendFloat writes a float as encoding/json does, plus ".0" when the
+// appendFloat writes a finite float as encoding/json does, plus ".0" when the
 // result would read back as an integer.
-func appendFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return dst, codec.NonFiniteError()
-	}
+func appendFloat(dst []byte, f float64) []byte {
 	format := byte('f')
 	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
 		format = 'e'
@@ -239,14 +136,14 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 			dst[n-2] = dst[n-1]
 			dst = dst[:n-1]
 		}
-		return dst, nil
+		return dst
 	}
 	for _, c := range dst[start:] {
 		if c == '.' {
-			return dst, nil
+			return dst
 		}
 	}
-	return append(dst, ".0"...), nil
+	return append(dst, ".0"...)
 }
 
 const hexDigits = "0123456789abcdef"

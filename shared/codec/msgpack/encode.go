@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -20,7 +21,7 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 		return dst, fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", p.Action)
 	}
 	start := len(dst)
-	dst, err := appendBody(wire.AppendPDUStart(dst, p.Action, p.ID), p.Body)
+	dst, err := codec.AppendBody(wire.AppendPDUStart(dst, p.Action, p.ID), p.Body, wire.Primitives{}, appendOther)
 	if err != nil {
 		return dst[:start], err
 	}
@@ -30,61 +31,17 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 // nilByte is what the library writes for a nil pointer body.
 const nilByte = 0xc0
 
-func appendBody(dst []byte, body any) ([]byte, error) {
-	switch b := body.(type) {
-	case nil, rtm.Empty, *rtm.Empty:
-		return append(dst, emptyBody...), nil
-	case *rtm.PublishBody:
-		if b != nil {
-			return appendPair(dst, "channel", b.Channel, "message", b.Message)
-		}
-	case rtm.PublishBody:
-		return appendPair(dst, "channel", b.Channel, "message", b.Message)
-	case *rtm.ReadReply:
-		if b != nil {
-			return appendPair(dst, "position", b.Position, "message", b.Message)
-		}
-	case rtm.ReadReply:
-		return appendPair(dst, "position", b.Position, "message", b.Message)
-	case *rtm.SubscriptionData:
-		if b != nil {
-			return appendDataBody(dst, b)
-		}
-	case rtm.SubscriptionData:
-		return appendDataBody(dst, &b)
-	case map[string]any, map[any]any:
-		return wire.AppendValue(dst, b)
-	default:
-		start := len(dst)
-		dst, err := appendLibrary(dst, body)
-		if err != nil {
-			return dst, fmt.Errorf("msgpack: encode %T body: %w", body, err)
-		}
-		if len(dst)-start != 1 || dst[start] != nilByte {
-			return dst, nil
-		}
-		dst = dst[:start]
+// appendOther appends a body that carries no message values through the
+// library with its `json` tags, or nothing for a nil pointer. It stays out
+// of wire, which the browser's codec links without the library.
+func appendOther(dst []byte, body any) ([]byte, error) {
+	start := len(dst)
+	dst, err := appendLibrary(dst, body)
+	if err != nil {
+		return dst[:start], fmt.Errorf("msgpack: encode %T body: %w", body, err)
 	}
-	return append(dst, emptyBody...), nil // a nil pointer body
-}
-
-// appendPair writes a body of a string field and a message field.
-func appendPair(dst []byte, k1, s, k2 string, msg any) ([]byte, error) {
-	dst = wire.AppendMapHead(dst, 2)
-	dst = wire.AppendString(wire.AppendString(dst, k1), s)
-	return wire.AppendValue(wire.AppendString(dst, k2), msg)
-}
-
-func appendDataBody(dst []byte, b *rtm.SubscriptionData) ([]byte, error) {
-	dst = wire.AppendMapHead(dst, 3)
-	dst = wire.AppendString(wire.AppendString(dst, "subscription_id"), b.SubscriptionID)
-	dst = wire.AppendString(wire.AppendString(dst, "position"), b.Position)
-	dst = wire.AppendArrayHead(wire.AppendString(dst, "messages"), len(b.Messages))
-	for _, m := range b.Messages {
-		var err error
-		if dst, err = wire.AppendValue(dst, m); err != nil {
-			return dst, err
-		}
+	if len(dst)-start == 1 && dst[start] == nilByte {
+		return dst[:start], nil
 	}
 	return dst, nil
 }

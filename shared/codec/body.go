@@ -1,0 +1,90 @@
+package codec
+
+import "github.com/sluicehq/sluice/shared/rtm"
+
+// AppendBody appends the body of a PDU in the encoding of p. Bodies that
+// carry message values (PublishBody, ReadReply, SubscriptionData, maps) are
+// written field by field, their messages by AppendValue; nil, rtm.Empty and
+// nil pointers are an empty map. Other bodies, which carry no message
+// values, go to other, which encodes them with the codec's library and
+// appends nothing for a body the library writes as null (a nil pointer).
+// On error the returned dst may hold part of the body: AppendPDU truncates
+// it.
+func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, body any) ([]byte, error)) ([]byte, error) {
+	switch b := body.(type) {
+	case nil, rtm.Empty, *rtm.Empty:
+	case *rtm.PublishBody:
+		if b != nil {
+			return appendPair(dst, p, "channel", b.Channel, b.Message)
+		}
+	case rtm.PublishBody:
+		return appendPair(dst, p, "channel", b.Channel, b.Message)
+	case *rtm.ReadReply:
+		if b != nil {
+			return appendPair(dst, p, "position", b.Position, b.Message)
+		}
+	case rtm.ReadReply:
+		return appendPair(dst, p, "position", b.Position, b.Message)
+	case *rtm.SubscriptionData:
+		if b != nil {
+			return appendData(dst, p, b)
+		}
+	case rtm.SubscriptionData:
+		return appendData(dst, p, &b)
+	case map[string]any, map[any]any:
+		return appendValue(dst, b, p, 0)
+	default:
+		start := len(dst)
+		dst, err := other(dst, body)
+		if err != nil || len(dst) > start {
+			return dst, err
+		}
+	}
+	return p.AppendMapEnd(p.AppendMapStart(dst, 0)), nil
+}
+
+// appendPair writes a body of a string field and a "message" field.
+func appendPair[P Primitives](dst []byte, p P, name, s string, msg any) ([]byte, error) {
+	dst = p.AppendMapStart(dst, 2)
+	dst, err := appendField(dst, p, 0, name, s)
+	if err != nil {
+		return dst, err
+	}
+	if dst, err = p.AppendMapKey(dst, 1, "message"); err != nil {
+		return dst, err
+	}
+	if dst, err = appendValue(dst, msg, p, 0); err != nil {
+		return dst, err
+	}
+	return p.AppendMapEnd(dst), nil
+}
+
+func appendData[P Primitives](dst []byte, p P, b *rtm.SubscriptionData) ([]byte, error) {
+	dst = p.AppendMapStart(dst, 3)
+	dst, err := appendField(dst, p, 0, "subscription_id", b.SubscriptionID)
+	if err == nil {
+		dst, err = appendField(dst, p, 1, "position", b.Position)
+	}
+	if err == nil {
+		dst, err = p.AppendMapKey(dst, 2, "messages")
+	}
+	if err != nil {
+		return dst, err
+	}
+	dst = p.AppendArrayStart(dst, len(b.Messages))
+	for i, m := range b.Messages {
+		if dst, err = appendValue(p.AppendArrayItem(dst, i), m, p, 0); err != nil {
+			return dst, err
+		}
+	}
+	return p.AppendMapEnd(p.AppendArrayEnd(dst)), nil
+}
+
+// appendField writes pair i of a body, a string field.
+func appendField[P Primitives](dst []byte, p P, i int, name, s string) ([]byte, error) {
+	dst, err := p.AppendMapKey(dst, i, name)
+	if err != nil {
+		return dst, err
+	}
+	return p.AppendText(dst, s), nil
+}
