@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/store/storetest"
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
 )
 
@@ -59,22 +59,7 @@ const (
 )
 
 // fakeClock is the store clock of an edge, moved by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+type fakeClock = storetest.Clock
 
 // edge is a real edge, in process, behind a real HTTP server on a loopback
 // port. Its store runs on a fake clock without background sweeper: a test
@@ -104,7 +89,7 @@ func startEdge(t *testing.T) *edge {
 // startEdgeWith starts an edge with cfg.
 func startEdgeWith(t *testing.T, cfg edgeConfig) *edge {
 	t.Helper()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := storetest.NewClock(time.Unix(1_700_000_000, 0))
 	opts := &server.Options{
 		Apps:         []*app.App{e2eApp()},
 		StoreOptions: &store.Options{Clock: clock, SweepInterval: -1},

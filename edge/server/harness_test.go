@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,27 +17,13 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // fakeClock is a store clock the tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+type fakeClock = storetest.Clock
 
 // edge is a real edge behind a real HTTP server on a loopback port.
 type edge struct {
@@ -73,7 +58,7 @@ const jwtSecret = "jwt-test-secret-of-32-bytes-long!"
 // mutate adjusts its options.
 func startEdge(t testing.TB, mutate func(*server.Options)) *edge {
 	t.Helper()
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := storetest.NewClock(time.Unix(1_700_000_000, 0))
 	opts := &server.Options{
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Apps:         []*app.App{testApp()},

@@ -2,12 +2,12 @@ package store
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/sluicehq/sluice/edge/store/storetest"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -15,25 +15,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeClock is a Clock the test moves by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is a store clock the tests move by hand.
+type fakeClock = storetest.Clock
 
-func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newFakeClock() *fakeClock { return storetest.NewClock(time.Unix(1_700_000_000, 0)) }
 
 // chanWaker wakes by a non-blocking send on a channel of capacity 1.
 type chanWaker chan struct{}
