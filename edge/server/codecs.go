@@ -13,8 +13,15 @@ const numCodecs = 3
 // it is the RTM default, used when the client asks for no subprotocol.
 var codecs = [numCodecs]codec.Codec{json.Codec{}, cbor.Codec{}, msgpack.Codec{}}
 
-// codecNames are the WebSocket subprotocols the edge accepts.
-var codecNames = []string{"json", "cbor", "msgpack"}
+// codecNames are the WebSocket subprotocols the edge accepts: the codecs'
+// names, in the same order.
+var codecNames = func() []string {
+	names := make([]string, len(codecs))
+	for i, c := range codecs {
+		names[i] = c.Name()
+	}
+	return names
+}()
 
 // codecFor returns the codec of a negotiated subprotocol and its index;
 // none means JSON.
