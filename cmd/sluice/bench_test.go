@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,6 +189,32 @@ func TestBenchTableAndInterrupt(t *testing.T) {
 	for _, want := range []string{"sluice: fanout (interrupted)", "delivered", "lost 0, duplicated 0, reordered 0"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestBenchProfilesTheGenerator(t *testing.T) {
+	url := startBenchEdge(t, server.Limits{RequestsPerSecond: 1_000_000})
+	dir := t.TempDir()
+	window, ramp := filepath.Join(dir, "window.pprof"), filepath.Join(dir, "ramp.pprof")
+	res := benchJSON(t, url, "fanout", "--subscribers", "5", "--duration", "0.3",
+		"--cpuprofile", window, "--connect-cpuprofile", ramp)
+	if res.Delivered == 0 {
+		t.Errorf("delivered %d", res.Delivered)
+	}
+	for _, path := range []string{window, ramp} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// A CPU profile is a gzipped protocol buffer.
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatalf("%s is not a profile: %v", path, err)
+		}
+		if n, err := io.Copy(io.Discard, zr); err != nil || n == 0 {
+			t.Errorf("%s: %d bytes of profile, %v", path, n, err)
 		}
 	}
 }

@@ -1,38 +1,43 @@
 package loadgen
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
 
-// counterShards spreads a hot counter over cache lines: delivery
-// goroutines on different cores then rarely write the same line.
-const counterShards = 16
-
-// counter is a sum kept in shards; any goroutine may add, any may read.
-type counter struct {
-	shards [counterShards]struct {
-		n atomic.Int64
-		_ [56]byte
-	}
-}
-
-func (c *counter) add(key int, n int64) { c.shards[uint(key)%counterShards].n.Add(n) }
-
-func (c *counter) load() int64 {
-	var sum int64
-	for i := range c.shards {
-		sum += c.shards[i].n.Load()
-	}
-	return sum
-}
-
-// tally is what the subscribers have seen, for the live line.
+// tally is what one subscriber has seen, for the live line and the
+// window's marks. Its delivery goroutine alone adds to it, so the cache
+// line stays with the core running it; readers sum every subscriber's.
 type tally struct {
-	delivered counter // distinct messages received
-	missing   counter // gaps open now: messages skipped, not (yet) arrived
-	dups      counter
-	reordered counter
+	delivered atomic.Int64 // distinct messages received
+	missing   atomic.Int64 // gaps open now: messages skipped, not (yet) arrived
+	dups      atomic.Int64
+	reordered atomic.Int64
+}
+
+// totals sums what the subscribers have seen.
+type totals struct{ delivered, missing, dups, reordered int64 }
+
+// tallies sums the subscribers' tallies (any goroutine).
+func (r *run) tallies() totals {
+	var t totals
+	for _, s := range r.subs {
+		t.delivered += s.tally.delivered.Load()
+		t.missing += s.tally.missing.Load()
+		t.dups += s.tally.dups.Load()
+		t.reordered += s.tally.reordered.Load()
+	}
+	return t
+}
+
+// delivered returns the distinct messages received so far.
+func (r *run) delivered() int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.tally.delivered.Load()
+	}
+	return n
 }
 
 // subscriber is the accounting of one subscribing connection.
@@ -40,42 +45,60 @@ type subscriber struct {
 	idx     int
 	channel int
 	r       *run
+	// lanes are the ids of the lanes publishing on the channel, in
+	// ascending order (shared by the channel's subscribers): a stream is
+	// kept for each of them only, not for every lane of the run.
+	lanes []uint16
+	tally tally
 
 	// mu guards streams: the connection's delivery goroutine writes them,
 	// the final count reads them.
 	mu      sync.Mutex
-	streams []Stream // by publisher id
+	streams []Stream // parallel to lanes
 }
 
 // deliver handles one message; the driver calls it on the connection's
-// delivery goroutine.
+// delivery goroutine, one message at a time.
 func (s *subscriber) deliver(payload string) {
 	now := s.r.clock()
 	st, err := ParseStamp(payload)
-	if err != nil || int(st.Publisher) >= len(s.streams) {
+	slot, ok := 0, false
+	if err == nil {
+		slot, ok = laneSlot(s.lanes, st.Publisher)
+	}
+	if !ok {
 		s.r.problems.add("foreign message", errStamp)
 		return
 	}
 	s.mu.Lock()
-	str := &s.streams[st.Publisher]
+	str := &s.streams[slot]
 	before := str.Missing()
 	arr := str.Observe(st.Seq)
 	after := str.Missing()
 	s.mu.Unlock()
-	t := &s.r.tally
+	t := &s.tally
 	switch arr {
 	case Duplicate:
-		t.dups.add(s.idx, 1)
+		t.dups.Add(1)
 		return
 	case Late:
-		t.reordered.add(s.idx, 1)
+		t.reordered.Add(1)
 	}
 	if after != before {
-		t.missing.add(s.idx, int64(after)-int64(before))
+		t.missing.Add(int64(after) - int64(before))
 	}
-	t.delivered.add(s.idx, 1)
+	t.delivered.Add(1)
 	s.r.lat.Record(s.idx, now-st.Sent)
 	s.r.lanes[st.Publisher].gate.delivered()
+}
+
+// laneSlot returns the index of lane id in lanes (ascending), which has
+// one entry when the channels outnumber the lanes.
+func laneSlot(lanes []uint16, id uint16) (int, bool) {
+	if len(lanes) == 1 {
+		return 0, lanes[0] == id
+	}
+	return slices.BinarySearch(lanes, id)
 }
 
 // problems counts the errors of a run by kind, keeping the first message

@@ -34,10 +34,11 @@ func (r *run) connectSubscribers(ctx context.Context) time.Duration {
 
 // feed hands out connection indexes, paced by ConnectRate.
 func (r *run) feed(ctx context.Context, jobs chan<- int, n int, start time.Time) {
+	var pace pacer
 	for i := range n {
 		if rate := r.cfg.ConnectRate; rate > 0 {
 			at := start.Add(time.Duration(float64(i) / rate * float64(time.Second)))
-			if !sleepUntil(ctx, at) {
+			if !pace.until(ctx, at) {
 				return
 			}
 		}

@@ -27,6 +27,9 @@ type gate struct {
 	// cleared by the delivery that reaches it.
 	wakeAt atomic.Uint64
 	wake   chan struct{} // capacity 1
+	// stallTimer times the publisher's waits, one timer reused;
+	// publisher-only.
+	stallTimer *time.Timer
 }
 
 func newGate(window, fanout int) *gate {
@@ -75,7 +78,7 @@ func (g *gate) wait(ctx context.Context, stall time.Duration) error {
 			g.wakeAt.Store(0)
 			continue
 		}
-		t := time.NewTimer(stall)
+		t := g.timer(stall)
 		select {
 		case <-g.wake:
 			t.Stop()
@@ -92,6 +95,16 @@ func (g *gate) wait(ctx context.Context, stall time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// timer returns the stall timer, started for d.
+func (g *gate) timer(d time.Duration) *time.Timer {
+	if g.stallTimer == nil {
+		g.stallTimer = time.NewTimer(d)
+	} else {
+		g.stallTimer.Reset(d) // stopped or fired: no stale tick is left (Go 1.23 timers)
+	}
+	return g.stallTimer
 }
 
 // drained reports whether nothing is owed any more (any goroutine, once

@@ -55,9 +55,10 @@ func (l *lane) storedOn(channel int) uint64 {
 // whether its message was stored is known.
 func (l *lane) run(ctx, pctx context.Context, r *run) {
 	next := time.Now()
+	var pace pacer
 	for i := 0; ctx.Err() == nil; i = (i + 1) % len(l.channels) {
 		if l.interval > 0 {
-			if !sleepUntil(ctx, next) {
+			if !pace.until(ctx, next) {
 				return
 			}
 			next = next.Add(l.interval)
@@ -103,6 +104,30 @@ func (l *lane) publishOne(ctx context.Context, r *run, i int) {
 	}
 	l.seqs[i] = seq
 	l.published.Add(1)
+}
+
+// pacer waits on one timer, reused: a lane at a fixed rate waits before
+// each message, the subscribers' ramp before each connection.
+type pacer struct{ t *time.Timer }
+
+// until waits until t or ctx's end; false if ctx ended.
+func (p *pacer) until(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if p.t == nil {
+		p.t = time.NewTimer(d)
+	} else {
+		p.t.Reset(d) // stopped or fired: no stale tick is left (Go 1.23 timers)
+	}
+	select {
+	case <-p.t.C:
+		return true
+	case <-ctx.Done():
+		p.t.Stop()
+		return false
+	}
 }
 
 // sleepUntil waits until t or ctx's end; false if ctx ended.

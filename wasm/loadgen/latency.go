@@ -15,6 +15,11 @@ const (
 	histSigFigs = 3
 )
 
+// latencyShards is how many shards a run's latency collectors have:
+// recorders pick one by their index, so that the delivery goroutines of
+// different cores rarely take the same lock.
+const latencyShards = 16
+
 // newHistogram returns an empty histogram of microseconds.
 func newHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(histMin, histMax, histSigFigs)

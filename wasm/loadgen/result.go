@@ -118,8 +118,8 @@ func (r *run) countLoss() {
 	res := &r.res
 	for _, s := range r.subs {
 		s.mu.Lock()
-		for id := range s.streams {
-			st := &s.streams[id]
+		for i, id := range s.lanes {
+			st := &s.streams[i]
 			stored := r.lanes[id].storedOn(s.channel)
 			res.Expected += stored
 			res.Lost += st.Lost(stored)

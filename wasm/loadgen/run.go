@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,7 +29,23 @@ type Options struct {
 	// window (or the idle hold) with a context that ends with it, such as
 	// to fetch a CPU profile of the server; the run waits for it.
 	OnMeasure func(ctx context.Context, window time.Duration)
+	// OnPhase, when set, is called on the run's goroutine as each phase
+	// starts, before its work, such as to profile the generator over one
+	// phase; it must not block for long.
+	OnPhase func(Phase)
+	// GCPercent is the garbage collector's target while the run lasts
+	// (as GOGC; see runtime/debug.SetGCPercent), restored after it. The
+	// generator shares the machine with the server, so every collection
+	// is CPU time taken from the server: memory is the cheaper of the
+	// two. A process already running at a higher target (or with the
+	// collector off) keeps its own. Default 400; negative leaves the
+	// process's setting alone.
+	GCPercent int
 }
+
+// DefaultGCPercent is Options.GCPercent's default: about a fourth of the
+// collections of Go's default (100), for about twice the memory.
+const DefaultGCPercent = 400
 
 // run is the state of one Run.
 type run struct {
@@ -42,7 +60,6 @@ type run struct {
 	pubConns     []Conn
 
 	lat, ack, dialLat *Latency
-	tally             tally
 	problems          problems
 	open              atomic.Int64 // connections open, for the live line
 	phase             atomic.Int32 // a Phase
@@ -81,7 +98,32 @@ func Run(ctx context.Context, d Driver, cfg Config, opts *Options) (*Result, err
 		return nil, err
 	}
 	r := newRun(d, cfg, opts)
+	defer raiseGCPercent(r.opts.GCPercent)()
 	return r.run(ctx)
+}
+
+// raiseGCPercent raises the collector's target to pct (0: the default)
+// unless it is higher already or off, and returns what restores it.
+func raiseGCPercent(pct int) (restore func()) {
+	if pct == 0 {
+		pct = DefaultGCPercent
+	}
+	prev := gcPercent()
+	if pct < 0 || prev < 0 || prev >= pct {
+		return func() {}
+	}
+	debug.SetGCPercent(pct)
+	return func() { debug.SetGCPercent(prev) }
+}
+
+// gcPercent returns the collector's target (GOGC), -1 when it is off.
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return -1 // unknown: leave it alone
+	}
+	return int(int64(s[0].Value.Uint64())) // off is -1, read as 2^64-1
 }
 
 // newRun lays out the channels, subscribers and lanes of a configuration.
@@ -96,15 +138,22 @@ func newRun(d Driver, cfg Config, opts *Options) *run {
 	if r.opts.Interval <= 0 {
 		r.opts.Interval = time.Second
 	}
-	r.lat, r.ack, r.dialLat = NewLatency(counterShards), NewLatency(counterShards), NewLatency(counterShards)
+	r.lat, r.ack, r.dialLat = NewLatency(latencyShards), NewLatency(latencyShards), NewLatency(latencyShards)
 	r.channelNames = make([]string, cfg.Channels)
 	for i := range r.channelNames {
 		r.channelNames[i] = cfg.channel(i)
 	}
 	r.lanes = r.layoutLanes()
+	onChannel := make([][]uint16, cfg.Channels) // lane ids by channel, ascending
+	for _, l := range r.lanes {
+		for _, c := range l.channels {
+			onChannel[c] = append(onChannel[c], l.id)
+		}
+	}
 	r.subs = make([]*subscriber, cfg.Subscribers)
 	for i := range r.subs {
-		r.subs[i] = &subscriber{idx: i, channel: i % cfg.Channels, r: r, streams: make([]Stream, len(r.lanes))}
+		c := i % cfg.Channels
+		r.subs[i] = &subscriber{idx: i, channel: c, r: r, lanes: onChannel[c], streams: make([]Stream, len(onChannel[c]))}
 	}
 	r.subConns = make([]Conn, cfg.Subscribers)
 	return r
@@ -146,6 +195,14 @@ func (r *run) layoutLanes() []*lane {
 	return lanes
 }
 
+// setPhase enters a phase and tells OnPhase.
+func (r *run) setPhase(p Phase) {
+	r.phase.Store(int32(p))
+	if r.opts.OnPhase != nil {
+		r.opts.OnPhase(p)
+	}
+}
+
 // clock is the run's monotonic time, which stamps carry.
 func (r *run) clock() time.Duration { return time.Since(r.epoch) }
 
@@ -158,7 +215,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 	stopTicks := r.startTicker()
 	defer stopTicks()
 
-	r.phase.Store(int32(PhaseConnect))
+	r.setPhase(PhaseConnect)
 	ramp := r.connectSubscribers(ctx)
 	r.res.Connect = r.connectStats(ramp)
 	r.marks[markConnected] = r.mark(ctx)
@@ -170,7 +227,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 			err = r.traffic(ctx)
 		}
 	}
-	r.phase.Store(int32(PhaseClose))
+	r.setPhase(PhaseClose)
 	r.closeAll()
 	r.measured.Wait()
 	stopTicks()
@@ -180,7 +237,7 @@ func (r *run) run(ctx context.Context) (*Result, error) {
 
 // hold keeps the idle connections open for Duration: the measured window.
 func (r *run) hold(ctx context.Context) {
-	r.phase.Store(int32(PhaseHold))
+	r.setPhase(PhaseHold)
 	r.startWindow(ctx)
 	sleepUntil(ctx, time.Now().Add(r.cfg.Duration))
 	r.endWindow(ctx)
@@ -207,9 +264,9 @@ func (r *run) traffic(ctx context.Context) error {
 	for _, l := range r.lanes {
 		wg.Go(func() { l.run(soft, hard, r) })
 	}
-	r.phase.Store(int32(PhaseWarmup))
+	r.setPhase(PhaseWarmup)
 	if sleepUntil(ctx, time.Now().Add(r.cfg.Warmup)) {
-		r.phase.Store(int32(PhaseMeasure))
+		r.setPhase(PhaseMeasure)
 		r.startWindow(ctx)
 		sleepUntil(ctx, time.Now().Add(r.cfg.Duration))
 		r.endWindow(ctx)
@@ -220,7 +277,7 @@ func (r *run) traffic(ctx context.Context) error {
 	t := time.AfterFunc(r.cfg.Drain, kill)
 	wg.Wait()
 	t.Stop()
-	r.phase.Store(int32(PhaseDrain))
+	r.setPhase(PhaseDrain)
 	r.drain(ctx)
 	return nil
 }
@@ -230,7 +287,7 @@ func (r *run) traffic(ctx context.Context) error {
 // may take a while, and are not lost), or ten times Drain passed.
 func (r *run) drain(ctx context.Context) {
 	start := time.Now()
-	last, lastAt := r.tally.delivered.load(), start
+	last, lastAt := r.made(), start
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -242,7 +299,7 @@ func (r *run) drain(ctx context.Context) {
 			}
 		}
 		now := time.Now()
-		if n := r.tally.delivered.load(); n != last {
+		if n := r.made(); n != last {
 			last, lastAt = n, now
 		}
 		if done || now.Sub(lastAt) >= r.cfg.Drain || now.Sub(start) >= 10*r.cfg.Drain {
@@ -254,6 +311,18 @@ func (r *run) drain(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// made returns the deliveries made of every lane's messages: what drain
+// watches, cheaper to sum than every subscriber's tally.
+func (r *run) made() uint64 {
+	var n uint64
+	for _, l := range r.lanes {
+		if l.gate != nil {
+			n += l.gate.made.Load()
+		}
+	}
+	return n
 }
 
 // startWindow marks the start of the measured window.
@@ -281,7 +350,7 @@ func (r *run) endWindow(ctx context.Context) {
 
 // mark reads the counters and samples the processes.
 func (r *run) mark(ctx context.Context) mark {
-	m := mark{at: time.Now(), delivered: r.tally.delivered.load()}
+	m := mark{at: time.Now(), delivered: r.delivered()}
 	for _, l := range r.lanes {
 		m.published += l.published.Load()
 	}

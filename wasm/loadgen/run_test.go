@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,30 +35,52 @@ func TestRunCountsWhatTheSubscribersSee(t *testing.T) {
 			return pick(sub == 3 && st.Seq == 7, holdIt)
 		}, 0, 0, 1},
 	}
+	lanes := []struct {
+		name     string
+		inflight int
+	}{{"one lane", 1}, {"four lanes", 4}}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b := newBroker()
-			b.fault = tt.fault
-			cfg := quick(Fanout)
-			cfg.Inflight = 1
-			res, err := Run(context.Background(), b, cfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Published < 8 {
-				t.Fatalf("published only %d messages", res.Published)
-			}
-			if res.Lost != tt.lost || res.Duplicates != tt.dups || res.Reordered != tt.reordered {
-				t.Errorf("lost %d dups %d reordered %d; want %d %d %d",
-					res.Lost, res.Duplicates, res.Reordered, tt.lost, tt.dups, tt.reordered)
-			}
-			if res.Delivered == 0 || res.Latency.Count == 0 || res.Connect.Connected != 4 {
-				t.Errorf("delivered %d, latency count %d, connected %d", res.Delivered, res.Latency.Count, res.Connect.Connected)
-			}
-			if res.Expected != 4*storedTotal(res) && tt.lost == 0 {
-				t.Errorf("expected %d deliveries, want 4 per stored message", res.Expected)
-			}
-		})
+		for _, ln := range lanes {
+			t.Run(tt.name+"/"+ln.name, func(t *testing.T) {
+				b := newBroker()
+				if tt.fault != nil {
+					// Only the last lane's messages meet the fault.
+					last := uint16(ln.inflight - 1)
+					b.fault = func(sub int, st Stamp) action {
+						return pick(st.Publisher == last, tt.fault(sub, st))
+					}
+				}
+				cfg := quick(Fanout)
+				cfg.Inflight = ln.inflight
+				checkCounts(t, b, cfg, tt.lost, tt.dups, tt.reordered)
+			})
+		}
+	}
+}
+
+// checkCounts runs cfg (4 subscribers) against b and checks what the
+// subscribers counted.
+func checkCounts(t *testing.T, b *broker, cfg Config, lost, dups, reordered uint64) {
+	t.Helper()
+	res, err := Run(context.Background(), b, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Published < 8*uint64(cfg.Inflight) {
+		t.Fatalf("published only %d messages on %d lanes", res.Published, cfg.Inflight)
+	}
+	if res.Lost != lost || res.Duplicates != dups || res.Reordered != reordered {
+		t.Errorf("lost %d dups %d reordered %d; want %d %d %d",
+			res.Lost, res.Duplicates, res.Reordered, lost, dups, reordered)
+	}
+	if res.Delivered == 0 || res.Latency.Count == 0 || res.Connect.Connected != 4 {
+		t.Errorf("delivered %d, latency count %d, connected %d", res.Delivered, res.Latency.Count, res.Connect.Connected)
+	}
+	if res.Expected != 4*storedTotal(res) && lost == 0 {
+		t.Errorf("expected %d deliveries, want 4 per stored message", res.Expected)
+	}
+	if res.ErrorTotal != 0 {
+		t.Errorf("errors %v", res.Errors)
 	}
 }
 
@@ -209,5 +232,97 @@ func TestRunStopsWhenCancelled(t *testing.T) {
 	}
 	if res.Lost != 0 {
 		t.Errorf("an early stop lost %d messages", res.Lost)
+	}
+}
+
+func TestMessagesOfOtherChannelsAreForeign(t *testing.T) {
+	cfg, err := Config{Scenario: Channels, Channels: 2, Subscribers: 2, Inflight: 1}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun(newBroker(), cfg, nil)
+	for _, l := range r.lanes {
+		l.setFanout(cfg.Window, []int{1, 1})
+	}
+	sub := r.subs[0] // on channel 0, which lane 0 alone publishes to
+	tests := []struct {
+		name      string
+		payload   string
+		delivered int64
+		foreign   uint64
+	}{
+		{"its channel's lane", string(AppendPayload(nil, Stamp{Publisher: 0, Seq: 1}, 64)), 1, 0},
+		{"another channel's lane", string(AppendPayload(nil, Stamp{Publisher: 1, Seq: 1}, 64)), 1, 1},
+		{"no such lane", string(AppendPayload(nil, Stamp{Publisher: 9, Seq: 1}, 64)), 1, 2},
+		{"no stamp", "hello", 1, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub.deliver(tt.payload)
+			if got := r.delivered(); got != tt.delivered {
+				t.Errorf("delivered %d, want %d", got, tt.delivered)
+			}
+			if got := r.problems.snapshot()["foreign message"].Count; got != tt.foreign {
+				t.Errorf("foreign messages %d, want %d", got, tt.foreign)
+			}
+		})
+	}
+}
+
+func TestRunAnnouncesItsPhases(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want []Phase
+	}{
+		{"traffic", quick(Fanout), []Phase{PhaseConnect, PhaseWarmup, PhaseMeasure, PhaseDrain, PhaseClose}},
+		{"idle", quick(Idle), []Phase{PhaseConnect, PhaseHold, PhaseClose}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []Phase // OnPhase runs on the run's goroutine: no lock
+			opts := &Options{OnPhase: func(p Phase) { got = append(got, p) }}
+			if _, err := Run(context.Background(), newBroker(), tt.cfg, opts); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("phases %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunRaisesTheGCTargetWhileItLasts(t *testing.T) {
+	before := gcPercent()
+	if before < 0 || before >= DefaultGCPercent {
+		t.Skipf("the process runs at GOGC=%d already", before)
+	}
+	tests := []struct {
+		name    string
+		percent int
+		want    int
+	}{
+		{"default", 0, DefaultGCPercent},
+		{"chosen", 250, 250},
+		{"left alone", -1, before},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var during int
+			opts := &Options{GCPercent: tt.percent, OnPhase: func(p Phase) {
+				if p == PhaseMeasure {
+					during = gcPercent()
+				}
+			}}
+			if _, err := Run(context.Background(), newBroker(), quick(Fanout), opts); err != nil {
+				t.Fatal(err)
+			}
+			if during != tt.want {
+				t.Errorf("GOGC during the run = %d, want %d", during, tt.want)
+			}
+			if after := gcPercent(); after != before {
+				t.Errorf("GOGC after the run = %d, want %d again", after, before)
+			}
+		})
 	}
 }

@@ -104,7 +104,8 @@ func (r *run) tick(ctx context.Context, st *ticker) Tick {
 	for _, l := range r.lanes {
 		published += l.published.Load()
 	}
-	delivered := r.tally.delivered.load()
+	seen := r.tallies()
+	delivered := seen.delivered
 	secs := now.Sub(st.at).Seconds()
 	t := Tick{
 		Elapsed:     now.Sub(r.epoch),
@@ -113,9 +114,9 @@ func (r *run) tick(ctx context.Context, st *ticker) Tick {
 		PublishRate: float64(published-st.published) / secs,
 		DeliverRate: float64(delivered-st.delivered) / secs,
 		Latency:     r.lat.Tick(),
-		Missing:     r.tally.missing.load(),
-		Duplicates:  r.tally.dups.load(),
-		Reordered:   r.tally.reordered.load(),
+		Missing:     seen.missing,
+		Duplicates:  seen.dups,
+		Reordered:   seen.reordered,
 		Errors:      r.problems.total.Load(),
 		ServerCPU:   -1,
 	}
