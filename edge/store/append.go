@@ -9,9 +9,10 @@ import (
 
 // Append stores data as the next message of channel, creating the channel
 // on first use, and returns its position. The store copies data. Once
-// Append returns, the message is readable and cursors waiting on the
-// channel have been woken. A publisher appending to a channel repeatedly
-// saves the channel lookup with a Channel handle.
+// Append returns, the message is readable and the cursors waiting on the
+// channel are being woken by the store's notifier goroutine (Append does
+// not call their Wakers itself). A publisher appending to a channel
+// repeatedly saves the channel lookup with a Channel handle.
 func (s *Store) Append(channel string, data []byte) (rtm.Position, error) {
 	return s.append(channel, 0, 0, false, data)
 }
@@ -74,9 +75,12 @@ func (ch *channel) commit(offset uint64, t int64, at bool, data []byte) (pos rtm
 			ch.name, offset, last, ErrOffsetOrder)
 	}
 	t = max(t, ch.lastTime)
-	nb := ch.write(offset, t, data)
+	nb, notify := ch.write(offset, t, data)
 	pos = rtm.Position{Epoch: ch.epoch, Offset: offset}
 	ch.mu.Unlock()
+	if notify {
+		ch.s.nt.queue(ch) // outside mu: other appenders need not wait for it
+	}
 	if s := ch.s; nb != nil && s.counters.bytes.Load() > s.opts.StoreBytes {
 		s.evictStore(nb)
 	}

@@ -12,7 +12,8 @@ import (
 // allocator aligns it to lines. Readers arming do not then invalidate the
 // line of the fields every append writes.
 type channel struct {
-	waits waitList // cursors waiting for the next commit; first, 64 bytes
+	waits waitList // cursors waiting for the next commit; first, 48 bytes
+	_     [16]byte // to the end of the wait list's line
 
 	name  string    // immutable
 	epoch uint64    // immutable: unique per incarnation of the channel
@@ -36,6 +37,12 @@ type channel struct {
 	appends   uint64 // mu: messages appended
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
+	// wakePending says the channel is queued on the store's notifier (or
+	// being served), so an append finding cursors armed has nothing more
+	// to do. Set by the writer under mu; cleared by the wake round before
+	// it takes the armed cursors. Beside the fields every append writes,
+	// not in the wait list's line, which arming readers write.
+	wakePending atomic.Bool
 
 	sched heapSlot // guarded by sweeper.mu
 
@@ -108,12 +115,12 @@ func (ch *channel) empty() bool {
 }
 
 // write appends one frame; the caller holds mu and has checked the offset.
-// It returns the block it opened, if any.
-func (ch *channel) write(offset uint64, t int64, data []byte) *block {
+// It returns the block it opened, if any, and whether the caller must
+// queue the channel on the notifier (after unlocking mu).
+func (ch *channel) write(offset uint64, t int64, data []byte) (nb *block, notify bool) {
 	fs := len(data) + frameOverhead
 	b := ch.tail
 	at := b.end()
-	var nb *block
 	if b.old || b.deleted.Load() || len(b.buf)-at < fs || b.count == maxBlockFrames {
 		nb = ch.openBlock(fs, offset)
 		b, at = nb, 0
@@ -127,8 +134,13 @@ func (ch *channel) write(offset uint64, t int64, data []byte) *block {
 	if nb != nil {
 		ch.link(nb)
 	}
-	if ch.waits.n.Load() != 0 {
-		ch.waits.wake()
+	// Cursors are armed: have the notifier wake them, unless a round is
+	// already pending, which will find them (it takes them after clearing
+	// the flag). The flag is loaded first so that while a round is pending
+	// the writer does not touch the wait list's line.
+	if !ch.wakePending.Load() && ch.waits.n.Load() != 0 {
+		ch.wakePending.Store(true)
+		notify = true
 	}
 	if ch.protected {
 		// The new message may push the protected head out of the newest
@@ -136,7 +148,7 @@ func (ch *channel) write(offset uint64, t int64, data []byte) *block {
 		ch.protected = false
 		ch.s.sw.set(ch, 0) // due at the next sweep
 	}
-	return nb
+	return nb, notify
 }
 
 // openBlock allocates the block for a frame of fs bytes: the channel's next

@@ -140,13 +140,13 @@ func (c *Cursor) ready() bool {
 	return c.blk.end() > c.off || c.blk.next.Load() != nil
 }
 
-// Wait arms the cursor: w.Wake() is called once, when a message past the
-// cursor is committed. (A cursor only goes out of sync by losing messages
-// committed past it, so that wake also covers it.) If something is already
-// ready (or the cursor is closed) it arms nothing and returns false: call
-// Read. Appends wake only the cursors armed since they last read, so a
-// reader costs no goroutine switch per message. Calling Wait again while
-// armed keeps the first waker.
+// Wait arms the cursor: w.Wake() is called once, by the store's notifier
+// goroutine, after a message past the cursor is committed. (A cursor only
+// goes out of sync by losing messages committed past it, so that wake also
+// covers it.) If something is already ready (or the cursor is closed) it
+// arms nothing and returns false: call Read. Appends wake only the cursors
+// armed since they last read, so a reader costs no goroutine switch per
+// message. Calling Wait again while armed keeps the first waker.
 func (c *Cursor) Wait(w Waker) bool {
 	if c.closed.Load() {
 		return false
@@ -154,16 +154,18 @@ func (c *Cursor) Wait(w Waker) bool {
 	return c.ch.waits.arm(c, w, c.ready)
 }
 
-// Close releases the cursor; once it returns the waker is never called.
-// An empty channel without cursors may then be forgotten. Idempotent.
+// Close releases the cursor; once it returns the waker is never called
+// (Close waits for a wake round in progress on the channel, so it must not
+// be called from a Waker). An empty channel without cursors may then be
+// forgotten. Idempotent.
 func (c *Cursor) Close() {
 	if c.closed.Swap(true) {
 		return
 	}
 	ch := c.ch
+	ch.waits.disarm(c) // outside mu: appends need not wait for a round
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	ch.waits.disarm(c)
 	if ch.cursors--; ch.empty() {
 		ch.schedule()
 	}

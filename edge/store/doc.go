@@ -81,13 +81,28 @@
 // channel limit, the store's oldest (a FIFO of blocks in creation order) for
 // the store limit. A slow reader never makes the store buffer more for it.
 //
+// # Waking readers
+//
+// A reader with nothing to read arms its cursor with a Waker. The writer
+// does not wake anyone itself: an append that finds cursors armed marks
+// the channel wake-pending and queues it on the store's notifier
+// goroutine, which wakes the channel's armed cursors. While the notifier
+// is busy, appends to a pending channel only find the mark set, so one
+// round wakes each reader once for many messages, and a thousand readers
+// cost the publisher nothing.
+//
 // # Locks
 //
 // Lock order, outermost first:
 //
-//	shard.mu -> channel.mu -> { waitList.mu | sweeper.mu | fifo.mu }
+//	shard.mu -> channel.mu -> { sweeper.mu | fifo.mu }
+//	waitList.waking -> waitList.mu
+//	notifier.mu
 //
-// The three innermost locks are leaves: none is held while taking another.
-// channel.mu is the writer lock: it serializes appends and every change to
-// a channel's queue. Readers of frames take no lock at all.
+// sweeper.mu, fifo.mu, waitList.mu and notifier.mu are leaves: none is
+// held while taking another. channel.mu is the writer lock: it serializes
+// appends and every change to a channel's queue. The wait list's locks and
+// the notifier's are never taken under channel.mu; waitList.waking is held
+// by a wake round while it calls Wakers. Readers of frames take no lock at
+// all.
 package store

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,8 +43,41 @@ func (w chanWaker) woken() bool {
 	}
 }
 
-// newTestStore returns a store on a fake clock without the background
-// goroutine; opts may be nil.
+// settle waits until the notifier has run every wake round queued so far
+// for channel name, so that a test can count wake-ups. It polls the
+// channel's wake-pending flag (cleared inside the round), then waits for
+// the round holding the waking lock.
+func settle(t *testing.T, s *Store, name string) {
+	t.Helper()
+	ch := s.lookup(name)
+	if ch == nil {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ch.wakePending.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("channel %q: wake round still pending", name)
+		}
+		runtime.Gosched()
+	}
+	ch.waits.waking.Lock()
+	//lint:ignore SA2001 an empty critical section: we only wait for the round
+	ch.waits.waking.Unlock()
+}
+
+// awaitWake waits for a wake on w, failing when timeout fires first; a
+// timer made once lets allocation tests wait without allocating.
+func awaitWake(t *testing.T, w chanWaker, timeout *time.Timer) {
+	t.Helper()
+	select {
+	case <-w:
+	case <-timeout.C:
+		t.Fatal("no wake for a committed frame")
+	}
+}
+
+// newTestStore returns a store on a fake clock without the sweeper
+// goroutine (the notifier runs); opts may be nil.
 func newTestStore(t *testing.T, opts *Options) (*Store, *fakeClock) {
 	t.Helper()
 	clk := newFakeClock()

@@ -82,7 +82,8 @@ type Options struct {
 	// until their evictions finish.
 	StoreBytes int64
 	// SweepInterval is how often the background sweeper expires blocks
-	// (default 1s). Negative: no background goroutine (tests call Sweep).
+	// (default 1s). Negative: no sweeper goroutine (tests call Sweep); the
+	// notifier goroutine, which wakes waiting cursors, runs regardless.
 	SweepInterval time.Duration
 	// TimeResolution applies with the real clock and the background
 	// goroutine: Append stamps messages with a clock reading refreshed this

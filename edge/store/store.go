@@ -50,10 +50,12 @@ type Store struct {
 	coarse    atomic.Int64  // unix nanos, refreshed by the background goroutine when coarseOn
 	coarseOn  bool          // immutable: Append reads coarse instead of the clock
 
+	nt notifier // wakes armed cursors for the appenders
+
 	closed   atomic.Bool    // set once by Close; checked by Append and Subscribe
-	stop     chan struct{}  // closed by Close to stop the background goroutine
+	stop     chan struct{}  // closed by Close to stop the background goroutines
 	closeMu  sync.Mutex     // serializes Close
-	wg       sync.WaitGroup // tracks the background goroutine; Close waits on it
+	wg       sync.WaitGroup // tracks the background goroutines; Close waits on them
 	counters counters
 }
 
@@ -75,11 +77,13 @@ type Stats struct {
 	OutOfSync     uint64 // times a cursor found its read point deleted
 }
 
-// New returns a store and starts its background goroutine (sweeper and
+// New returns a store and starts its background goroutines: the notifier,
+// which wakes waiting cursors, and the sweeper (which also refreshes the
 // coarse clock) unless opts.SweepInterval is negative. A nil opts means the
-// defaults. Close the store to stop the goroutine.
+// defaults. Close the store to stop them.
 func New(opts *Options) *Store {
 	s := &Store{opts: opts.normalize(), stop: make(chan struct{})}
+	s.nt.ring = make(chan struct{}, 1)
 	for i := range s.shards {
 		s.shards[i].m = make(map[string]*channel)
 	}
@@ -87,16 +91,17 @@ func New(opts *Options) *Store {
 	s.epochBase = uint64(s.clockNow() / 1e3)
 	s.coarseOn = s.opts.Clock == nil && s.opts.SweepInterval > 0 && s.opts.TimeResolution > 0
 	s.coarse.Store(s.clockNow())
+	s.wg.Go(s.notify)
 	if s.opts.SweepInterval > 0 {
-		s.wg.Add(1)
-		go s.run()
+		s.wg.Go(s.run)
 	}
 	return s
 }
 
-// Close stops the background goroutine and waits for it. Afterwards Append,
-// AppendAt and Subscribe return ErrClosed; cursors and Read keep working on
-// what is stored. Close is idempotent.
+// Close stops the background goroutines and waits for them; cursors armed
+// by then are still woken by the appends acknowledged before. Afterwards
+// Append, AppendAt and Subscribe return ErrClosed; cursors and Read keep
+// working on what is stored. Close is idempotent.
 func (s *Store) Close() error {
 	s.closeMu.Lock()
 	defer s.closeMu.Unlock()
@@ -107,10 +112,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// run is the background goroutine: it sweeps every SweepInterval and, with
+// run is the sweeper goroutine: it sweeps every SweepInterval and, with
 // the real clock, refreshes the coarse clock.
 func (s *Store) run() {
-	defer s.wg.Done()
 	sweep := time.NewTicker(s.opts.SweepInterval)
 	defer sweep.Stop()
 	var tick <-chan time.Time
