@@ -1,0 +1,76 @@
+package websocket
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// BenchmarkWriteFrames is the fan-out path: 16 frames of 128 bytes laid
+// out in a reused buffer and sent with one Write to a peer that discards
+// them. It must not allocate.
+func BenchmarkWriteFrames(b *testing.B) {
+	for _, r := range roles {
+		b.Run(r.name, func(b *testing.B) {
+			c, p := r.conn(b)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				buf := make([]byte, 64<<10)
+				for {
+					if _, err := p.br.Read(buf); err != nil {
+						return
+					}
+				}
+			})
+			b.Cleanup(func() { c.CloseNow(); wg.Wait() })
+			payload := bytes.Repeat([]byte{'x'}, 128)
+			buf := make([]byte, 0, 16*(MaxHeader+len(payload)))
+			b.SetBytes(16 * int64(len(payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = buf[:0]
+				for range 16 {
+					buf = c.AppendFrame(buf, OpBinary, payload)
+				}
+				if err := c.Write(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadMessage reads messages a peer keeps sending into a reused
+// buffer. It must not allocate.
+func BenchmarkReadMessage(b *testing.B) {
+	for _, r := range roles {
+		for _, size := range []int{128, 16 << 10} {
+			b.Run(fmt.Sprintf("%s/%d", r.name, size), func(b *testing.B) {
+				c, p := r.conn(b)
+				c.SetReadLimit(1 << 20)
+				frame := wireFrame(true, 0, OpBinary, p.client, bytes.Repeat([]byte{'y'}, size))
+				batch := bytes.Repeat(frame, max(1, (64<<10)/len(frame)))
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					for {
+						if _, err := p.nc.Write(batch); err != nil {
+							return
+						}
+					}
+				})
+				b.Cleanup(func() { c.CloseNow(); p.nc.Close(); wg.Wait() })
+				dst := make([]byte, 0, size)
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				for b.Loop() {
+					op, msg, err := c.ReadMessage(dst)
+					if err != nil || op != OpBinary || len(msg) != size {
+						b.Fatalf("ReadMessage = %d, %d bytes, %v", op, len(msg), err)
+					}
+					dst = msg
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,386 @@
+package websocket
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+)
+
+// CloseTimeout is how long Close waits for the peer's close frame before
+// it drops the connection.
+const CloseTimeout = 5 * time.Second
+
+// Conn is a WebSocket connection.
+type Conn struct {
+	nc          net.Conn
+	client      bool // frames it writes are masked, frames it reads are not
+	subprotocol string
+
+	// Owned by the reading goroutine.
+	br        *bufio.Reader
+	readLimit int64
+	hdr       [MaxHeader]byte
+	ctl       [maxControlPayload]byte
+
+	pongs  atomic.Uint64 // pong frames received
+	onPong func()        // called by the reader after each pong; set before reading
+
+	wmu          sync.Mutex // serializes writes; guards the fields below
+	writeTimeout time.Duration
+	closeSent    bool
+	broken       bool // a write failed: the stream may hold half a frame
+
+	// cmu guards closeTimer; not wmu, so that CloseNow does not wait for
+	// a write blocked on a peer that stopped reading.
+	cmu        sync.Mutex
+	closeTimer *time.Timer
+	closeOnce  sync.Once
+}
+
+// newConn wraps nc, whose first bytes may already be buffered in br.
+func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Conn {
+	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol, readLimit: 32 << 10}
+}
+
+// Subprotocol returns the negotiated subprotocol, "" if none.
+func (c *Conn) Subprotocol() string { return c.subprotocol }
+
+// NetConn returns the underlying connection.
+func (c *Conn) NetConn() net.Conn { return c.nc }
+
+// SetReadLimit sets the largest message ReadMessage accepts (default 32
+// KiB); a larger one closes the connection with StatusMessageTooBig.
+func (c *Conn) SetReadLimit(n int64) { c.readLimit = n }
+
+// SetWriteTimeout bounds each Write: a peer that does not read for that
+// long fails the write. Zero (the default) means no bound.
+func (c *Conn) SetWriteTimeout(d time.Duration) {
+	c.wmu.Lock()
+	c.writeTimeout = d
+	if d <= 0 {
+		// Lift the deadline the last bounded write set.
+		c.nc.SetWriteDeadline(noDeadline)
+	}
+	c.wmu.Unlock()
+}
+
+// Buffered returns how many bytes have been read from the network but
+// not yet returned by ReadMessage: more than zero means the next message
+// may already be in hand. For the reading goroutine only.
+func (c *Conn) Buffered() int { return c.br.Buffered() }
+
+// OnPong sets a function the reading goroutine calls after each pong
+// frame; it must not block. Set it before the first ReadMessage.
+func (c *Conn) OnPong(f func()) { c.onPong = f }
+
+// Pongs returns how many pong frames have been read.
+func (c *Conn) Pongs() uint64 { return c.pongs.Load() }
+
+// ReadMessage reads the next data message into dst[:0] (grown as needed)
+// and returns its type and bytes. It answers pings and the peer's close
+// on the way. Errors: *CloseError when the peer closed, *ProtocolError
+// when the peer broke the protocol (a close frame saying so has been
+// sent), else the network error. After an error the connection is done.
+func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
+	dst = dst[:0]
+	var op Opcode // of the message being assembled; 0: none yet
+	for {
+		h, err := c.readHeader()
+		if err != nil {
+			return 0, dst, err
+		}
+		if err := c.checkHeader(h); err != nil {
+			return 0, dst, err
+		}
+		if h.op.control() {
+			if err := c.readControl(h); err != nil {
+				return 0, dst, err
+			}
+			continue
+		}
+		switch {
+		case h.op == OpContinuation && op == 0:
+			return 0, dst, c.fail(StatusProtocolError, "continuation frame without a message to continue")
+		case h.op != OpContinuation && op != 0:
+			return 0, dst, c.fail(StatusProtocolError, "new message inside a fragmented message")
+		case h.op == OpText, h.op == OpBinary:
+			op = h.op
+		case h.op != OpContinuation:
+			return 0, dst, c.fail(StatusProtocolError, fmt.Sprintf("unknown opcode %d", h.op))
+		}
+		if h.length > uint64(c.readLimit)-uint64(len(dst)) || uint64(len(dst)) > uint64(c.readLimit) {
+			return 0, dst, c.fail(StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.readLimit))
+		}
+		n := len(dst)
+		dst = slices.Grow(dst, int(h.length))[:n+int(h.length)]
+		if _, err := io.ReadFull(c.br, dst[n:]); err != nil {
+			return 0, dst, fmt.Errorf("websocket read: %w", err)
+		}
+		if h.masked {
+			mask(dst[n:], h.key, 0)
+		}
+		if h.fin {
+			// Text is not checked for UTF-8 here: the caller's decoder
+			// answers a malformed message and the connection stays usable.
+			return op, dst, nil
+		}
+	}
+}
+
+// readHeader reads one frame header.
+func (c *Conn) readHeader() (header, error) {
+	var h header
+	b := c.hdr[:]
+	if _, err := io.ReadFull(c.br, b[:2]); err != nil {
+		return h, fmt.Errorf("websocket read: %w", err)
+	}
+	h.fin = b[0]&finBit != 0
+	h.rsv = b[0] & rsvBits
+	h.op = Opcode(b[0] & 0x0F)
+	h.masked = b[1]&maskBit != 0
+	n := 0
+	switch l := b[1] &^ maskBit; l {
+	case 126:
+		n = 2
+	case 127:
+		n = 8
+	default:
+		h.length = uint64(l)
+	}
+	if h.masked {
+		n += 4
+	}
+	if n == 0 {
+		return h, nil
+	}
+	if _, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
+		return h, fmt.Errorf("websocket read: %w", err)
+	}
+	switch b[1] &^ maskBit {
+	case 126:
+		h.length = uint64(binary.BigEndian.Uint16(b[2:]))
+	case 127:
+		h.length = binary.BigEndian.Uint64(b[2:])
+	}
+	if h.masked {
+		h.key = binary.LittleEndian.Uint32(b[2+n-4:])
+	}
+	return h, nil
+}
+
+// checkHeader applies the rules every frame must follow.
+func (c *Conn) checkHeader(h header) error {
+	switch {
+	case h.rsv != 0:
+		return c.fail(StatusProtocolError, "reserved bits set but no extension was negotiated")
+	case !c.client && !h.masked:
+		return c.fail(StatusProtocolError, "client frames must be masked")
+	case c.client && h.masked:
+		return c.fail(StatusProtocolError, "server frames must not be masked")
+	case h.length>>63 != 0:
+		return c.fail(StatusProtocolError, "frame length has its most significant bit set")
+	case h.op.control() && (!h.fin || h.length > maxControlPayload):
+		return c.fail(StatusProtocolError, "control frame fragmented or longer than 125 bytes")
+	}
+	return nil
+}
+
+// readControl reads and acts on a control frame.
+func (c *Conn) readControl(h header) error {
+	p := c.ctl[:h.length]
+	if _, err := io.ReadFull(c.br, p); err != nil {
+		return fmt.Errorf("websocket read: %w", err)
+	}
+	if h.masked {
+		mask(p, h.key, 0)
+	}
+	switch h.op {
+	case OpPing:
+		// Once this side sent its close frame no pong may follow; the
+		// reader goes on to the peer's answer.
+		if err := c.writeControl(OpPong, p); err != nil && !errors.Is(err, ErrClosed) {
+			return err
+		}
+		return nil
+	case OpPong:
+		c.pongs.Add(1)
+		if c.onPong != nil {
+			c.onPong()
+		}
+		return nil
+	case OpClose:
+		return c.peerClosed(p)
+	}
+	return c.fail(StatusProtocolError, fmt.Sprintf("unknown control opcode %d", h.op))
+}
+
+// peerClosed handles the peer's close frame: it answers with the same
+// code unless this side closed first, closes the connection and returns
+// the *CloseError.
+func (c *Conn) peerClosed(p []byte) error {
+	ce := &CloseError{Code: StatusNoStatusRcvd}
+	if len(p) == 1 {
+		return c.fail(StatusProtocolError, "close frame with a 1-byte payload")
+	}
+	if len(p) >= 2 {
+		ce.Code = StatusCode(binary.BigEndian.Uint16(p))
+		if !ce.Code.sendable() {
+			return c.fail(StatusProtocolError, fmt.Sprintf("close frame with invalid status %d", int(ce.Code)))
+		}
+		if !utf8.Valid(p[2:]) {
+			return c.fail(StatusInvalidPayload, "close reason is not valid UTF-8")
+		}
+		ce.Reason = string(p[2:])
+	}
+	echo := ce.Code
+	if echo == StatusNoStatusRcvd {
+		echo = 0 // an empty close frame
+	}
+	_ = c.sendClose(echo, "") // the peer may already be gone
+	c.CloseNow()
+	return ce
+}
+
+// fail sends a close frame for a protocol violation, closes the
+// connection and returns the error. The peer may still be sending (say, a
+// message past the read limit): its bytes are read and dropped until it
+// closes or CloseTimeout passes, since closing with unread data resets the
+// connection and the peer might never read why it was closed.
+func (c *Conn) fail(code StatusCode, reason string) error {
+	if c.Close(code, reason) == nil {
+		_ = c.nc.SetReadDeadline(time.Now().Add(CloseTimeout))
+		_, _ = io.Copy(io.Discard, c.br)
+	}
+	c.CloseNow()
+	return &ProtocolError{Code: code, Reason: reason}
+}
+
+// AppendFrame appends a final frame of type op carrying payload to dst,
+// as Write will send it (masked when this is a client).
+func (c *Conn) AppendFrame(dst []byte, op Opcode, payload []byte) []byte {
+	if !c.client {
+		dst = appendHeader(dst, op, len(payload), false, 0)
+		return append(dst, payload...)
+	}
+	key := rand.Uint32()
+	dst = appendHeader(dst, op, len(payload), true, key)
+	n := len(dst)
+	dst = append(dst, payload...)
+	mask(dst[n:], key, 0)
+	return dst
+}
+
+// Write sends b, whole frames made by AppendFrame, in one write. Writes
+// from several goroutines do not interleave. After the close frame was
+// sent, or once a write failed, Write returns ErrClosed.
+func (c *Conn) Write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closeSent {
+		return ErrClosed
+	}
+	return c.writeLocked(b)
+}
+
+// WriteMessage frames p as one message and sends it.
+func (c *Conn) WriteMessage(op Opcode, p []byte) error {
+	return c.Write(c.AppendFrame(make([]byte, 0, MaxHeader+len(p)), op, p))
+}
+
+func (c *Conn) writeLocked(b []byte) error {
+	if c.broken {
+		return ErrClosed
+	}
+	if c.writeTimeout > 0 {
+		if err := c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout)); err != nil {
+			c.broken = true
+			return fmt.Errorf("websocket write: %w", err)
+		}
+	}
+	if _, err := c.nc.Write(b); err != nil {
+		c.broken = true
+		return fmt.Errorf("websocket write: %w", err)
+	}
+	return nil
+}
+
+// Ping sends a ping frame; Pongs counts the answers.
+func (c *Conn) Ping() error { return c.writeControl(OpPing, nil) }
+
+func (c *Conn) writeControl(op Opcode, p []byte) error {
+	var buf [MaxHeader + maxControlPayload]byte
+	f := c.AppendFrame(buf[:0], op, p)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closeSent {
+		return ErrClosed
+	}
+	return c.writeLocked(f)
+}
+
+// sendClose sends the close frame once; code 0 sends an empty one. The
+// reason is cut to fit a control frame.
+func (c *Conn) sendClose(code StatusCode, reason string) error {
+	var p []byte
+	if code != 0 {
+		if len(reason) > maxControlPayload-2 {
+			reason = reason[:maxControlPayload-2]
+			for !utf8.ValidString(reason) {
+				reason = reason[:len(reason)-1]
+			}
+		}
+		var buf [maxControlPayload]byte
+		p = binary.BigEndian.AppendUint16(buf[:0], uint16(code))
+		p = append(p, reason...)
+	}
+	var buf [MaxHeader + maxControlPayload]byte
+	f := c.AppendFrame(buf[:0], OpClose, p)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closeSent {
+		return nil
+	}
+	c.closeSent = true
+	return c.writeLocked(f)
+}
+
+// Close starts the closing handshake: it sends a close frame with code
+// and reason and returns. The connection is closed when the reader gets
+// the peer's answer, or after CloseTimeout, whichever comes first; the
+// reader then returns an error.
+func (c *Conn) Close(code StatusCode, reason string) error {
+	if !code.sendable() {
+		code = StatusInternalError
+	}
+	c.cmu.Lock()
+	if c.closeTimer == nil {
+		c.closeTimer = time.AfterFunc(CloseTimeout, c.CloseNow)
+	}
+	c.cmu.Unlock()
+	err := c.sendClose(code, reason)
+	if err != nil {
+		c.CloseNow()
+	}
+	return err
+}
+
+// CloseNow closes the connection without a closing handshake.
+func (c *Conn) CloseNow() {
+	c.closeOnce.Do(func() {
+		c.cmu.Lock()
+		if c.closeTimer != nil {
+			c.closeTimer.Stop()
+		}
+		c.cmu.Unlock()
+		c.nc.Close()
+	})
+}

@@ -1,0 +1,21 @@
+// Package websocket is the WebSocket protocol (RFC 6455) as Sluice needs
+// it: the server's upgrade, a client's dial, and a connection that reads
+// whole messages and writes frames the caller has already laid out.
+//
+// It exists for the edge's fan-out. A general-purpose library writes one
+// message per call and flushes it with one system call, keeps 8 KiB of
+// buffers per connection for life and a goroutine per connection for its
+// own timeouts. Here the caller appends many frames to one buffer
+// (AppendFrame) and writes them with one call (Write), so a subscriber
+// that is behind gets its backlog in one system call; the connection
+// itself holds only a small read buffer, and no goroutine.
+//
+// What is deliberately left out: compression (permessage-deflate; small
+// real-time messages gain little and pay CPU per subscriber), and
+// extensions of any kind (a frame with RSV bits set is a protocol error).
+// Fragmented messages from the peer are read; this side never fragments.
+//
+// Reading is for one goroutine at a time; writing is safe from several
+// (Write serializes whole buffers), so the reader can answer pings while
+// another goroutine writes data.
+package websocket

@@ -1,0 +1,42 @@
+package websocket
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+)
+
+// TestMask checks the word-at-a-time mask against the RFC's definition,
+// byte i XOR key[i mod 4], for every length and start position, and that
+// masking split at any point equals masking in one piece.
+func TestMask(t *testing.T) {
+	key := [4]byte{0x12, 0x9a, 0x5c, 0xe1}
+	k := binary.LittleEndian.Uint32(key[:])
+	for n := range 40 {
+		for pos := range 4 {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(i*7 + 3)
+			}
+			want := make([]byte, n)
+			for i := range src {
+				want[i] = src[i] ^ key[(pos+i)%4]
+			}
+			got := bytes.Clone(src)
+			if end := mask(got, k, pos); end != (pos+n)%4 {
+				t.Fatalf("n=%d pos=%d: end position %d, want %d", n, pos, end, (pos+n)%4)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("n=%d pos=%d: got %x want %x", n, pos, got, want)
+			}
+			for cut := range n + 1 {
+				got := bytes.Clone(src)
+				p := mask(got[:cut], k, pos)
+				mask(got[cut:], k, p)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("n=%d pos=%d cut=%d: got %x want %x", n, pos, cut, got, want)
+				}
+			}
+		}
+	}
+}
