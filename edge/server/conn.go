@@ -1,14 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"golang.org/x/time/rate"
 
 	"github.com/sluicehq/sluice/edge/app"
@@ -16,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // readOverhead is what a publish frame may carry beyond its message (action,
@@ -25,17 +24,17 @@ import (
 const readOverhead = 16 << 10
 
 // conn is one client connection. Its reader goroutine owns the request
-// state (role, handshake, limiter, scratch buffers); its writer goroutine
+// state (role, handshake, limiter, scratch buffers); a writer goroutine,
+// started when there is something to send and gone when there is not,
 // owns the cursors once a subscription is handed over; mu guards what
 // they share.
 type conn struct {
 	srv    *Server
 	app    *app.App
 	ws     *websocket.Conn
-	raw    net.Conn // the hijacked connection under ws; nil in tests that build conns by hand
 	codec  codec.Codec
 	ci     int // index of codec in codecs
-	mtype  websocket.MessageType
+	op     websocket.Opcode
 	remote string
 
 	// ctx ends when the connection is to close; the writer then sends the
@@ -49,8 +48,11 @@ type conn struct {
 	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
 	handshake auth.Handshake
 	limiter   *rate.Limiter
-	readBuf   bytes.Buffer
+	readBuf   []byte
 	scratch   []byte
+	// wakeDue is set when replies were queued without waking the writer
+	// because more requests were already read: they go out together.
+	wakeDue bool
 	// pubChannel and pubHandle cache the last channel published to.
 	pubChannel string
 	pubHandle  *store.Channel
@@ -62,17 +64,21 @@ type conn struct {
 	closeCode   websocket.StatusCode     // set once, by the first closeWith
 	closeReason string
 
-	// wake is the writer's doorbell: a request enqueued or a cursor with
-	// new data rings it; many rings before the writer looks coalesce into
-	// one wake-up.
-	wake       chan struct{}
-	writerDone chan struct{}
+	// writer is the writer goroutine's state (writerIdle...): Wake starts
+	// a writer when there is none, or tells the running one to look again.
+	writer     atomic.Int32
+	writerDone chan struct{} // closed when the last writer has sent the close frame
 
-	// watchdog closes a connection whose single write blocks past the
-	// write timeout (the client stopped reading).
-	watchdog *time.Timer
-	pinger   pinger
+	pinger pinger
 }
+
+// The states of conn.writer.
+const (
+	writerIdle    = iota // no writer goroutine
+	writerRunning        // a writer goroutine is running
+	writerAgain          // running, and woken since it last looked for work
+	writerStopped        // the connection is closed; no writer will start
+)
 
 // subscription is one live subscription. After the reader hands it over
 // (under mu), only the writer reads its cursor.
@@ -92,12 +98,24 @@ type outItem struct {
 	reply bool
 }
 
-// Wake implements store.Waker: it rings the writer's doorbell without
-// blocking.
+// Wake implements store.Waker: it starts a writer goroutine if none is
+// running, else makes the running one look for work again before it
+// stops. It never blocks.
 func (c *conn) Wake() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	for {
+		switch st := c.writer.Load(); st {
+		case writerIdle:
+			if c.writer.CompareAndSwap(writerIdle, writerRunning) {
+				go c.writeLoop()
+				return
+			}
+		case writerRunning:
+			if c.writer.CompareAndSwap(writerRunning, writerAgain) {
+				return
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -109,48 +127,65 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		ws:         ws,
 		codec:      cd,
 		ci:         ci,
-		mtype:      websocket.MessageText,
+		op:         websocket.OpText,
 		remote:     remote,
 		role:       app.DefaultRole,
 		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
 		subs:       make(map[string]*subscription),
-		wake:       make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
 	}
 	if cd.Binary() {
-		c.mtype = websocket.MessageBinary
+		c.op = websocket.OpBinary
 	}
 	if r, ok := a.Role(app.DefaultRole); ok {
 		c.perms = r.Permissions
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.watchdog = time.AfterFunc(time.Hour, c.writeStuck)
-	c.watchdog.Stop()
+	ws.SetWriteTimeout(s.limits.WriteTimeout)
 	return c
 }
 
+// readBufKeep is the largest read buffer kept between messages; a larger
+// one, grown for a large message, is dropped so idle connections stay small.
+const readBufKeep = 4 << 10
+
 // run serves the connection until it ends: it reads and handles requests
-// on the calling goroutine and runs the writer beside it.
+// on the calling goroutine; writers come and go beside it.
 func (c *conn) run() {
 	c.ws.SetReadLimit(int64(2*c.app.MaxMessage() + readOverhead))
-	go c.writeLoop()
 	c.pinger.start(c)
 	for {
-		frame, err := c.readFrame()
+		_, frame, err := c.ws.ReadMessage(c.readBuf)
+		c.readBuf = frame[:0]
 		if err != nil {
-			c.closeWith(websocket.StatusNormalClosure, "")
+			code, reason := websocket.StatusNormalClosure, ""
+			var pe *websocket.ProtocolError
+			if errors.As(err, &pe) {
+				// The close frame saying so has been sent already.
+				code, reason = pe.Code, pe.Reason
+			}
+			c.closeWith(code, reason)
 			c.logClose(err)
 			break
 		}
+		if c.ctx.Err() != nil {
+			// Closing: read on until the peer answers the close frame, so
+			// that unread data does not turn the close into a reset.
+			continue
+		}
 		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
 		c.handleFrame(frame)
-		if c.ctx.Err() != nil {
-			break
+		if c.wakeDue && c.ws.Buffered() == 0 {
+			c.wakeDue = false
+			c.Wake()
+		}
+		if cap(c.readBuf) > readBufKeep {
+			c.readBuf = nil
 		}
 	}
 	c.pinger.stop()
 	<-c.writerDone
-	c.watchdog.Stop()
+	c.ws.CloseNow()
 	c.mu.Lock()
 	for id, sub := range c.subs {
 		sub.cursor.Close()
@@ -158,20 +193,6 @@ func (c *conn) run() {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.mu.Unlock()
-}
-
-// readFrame reads one whole WebSocket message into the reused read buffer.
-// The returned bytes are valid until the next call.
-func (c *conn) readFrame() ([]byte, error) {
-	_, r, err := c.ws.Reader(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	c.readBuf.Reset()
-	if _, err := c.readBuf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return c.readBuf.Bytes(), nil
 }
 
 // closeWith asks the writer to close the connection with code and reason;
@@ -183,24 +204,14 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 	}
 	c.mu.Unlock()
 	c.cancel()
+	c.Wake() // the writer sends the close frame
 }
 
-// abort drops the connection at once, without a close handshake. Closing
-// the socket itself also ends a close handshake already waiting for the
-// peer, which CloseNow would wait out.
+// abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
 	c.cancel()
-	if c.raw != nil {
-		c.raw.Close()
-	}
 	c.ws.CloseNow()
-}
-
-// writeStuck runs when a write has blocked past the write timeout.
-func (c *conn) writeStuck() {
-	c.srv.counters.slowCloses.Add(1)
-	c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
-	c.ws.CloseNow()
+	c.Wake()
 }
 
 func (c *conn) logClose(err error) {
@@ -239,5 +250,17 @@ func (c *conn) enqueue(it outItem) {
 	c.queue = append(c.queue, it)
 	c.queued += len(it.frame)
 	c.mu.Unlock()
+	c.wakeWriter()
+}
+
+// wakeWriter wakes the writer for work the reader queued, unless the
+// reader holds more requests already read: then run wakes it once they
+// are handled, so that a pipelining client's replies share one write.
+// For the reader goroutine only.
+func (c *conn) wakeWriter() {
+	if c.ws.Buffered() > 0 {
+		c.wakeDue = true
+		return
+	}
 	c.Wake()
 }

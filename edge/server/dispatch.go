@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // handler serves one request action. It returns the reply body, or an
@@ -73,6 +72,11 @@ func (c *conn) admit(id rtm.ID) bool {
 	}
 	if !id.IsZero() {
 		return false
+	}
+	if c.wakeDue {
+		// Replies queued so far leave before the reader waits.
+		c.wakeDue = false
+		c.Wake()
 	}
 	return c.limiter.Wait(c.ctx) == nil
 }

@@ -1,21 +1,22 @@
 package server
 
 import (
-	"context"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
-// pinger pings a connection every ping interval and closes it when a pong
-// does not come back within the next interval. It runs on a timer, not on
-// a goroutine of its own, so an idle connection costs no stack for it.
+// pinger pings a connection every ping interval and closes it when no
+// pong came back by the next one. It runs on a timer, not on a goroutine
+// of its own, so an idle connection costs no stack for it.
 type pinger struct {
-	mu      sync.Mutex // guards timer and stopped
+	mu      sync.Mutex // guards the fields below
 	timer   *time.Timer
 	stopped bool
-	wg      sync.WaitGroup // the ping in flight, awaited by stop
+	sent    bool           // a ping is out
+	pongs   uint64         // the pong count when it was sent
+	wg      sync.WaitGroup // the tick in flight, awaited by stop
 }
 
 func (p *pinger) start(c *conn) {
@@ -29,20 +30,17 @@ func (p *pinger) start(c *conn) {
 			return
 		}
 		p.wg.Add(1)
+		late := p.sent && c.ws.Pongs() == p.pongs
+		p.sent, p.pongs = true, c.ws.Pongs()
 		p.mu.Unlock()
 		defer p.wg.Done()
 
-		// Not c.ctx: a canceled write context makes the library drop the
-		// connection without its close frame.
-		ctx, cancel := context.WithTimeout(context.Background(), interval)
-		err := c.ws.Ping(ctx)
-		cancel()
-		if err != nil {
-			if c.ctx.Err() == nil {
-				c.closeWith(websocket.StatusPolicyViolation, "ping timeout: no pong from client")
-			}
+		if late {
+			c.closeWith(websocket.StatusPolicyViolation, "ping timeout: no pong from client")
 			return
 		}
+		// A failed write has closed the connection already.
+		_ = c.ws.Ping()
 		p.mu.Lock()
 		if !p.stopped {
 			p.timer.Reset(interval)

@@ -148,7 +148,7 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 		c.queued += len(notice)
 	}
 	c.mu.Unlock()
-	c.Wake()
+	c.wakeWriter()
 	return nil
 }
 
@@ -171,6 +171,6 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
-	c.Wake()
+	c.wakeWriter()
 	return nil, nil
 }

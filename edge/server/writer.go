@@ -1,13 +1,13 @@
 package server
 
 import (
-	"context"
 	"errors"
-
-	"github.com/coder/websocket"
+	"os"
+	"sync"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // maxBatchBytes bounds the stored bytes one rtm/subscription/data PDU
@@ -15,53 +15,81 @@ import (
 // with the connection's other subscriptions and replies.
 const maxBatchBytes = 64 << 10
 
-// writer is the state of a connection's writer goroutine, reused across
-// iterations so that steady-state fan-out does not allocate.
+// flushBytes is how much the writer gathers before it writes: the frames
+// of one pass (replies, then a batch per subscription) go out in one
+// system call unless they pass this.
+const flushBytes = 128 << 10
+
+// writer is the state of a writer goroutine. It comes from a pool and
+// goes back when the goroutine ends, so an idle connection holds no
+// buffers and fan-out does not allocate.
 type writer struct {
 	items  []outItem
 	subs   []*subscription
 	frames []store.Frame
 	msgs   [][]byte
-	buf    []byte
+	pdu    []byte // one encoded PDU
+	out    []byte // frames gathered for one write
 }
 
-// writeLoop is the connection's writer goroutine. It sends queued replies
-// in order, then one batch per subscription with data ready; when nothing
-// is ready it arms every cursor and sleeps until a doorbell ring.
+var writers = sync.Pool{New: func() any {
+	return &writer{frames: make([]store.Frame, 0, 64), msgs: make([][]byte, 0, 64), out: make([]byte, 0, 16<<10)}
+}}
+
+// writeLoop is a writer goroutine, started by Wake. Each pass sends the
+// queued replies in order, then one batch per subscription with data
+// ready, in one write; when a pass finds nothing it arms every cursor and
+// ends, unless woken meanwhile. Once the connection is closing, it sends
+// the close frame and marks the writer stopped for good.
 func (c *conn) writeLoop() {
-	defer close(c.writerDone)
-	w := &writer{frames: make([]store.Frame, 0, 64), msgs: make([][]byte, 0, 64)}
-	for c.ctx.Err() == nil {
+	w := writers.Get().(*writer)
+	defer func() {
+		clear(w.subs)
+		clear(w.items)
+		w.subs, w.items, w.out = w.subs[:0], w.items[:0], w.out[:0]
+		writers.Put(w)
+	}()
+	for {
+		c.writer.Store(writerRunning)
+		if c.ctx.Err() != nil {
+			c.finish()
+			return
+		}
 		c.takeWork(w)
 		busy := len(w.items) > 0
-		if err := c.writeItems(w); err != nil {
-			break
-		}
+		err := c.writeItems(w)
 		for _, sub := range w.subs {
-			n, err := c.pump(w, sub)
 			if err != nil {
 				break
 			}
+			var n int
+			n, err = c.pump(w, sub)
 			busy = busy || n > 0
 		}
-		if busy || c.ctx.Err() != nil {
+		if err == nil {
+			err = c.flush(w)
+		}
+		if err != nil || busy {
 			continue
 		}
-		if !c.arm(w.subs) {
-			continue
-		}
-		select {
-		case <-c.wake:
-		case <-c.ctx.Done():
+		if c.arm(w.subs) && c.writer.CompareAndSwap(writerRunning, writerIdle) {
+			return
 		}
 	}
+}
+
+// finish sends the close frame, once, and stops the writer for good.
+func (c *conn) finish() {
 	c.mu.Lock()
 	code, reason := c.closeCode, c.closeReason
 	c.mu.Unlock()
 	if code == 0 {
 		code = websocket.StatusInternalError
 	}
-	c.ws.Close(code, reason)
+	_ = c.ws.Close(code, reason) // a write failure has dropped the connection
+	if c.writer.Swap(writerStopped) != writerStopped {
+		close(c.writerDone)
+	}
 }
 
 // takeWork swaps the queue out and snapshots the live subscriptions under
@@ -89,16 +117,16 @@ func (c *conn) writeItems(w *writer) error {
 				continue
 			}
 			var err error
-			w.buf, err = c.codec.AppendPDU(w.buf[:0], &rtm.PDU{
+			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{
 				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
 				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
 			})
 			if err != nil {
 				return c.internal(err)
 			}
-			it.frame = w.buf
+			it.frame = w.pdu
 		}
-		if err := c.write(it.frame); err != nil {
+		if err := c.write(w, it.frame); err != nil {
 			return err
 		}
 	}
@@ -126,10 +154,10 @@ func (c *conn) pump(w *writer, sub *subscription) (int, error) {
 	}
 	last := w.frames[len(w.frames)-1]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
-	w.buf = c.codec.AppendData(w.buf[:0], sub.id, next, w.msgs)
+	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.frames)))
-	if err := c.write(w.buf); err != nil {
+	if err := c.write(w, w.pdu); err != nil {
 		return 0, err
 	}
 	if c.srv.firstSeen != nil {
@@ -186,11 +214,11 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 		}}
 	}
 	var e error
-	w.buf, e = c.codec.AppendPDU(w.buf[:0], &pdu)
+	w.pdu, e = c.codec.AppendPDU(w.pdu[:0], &pdu)
 	if e != nil {
 		return c.internal(e)
 	}
-	return c.write(w.buf)
+	return c.write(w, w.pdu)
 }
 
 // arm asks every cursor to ring the doorbell on new data. It returns false
@@ -204,16 +232,33 @@ func (c *conn) arm(subs []*subscription) bool {
 	return true
 }
 
-// write sends one frame. The watchdog closes the connection if the write
-// blocks past the write timeout; the write itself takes no context so that
-// it does not allocate one per frame.
-func (c *conn) write(frame []byte) error {
-	c.watchdog.Reset(c.srv.limits.WriteTimeout)
-	err := c.ws.Write(context.Background(), c.mtype, frame)
-	c.watchdog.Stop()
-	c.srv.counters.bytesOut[c.ci].Add(uint64(len(frame)))
+// write adds one frame carrying pdu to the writer's output, and writes
+// the output out once it is large.
+func (c *conn) write(w *writer, pdu []byte) error {
+	w.out = c.ws.AppendFrame(w.out, c.op, pdu)
+	c.srv.counters.bytesOut[c.ci].Add(uint64(len(pdu)))
+	if len(w.out) < flushBytes {
+		return nil
+	}
+	return c.flush(w)
+}
+
+// flush writes the gathered frames in one write. The connection's write
+// timeout bounds it: a client that stopped reading is dropped.
+func (c *conn) flush(w *writer) error {
+	if len(w.out) == 0 {
+		return nil
+	}
+	err := c.ws.Write(w.out)
+	w.out = w.out[:0]
 	if err != nil {
-		c.closeWith(websocket.StatusPolicyViolation, "write failed")
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.srv.counters.slowCloses.Add(1)
+			c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
+		} else {
+			c.closeWith(websocket.StatusPolicyViolation, "write failed")
+		}
+		c.ws.CloseNow()
 	}
 	return err
 }
