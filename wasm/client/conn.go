@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -75,7 +76,8 @@ func newConn(t transport, cd codec.Codec, log *Logger, push func(*conn, rtm.Enve
 	return cn
 }
 
-// readLoop reads frames until the connection fails or is closed.
+// readLoop reads frames until the connection fails or is closed. Pushes
+// are decoded before the next Read, so their frames are not copied.
 func (cn *conn) readLoop() {
 	defer close(cn.done)
 	for {
@@ -91,6 +93,9 @@ func (cn *conn) readLoop() {
 		}
 		switch env.ID.Kind {
 		case rtm.IDInt:
+			// The waiting caller decodes the body later; the frame is
+			// the transport's, reused by the next Read.
+			env.Body = bytes.Clone(env.Body)
 			cn.complete(env)
 		case rtm.IDNone:
 			if env.Action == rtm.ActionError {
@@ -163,7 +168,7 @@ func (cn *conn) cause() error {
 func (cn *conn) close() {
 	cn.closeOnce.Do(func() {
 		// The handshake waits for the edge's close frame, read by the
-		// reader goroutine; coder/websocket bounds it to 5s.
+		// reader goroutine; the transport bounds it (5s natively).
 		_ = cn.t.Close(rtm.CloseNormal, "")
 		cn.fail(errConnClosed)
 	})

@@ -5,75 +5,141 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-
-	"github.com/coder/websocket"
+	"sync"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
-// dialWebSocket opens a WebSocket with coder/websocket. An HTTP refusal
-// before the upgrade (the edge answers 401 {"error":"invalid_appkey",...})
-// is returned as an *rtm.Error so callers can tell it from a network error.
+// dialWebSocket opens a WebSocket with the project's own implementation
+// (shared/websocket): a plain TCP or TLS dial and a hand-written upgrade,
+// without net/http's client and its per-connection goroutines. An HTTP
+// refusal before the upgrade (the edge answers 401
+// {"error":"invalid_appkey",...}) is returned as an *rtm.Error so callers
+// can tell it from a network error.
 func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, error) {
-	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+	ws, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		Subprotocols: cfg.subprotocols,
-		HTTPHeader:   http.Header(cfg.header),
+		Header:       http.Header(cfg.header),
 	})
 	if err != nil {
-		if refusal := httpRefusal(resp); refusal != nil {
-			return nil, refusal
+		var he *websocket.HandshakeError
+		if errors.As(err, &he) {
+			return nil, httpRefusal(he)
 		}
 		return nil, err
 	}
 	ws.SetReadLimit(readLimit)
-	return &wsTransport{ws: ws}, nil
+	ws.SetWriteTimeout(writeTimeout)
+	t := &wsTransport{ws: ws, pong: make(chan struct{}, 1)}
+	ws.OnPong(func() {
+		select {
+		case t.pong <- struct{}{}:
+		default:
+		}
+	})
+	return t, nil
 }
 
-// httpRefusal turns a non-101 handshake response into an error that says
-// what the edge said: an *rtm.Error when the body is the edge's
-// {"error","reason"} JSON, else the HTTP status. It returns nil when there
-// is no response (a network error).
-func httpRefusal(resp *http.Response) error {
-	if resp == nil || resp.StatusCode == http.StatusSwitchingProtocols {
-		return nil
-	}
+// httpRefusal turns a refused handshake into an error that says what the
+// edge said: an *rtm.Error when the body is the edge's {"error","reason"}
+// JSON, else the HTTP status.
+func httpRefusal(he *websocket.HandshakeError) error {
 	var body struct {
 		Error  string `json:"error"`
 		Reason string `json:"reason"`
 	}
-	if resp.Body != nil {
-		// coder/websocket keeps at most the first 1 KiB of the body.
-		b, _ := io.ReadAll(resp.Body)
-		if json.Unmarshal(b, &body) == nil && body.Error != "" {
-			return &rtm.Error{Code: rtm.Code(body.Error), Reason: body.Reason}
-		}
+	if json.Unmarshal(he.Body, &body) == nil && body.Error != "" {
+		return &rtm.Error{Code: rtm.Code(body.Error), Reason: body.Reason}
 	}
-	return fmt.Errorf("%w: HTTP %s", ErrRefused, resp.Status)
+	return fmt.Errorf("%w: HTTP %s", ErrRefused, he.Status)
 }
 
-// wsTransport adapts a coder/websocket connection.
+// wsTransport adapts a shared/websocket connection.
 type wsTransport struct {
-	ws *websocket.Conn
+	ws   *websocket.Conn
+	pong chan struct{} // rung by the reader on each pong
+	rbuf []byte        // the reader's
+
+	stopMu   sync.Mutex // guards readCtx
+	readCtx  context.Context
+	stopRead func() bool
+
+	wmu  sync.Mutex // guards wbuf
+	wbuf []byte
 }
 
+// Read returns the next message in a buffer reused by the next Read. ctx
+// ending closes the connection (the client reads with one context for
+// the connection's life, so this is set up once).
 func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
-	_, p, err := t.ws.Read(ctx)
+	t.stopMu.Lock()
+	if t.readCtx != ctx {
+		if t.stopRead != nil {
+			t.stopRead()
+		}
+		t.readCtx = ctx
+		t.stopRead = context.AfterFunc(ctx, t.ws.CloseNow)
+	}
+	t.stopMu.Unlock()
+	_, p, err := t.ws.ReadMessage(t.rbuf)
+	t.rbuf = p[:0]
+	if cap(p) > maxKeptReadBuffer {
+		t.rbuf = nil
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	return p, err
 }
 
+// maxKeptReadBuffer is the largest read buffer kept between messages: a
+// batch of a busy subscription fits, a rare huge message is not held.
+const maxKeptReadBuffer = 256 << 10
+
+// Write sends one message. The connection's write timeout bounds it; ctx
+// is only checked first (the client passes a timeout of the same length).
 func (t *wsTransport) Write(ctx context.Context, binary bool, p []byte) error {
-	typ := websocket.MessageText
-	if binary {
-		typ = websocket.MessageBinary
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return t.ws.Write(ctx, typ, p)
+	op := websocket.OpText
+	if binary {
+		op = websocket.OpBinary
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.wbuf = t.ws.AppendFrame(t.wbuf[:0], op, p)
+	err := t.ws.Write(t.wbuf)
+	if cap(t.wbuf) > maxKeptWriteBuffer {
+		t.wbuf = nil
+	}
+	return err
 }
 
-func (t *wsTransport) Ping(ctx context.Context) error { return t.ws.Ping(ctx) }
+// Ping sends a ping and waits for a pong (any pong: pings are not
+// pipelined by the client).
+func (t *wsTransport) Ping(ctx context.Context) error {
+	select {
+	case <-t.pong: // a stale ring
+	default:
+	}
+	if err := t.ws.Ping(); err != nil {
+		return err
+	}
+	select {
+	case <-t.pong:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
+// Close sends the close frame; the reader closes the connection when the
+// edge answers, or after websocket.CloseTimeout.
 func (t *wsTransport) Close(code int, reason string) error {
 	return t.ws.Close(websocket.StatusCode(code), reason)
 }

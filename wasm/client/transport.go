@@ -7,14 +7,14 @@ import (
 
 // transport is one WebSocket connection as the client uses it: whole
 // messages in, whole messages out. It is the seam between the protocol
-// code and the platform: coder/websocket natively (dial_notjs.go), the
+// code and the platform: shared/websocket natively (dial_notjs.go), the
 // browser's own WebSocket through syscall/js in WebAssembly
 // (websocket_js.go), which keeps net/http out of the browser build.
 //
 // Read is called by one goroutine at a time; Write, Ping and Close may be
 // called concurrently with Read and with each other.
 type transport interface {
-	// Read returns the next message.
+	// Read returns the next message, valid until the next Read.
 	Read(ctx context.Context) ([]byte, error)
 	// Write sends one message, binary or text.
 	Write(ctx context.Context, binary bool, p []byte) error
