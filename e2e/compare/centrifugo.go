@@ -21,6 +21,9 @@ type centrifugoDriver struct {
 	// json selects Centrifugo's JSON protocol; default protobuf, its
 	// binary one (as msgpack is Sluice's).
 	json bool
+	// dialer spreads connections over loopback source addresses, as the
+	// Sluice driver does, so both ramps get the same port space.
+	dialer loadgen.LoopbackDialer
 }
 
 func (d *centrifugoDriver) Name() string { return "centrifugo" }
@@ -34,6 +37,7 @@ func (d *centrifugoDriver) Dial(ctx context.Context, problem func(error)) (loadg
 		HandshakeTimeout: 15 * time.Second,
 		ReadTimeout:      15 * time.Second,
 		WriteTimeout:     10 * time.Second,
+		NetDialContext:   d.dialer.DialContext,
 	}
 	var c *centrifuge.Client
 	if d.json {

@@ -23,6 +23,8 @@ type DialOptions struct {
 	TLSConfig *tls.Config
 	// ReadBufferSize is the connection's read buffer (default 4 KiB).
 	ReadBufferSize int
+	// NetDial opens the TCP connection (default: a net.Dialer's).
+	NetDial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // HandshakeError is a server's refusal of the upgrade: its HTTP status
@@ -63,8 +65,12 @@ func Dial(ctx context.Context, rawURL string, opts *DialOptions) (*Conn, error) 
 		}
 		addr = net.JoinHostPort(u.Hostname(), port)
 	}
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	dial := opts.NetDial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("websocket dial: %w", err)
 	}

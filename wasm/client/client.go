@@ -120,7 +120,9 @@ func (c *Client) start(ctx context.Context) error {
 func (c *Client) connect(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	t, err := c.dial(ctx, c.url, dialConfig{subprotocols: []string{c.codec.Name()}, header: c.opts.HTTPHeader})
+	t, err := c.dial(ctx, c.url, dialConfig{
+		subprotocols: []string{c.codec.Name()}, header: c.opts.HTTPHeader, netDial: c.opts.NetDial,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", c.url, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 
@@ -24,6 +25,7 @@ func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, 
 	ws, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		Subprotocols: cfg.subprotocols,
 		Header:       http.Header(cfg.header),
+		NetDial:      cfg.netDial,
 	})
 	if err != nil {
 		var he *websocket.HandshakeError
@@ -43,6 +45,9 @@ func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, 
 	})
 	return t, nil
 }
+
+// NetDialFunc opens a network connection, as net.Dialer.DialContext does.
+type NetDialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
 
 // httpRefusal turns a refused handshake into an error that says what the
 // edge said: an *rtm.Error when the body is the edge's {"error","reason"}

@@ -48,6 +48,10 @@ type Options struct {
 	// which do not allow it). An http.Header fits; the field is a plain
 	// map so that the browser build does not link net/http.
 	HTTPHeader map[string][]string
+	// NetDial, when set, opens the TCP connection under the WebSocket
+	// (not in browsers). A load generator uses it to spread connections
+	// over several loopback source addresses.
+	NetDial NetDialFunc
 }
 
 // Defaults of Options.

@@ -32,6 +32,7 @@ type transport interface {
 type dialConfig struct {
 	subprotocols []string
 	header       map[string][]string // not settable in browsers; ignored there
+	netDial      NetDialFunc         // ignored in browsers
 }
 
 // dialFunc opens a transport; Client.dial defaults to dialWebSocket and

@@ -308,3 +308,8 @@ func truncateUTF8(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// NetDialFunc is Options.NetDial's type. Browsers open the connection
+// themselves, so it is never called there; it names no net type so that
+// the browser build does not link the net package.
+type NetDialFunc = func(ctx context.Context, network, addr string) (any, error)

@@ -18,8 +18,11 @@ type RTM struct {
 	// URL is the endpoint, as in "ws://127.0.0.1:8080".
 	URL string
 	// Options configure every connection; AppKey is required. OnState is
-	// the driver's own (it reports lost connections).
+	// the driver's own (it reports lost connections); NetDial defaults to
+	// a LoopbackDialer.
 	Options client.Options
+
+	dialer LoopbackDialer
 }
 
 // errDisconnected is reported when a connection drops; the client
@@ -37,6 +40,9 @@ func (d *RTM) Name() string {
 // Dial implements Driver.
 func (d *RTM) Dial(ctx context.Context, problem func(error)) (Conn, error) {
 	o := d.Options
+	if o.NetDial == nil {
+		o.NetDial = d.netDial()
+	}
 	o.OnState = func(s client.State) {
 		if s == client.Disconnected {
 			problem(errDisconnected)

@@ -1,0 +1,8 @@
+//go:build js
+
+package loadgen
+
+import "github.com/sluicehq/sluice/wasm/client"
+
+// netDial is nil in browsers, which open connections themselves.
+func (d *RTM) netDial() client.NetDialFunc { return nil }
