@@ -157,7 +157,6 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 		opts.OnPhase = p.phase
 		defer p.stop()
 	}
-	defer spreadLoopbackDials()()
 	res, err := loadgen.Run(ctx, drv, cfg, opts)
 	if errors.Is(err, loadgen.ErrConfig) {
 		return fmt.Errorf("%w: %v", errUsage, err)

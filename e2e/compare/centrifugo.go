@@ -23,7 +23,7 @@ type centrifugoDriver struct {
 	json bool
 	// dialer spreads connections over loopback source addresses, as the
 	// Sluice driver does, so both ramps get the same port space.
-	dialer loadgen.LoopbackDialer
+	dialer loadgen.SpreadDialer
 }
 
 func (d *centrifugoDriver) Name() string { return "centrifugo" }

@@ -19,10 +19,10 @@ type RTM struct {
 	URL string
 	// Options configure every connection; AppKey is required. OnState is
 	// the driver's own (it reports lost connections); NetDial defaults to
-	// a LoopbackDialer.
+	// a SpreadDialer.
 	Options client.Options
 
-	dialer LoopbackDialer
+	dialer SpreadDialer
 }
 
 // errDisconnected is reported when a connection drops; the client
