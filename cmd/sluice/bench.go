@@ -78,7 +78,7 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; channels 64, publish 16)")
 	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
 	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
-	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 64)")
+	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 256)")
 	fs.Var(&f.warmup, "warmup", "publishing before the measured window (default 1s; idle none)")
 	fs.Var(&f.duration, "duration", "the measured window; idle: how long connections are held (default 10s)")
 	fs.Var(&f.drain, "drain", "wait for messages in flight after the window (default 3s)")

@@ -41,6 +41,7 @@ type options struct {
 	idle              int
 	connectRate       float64
 	connectWorkers    int
+	inflight          int
 	size              int
 	duration          time.Duration
 	warmup            time.Duration
@@ -91,7 +92,8 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs.IntVar(&o.channelPublishers, "channel-publishers", 2, "publishers of the channels scenario")
 	fs.IntVar(&o.idle, "idle", 19000, "connections of the idle scenario (the open-files limit is 20,000)")
 	fs.Float64Var(&o.connectRate, "connect-rate", 0, "new connections per second while ramping up (0: as fast as they open)")
-	fs.IntVar(&o.connectWorkers, "connect-workers", 64, "connections being opened at once")
+	fs.IntVar(&o.connectWorkers, "connect-workers", 256, "connections being opened at once")
+	fs.IntVar(&o.inflight, "inflight", 0, "publishes outstanding per publisher (default: the load generator's per scenario)")
 	fs.IntVar(&o.size, "size", 128, "message size in bytes")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured window of each run")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "publishing before the window")

@@ -28,7 +28,7 @@ type spec struct {
 func plan(o *options) ([]spec, error) {
 	base := loadgen.Config{
 		MessageBytes: o.size, Duration: o.duration, Warmup: o.warmup, Drain: o.drain,
-		ConnectRate: o.connectRate, ConnectWorkers: o.connectWorkers,
+		ConnectRate: o.connectRate, ConnectWorkers: o.connectWorkers, Inflight: o.inflight,
 	}
 	all := map[string]spec{}
 	c := base

@@ -70,7 +70,9 @@ type Config struct {
 	// the subscribers; 0 does not bound it.
 	ConnectRate float64 `json:"connect_rate"`
 	// ConnectWorkers is how many connections are being opened at once.
-	// Default 64.
+	// Default 256: each attempt waits on both processes' schedulers for
+	// a few milliseconds, so a ramp needs that many in flight to keep two
+	// cores busy.
 	ConnectWorkers int `json:"connect_workers"`
 	// Warmup runs the publishers before the measured window. Default 1s
 	// (idle: none); negative: none.
@@ -130,7 +132,7 @@ func (c *Config) applyDefaults() {
 	def(&c.MessageBytes, 128)
 	def(&c.Window, 64)
 	def(&c.Inflight, 8)
-	def(&c.ConnectWorkers, 64)
+	def(&c.ConnectWorkers, 256)
 	if c.Warmup == 0 && c.Scenario != Idle {
 		c.Warmup = time.Second
 	}
