@@ -75,7 +75,7 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.IntVar(&c.MessageBytes, "size", 0, fmt.Sprintf("message size in bytes, at least %d (default 128)", loadgen.StampSize))
 	fs.Float64Var(&c.Rate, "rate", 0, "total messages per second over all publishers (default: as fast as --window allows)")
 	fs.IntVar(&c.Window, "window", 0, "messages a lane keeps in flight, not yet received by every subscriber (default 64)")
-	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; channels 64, publish 16)")
+	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; fanout and channels 64, publish 16)")
 	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
 	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
 	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 256)")

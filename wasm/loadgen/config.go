@@ -60,8 +60,11 @@ type Config struct {
 	// publishes, each with its own publisher id in the stamps and
 	// waiting for its own acknowledgments, so that a publisher has
 	// Inflight publishes outstanding and each lane's messages stay in
-	// order. Default 8 (channels: 64, publish: 16): enough that the
-	// acknowledgments' round trips do not bound the rate.
+	// order. Default 8 (fanout and channels: 64, publish: 16): enough
+	// that the acknowledgments' round trips do not bound the rate. (A
+	// fanout publisher's acknowledgment waits behind a thousand
+	// deliveries; with 8 lanes the rate measured the round trip, not
+	// the server.)
 	Inflight int `json:"inflight"`
 	// NoAck publishes without acknowledgment (the driver must implement
 	// NoAckPublisher); default acknowledged.
@@ -113,6 +116,7 @@ func (c *Config) applyDefaults() {
 	case Fanout:
 		def(&c.Publishers, 1)
 		def(&c.Subscribers, 100)
+		def(&c.Inflight, 64)
 		c.Channels = 1
 	case Channels:
 		def(&c.Publishers, 2)

@@ -22,6 +22,7 @@ type lane struct {
 	seqs     []uint64 // messages stored on each channel (parallel to channels)
 	gate     *gate
 	interval time.Duration // between publishes at a fixed rate; 0 for max
+	offset   time.Duration // before the first publish at a fixed rate
 	buf      []byte
 
 	published atomic.Uint64 // messages stored (acknowledged or sent)
@@ -54,7 +55,7 @@ func (l *lane) storedOn(channel int) uint64 {
 // which ends later: a publish in flight when the lane stops completes, so
 // whether its message was stored is known.
 func (l *lane) run(ctx, pctx context.Context, r *run) {
-	next := time.Now()
+	next := time.Now().Add(l.offset)
 	var pace pacer
 	for i := 0; ctx.Err() == nil; i = (i + 1) % len(l.channels) {
 		if l.interval > 0 {

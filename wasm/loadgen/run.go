@@ -170,7 +170,8 @@ func (r *run) layoutLanes() []*lane {
 	if cfg.Rate > 0 {
 		interval = time.Duration(float64(time.Second) * float64(cfg.Publishers*per) / cfg.Rate)
 	}
-	lanes := make([]*lane, 0, cfg.Publishers*per)
+	total := cfg.Publishers * per
+	lanes := make([]*lane, 0, total)
 	for p := range cfg.Publishers {
 		var chans []int
 		for c := p % cfg.Channels; c < cfg.Channels; c += cfg.Publishers {
@@ -187,8 +188,12 @@ func (r *run) layoutLanes() []*lane {
 			if len(mine) == 0 {
 				mine = []int{chans[k%len(chans)]}
 			}
+			// At a fixed rate the lanes take turns, evenly spaced, so
+			// that the rate is steady rather than bursts of every lane.
+			offset := interval * time.Duration(len(lanes)) / time.Duration(total)
 			lanes = append(lanes, &lane{
-				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)), interval: interval,
+				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)),
+				interval: interval, offset: offset,
 			})
 		}
 	}
