@@ -36,6 +36,7 @@ type Conn struct {
 
 	wmu          sync.Mutex // serializes writes; guards the fields below
 	writeTimeout time.Duration
+	deadlineSet  time.Time // when the write deadline was last moved
 	closeSent    bool
 	broken       bool // a write failed: the stream may hold half a frame
 
@@ -62,10 +63,12 @@ func (c *Conn) NetConn() net.Conn { return c.nc }
 func (c *Conn) SetReadLimit(n int64) { c.readLimit = n }
 
 // SetWriteTimeout bounds each Write: a peer that does not read for that
-// long fails the write. Zero (the default) means no bound.
+// long (0.9 to 1 times d) fails the write. Zero (the default) means no
+// bound.
 func (c *Conn) SetWriteTimeout(d time.Duration) {
 	c.wmu.Lock()
 	c.writeTimeout = d
+	c.deadlineSet = time.Time{}
 	if d <= 0 {
 		// Lift the deadline the last bounded write set.
 		c.nc.SetWriteDeadline(noDeadline)
@@ -301,9 +304,16 @@ func (c *Conn) writeLocked(b []byte) error {
 		return ErrClosed
 	}
 	if c.writeTimeout > 0 {
-		if err := c.nc.SetWriteDeadline(time.Now().Add(c.writeTimeout)); err != nil {
-			c.broken = true
-			return fmt.Errorf("websocket write: %w", err)
+		// Setting a deadline costs more than reading the clock: it is
+		// moved only when a tenth of the timeout has passed since, so a
+		// write is bounded by between 0.9 and 1 times the timeout.
+		now := time.Now()
+		if now.Sub(c.deadlineSet) > c.writeTimeout/10 {
+			if err := c.nc.SetWriteDeadline(now.Add(c.writeTimeout)); err != nil {
+				c.broken = true
+				return fmt.Errorf("websocket write: %w", err)
+			}
+			c.deadlineSet = now
 		}
 	}
 	if _, err := c.nc.Write(b); err != nil {
