@@ -43,10 +43,18 @@ type conn struct {
 	pending map[int64]*call
 	err     error // why the connection ended, set once
 
-	// wmu serializes writes, so frames never interleave, and guards wbuf.
-	// send holds it while registering a call under mu: order wmu, then mu.
-	wmu  sync.Mutex
-	wbuf []byte
+	// wmu guards the outgoing queue: requests encoded back to back in
+	// out, each ending at the offset in ends. A sender that finds nobody
+	// writing writes the queue, and again for as long as others queued
+	// more meanwhile, so that concurrent requests share one write. send
+	// holds wmu while registering a call under mu: order wmu, then mu.
+	wmu       sync.Mutex
+	out       []byte
+	ends      []int
+	writing   bool     // a sender is writing the queue
+	spareOut  []byte   // the other queue, swapped in while writing
+	spareEnds []int    //
+	msgs      [][]byte // the writing sender's
 
 	closeOnce sync.Once
 }
@@ -181,20 +189,23 @@ func (cn *conn) send(ctx context.Context, action string, body any, hook func(rtm
 		return nil, err
 	}
 	cn.wmu.Lock()
-	defer cn.wmu.Unlock()
 	cl := &call{id: cn.nextID.Add(1), action: action, hook: hook, done: make(chan struct{})}
-	buf, err := cn.codec.AppendPDU(cn.wbuf[:0], &rtm.PDU{Action: action, ID: rtm.IntID(cl.id), Body: body})
-	if err != nil {
-		return nil, fmt.Errorf("client: encode %s: %w", action, err)
+	if err := cn.queueLocked(&rtm.PDU{Action: action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
+		cn.wmu.Unlock()
+		return nil, err
 	}
 	cn.mu.Lock()
 	if cn.err != nil {
+		// Failed meanwhile: the request stays queued for a write that
+		// cannot succeed, and is dropped with the connection.
+		err := cn.err
 		cn.mu.Unlock()
-		return nil, disconnected(cn.err)
+		cn.wmu.Unlock()
+		return nil, disconnected(err)
 	}
 	cn.pending[cl.id] = cl
 	cn.mu.Unlock()
-	if err := cn.writeLocked(buf); err != nil {
+	if err := cn.flushLocked(); err != nil {
 		return nil, err
 	}
 	return cl, nil
@@ -203,26 +214,71 @@ func (cn *conn) send(ctx context.Context, action string, body any, hook func(rtm
 // sendNoReply writes a request without id: the edge never answers it.
 func (cn *conn) sendNoReply(action string, body any) error {
 	cn.wmu.Lock()
-	defer cn.wmu.Unlock()
-	buf, err := cn.codec.AppendPDU(cn.wbuf[:0], &rtm.PDU{Action: action, Body: body})
-	if err != nil {
-		return fmt.Errorf("client: encode %s: %w", action, err)
+	if err := cn.queueLocked(&rtm.PDU{Action: action, Body: body}); err != nil {
+		cn.wmu.Unlock()
+		return err
 	}
+	return cn.flushLocked()
+}
+
+// queueLocked encodes a request onto the outgoing queue; wmu is held.
+func (cn *conn) queueLocked(pdu *rtm.PDU) error {
 	if err := cn.cause(); err != nil {
 		return disconnected(err)
 	}
-	return cn.writeLocked(buf)
+	n := len(cn.out)
+	out, err := cn.codec.AppendPDU(cn.out, pdu)
+	if err != nil {
+		cn.out = cn.out[:n]
+		return fmt.Errorf("client: encode %s: %w", pdu.Action, err)
+	}
+	cn.out = out
+	cn.ends = append(cn.ends, len(out))
+	return nil
 }
 
-// writeLocked writes one frame; cn.wmu is held. A failed write ends the
-// connection (the client reconnects), since the frame may be half sent.
-func (cn *conn) writeLocked(buf []byte) error {
-	if cap(buf) <= maxKeptWriteBuffer {
-		cn.wbuf = buf
+// flushLocked writes the queue unless another sender is writing it (that
+// one takes this request along); it releases wmu. A failed write ends the
+// connection (the client reconnects), since a frame may be half sent:
+// every call waiting for a reply then fails with it.
+func (cn *conn) flushLocked() error {
+	if cn.writing {
+		cn.wmu.Unlock()
+		return nil
 	}
+	cn.writing = true
+	var err error
+	for len(cn.ends) > 0 && err == nil {
+		out, ends := cn.out, cn.ends
+		cn.out, cn.ends = cn.spareOut[:0], cn.spareEnds[:0]
+		cn.wmu.Unlock()
+		start := 0
+		for _, e := range ends {
+			cn.msgs = append(cn.msgs, out[start:e])
+			start = e
+		}
+		err = cn.write(cn.msgs)
+		clear(cn.msgs)
+		cn.msgs = cn.msgs[:0]
+		cn.wmu.Lock()
+		cn.spareOut, cn.spareEnds = nil, ends[:0]
+		if cap(out) <= maxKeptWriteBuffer {
+			cn.spareOut = out[:0]
+		}
+	}
+	if err != nil {
+		cn.out, cn.ends = cn.out[:0], cn.ends[:0]
+	}
+	cn.writing = false
+	cn.wmu.Unlock()
+	return err
+}
+
+// write sends messages in one transport write.
+func (cn *conn) write(msgs [][]byte) error {
 	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
 	defer cancel()
-	if err := cn.t.Write(ctx, cn.codec.Binary(), buf); err != nil {
+	if err := cn.t.Write(ctx, cn.codec.Binary(), msgs); err != nil {
 		cn.fail(err)
 		return disconnected(err)
 	}

@@ -105,9 +105,10 @@ func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 // batch of a busy subscription fits, a rare huge message is not held.
 const maxKeptReadBuffer = 256 << 10
 
-// Write sends one message. The connection's write timeout bounds it; ctx
-// is only checked first (the client passes a timeout of the same length).
-func (t *wsTransport) Write(ctx context.Context, binary bool, p []byte) error {
+// Write sends the messages in one write. The connection's write timeout
+// bounds it; ctx is only checked first (the client passes a timeout of
+// the same length).
+func (t *wsTransport) Write(ctx context.Context, binary bool, msgs [][]byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -117,7 +118,10 @@ func (t *wsTransport) Write(ctx context.Context, binary bool, p []byte) error {
 	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	t.wbuf = t.ws.AppendFrame(t.wbuf[:0], op, p)
+	t.wbuf = t.wbuf[:0]
+	for _, p := range msgs {
+		t.wbuf = t.ws.AppendFrame(t.wbuf, op, p)
+	}
 	err := t.ws.Write(t.wbuf)
 	if cap(t.wbuf) > maxKeptWriteBuffer {
 		t.wbuf = nil

@@ -16,8 +16,9 @@ import (
 type transport interface {
 	// Read returns the next message, valid until the next Read.
 	Read(ctx context.Context) ([]byte, error)
-	// Write sends one message, binary or text.
-	Write(ctx context.Context, binary bool, p []byte) error
+	// Write sends messages, binary or text, in order (natively in one
+	// system call).
+	Write(ctx context.Context, binary bool, msgs [][]byte) error
 	// Ping checks that the peer is still there; browsers cannot send
 	// pings, so it may do nothing there.
 	Ping(ctx context.Context) error

@@ -195,14 +195,16 @@ func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Write hands one message to the browser, then waits while the browser's
-// unsent bytes stay above sendHighWater.
-func (t *jsSocket) Write(ctx context.Context, binary bool, p []byte) error {
+// Write hands the messages to the browser, then waits while the
+// browser's unsent bytes stay above sendHighWater.
+func (t *jsSocket) Write(ctx context.Context, binary bool, msgs [][]byte) error {
 	if err := t.usable(); err != nil {
 		return err
 	}
-	if err := t.send(binary, p); err != nil {
-		return err
+	for _, p := range msgs {
+		if err := t.send(binary, p); err != nil {
+			return err
+		}
 	}
 	if t.ws.Get("bufferedAmount").Int() <= sendHighWater {
 		return nil
