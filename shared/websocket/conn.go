@@ -326,14 +326,20 @@ func (c *Conn) writeLocked(b []byte) error {
 // Ping sends a ping frame; Pongs counts the answers.
 func (c *Conn) Ping() error { return c.writeControl(OpPing, nil) }
 
+// writeControl sends a control frame. Nothing follows the close frame,
+// which is sent once.
 func (c *Conn) writeControl(op Opcode, p []byte) error {
 	var buf [MaxHeader + maxControlPayload]byte
 	f := c.AppendFrame(buf[:0], op, p)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.closeSent {
+		if op == OpClose {
+			return nil
+		}
 		return ErrClosed
 	}
+	c.closeSent = op == OpClose
 	return c.writeLocked(f)
 }
 
@@ -352,15 +358,7 @@ func (c *Conn) sendClose(code StatusCode, reason string) error {
 		p = binary.BigEndian.AppendUint16(buf[:0], uint16(code))
 		p = append(p, reason...)
 	}
-	var buf [MaxHeader + maxControlPayload]byte
-	f := c.AppendFrame(buf[:0], OpClose, p)
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if c.closeSent {
-		return nil
-	}
-	c.closeSent = true
-	return c.writeLocked(f)
+	return c.writeControl(OpClose, p)
 }
 
 // Close starts the closing handshake: it sends a close frame with code

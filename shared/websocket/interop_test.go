@@ -27,48 +27,37 @@ func wsURL(srv *httptest.Server) string { return "ws" + strings.TrimPrefix(srv.U
 // handler's goroutine. Cleanup drops the connections and waits for the
 // handlers.
 func ourServer(tb testing.TB, opts *AcceptOptions, serve func(c *Conn)) string {
-	tb.Helper()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []*Conn
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return trackedServer(tb, func(w http.ResponseWriter, r *http.Request) (*Conn, error) {
 		c, err := Accept(w, r, opts)
-		if err != nil {
-			return
+		if err == nil {
+			c.SetReadLimit(interopLimit)
 		}
-		mu.Lock()
-		conns = append(conns, c)
-		wg.Add(1)
-		mu.Unlock()
-		defer wg.Done()
-		defer c.CloseNow()
-		c.SetReadLimit(interopLimit)
-		serve(c)
-	}))
-	tb.Cleanup(func() {
-		srv.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.CloseNow()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return wsURL(srv)
+		return c, err
+	}, (*Conn).CloseNow, serve)
 }
 
 // coderServer is ourServer with coder/websocket accepting.
 func coderServer(tb testing.TB, opts *cws.AcceptOptions, serve func(c *cws.Conn)) string {
+	return trackedServer(tb, func(w http.ResponseWriter, r *http.Request) (*cws.Conn, error) {
+		c, err := cws.Accept(w, r, opts)
+		if err == nil {
+			c.SetReadLimit(interopLimit)
+		}
+		return c, err
+	}, func(c *cws.Conn) { c.CloseNow() }, serve)
+}
+
+// trackedServer runs serve on each connection accept opens, keeping the
+// connections so that cleanup can drop them and wait for the handlers.
+func trackedServer[C any](tb testing.TB, accept func(http.ResponseWriter, *http.Request) (C, error), closeNow func(C), serve func(C)) string {
 	tb.Helper()
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		conns []*cws.Conn
+		conns []C
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := cws.Accept(w, r, opts)
+		c, err := accept(w, r)
 		if err != nil {
 			return
 		}
@@ -77,15 +66,14 @@ func coderServer(tb testing.TB, opts *cws.AcceptOptions, serve func(c *cws.Conn)
 		wg.Add(1)
 		mu.Unlock()
 		defer wg.Done()
-		defer c.CloseNow()
-		c.SetReadLimit(interopLimit)
+		defer closeNow(c)
 		serve(c)
 	}))
 	tb.Cleanup(func() {
 		srv.Close()
 		mu.Lock()
 		for _, c := range conns {
-			c.CloseNow()
+			closeNow(c)
 		}
 		mu.Unlock()
 		wg.Wait()
