@@ -5,4 +5,4 @@ package loadgen
 import "github.com/sluicehq/sluice/wasm/client"
 
 // netDial is nil in browsers, which open connections themselves.
-func (d *RTM) netDial() client.NetDialFunc { return nil }
+func netDial() client.NetDialFunc { return nil }

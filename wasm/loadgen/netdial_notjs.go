@@ -4,5 +4,9 @@ package loadgen
 
 import "github.com/sluicehq/sluice/wasm/client"
 
-// netDial is the client's dial hook: the driver's SpreadDialer.
-func (d *RTM) netDial() client.NetDialFunc { return d.dialer.DialContext }
+// spread is the dialer of every RTM driver in the process, so that their
+// connections take turns over the source addresses.
+var spread SpreadDialer
+
+// netDial is the client's dial hook: the shared SpreadDialer.
+func netDial() client.NetDialFunc { return spread.DialContext }

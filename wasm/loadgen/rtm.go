@@ -21,8 +21,6 @@ type RTM struct {
 	// the driver's own (it reports lost connections); NetDial defaults to
 	// a SpreadDialer.
 	Options client.Options
-
-	dialer SpreadDialer
 }
 
 // errDisconnected is reported when a connection drops; the client
@@ -41,7 +39,7 @@ func (d *RTM) Name() string {
 func (d *RTM) Dial(ctx context.Context, problem func(error)) (Conn, error) {
 	o := d.Options
 	if o.NetDial == nil {
-		o.NetDial = d.netDial()
+		o.NetDial = netDial()
 	}
 	o.OnState = func(s client.State) {
 		if s == client.Disconnected {
