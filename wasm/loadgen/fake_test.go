@@ -14,7 +14,7 @@ const (
 	deliverIt action = iota
 	dropIt
 	dupIt
-	holdIt // deliver after the next message: a reordering
+	holdIt // deliver after the publisher's next message: a reordering
 )
 
 // broker is an in-memory pub/sub server behind a Driver, with faults
@@ -41,16 +41,17 @@ func (b *broker) Dial(context.Context, func(error)) (Conn, error) {
 
 // fakeConn delivers on its own goroutine, in order, as a client would.
 type fakeConn struct {
-	b     *broker
-	idx   int
-	on    func(string)
-	wake  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-	mu    sync.Mutex // guards queue and held
-	queue []string
-	held  string
+	b        *broker
+	idx      int
+	on       func(string)
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	once     sync.Once
+	mu       sync.Mutex // guards queue, held and heldFrom
+	queue    []string
+	held     string
+	heldFrom uint16 // the publisher (lane) of held
 }
 
 func (c *fakeConn) Subscribe(_ context.Context, channel string, on func(string)) error {
@@ -84,13 +85,16 @@ func (c *fakeConn) PublishNoAck(channel, payload string) error {
 		if c.b.fault != nil {
 			a = c.b.fault(s.idx, st)
 		}
-		s.push(payload, a)
+		s.push(payload, st.Publisher, a)
 	}
 	return nil
 }
 
-// push queues a message for the subscriber, applying the fault.
-func (c *fakeConn) push(p string, a action) {
+// push queues a message of publisher from for the subscriber, applying
+// the fault. A held message goes out behind its publisher's next one:
+// reordering is counted per publisher, and a message of another
+// publisher in between would not reorder anything.
+func (c *fakeConn) push(p string, from uint16, a action) {
 	c.mu.Lock()
 	switch a {
 	case deliverIt:
@@ -98,14 +102,14 @@ func (c *fakeConn) push(p string, a action) {
 	case dupIt:
 		c.queue = append(c.queue, p, p)
 	case holdIt:
-		c.held = p
+		c.held, c.heldFrom = p, from
 		c.mu.Unlock()
 		return
 	case dropIt:
 		c.mu.Unlock()
 		return
 	}
-	if c.held != "" {
+	if c.held != "" && c.heldFrom == from {
 		c.queue = append(c.queue, c.held)
 		c.held = ""
 	}
