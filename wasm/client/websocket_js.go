@@ -21,7 +21,7 @@ const (
 	// maxCloseReason is the longest close reason, in UTF-8 bytes.
 	maxCloseReason = 123
 	// closeWait bounds the wait for the peer's close frame, as
-	// coder/websocket does natively.
+	// the native transport (shared/websocket.CloseTimeout) does.
 	closeWait = 5 * time.Second
 	// sendHighWater is how many bytes the browser may hold unsent before
 	// Write waits for them to drain: the browser's send buffer is
@@ -168,7 +168,7 @@ func (t *jsSocket) closeErrLocked() error {
 }
 
 // Read returns the next message. When ctx ends it closes the socket, as
-// coder/websocket does, since the caller is giving the connection up.
+// the native transport does, since the caller is giving the connection up.
 func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 	for {
 		t.mu.Lock()
