@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -293,21 +294,28 @@ func TestRunAnnouncesItsPhases(t *testing.T) {
 }
 
 func TestRunRaisesTheGCTargetWhileItLasts(t *testing.T) {
-	before := gcPercent()
-	if before < 0 || before >= DefaultGCPercent {
-		t.Skipf("the process runs at GOGC=%d already", before)
-	}
+	// The process's own target is set for the test (whatever GOGC the
+	// test binary was started with) and put back after it.
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	tests := []struct {
 		name    string
+		before  int
 		percent int
 		want    int
 	}{
-		{"default", 0, DefaultGCPercent},
-		{"chosen", 250, 250},
-		{"left alone", -1, before},
+		{"default", 100, 0, DefaultGCPercent},
+		{"chosen", 100, 250, 250},
+		{"left alone", 100, -1, 100},
+		{"never lowered", 800, 0, 800},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(tt.before)
+			before := gcPercent()
+			if before != tt.before {
+				t.Fatalf("GOGC set to %d reads back as %d", tt.before, before)
+			}
 			var during int
 			opts := &Options{GCPercent: tt.percent, OnPhase: func(p Phase) {
 				if p == PhaseMeasure {
