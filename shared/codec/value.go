@@ -144,6 +144,22 @@ func appendMap[P Primitives](dst []byte, m map[string]any, p P, depth int) ([]by
 	return p.AppendMapEnd(dst), nil
 }
 
+// Invalid returns the invalid_format error a codec answers a malformed
+// PDU with.
+func Invalid(reason string) *rtm.Error {
+	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
+}
+
+// Once marks a PDU key seen, or returns the error for a key that came
+// twice.
+func Once(seen *bool) error {
+	if *seen {
+		return Invalid("PDU has a key twice")
+	}
+	*seen = true
+	return nil
+}
+
 // StringError returns the error for a message string that is not valid
 // UTF-8, which the binary codecs refuse.
 func StringError() *rtm.Error {

@@ -85,35 +85,35 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	var env rtm.Envelope
 	major, pairs, i, ok := head(f, 0)
 	if !ok || major != majorMap {
-		return env, invalid("PDU must be a map")
+		return env, codec.Invalid("PDU must be a map")
 	}
 	var seen struct{ action, id, body bool }
 	for ; pairs > 0; pairs-- {
 		km, kl, ks, ok := head(f, i)
 		if !ok || km != majorText || kl > uint64(len(f)-ks) {
-			return env, invalid("PDU keys must be text strings")
+			return env, codec.Invalid("PDU keys must be text strings")
 		}
 		vs := ks + int(kl)
 		end, ok := skip(f, vs)
 		if !ok {
-			return env, invalid("PDU is truncated")
+			return env, codec.Invalid("PDU is truncated")
 		}
 		var err error
 		switch string(f[ks:vs]) {
 		case "action":
-			err = once(&seen.action)
+			err = codec.Once(&seen.action)
 			if err == nil {
 				env.Action, err = text(f[vs:end], true)
 			}
 		case "id":
-			err = once(&seen.id)
+			err = codec.Once(&seen.id)
 			if err == nil {
 				err = decodeID(&env.ID, f[vs:end])
 			}
 		case "body":
-			err = once(&seen.body)
+			err = codec.Once(&seen.body)
 			if m, _, _, _ := head(f, vs); err == nil && m != majorMap {
-				err = invalid("PDU body must be a map")
+				err = codec.Invalid("PDU body must be a map")
 			}
 			env.Body = f[vs:end]
 		}
@@ -123,7 +123,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		i = end
 	}
 	if !seen.action {
-		return rtm.Envelope{}, invalid("PDU has no action")
+		return rtm.Envelope{}, codec.Invalid("PDU has no action")
 	}
 	if !seen.body {
 		env.Body = emptyBody
@@ -131,23 +131,15 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	return env, nil
 }
 
-func once(seen *bool) error {
-	if *seen {
-		return invalid("PDU has a key twice")
-	}
-	*seen = true
-	return nil
-}
-
 // text returns the text string item v; anything else is invalid_format.
 func text(v []byte, action bool) (string, error) {
 	major, n, i, ok := head(v, 0)
 	if !ok || major != majorText || n != uint64(len(v)-i) {
-		return "", invalid("PDU action must be a text string")
+		return "", codec.Invalid("PDU action must be a text string")
 	}
 	s := v[i:]
 	if !utf8.Valid(s) {
-		return "", invalid("PDU action and id must be valid UTF-8")
+		return "", codec.Invalid("PDU action and id must be valid UTF-8")
 	}
 	if action {
 		return codec.Action(s), nil
@@ -171,13 +163,9 @@ func decodeID(id *rtm.ID, v []byte) error {
 		}
 		*id = rtm.StringID(s)
 	default:
-		return invalid("PDU id must be an integer or a text string")
+		return codec.Invalid("PDU id must be an integer or a text string")
 	}
 	return nil
-}
-
-func invalid(reason string) *rtm.Error {
-	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
 }
 
 // appendHead appends the initial byte and argument of an item in its

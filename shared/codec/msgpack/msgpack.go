@@ -65,15 +65,15 @@ func (Codec) DecodeBody(body []byte, v any) error {
 	// The library would read an array into a struct field by field; a body
 	// is a map in every codec.
 	if _, isAny := v.(*any); !isAny && body[0]&0xf0 != 0x80 && body[0] != 0xde && body[0] != 0xdf {
-		return invalid("body must be a map")
+		return codec.Invalid("body must be a map")
 	}
 	if err := decodeLibrary(body, v); err != nil {
-		return invalid("body does not have the fields and types its action needs")
+		return codec.Invalid("body does not have the fields and types its action needs")
 	}
 	// The library turns binary into a string field without complaint; only
 	// then can a string of the body be invalid UTF-8.
 	if s.Binary && !validStrings(reflect.ValueOf(v)) {
-		return invalid("body strings must be valid UTF-8")
+		return codec.Invalid("body strings must be valid UTF-8")
 	}
 	return codec.NormalizeBody(v)
 }
@@ -165,8 +165,4 @@ func validStrings(v reflect.Value) bool {
 		return utf8.ValidString(v.String())
 	}
 	return true
-}
-
-func invalid(reason string) *rtm.Error {
-	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
 }

@@ -12,7 +12,7 @@ import (
 // refused; its errors read "msgpack: <why>", so the reason reads "frame is
 // not valid msgpack: <why>".
 func malformed(what string, err error) *rtm.Error {
-	return invalid(what + " is not valid " + err.Error())
+	return codec.Invalid(what + " is not valid " + err.Error())
 }
 
 // decodeEnvelope validates a frame and reads its top-level map in one pass.
@@ -23,7 +23,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		return env, malformed("frame", err)
 	}
 	if k != wire.KindMap {
-		return env, invalid("PDU must be a map")
+		return env, codec.Invalid("PDU must be a map")
 	}
 	var s wire.Scanner
 	var seen struct{ action, id, body bool }
@@ -38,23 +38,23 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		}
 		kk, _, ks, _ := wire.Head(f, i)
 		if kk != wire.KindString {
-			return rtm.Envelope{}, invalid("PDU keys must be strings")
+			return rtm.Envelope{}, codec.Invalid("PDU keys must be strings")
 		}
 		switch string(f[ks:vs]) {
 		case "action":
-			err = once(&seen.action)
+			err = codec.Once(&seen.action)
 			if err == nil {
 				env.Action, err = str(f[vs:end], true)
 			}
 		case "id":
-			err = once(&seen.id)
+			err = codec.Once(&seen.id)
 			if err == nil {
 				err = decodeID(&env.ID, f[vs:end])
 			}
 		case "body":
-			err = once(&seen.body)
+			err = codec.Once(&seen.body)
 			if bk, _, _, _ := wire.Head(f, vs); err == nil && bk != wire.KindMap {
-				err = invalid("PDU body must be a map")
+				err = codec.Invalid("PDU body must be a map")
 			}
 			env.Body = f[vs:end]
 		}
@@ -71,26 +71,18 @@ func finish(env rtm.Envelope, action, body bool, end, size int) (rtm.Envelope, e
 	case end != size:
 		return rtm.Envelope{}, malformed("frame", wire.ErrExtra)
 	case !action:
-		return rtm.Envelope{}, invalid("PDU has no action")
+		return rtm.Envelope{}, codec.Invalid("PDU has no action")
 	case !body:
 		env.Body = emptyBody
 	}
 	return env, nil
 }
 
-func once(seen *bool) error {
-	if *seen {
-		return invalid("PDU has a key twice")
-	}
-	*seen = true
-	return nil
-}
-
 // str returns the string item v, already checked for UTF-8.
 func str(v []byte, action bool) (string, error) {
 	k, _, i, err := wire.Head(v, 0)
 	if err != nil || k != wire.KindString {
-		return "", invalid("PDU action must be a string")
+		return "", codec.Invalid("PDU action must be a string")
 	}
 	if action {
 		return codec.Action(v[i:]), nil
@@ -111,7 +103,7 @@ func decodeID(id *rtm.ID, v []byte) error {
 		s, _ := str(v, false)
 		*id = rtm.StringID(s)
 	default:
-		return invalid("PDU id must be an integer or a string")
+		return codec.Invalid("PDU id must be an integer or a string")
 	}
 	return nil
 }
