@@ -2,10 +2,12 @@ package websocket
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -83,7 +85,7 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 	br := bufio.NewReaderSize(nc, size)
 	if n := brw.Reader.Buffered(); n > 0 {
 		pending, _ := brw.Reader.Peek(n)
-		br = bufio.NewReaderSize(&prefixReader{pending: append([]byte(nil), pending...), r: nc}, size)
+		br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), nc), size)
 	}
 	return newConn(nc, br, false, sub), nil
 }
@@ -174,19 +176,4 @@ func hasToken(h http.Header, name, token string) bool {
 		}
 	}
 	return false
-}
-
-// prefixReader reads pending, then r.
-type prefixReader struct {
-	pending []byte
-	r       interface{ Read([]byte) (int, error) }
-}
-
-func (p *prefixReader) Read(b []byte) (int, error) {
-	if len(p.pending) > 0 {
-		n := copy(b, p.pending)
-		p.pending = p.pending[n:]
-		return n, nil
-	}
-	return p.r.Read(b)
 }

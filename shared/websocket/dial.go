@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -166,17 +167,8 @@ func exchange(nc net.Conn, u *url.URL, opts *DialOptions) (*Conn, error) {
 		return nil, errors.New("websocket handshake: wrong Sec-WebSocket-Accept")
 	}
 	sub := resp.Header.Get("Sec-WebSocket-Protocol")
-	if sub != "" && !offered(opts.Subprotocols, sub) {
+	if sub != "" && !slices.ContainsFunc(opts.Subprotocols, func(o string) bool { return strings.EqualFold(o, sub) }) {
 		return nil, fmt.Errorf("websocket handshake: server chose subprotocol %q, which was not offered", sub)
 	}
 	return newConn(nc, br, true, sub), nil
-}
-
-func offered(list []string, s string) bool {
-	for _, o := range list {
-		if strings.EqualFold(o, s) {
-			return true
-		}
-	}
-	return false
 }
