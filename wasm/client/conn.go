@@ -274,11 +274,11 @@ func (cn *conn) flushLocked() error {
 	return err
 }
 
-// write sends messages in one transport write.
+// write sends messages in one transport write. The transport bounds it
+// by writeTimeout (natively a socket deadline, set once per tenth of it),
+// so a write costs no timer of its own.
 func (cn *conn) write(msgs [][]byte) error {
-	ctx, cancel := context.WithTimeout(cn.ctx, writeTimeout)
-	defer cancel()
-	if err := cn.t.Write(ctx, cn.codec.Binary(), msgs); err != nil {
+	if err := cn.t.Write(cn.ctx, cn.codec.Binary(), msgs); err != nil {
 		cn.fail(err)
 		return disconnected(err)
 	}

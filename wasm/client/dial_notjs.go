@@ -105,9 +105,8 @@ func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 // batch of a busy subscription fits, a rare huge message is not held.
 const maxKeptReadBuffer = 256 << 10
 
-// Write sends the messages in one write. The connection's write timeout
-// bounds it; ctx is only checked first (the client passes a timeout of
-// the same length).
+// Write sends the messages in one write, bounded by the connection's write
+// timeout (writeTimeout); ctx is only checked first.
 func (t *wsTransport) Write(ctx context.Context, binary bool, msgs [][]byte) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -17,7 +17,8 @@ type transport interface {
 	// Read returns the next message, valid until the next Read.
 	Read(ctx context.Context) ([]byte, error)
 	// Write sends messages, binary or text, in order (natively in one
-	// system call).
+	// system call). A peer that does not take them within writeTimeout
+	// fails the write; ctx ending stops a write that waits.
 	Write(ctx context.Context, binary bool, msgs [][]byte) error
 	// Ping checks that the peer is still there; browsers cannot send
 	// pings, so it may do nothing there.

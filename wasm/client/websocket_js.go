@@ -195,8 +195,8 @@ func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Write hands the messages to the browser, then waits while the
-// browser's unsent bytes stay above sendHighWater.
+// Write hands the messages to the browser, then waits, up to
+// writeTimeout, while the browser's unsent bytes stay above sendHighWater.
 func (t *jsSocket) Write(ctx context.Context, binary bool, msgs [][]byte) error {
 	if err := t.usable(); err != nil {
 		return err
@@ -211,11 +211,15 @@ func (t *jsSocket) Write(ctx context.Context, binary bool, msgs [][]byte) error 
 	}
 	tick := time.NewTicker(sendPoll)
 	defer tick.Stop()
+	timeout := time.NewTimer(writeTimeout)
+	defer timeout.Stop()
 	for t.ws.Get("bufferedAmount").Int() > sendHighWater {
 		select {
 		case <-tick.C:
 		case <-t.closec:
 			return t.usable()
+		case <-timeout.C:
+			return fmt.Errorf("client: websocket send buffer not draining: %w", context.DeadlineExceeded)
 		case <-ctx.Done():
 			return fmt.Errorf("client: websocket send buffer not draining: %w", ctx.Err())
 		}
