@@ -36,8 +36,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
-		s.active.Add(-1)
-		s.wg.Done()
+		s.leave()
 		refuse(w, http.StatusServiceUnavailable, "too_many_connections", "edge is at its connection limit")
 		return
 	}
@@ -48,8 +47,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		// Accept has answered a bad handshake or a forbidden origin.
-		s.active.Add(-1)
-		s.wg.Done()
+		s.leave()
 		s.log.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
 		return
 	}
@@ -57,9 +55,15 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	c := newConn(s, a, ws, r.RemoteAddr)
 	s.track(c)
 	go func() {
-		defer s.wg.Done()
-		defer s.active.Add(-1)
+		defer s.leave()
 		defer s.untrack(c)
 		c.run()
 	}()
+}
+
+// leave ends a connection attempt that enter admitted and that counted
+// itself in active.
+func (s *Server) leave() {
+	s.active.Add(-1)
+	s.wg.Done()
 }
