@@ -51,10 +51,19 @@ type conn struct {
 	wmu       sync.Mutex
 	out       []byte
 	ends      []int
-	writing   bool     // a sender is writing the queue
+	writing   bool     // a sender or the flusher is writing the queue
 	spareOut  []byte   // the other queue, swapped in while writing
 	spareEnds []int    //
-	msgs      [][]byte // the writing sender's
+	msgs      [][]byte // the writer's
+	// corked is set while the reader handles frames (set without wmu,
+	// cleared under it): requests queued meanwhile, typically by reply
+	// callbacks running on the reader, are not written by their sender
+	// but by a flusher goroutine the reader starts once it has handled
+	// every frame it already received. So the requests that the replies
+	// of one read set off leave in one write, and the reader never writes
+	// itself: it could block there while the edge blocks writing to it.
+	corked   atomic.Bool
+	flushers sync.WaitGroup
 
 	closeOnce sync.Once
 }
@@ -70,6 +79,10 @@ type call struct {
 	env  rtm.Envelope // the reply; valid once done is closed and err is nil
 	err  error        // why no reply will come
 	done chan struct{}
+	// reply, when set, replaces done (nil) for a request nobody waits
+	// for: it is called once, with env set (its body valid only during
+	// the call) or err saying why no reply will come.
+	reply func(cl *call)
 }
 
 // newConn starts the reader of a dialed transport.
@@ -94,27 +107,52 @@ func (cn *conn) readLoop() {
 			cn.fail(err)
 			return
 		}
-		env, err := cn.codec.Decode(frame)
-		if err != nil {
-			cn.log.Warn("sluice client: dropped an undecodable frame", "err", err)
-			continue
-		}
-		switch env.ID.Kind {
-		case rtm.IDInt:
-			// The waiting caller decodes the body later; the frame is
-			// the transport's, reused by the next Read.
-			env.Body = bytes.Clone(env.Body)
-			cn.complete(env)
-		case rtm.IDNone:
-			if env.Action == rtm.ActionError {
-				cn.logErrorPDU(env)
-				continue
-			}
-			cn.push(cn, env, len(frame))
-		default:
-			cn.log.Debug("sluice client: ignored a reply with a string id", "action", env.Action)
+		cn.corked.Store(true)
+		cn.handle(frame)
+		if cn.t.Buffered() == 0 {
+			cn.uncork()
 		}
 	}
+}
+
+// handle routes one frame, on the reader goroutine.
+func (cn *conn) handle(frame []byte) {
+	env, err := cn.codec.Decode(frame)
+	if err != nil {
+		cn.log.Warn("sluice client: dropped an undecodable frame", "err", err)
+		return
+	}
+	switch env.ID.Kind {
+	case rtm.IDInt:
+		cn.complete(env)
+	case rtm.IDNone:
+		if env.Action == rtm.ActionError {
+			cn.logErrorPDU(env)
+			return
+		}
+		cn.push(cn, env, len(frame))
+	default:
+		cn.log.Debug("sluice client: ignored a reply with a string id", "action", env.Action)
+	}
+}
+
+// uncork ends the reader's cork: what was queued meanwhile is written by
+// a flusher goroutine, unless a sender is writing (and takes it along).
+func (cn *conn) uncork() {
+	cn.wmu.Lock()
+	cn.corked.Store(false)
+	if cn.writing || len(cn.ends) == 0 {
+		cn.wmu.Unlock()
+		return
+	}
+	cn.writing = true
+	cn.flushers.Add(1)
+	go func() {
+		defer cn.flushers.Done()
+		cn.wmu.Lock()
+		_ = cn.writeQueueLocked() // a failure ends the connection
+	}()
+	cn.wmu.Unlock()
 }
 
 // logErrorPDU reports the edge's answer to a frame it could not decode:
@@ -135,10 +173,17 @@ func (cn *conn) complete(env rtm.Envelope) {
 		cn.log.Debug("sluice client: reply to an abandoned request", "action", env.Action, "id", env.ID.Int)
 		return
 	}
-	cl.env = env
 	if cl.hook != nil {
 		cl.hook(env)
 	}
+	cl.env = env
+	if cl.reply != nil {
+		cl.reply(cl)
+		return
+	}
+	// The waiting caller decodes the body later; the frame is the
+	// transport's, reused by the next Read.
+	cl.env.Body = bytes.Clone(env.Body)
 	close(cl.done)
 }
 
@@ -155,6 +200,10 @@ func (cn *conn) fail(cause error) {
 	cn.cancel() // unblocks Read, which closes the WebSocket
 	for _, cl := range calls {
 		cl.err = disconnected(cause)
+		if cl.reply != nil {
+			cl.reply(cl)
+			continue
+		}
 		close(cl.done)
 	}
 }
@@ -181,6 +230,7 @@ func (cn *conn) close() {
 		cn.fail(errConnClosed)
 	})
 	<-cn.done
+	cn.flushers.Wait()
 }
 
 // send writes a request with a fresh id and registers it for its reply.
@@ -188,11 +238,27 @@ func (cn *conn) send(ctx context.Context, action string, body any, hook func(rtm
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	cl := &call{action: action, hook: hook, done: make(chan struct{})}
+	if err := cn.sendCall(cl, body); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// sendAsync writes a request whose reply goes to reply (see call.reply),
+// which is not called when sendAsync returns an error.
+func (cn *conn) sendAsync(action string, body any, reply func(*call)) error {
+	return cn.sendCall(&call{action: action, reply: reply}, body)
+}
+
+// sendCall gives a call a fresh id, queues its request and registers it.
+func (cn *conn) sendCall(cl *call, body any) error {
+	action := cl.action
 	cn.wmu.Lock()
-	cl := &call{id: cn.nextID.Add(1), action: action, hook: hook, done: make(chan struct{})}
+	cl.id = cn.nextID.Add(1)
 	if err := cn.queueLocked(&rtm.PDU{Action: action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
 		cn.wmu.Unlock()
-		return nil, err
+		return err
 	}
 	cn.mu.Lock()
 	if cn.err != nil {
@@ -201,14 +267,14 @@ func (cn *conn) send(ctx context.Context, action string, body any, hook func(rtm
 		err := cn.err
 		cn.mu.Unlock()
 		cn.wmu.Unlock()
-		return nil, disconnected(err)
+		return disconnected(err)
 	}
 	cn.pending[cl.id] = cl
 	cn.mu.Unlock()
-	if err := cn.flushLocked(); err != nil {
-		return nil, err
-	}
-	return cl, nil
+	// A failed write fails the registered call: its waiter, or its reply
+	// function, hears why.
+	_ = cn.flushLocked()
+	return nil
 }
 
 // sendNoReply writes a request without id: the edge never answers it.
@@ -238,15 +304,22 @@ func (cn *conn) queueLocked(pdu *rtm.PDU) error {
 }
 
 // flushLocked writes the queue unless another sender is writing it (that
-// one takes this request along); it releases wmu. A failed write ends the
-// connection (the client reconnects), since a frame may be half sent:
-// every call waiting for a reply then fails with it.
+// one takes this request along) or the reader is corked (its flusher
+// will); it releases wmu.
 func (cn *conn) flushLocked() error {
-	if cn.writing {
+	if cn.writing || cn.corked.Load() {
 		cn.wmu.Unlock()
 		return nil
 	}
 	cn.writing = true
+	return cn.writeQueueLocked()
+}
+
+// writeQueueLocked writes the queue, and again for as long as others
+// queued more meanwhile; wmu is held, with writing set, and released. A
+// failed write ends the connection (the client reconnects), since a frame
+// may be half sent: every call waiting for a reply then fails with it.
+func (cn *conn) writeQueueLocked() error {
 	var err error
 	for len(cn.ends) > 0 && err == nil {
 		out, ends := cn.out, cn.ends

@@ -42,19 +42,68 @@ func (c *Client) PublishNoAck(channel string, message any) error {
 	if err != nil {
 		return fmt.Errorf("client: publish to %q: %w", channel, err)
 	}
+	cn, err := c.liveConn()
+	if err == nil {
+		err = cn.sendNoReply(rtm.ActionPublish, body)
+	}
+	if err != nil {
+		return fmt.Errorf("client: publish to %q: %w", channel, err)
+	}
+	return nil
+}
+
+// PublishAsync publishes without waiting: it returns once the publish is
+// queued, and ack (when not nil) is called later, once, with the
+// message's position or why it has none: the edge's refusal (an
+// *rtm.Error), ErrDisconnected when the connection dropped first (the
+// message may or may not have been stored; it is not retried), ErrClosed
+// after Close. Publishes made one after another share writes, so this is
+// the way to publish at a high rate from one goroutine.
+//
+// ack runs on one of the client's goroutines, usually the connection's
+// reader: it must return quickly and must not wait for the client (it may
+// call PublishAsync again; the publishes that the acknowledgments of one
+// read set off leave in one write). PublishAsync fails at once, without
+// calling ack, when the message cannot be sent now: ErrDisconnected while
+// the client reconnects, ErrClosed after Close, or an invalid channel or
+// message.
+func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position, error)) error {
+	body, err := publishBody(channel, message)
+	if err != nil {
+		return fmt.Errorf("client: publish to %q: %w", channel, err)
+	}
+	cn, err := c.liveConn()
+	if err == nil {
+		err = cn.sendAsync(rtm.ActionPublish, body, func(cl *call) {
+			if ack == nil {
+				return
+			}
+			var r rtm.PositionBody
+			err := c.closedErr(cl.err)
+			if err == nil {
+				err = cn.decodeReply(cl, &r)
+			}
+			ack(replyPosition(r, err, "publish to", channel))
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("client: publish to %q: %w", channel, c.closedErr(err))
+	}
+	return nil
+}
+
+// liveConn returns the live connection, without waiting for one.
+func (c *Client) liveConn() (*conn, error) {
 	c.mu.Lock()
 	closed, cn := c.closed, c.cur
 	c.mu.Unlock()
 	switch {
 	case closed:
-		return ErrClosed
+		return nil, ErrClosed
 	case cn == nil:
-		return fmt.Errorf("client: publish to %q: %w", channel, ErrDisconnected)
+		return nil, ErrDisconnected
 	}
-	if err := cn.sendNoReply(rtm.ActionPublish, body); err != nil {
-		return fmt.Errorf("client: publish to %q: %w", channel, err)
-	}
-	return nil
+	return cn, nil
 }
 
 // store runs a publish or write.
@@ -81,7 +130,14 @@ func publishBody(channel string, message any) (*rtm.PublishBody, error) {
 // positionRequest runs a request whose reply is {position}.
 func (c *Client) positionRequest(ctx context.Context, action, verb, channel string, body any) (rtm.Position, error) {
 	var r rtm.PositionBody
-	if err := c.do(ctx, action, body, &r); err != nil {
+	err := c.do(ctx, action, body, &r)
+	return replyPosition(r, err, verb, channel)
+}
+
+// replyPosition returns the position of a {position} reply, or the
+// request's error, with what was asked.
+func replyPosition(r rtm.PositionBody, err error, verb, channel string) (rtm.Position, error) {
+	if err != nil {
 		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
 	}
 	pos, err := rtm.ParsePosition(r.Position)

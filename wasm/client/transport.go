@@ -16,6 +16,11 @@ import (
 type transport interface {
 	// Read returns the next message, valid until the next Read.
 	Read(ctx context.Context) ([]byte, error)
+	// Buffered reports how much has been received but not yet returned
+	// by Read (bytes natively, messages in browsers): more than zero
+	// means the next Read likely returns without waiting. For the
+	// reading goroutine.
+	Buffered() int
 	// Write sends messages, binary or text, in order (natively in one
 	// system call). A peer that does not take them within writeTimeout
 	// fails the write; ctx ending stops a write that waits.

@@ -195,6 +195,13 @@ func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// Buffered implements transport: the messages received and not read.
+func (t *jsSocket) Buffered() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.inbox)
+}
+
 // Write hands the messages to the browser, then waits, up to
 // writeTimeout, while the browser's unsent bytes stay above sendHighWater.
 func (t *jsSocket) Write(ctx context.Context, binary bool, msgs [][]byte) error {
