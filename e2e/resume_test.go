@@ -195,3 +195,50 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 		t.Errorf("the ended subscription's handler got %v", g)
 	}
 }
+
+// TestDirectHandler: a Direct subscription's handler runs on the reader,
+// so it keeps receiving while the delivery goroutine is held by another
+// subscription's handler, and it resumes across a dropped connection like
+// any other.
+func TestDirectHandler(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t)
+	px := newProxy(t, e.hostPort())
+	sub := dial(t, px.url(), client.Options{})
+	pub := publisher(t, e.url, "msgpack")
+	ctx := ctxFor(t)
+
+	release := make(chan struct{})
+	held := make(chan struct{}, 1)
+	if _, err := sub.Subscribe(ctx, "queued", nil, func(client.Message) {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+		<-release
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got inbox
+	s, err := sub.Subscribe(ctx, "direct", &client.SubscribeOptions{Direct: true}, got.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishRange(t, pub, "queued", 1, 1)
+	recv(t, "the queued handler to block", held)
+	publishRange(t, pub, "direct", 1, 5)
+	got.expect(t, numbers(1, 5)) // while the delivery goroutine is blocked
+	close(release)
+
+	px.refuse(true)
+	px.cut()
+	publishRange(t, pub, "direct", 6, 10)
+	waitFor(t, "a refused reconnection", func() bool { return px.refused() > 0 })
+	px.refuse(false)
+	last := publishRange(t, pub, "direct", 11, 15)
+	got.expect(t, numbers(1, 15))
+	waitFor(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
+	if s.Err() != nil {
+		t.Fatalf("subscription ended: %v", s.Err())
+	}
+}

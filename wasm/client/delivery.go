@@ -119,21 +119,9 @@ func (c *Client) dispatch(ev event) {
 	s := ev.sub
 	switch ev.kind {
 	case evData:
-		for i, v := range ev.messages {
-			if s.ended.Load() {
-				return
-			}
-			s.handler(Message{SubscriptionID: s.id, Value: v, Position: ev.pos, EndOfBatch: i == len(ev.messages)-1})
-		}
-		c.advance(s, ev.pos)
+		c.handData(s, ev.messages, ev.pos)
 	case evInfo:
-		if s.ended.Load() {
-			return
-		}
-		if s.opts.OnInfo != nil {
-			s.opts.OnInfo(ev.info)
-		}
-		c.advance(s, ev.pos)
+		c.handInfo(s, &ev.info, ev.pos)
 	case evError:
 		if s.ended.Load() {
 			return
@@ -147,6 +135,28 @@ func (c *Client) dispatch(ev event) {
 	case evState:
 		c.opts.OnState(ev.state)
 	}
+}
+
+// handData runs a subscription's handler on a batch of messages.
+func (c *Client) handData(s *Subscription, messages []any, pos rtm.Position) {
+	for i, v := range messages {
+		if s.ended.Load() {
+			return
+		}
+		s.handler(Message{SubscriptionID: s.id, Value: v, Position: pos, EndOfBatch: i == len(messages)-1})
+	}
+	c.advance(s, pos)
+}
+
+// handInfo runs a subscription's OnInfo.
+func (c *Client) handInfo(s *Subscription, info *rtm.SubscriptionInfo, pos rtm.Position) {
+	if s.ended.Load() {
+		return
+	}
+	if s.opts.OnInfo != nil {
+		s.opts.OnInfo(*info)
+	}
+	c.advance(s, pos)
 }
 
 // advance records that everything before pos was handed to the handler.

@@ -39,6 +39,10 @@
 // longer than the edge's retention ends with expired_position via OnError,
 // as a slow consumer would on the edge. Replies to requests never wait
 // behind the buffer, so a handler may publish, subscribe or unsubscribe.
+// A subscription with SubscribeOptions.Direct skips the buffer: its
+// handler runs on the connection's reader as data arrives, for handlers
+// that return at once. Likewise the acknowledgments of PublishAsync run on
+// the reader, and the publishes they make leave in one write per read.
 //
 // # In the browser
 //

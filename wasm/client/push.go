@@ -48,16 +48,29 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 	return s
 }
 
-// onData queues a batch of messages for the handler, or marks the
-// subscription lagging when the buffer is full.
+// onData queues a batch of messages for the handler (or hands it over at
+// once for a Direct subscription), or marks the subscription lagging when
+// the buffer is full.
 func (c *Client) onData(cn *conn, d *rtm.SubscriptionData, size int) {
 	pos, err := rtm.ParsePosition(d.Position)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := c.routeLocked(cn, d.SubscriptionID)
 	if s == nil {
+		c.mu.Unlock()
 		return
 	}
+	if err != nil {
+		// Deliver the messages, but keep the last good resume point.
+		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", d.Position)
+		pos = s.next
+	}
+	if s.opts.Direct {
+		s.next = pos
+		c.mu.Unlock()
+		c.handData(s, d.Messages, pos)
+		return
+	}
+	defer c.mu.Unlock()
 	if c.overflowsLocked(size) {
 		// Drop this batch and everything after it; the supervisor
 		// resubscribes from s.next once the handlers caught up.
@@ -66,30 +79,32 @@ func (c *Client) onData(cn *conn, d *rtm.SubscriptionData, size int) {
 		c.log.Info("sluice client: delivery buffer full, subscription paused", "subscription_id", s.id, "position", s.next.String())
 		return
 	}
-	if err != nil {
-		// Deliver the messages, but keep the last good resume point.
-		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", d.Position)
-		pos = s.next
-	}
 	s.next = pos
 	c.enqueueLocked(event{kind: evData, sub: s, messages: d.Messages, pos: pos, size: size})
 }
 
 // onInfo moves the resume point to where the edge fast-forwarded and
-// queues the notice for OnInfo.
+// queues the notice for OnInfo (or runs it at once for a Direct
+// subscription).
 func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
 	pos, err := rtm.ParsePosition(info.Position)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := c.routeLocked(cn, info.SubscriptionID)
 	if s == nil {
+		c.mu.Unlock()
 		return
 	}
 	if err != nil {
 		pos = s.next
 	}
 	s.next = pos
+	if s.opts.Direct {
+		c.mu.Unlock()
+		c.handInfo(s, info, pos)
+		return
+	}
 	c.enqueueLocked(event{kind: evInfo, sub: s, pos: pos, info: *info})
+	c.mu.Unlock()
 }
 
 // onSubscriptionError ends a subscription the edge ended (out_of_sync).

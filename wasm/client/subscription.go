@@ -50,6 +50,16 @@ type SubscribeOptions struct {
 	// (Info == "fast_forward"; MissedMessageCount says how many were
 	// skipped).
 	OnInfo func(rtm.SubscriptionInfo)
+	// Direct runs the handler and OnInfo on the connection's reader
+	// goroutine as each batch arrives, instead of on the delivery
+	// goroutine: one goroutine switch less per batch, for handlers that
+	// return at once. A Direct handler must not block, nor wait for the
+	// client (the reader it holds up reads the replies too), and it may
+	// run at the same time as the callbacks of other subscriptions. The
+	// delivery buffer does not apply: a slow Direct handler slows its
+	// connection down, until the edge drops its data (out_of_sync, or a
+	// fast_forward).
+	Direct bool
 }
 
 // Message is one message delivered to a subscription's handler.
@@ -70,7 +80,7 @@ type Message struct {
 }
 
 // Subscription is a live subscription. Its handler runs on the client's
-// delivery goroutine; the client resubscribes it after a reconnect from the
+// delivery goroutine (on the connection's reader if Direct); the client resubscribes it after a reconnect from the
 // position after the last message it queued for the handler, so the
 // handler sees every message once, in order, without gaps, as long as the
 // edge still holds them.
