@@ -43,6 +43,19 @@ type NoAckPublisher interface {
 	PublishNoAck(channel, payload string) error
 }
 
+// AsyncPublisher is a Conn that can also publish without waiting:
+// acknowledged publishes whose outcome comes to a callback, so that one
+// goroutine keeps a publish outstanding per lane and the publishes that
+// acknowledgments set off can share writes. Lanes use it when a Conn has
+// it.
+type AsyncPublisher interface {
+	// PublishAsync sends a publish; done is called once with its
+	// outcome, as Publish returns it, on any goroutine (possibly before
+	// PublishAsync returns), and must not block. When PublishAsync
+	// returns an error, done is not called.
+	PublishAsync(channel, payload string, done func(error)) error
+}
+
 // ErrRefused marks a publish or subscribe the server answered with an
 // error: nothing was stored, so the message's sequence number is reused.
 var ErrRefused = errors.New("loadgen: refused by the server")

@@ -23,6 +23,9 @@ const (
 type broker struct {
 	fault  func(sub int, st Stamp) action // nil: deliver everything
 	refuse func(st Stamp) bool            // nil: store everything
+	// async makes the connections AsyncPublishers, acknowledging on a
+	// goroutine of their own as a client's reader does.
+	async bool
 
 	mu    sync.Mutex
 	subs  map[string][]*fakeConn // by channel
@@ -36,7 +39,39 @@ func (b *broker) Name() string { return "fake" }
 func (b *broker) Dial(context.Context, func(error)) (Conn, error) {
 	c := &fakeConn{b: b, wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	go c.loop()
+	if b.async {
+		a := &asyncFakeConn{fakeConn: c, acks: make(chan func(), 1024), acked: make(chan struct{})}
+		go a.ackLoop()
+		return a, nil
+	}
 	return c, nil
+}
+
+// asyncFakeConn is a fakeConn that also publishes asynchronously.
+type asyncFakeConn struct {
+	*fakeConn
+	acks  chan func() // outcomes to report, in order
+	acked chan struct{}
+}
+
+func (a *asyncFakeConn) PublishAsync(channel, payload string, done func(error)) error {
+	err := a.PublishNoAck(channel, payload)
+	a.acks <- func() { done(err) }
+	return nil
+}
+
+func (a *asyncFakeConn) ackLoop() {
+	defer close(a.acked)
+	for f := range a.acks {
+		f()
+	}
+}
+
+func (a *asyncFakeConn) Close() error {
+	err := a.fakeConn.Close()
+	close(a.acks)
+	<-a.acked
+	return err
 }
 
 // fakeConn delivers on its own goroutine, in order, as a client would.

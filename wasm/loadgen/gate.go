@@ -62,11 +62,14 @@ func (g *gate) debt() uint64 {
 	return g.owed - paid
 }
 
+// open reports whether the publisher may publish now (publisher only).
+func (g *gate) open() bool { return g.limit == 0 || g.debt() <= g.limit }
+
 // wait holds the publisher while the debt is over the limit. After stall
 // without progress it writes the debt off and returns ErrStalled; it
 // returns ctx's error when ctx ends.
 func (g *gate) wait(ctx context.Context, stall time.Duration) error {
-	if g.limit == 0 || g.debt() <= g.limit {
+	if g.open() {
 		return nil
 	}
 	for g.debt() > g.limit/2 {

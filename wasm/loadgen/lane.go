@@ -24,6 +24,8 @@ type lane struct {
 	interval time.Duration // between publishes at a fixed rate; 0 for max
 	offset   time.Duration // before the first publish at a fixed rate
 	buf      []byte
+	sent     time.Duration // when the message in flight was stamped
+	async    asyncState    // the lane's state when it publishes asynchronously
 
 	published atomic.Uint64 // messages stored (acknowledged or sent)
 }
@@ -55,6 +57,8 @@ func (l *lane) storedOn(channel int) uint64 {
 // which ends later: a publish in flight when the lane stops completes, so
 // whether its message was stored is known.
 func (l *lane) run(ctx, pctx context.Context, r *run) {
+	ap, async := l.conn.(AsyncPublisher)
+	async = async && !r.cfg.NoAck
 	next := time.Now().Add(l.offset)
 	var pace pacer
 	for i := 0; ctx.Err() == nil; i = (i + 1) % len(l.channels) {
@@ -71,29 +75,44 @@ func (l *lane) run(ctx, pctx context.Context, r *run) {
 			}
 			return
 		}
+		if async {
+			if i = l.publishAsync(ctx, pctx, r, ap, i); i < 0 {
+				return
+			}
+			continue
+		}
 		l.publishOne(pctx, r, i)
 	}
 }
 
 // publishOne publishes the next message of channel position i.
 func (l *lane) publishOne(ctx context.Context, r *run, i int) {
-	seq := l.seqs[i] + 1
-	sent := r.clock()
-	l.buf = AppendPayload(l.buf[:0], Stamp{Publisher: l.id, Seq: seq, Sent: sent}, r.cfg.MessageBytes)
-	payload := string(l.buf)
-	ch := r.channelNames[l.channels[i]]
-	l.gate.published(l.fanout[i])
+	ch, payload := l.next(r, i)
 	var err error
 	if r.cfg.NoAck {
 		err = l.conn.(NoAckPublisher).PublishNoAck(ch, payload)
 	} else {
 		err = l.conn.Publish(ctx, ch, payload)
-		if err == nil {
-			r.ack.Record(int(l.id), r.clock()-sent)
-		}
 	}
+	l.settle(r, i, err)
+}
+
+// next stamps the next message of channel position i and counts the
+// deliveries it is owed; it returns the channel and the payload.
+func (l *lane) next(r *run, i int) (channel, payload string) {
+	l.sent = r.clock()
+	l.buf = AppendPayload(l.buf[:0], Stamp{Publisher: l.id, Seq: l.seqs[i] + 1, Sent: l.sent}, r.cfg.MessageBytes)
+	l.gate.published(l.fanout[i])
+	return r.channelNames[l.channels[i]], string(l.buf)
+}
+
+// settle records the outcome of the message next prepared.
+func (l *lane) settle(r *run, i int, err error) {
 	switch {
 	case err == nil:
+		if !r.cfg.NoAck {
+			r.ack.Record(int(l.id), r.clock()-l.sent)
+		}
 	case errors.Is(err, ErrRefused):
 		l.gate.refused(l.fanout[i])
 		r.problems.add("publish refused", err)
@@ -103,7 +122,7 @@ func (l *lane) publishOne(ctx context.Context, r *run, i int) {
 		// count it as stored, so that if it was lost it shows.
 		r.problems.add("publish", err)
 	}
-	l.seqs[i] = seq
+	l.seqs[i]++
 	l.published.Add(1)
 }
 

@@ -61,7 +61,10 @@ type rtmConn struct {
 
 // Subscribe implements Conn.
 func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(string)) error {
+	// The accounting of a delivery returns at once: it runs on the
+	// reader, without a goroutine switch per message.
 	opts := &client.SubscribeOptions{
+		Direct:  true,
 		OnError: func(err error) { c.problem(fmt.Errorf("subscription %q ended: %w", channel, err)) },
 	}
 	_, err := c.c.Subscribe(ctx, channel, opts, func(m client.Message) {
@@ -79,6 +82,11 @@ func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(
 func (c *rtmConn) Publish(ctx context.Context, channel, payload string) error {
 	_, err := c.c.Publish(ctx, channel, payload)
 	return refusal(err)
+}
+
+// PublishAsync implements AsyncPublisher.
+func (c *rtmConn) PublishAsync(channel, payload string, done func(error)) error {
+	return refusal(c.c.PublishAsync(channel, payload, func(_ rtm.Position, err error) { done(refusal(err)) }))
 }
 
 // PublishNoAck implements NoAckPublisher.

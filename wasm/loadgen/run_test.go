@@ -42,8 +42,7 @@ func TestRunCountsWhatTheSubscribersSee(t *testing.T) {
 	}{{"one lane", 1}, {"four lanes", 4}}
 	for _, tt := range tests {
 		for _, ln := range lanes {
-			t.Run(tt.name+"/"+ln.name, func(t *testing.T) {
-				b := newBroker()
+			forEachPublishMode(t, tt.name+"/"+ln.name, func(t *testing.T, b *broker) {
 				if tt.fault != nil {
 					// Only the last lane's messages meet the fault.
 					last := uint16(ln.inflight - 1)
@@ -56,6 +55,23 @@ func TestRunCountsWhatTheSubscribersSee(t *testing.T) {
 				checkCounts(t, b, cfg, tt.lost, tt.dups, tt.reordered)
 			})
 		}
+	}
+}
+
+// forEachPublishMode runs a test against a broker whose connections
+// publish synchronously, then against one whose connections are
+// AsyncPublishers (the lanes then chain publishes from acknowledgments).
+func forEachPublishMode(t *testing.T, name string, f func(t *testing.T, b *broker)) {
+	for _, async := range []bool{false, true} {
+		mode := "sync"
+		if async {
+			mode = "async"
+		}
+		t.Run(name+"/"+mode, func(t *testing.T) {
+			b := newBroker()
+			b.async = async
+			f(t, b)
+		})
 	}
 }
 
@@ -145,8 +161,8 @@ func TestRunScenarios(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := Run(context.Background(), newBroker(), tt.cfg(), nil)
+		forEachPublishMode(t, tt.name, func(t *testing.T, b *broker) {
+			res, err := Run(context.Background(), b, tt.cfg(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,17 +172,18 @@ func TestRunScenarios(t *testing.T) {
 }
 
 func TestRefusedPublishesAreNotLost(t *testing.T) {
-	b := newBroker()
-	b.refuse = func(st Stamp) bool { return st.Seq%3 == 0 }
-	cfg := quick(Fanout)
-	cfg.Inflight = 1
-	res, err := Run(context.Background(), b, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Errors["publish refused"].Count == 0 || res.Lost != 0 {
-		t.Errorf("refused %d, lost %d; want some refused and none lost", res.Errors["publish refused"].Count, res.Lost)
-	}
+	forEachPublishMode(t, "fanout", func(t *testing.T, b *broker) {
+		b.refuse = func(st Stamp) bool { return st.Seq%3 == 0 }
+		cfg := quick(Fanout)
+		cfg.Inflight = 1
+		res, err := Run(context.Background(), b, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Errors["publish refused"].Count == 0 || res.Lost != 0 {
+			t.Errorf("refused %d, lost %d; want some refused and none lost", res.Errors["publish refused"].Count, res.Lost)
+		}
+	})
 }
 
 func TestRunReportsTicksAndTheWindow(t *testing.T) {

@@ -1,0 +1,92 @@
+package loadgen
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// asyncState hands a lane back and forth between its goroutine and the
+// acknowledgments of its publishes, when its Conn is an AsyncPublisher.
+// At max rate the acknowledgment of one message publishes the next (the
+// client then writes the publishes that one read's acknowledgments set
+// off together); the lane goroutine takes over to wait: for the gate, the
+// next tick of a fixed rate, or the end of the run.
+type asyncState struct {
+	state  atomic.Int32  // laneIdle, ...: who has the lane
+	resume chan struct{} // capacity 1: the lane is the goroutine's again
+	done   func(error)   // lane.acked, bound once
+
+	// Set by the goroutine before the first publish of a chain.
+	ctx context.Context // the chain stops publishing when it ends
+	r   *run
+	ap  AsyncPublisher
+	i   int // the channel position of the message in flight
+}
+
+// Who has the lane.
+const (
+	laneIdle      int32 = iota // its goroutine
+	laneInflight               // nobody: a publish is outstanding
+	laneAcking                 // the publish's acknowledgment
+	laneAbandoned              // nobody: the goroutine gave the publish up
+)
+
+// publishAsync publishes channel position i and, while it can, the next
+// ones from the acknowledgments. It returns the position of the last
+// message published, or -1 when pctx ended with a publish outstanding:
+// that one is counted as stored, so that it shows if it was lost.
+func (l *lane) publishAsync(ctx, pctx context.Context, r *run, ap AsyncPublisher, i int) int {
+	a := &l.async
+	if a.resume == nil {
+		a.resume, a.done = make(chan struct{}, 1), l.acked
+	}
+	a.ctx, a.r, a.ap = ctx, r, ap
+	l.sendAsync(i)
+	select {
+	case <-a.resume:
+	case <-pctx.Done():
+		if a.state.CompareAndSwap(laneInflight, laneAbandoned) {
+			l.settle(r, a.i, pctx.Err())
+			return -1
+		}
+		<-a.resume // an acknowledgment is being handled; it hands back
+	}
+	return a.i
+}
+
+// sendAsync publishes channel position i; the caller has the lane.
+func (l *lane) sendAsync(i int) {
+	a := &l.async
+	a.i = i
+	ch, payload := l.next(a.r, i)
+	a.state.Store(laneInflight)
+	if err := a.ap.PublishAsync(ch, payload, a.done); err != nil {
+		// Not sent, so no acknowledgment comes: the lane is the
+		// caller's again, unless the goroutine gave it up meanwhile.
+		if a.state.CompareAndSwap(laneInflight, laneAcking) {
+			l.settle(a.r, i, err)
+			l.handBack()
+		}
+	}
+}
+
+// acked is the outcome of the publish in flight: it publishes the next
+// message at once when it can, else hands the lane back.
+func (l *lane) acked(err error) {
+	a := &l.async
+	if !a.state.CompareAndSwap(laneInflight, laneAcking) {
+		return // given up
+	}
+	l.settle(a.r, a.i, err)
+	if a.ctx.Err() == nil && l.interval == 0 && l.gate.open() {
+		l.sendAsync((a.i + 1) % len(l.channels))
+		return
+	}
+	l.handBack()
+}
+
+// handBack gives the lane to its goroutine.
+func (l *lane) handBack() {
+	l.async.state.Store(laneIdle)
+	l.async.resume <- struct{}{}
+}
