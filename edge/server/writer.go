@@ -38,8 +38,8 @@ var writers = sync.Pool{New: func() any {
 
 // writeLoop is a writer goroutine, started by Wake. Each pass sends the
 // queued replies in order, then one batch per subscription with data
-// ready, in one write; when a pass finds nothing it arms every cursor and
-// ends, unless woken meanwhile. Once the connection is closing, it sends
+// ready, in one write; then it arms every cursor and ends, unless one has
+// data ready or it was woken meanwhile. Once the connection is closing, it sends
 // the close frame and marks the writer stopped for good.
 func (c *conn) writeLoop() {
 	w := writers.Get().(*writer)
@@ -56,22 +56,23 @@ func (c *conn) writeLoop() {
 			return
 		}
 		c.takeWork(w)
-		busy := len(w.items) > 0
 		err := c.writeItems(w)
 		for _, sub := range w.subs {
 			if err != nil {
 				break
 			}
-			var n int
-			n, err = c.pump(w, sub)
-			busy = busy || n > 0
+			err = c.pump(w, sub)
 		}
 		if err == nil {
 			err = c.flush(w)
 		}
-		if err != nil || busy {
+		if err != nil {
 			continue
 		}
+		// Arming fails for a cursor with data ready, and the swap fails
+		// when Wake came meanwhile (a reply, a new subscription): either
+		// way another pass follows. So a pass that sent something needs
+		// no second pass to find nothing.
 		if c.arm(w.subs) && c.writer.CompareAndSwap(writerRunning, writerIdle) {
 			return
 		}
@@ -134,21 +135,21 @@ func (c *conn) writeItems(w *writer) error {
 	return nil
 }
 
-// pump sends one batch of ready messages of sub; it returns how many.
-func (c *conn) pump(w *writer, sub *subscription) (int, error) {
+// pump sends one batch of ready messages of sub.
+func (c *conn) pump(w *writer, sub *subscription) error {
 	var err error
 	w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes)
 	if err != nil {
-		return 0, c.outOfSync(w, sub, err)
+		return c.outOfSync(w, sub, err)
 	}
 	if len(w.frames) == 0 {
-		return 0, nil
+		return nil
 	}
 	w.msgs = w.msgs[:0]
 	for _, f := range w.frames {
 		m, err := payloadFor(f.Data, c.ci)
 		if err != nil {
-			return 0, c.internal(err)
+			return c.internal(err)
 		}
 		w.msgs = append(w.msgs, m)
 	}
@@ -158,12 +159,12 @@ func (c *conn) pump(w *writer, sub *subscription) (int, error) {
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.frames)))
 	if err := c.write(w, w.pdu); err != nil {
-		return 0, err
+		return err
 	}
 	if c.srv.firstSeen != nil {
 		c.observeFirst(sub, w.frames)
 	}
-	return len(w.frames), nil
+	return nil
 }
 
 // observeFirst reports, for each message of frames that no subscriber had
