@@ -6,9 +6,11 @@
 // before the library sees it: lengths must fit the data (so a forged length
 // cannot make the library allocate), strings must be valid UTF-8, nesting is
 // limited to wire.MaxNesting levels and extension types are refused. RTM has no
-// msgpack error code, so every failure is invalid_format. Messages are
-// written by hand from the canonical value model (map keys sorted, integers
-// in their shortest form, floats as 64-bit floats).
+// msgpack error code, so every failure is invalid_format. The bodies decoded
+// most skip the library: wire.Decoder reads them, checking as it goes, to
+// the same result (fast.go). Messages are written by hand from the
+// canonical value model (map keys sorted, integers in their shortest form,
+// floats as 64-bit floats).
 package msgpack
 
 import (
@@ -53,30 +55,67 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 // DecodeBody decodes a body into v, a pointer to a body type of package rtm
 // (or to a map[string]any or an any), and normalizes its message values. A
 // body that is not valid msgpack or has the wrong shape is invalid_format.
+//
+// The bodies decoded most (rtm.SubscriptionData, rtm.PublishBody and
+// rtm.PositionBody) take a fast path without the library (fast.go), which
+// gives the same result as the library path for every body.
 func (Codec) DecodeBody(body []byte, v any) error {
-	var s wire.Scanner
-	end, err := s.Skip(body, 0, 0)
-	if err == nil && end != len(body) {
-		err = wire.ErrExtra
+	if err := decodeFast(body, v); !errors.Is(err, errLibrary) {
+		return err
 	}
+	return decodeBody(body, v)
+}
+
+// decodeBody is the library path of DecodeBody. It checks a body in
+// tiers, each reporting the first failure it finds: (1) the scan of the
+// whole body, (2) a body that is not a map, (3) whatever the library
+// fails on, which is reported as one reason (a field, or a map key in a
+// message, of the wrong type), (4) string fields the library took from
+// binary, which must be valid UTF-8, and (5) normalization.
+func decodeBody(body []byte, v any) error {
+	binary, err := scan(body)
 	if err != nil {
 		return malformed("body", err)
 	}
 	// The library would read an array into a struct field by field; a body
 	// is a map in every codec.
-	if _, isAny := v.(*any); !isAny && body[0]&0xf0 != 0x80 && body[0] != 0xde && body[0] != 0xdf {
-		return codec.Invalid("body must be a map")
+	if _, isAny := v.(*any); !isAny && !isMap(body[0]) {
+		return notMap()
 	}
 	if err := decodeLibrary(body, v); err != nil {
-		return codec.Invalid("body does not have the fields and types its action needs")
+		return wrongShape()
 	}
 	// The library turns binary into a string field without complaint; only
 	// then can a string of the body be invalid UTF-8.
-	if s.Binary && !validStrings(reflect.ValueOf(v)) {
-		return codec.Invalid("body strings must be valid UTF-8")
+	if binary && !validStrings(reflect.ValueOf(v)) {
+		return badStrings()
 	}
 	return codec.NormalizeBody(v)
 }
+
+// scan checks that a body is one valid msgpack item within the limits of
+// package wire, and reports whether it holds binary.
+func scan(body []byte) (binary bool, err error) {
+	var s wire.Scanner
+	end, err := s.Skip(body, 0, 0)
+	if err == nil && end != len(body) {
+		err = wire.ErrExtra
+	}
+	return s.Binary, err
+}
+
+// isMap reports whether c is the type byte of a map.
+func isMap(c byte) bool { return c&0xf0 == 0x80 || c == 0xde || c == 0xdf }
+
+// notMap, wrongShape and badStrings are the reasons of tiers 2 to 4 of
+// decodeBody.
+func notMap() *rtm.Error { return codec.Invalid("body must be a map") }
+
+func wrongShape() *rtm.Error {
+	return codec.Invalid("body does not have the fields and types its action needs")
+}
+
+func badStrings() *rtm.Error { return codec.Invalid("body strings must be valid UTF-8") }
 
 // decoder is a pooled library decoder reading from a reusable reader.
 type decoder struct {

@@ -88,6 +88,7 @@ func TestDecodeBodyRefuses(t *testing.T) {
 		{name: "wrong field type", body: "81a8706f736974696f6e01", into: new(rtm.PositionBody)},
 		{name: "negative count", body: "85a4696e666fa0a6726561736f6ea0a8706f736974696f6ea0af737562736372697074696f6e5f6964a0b46d69737365645f6d6573736167655f636f756e74ff", into: new(rtm.SubscriptionInfo)},
 		{name: "NaN", body: "81" + msgKey + "cb7ff8000000000001", into: new(rtm.ReadReply)},
+		{name: "binary map key not UTF-8", body: "81" + msgKey + "81c401ff01", into: new(rtm.ReadReply)},
 		{name: "too deep", body: "81" + msgKey + nested + "c0", into: new(rtm.ReadReply)},
 		{name: "nonce not a string", body: "81a46461746181a56e6f6e636501", into: new(rtm.HandshakeReply)},
 		{name: "messages not a list", body: "81a86d6573736167657301", into: new(rtm.SubscriptionData)},
@@ -98,6 +99,23 @@ func TestDecodeBodyRefuses(t *testing.T) {
 			t.Parallel()
 			wantInvalid(t, lean.Codec{}.DecodeBody(unhex(t, tt.body), tt.into))
 		})
+	}
+}
+
+// TestDecodeBodyKeys checks that map keys given as binary or nil, which
+// the shared codec's library reads as strings, are read alike.
+func TestDecodeBodyKeys(t *testing.T) {
+	t.Parallel()
+	body := unhex(t, "82"+"c408706f736974696f6e"+"a131"+msgKey+"82c4016101c002") // {bin"position": "1", "message": {bin"a": 1, nil: 2}}
+	var got, want rtm.ReadReply
+	if err := (lean.Codec{}).DecodeBody(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := (shared.Codec{}).DecodeBody(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || got.Position != "1" {
+		t.Fatalf("decoded %#v, the shared codec %#v", got, want)
 	}
 }
 

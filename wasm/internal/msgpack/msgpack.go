@@ -3,11 +3,11 @@
 // library (github.com/vmihailenco/msgpack, which the shared codec uses to
 // map bodies onto structs) costs about 210 KB gzipped in sluice.wasm, a
 // fifth of its budget, and mapping structs by reflection another 30 KB.
-// Here values are decoded by hand into the canonical model, and the bodies
-// the client sends and receives are mapped by a type switch: the codec
-// knows exactly the rtm bodies of a client, no others. The wire format
-// itself (appending values, reading and checking items) is package
-// shared/codec/msgpack/wire, which the shared codec uses too.
+// Here values are decoded without it into the canonical model, and the
+// bodies the client sends and receives are mapped by a type switch: the
+// codec knows exactly the rtm bodies of a client, no others. The wire
+// format itself (appending values, reading, checking and decoding items)
+// is package shared/codec/msgpack/wire, which the shared codec uses too.
 //
 // The edge and the native client keep using shared/codec/msgpack; this
 // package's tests check, natively, that the two read each other's frames
@@ -23,12 +23,8 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// Why an item is not valid, besides the errors of package wire; they
-// become the reason of an invalid_format.
-var (
-	errKey   = errors.New("msgpack: map keys must be strings")
-	errFloat = errors.New("msgpack: NaN and infinities are not messages")
-)
+// errNonCanonical refuses a body the canonical model has no room for.
+var errNonCanonical = errors.New("msgpack: NaN, infinities and map keys that are not valid UTF-8 are not messages")
 
 // Codec is the msgpack codec. The zero value is ready to use and safe for
 // concurrent use.
@@ -51,27 +47,29 @@ var emptyBody = []byte{0x80}
 // body, each given once, is invalid_format.
 func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 	var env rtm.Envelope
-	d := decoder{b: frame}
-	k, pairs, err := d.head()
+	d := wire.NewDecoder(frame)
+	k, pairs, err := d.Head()
 	if err != nil {
 		return env, invalid(err)
 	}
 	if k != wire.KindMap {
 		return env, invalid(errors.New("PDU must be a map"))
 	}
-	var s wire.Scanner
 	var seen struct{ action, id, body bool }
 	for ; pairs > 0; pairs-- {
-		key, err := d.key()
+		key, kind, err := d.Key()
+		if err == nil && kind != wire.KindString {
+			err = wire.ErrKey // as the shared codec, which takes no other
+		}
+		start := d.Offset()
+		if err == nil {
+			err = d.Skip(1)
+		}
 		if err != nil {
 			return rtm.Envelope{}, invalid(err)
 		}
-		start := d.i
-		if d.i, err = s.Skip(frame, d.i, 1); err != nil {
-			return rtm.Envelope{}, invalid(err)
-		}
-		item := frame[start:d.i]
-		switch key {
+		item := frame[start:d.Offset()]
+		switch string(key) {
 		case "action":
 			err = once(&seen.action)
 			if err == nil {
@@ -94,7 +92,7 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 		}
 	}
 	switch {
-	case d.i != len(frame):
+	case d.End() != nil:
 		return rtm.Envelope{}, invalid(wire.ErrExtra)
 	case !seen.action:
 		return rtm.Envelope{}, invalid(errors.New("PDU has no action"))
@@ -106,18 +104,22 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 
 // DecodeBody decodes a body into v: a pointer to a body type of package
 // rtm (or to a map[string]any or an any). Message values come out in the
-// canonical model. A body that is not valid msgpack or does not fit v is
-// invalid_format.
+// canonical model; a body holding a NaN, an infinity or a map key that is
+// not valid UTF-8 anywhere is refused. A body that is not valid msgpack or
+// does not fit v is invalid_format.
 func (Codec) DecodeBody(body []byte, v any) error {
-	d := decoder{b: body}
-	val, err := d.value(0)
-	if err == nil && d.i != len(body) {
+	d := wire.NewDecoder(body)
+	val, err := d.Value(0)
+	switch {
+	case err != nil:
+	case d.End() != nil:
 		err = wire.ErrExtra
+	case d.NonCanonical():
+		err = errNonCanonical
+	default:
+		err = assign(v, val)
 	}
 	if err != nil {
-		return invalid(err)
-	}
-	if err := assign(v, val); err != nil {
 		return invalid(err)
 	}
 	return nil
@@ -134,19 +136,19 @@ func once(seen *bool) error {
 
 // actionOf reads the action string of a PDU.
 func actionOf(item []byte) (string, error) {
-	d := decoder{b: item}
-	k, n, err := d.head()
+	d := wire.NewDecoder(item)
+	k, _, err := d.Head()
 	if err != nil || k != wire.KindString {
 		return "", errors.New("PDU action must be a string")
 	}
-	return codec.Action(item[d.i : d.i+int(n)]), nil
+	return codec.Action(item[d.Offset():]), nil
 }
 
 // idOf reads a PDU id, keeping its type: an integer that fits an int64
 // or a string.
 func idOf(item []byte) (rtm.ID, error) {
-	d := decoder{b: item}
-	v, err := d.value(0)
+	d := wire.NewDecoder(item)
+	v, err := d.Value(0)
 	switch x := v.(type) {
 	case int64:
 		return rtm.IntID(x), err
@@ -158,8 +160,8 @@ func idOf(item []byte) (rtm.ID, error) {
 
 // isMap reports whether an item is a map.
 func isMap(item []byte) bool {
-	d := decoder{b: item}
-	k, _, err := d.head()
+	d := wire.NewDecoder(item)
+	k, _, err := d.Head()
 	return err == nil && k == wire.KindMap
 }
 

@@ -1,13 +1,15 @@
 // Package wire holds the msgpack primitives the two Sluice msgpack codecs
-// share: appending values in their canonical form, and reading and
-// checking items (type bytes, lengths against the data, UTF-8, nesting).
+// share: appending values in their canonical form, reading and checking
+// items (type bytes, lengths against the data, UTF-8, nesting), and
+// decoding them into the canonical value model (Decoder).
 //
-// The edge's codec (shared/codec/msgpack) decodes bodies with a msgpack
-// library; the browser's (wasm/internal/msgpack) must not, since the library
-// would cost sluice.wasm about 210 KB gzipped. So besides shared/codec and
-// shared/rtm, which the browser links anyway, this package imports only
-// small standard packages (no msgpack library, reflect, sort or
-// encoding/json) and builds for js/wasm.
+// The edge's codec (shared/codec/msgpack) decodes most bodies with a
+// msgpack library and its hottest ones with Decoder; the browser's
+// (wasm/internal/msgpack) decodes every body with Decoder, since the
+// library would cost sluice.wasm about 210 KB gzipped. So besides
+// shared/codec and shared/rtm, which the browser links anyway, this
+// package imports only small standard packages (no msgpack library,
+// reflect, sort or encoding/json) and builds for js/wasm.
 //
 // Its errors read "msgpack: <why>": they name the format, not this
 // package, because the codecs put them in the reason of an invalid_format
@@ -28,6 +30,7 @@ var (
 	ErrDeep      = errors.New("msgpack: nested too deeply")
 	ErrUTF8      = errors.New("msgpack: string is not valid UTF-8")
 	ErrExtra     = errors.New("msgpack: extra data after the item")
+	ErrKey       = errors.New("msgpack: map keys must be strings")
 )
 
 // MaxNesting is how deeply a codec lets arrays and maps nest in a frame. It

@@ -1,0 +1,5 @@
+package msgpack
+
+// DecodeBodyLibrary is the library path of DecodeBody, which the fast
+// paths must agree with.
+var DecodeBodyLibrary = decodeBody

@@ -1,0 +1,224 @@
+package msgpack
+
+import (
+	"errors"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// The fast paths of DecodeBody decode, with wire.Decoder instead of the
+// library, the three bodies decoded most: rtm.SubscriptionData (each
+// delivery a client receives), rtm.PublishBody (each publish the edge
+// receives) and rtm.PositionBody (the acknowledgment of a publish). For
+// every body they give what the library path (decodeBody) gives: the same
+// struct, or an error with the same reason.
+//
+// They decode in one pass, checking as they go what each tier of
+// decodeBody checks. When they find a failure, a scan of the whole body
+// decides whether one of tier 1 comes first, as in decodeBody; tiers 2 to
+// 4 have one reason each, and tier 5 is the same codec.NormalizeBody on
+// the same values. Like the library they read a string field from nil (as
+// "") or from binary, keep the last of a string field given twice, refuse
+// keys other than strings, binary and nil, and skip unknown keys. A
+// message field given twice goes to the library, whose handling of it (an
+// error unless the values before the last are nil, in ways that depend on
+// the earlier values) is not worth mirroring, and so does a destination
+// that is not the zero value, which the library decodes into.
+
+// errLibrary sends a body to the library path.
+var errLibrary = errors.New("msgpack: body left to the library")
+
+// decodeFast decodes body into v if v is a zero body of a type with a
+// fast path, and returns errLibrary otherwise.
+func decodeFast(body []byte, v any) error {
+	switch b := v.(type) {
+	case *rtm.SubscriptionData:
+		if b != nil && b.SubscriptionID == "" && b.Position == "" && b.Messages == nil {
+			return decodeData(body, b)
+		}
+	case *rtm.PublishBody:
+		if b != nil && b.Channel == "" && b.Message == nil {
+			return decodePublish(body, b)
+		}
+	case *rtm.PositionBody:
+		if b != nil && b.Position == "" {
+			return decodePosition(body, b)
+		}
+	}
+	return errLibrary
+}
+
+func decodeData(body []byte, b *rtm.SubscriptionData) error {
+	var out rtm.SubscriptionData
+	seen := false
+	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	err := r.fields(func(key []byte) error {
+		switch string(key) {
+		case "subscription_id":
+			return r.text(&out.SubscriptionID)
+		case "position":
+			return r.text(&out.Position)
+		case "messages":
+			if seen {
+				return errLibrary
+			}
+			seen = true
+			var err error
+			out.Messages, err = r.messages()
+			return err
+		}
+		return r.d.Skip(1)
+	})
+	if err := r.finish(err, out.SubscriptionID, out.Position); err != nil {
+		return err
+	}
+	*b = out
+	return r.normalize(b, 2)
+}
+
+func decodePublish(body []byte, b *rtm.PublishBody) error {
+	var out rtm.PublishBody
+	seen := false
+	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	err := r.fields(func(key []byte) error {
+		switch string(key) {
+		case "channel":
+			return r.text(&out.Channel)
+		case "message":
+			if seen {
+				return errLibrary
+			}
+			seen = true
+			var err error
+			out.Message, err = r.d.Value(1)
+			return err
+		}
+		return r.d.Skip(1)
+	})
+	if err := r.finish(err, out.Channel); err != nil {
+		return err
+	}
+	*b = out
+	return r.normalize(b, 1)
+}
+
+func decodePosition(body []byte, b *rtm.PositionBody) error {
+	var out rtm.PositionBody
+	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	err := r.fields(func(key []byte) error {
+		if string(key) == "position" {
+			return r.text(&out.Position)
+		}
+		return r.d.Skip(1)
+	})
+	if err := r.finish(err, out.Position); err != nil {
+		return err
+	}
+	*b = out
+	return nil
+}
+
+// bodyReader reads the map of a body for a fast path.
+type bodyReader struct {
+	body []byte
+	d    wire.Decoder
+	// binary is set once a string field was given as binary, which the
+	// library takes unchecked.
+	binary bool
+}
+
+// fields reads the body's map, calling field for each key to read its
+// value, and then checks that nothing follows the map.
+func (r *bodyReader) fields(field func(key []byte) error) error {
+	k, pairs, err := r.d.Head()
+	if err == nil && k != wire.KindMap {
+		err = notMap()
+	}
+	for ; err == nil && pairs > 0; pairs-- {
+		var key []byte
+		if key, _, err = r.d.Key(); err == nil {
+			err = field(key)
+		}
+	}
+	if err == nil {
+		err = r.d.End()
+	}
+	return err
+}
+
+// text reads a string field as the library does: from a string, from
+// binary (checked by finish) or from nil, which is "".
+func (r *bodyReader) text(dst *string) error {
+	p, k, err := r.d.Key()
+	if k == wire.KindBinary {
+		r.binary = true
+	}
+	*dst = string(p)
+	return err
+}
+
+// messages reads the messages of a subscription's data: an array, or nil.
+func (r *bodyReader) messages() ([]any, error) {
+	k, n, err := r.d.Head()
+	switch {
+	case err != nil || k == wire.KindNil:
+		return nil, err
+	case k != wire.KindArray:
+		return nil, wrongShape()
+	}
+	return r.d.Array(n, 2)
+}
+
+// finish returns the error decodeBody gives for the body once its map has
+// been read with err, given the final values of the body's string fields:
+// tiers 1 to 3 for err (see refuse), then tier 4.
+func (r *bodyReader) finish(err error, texts ...string) error {
+	switch {
+	case errors.Is(err, errLibrary):
+		return err
+	case err != nil:
+		return refuse(r.body, err)
+	case r.binary:
+		for _, s := range texts {
+			if !utf8.ValidString(s) {
+				return badStrings()
+			}
+		}
+	}
+	return nil
+}
+
+// refuse returns the error decodeBody gives for a body a fast path
+// refused with err: the scan's, if the scan fails, since tier 1 comes
+// first; otherwise err, which is of tier 2 or 3. wire.ErrKey is one of
+// tier 3: a key or a string field of a kind the library cannot read into
+// a string.
+func refuse(body []byte, err error) error {
+	if _, scanErr := scan(body); scanErr != nil {
+		return malformed("body", scanErr)
+	}
+	var e *rtm.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, wire.ErrKey):
+		return wrongShape()
+	}
+	// The decoder refused what the scan accepts: not expected, since it
+	// checks items as the scan does.
+	return malformed("body", err)
+}
+
+// normalize normalizes the messages of b, decoded into it by r at depth
+// base (counting the body's map), when the decoder let through what
+// normalization may refuse: tier 5. Otherwise they are canonical already,
+// and nest at most codec.MaxDepth deep.
+func (r *bodyReader) normalize(b rtm.ValueCarrier, base int) error {
+	if r.d.NonCanonical() || r.d.Deepest() > base+codec.MaxDepth {
+		return codec.NormalizeBody(b)
+	}
+	return nil
+}
