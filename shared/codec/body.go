@@ -4,7 +4,8 @@ import "github.com/sluicehq/sluice/shared/rtm"
 
 // AppendBody appends the body of a PDU in the encoding of p. Bodies that
 // carry message values (PublishBody, ReadReply, SubscriptionData, maps) are
-// written field by field, their messages by AppendValue; nil, rtm.Empty and
+// written field by field, their messages by AppendValue, and so is the
+// PositionBody of every publish acknowledgment; nil, rtm.Empty and
 // nil pointers are an empty map. Other bodies, which carry no message
 // values, go to other, which encodes them with the codec's library and
 // appends nothing for a body the library writes as null (a nil pointer).
@@ -31,6 +32,15 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 		}
 	case rtm.SubscriptionData:
 		return appendData(dst, p, &b)
+	case *rtm.PositionBody:
+		// The acknowledgment of every publish: by hand, not by reflection.
+		if b != nil {
+			dst, err := appendField(p.AppendMapStart(dst, 1), p, 0, "position", b.Position)
+			if err != nil {
+				return dst, err
+			}
+			return p.AppendMapEnd(dst), nil
+		}
 	case map[string]any, map[any]any:
 		return appendValue(dst, b, p, 0)
 	default:
