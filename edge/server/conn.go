@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,7 @@ type conn struct {
 	queue       []outItem                // replies and control items for the writer, in request order
 	queued      int                      // bytes of encoded frames in queue
 	subs        map[string]*subscription // live subscriptions by id
+	live        []*subscription          // the same, in the order they started: what the writer walks
 	closeCode   websocket.StatusCode     // set once, by the first closeWith
 	closeReason string
 
@@ -96,6 +98,22 @@ type outItem struct {
 	end   *subscription
 	id    rtm.ID
 	reply bool
+}
+
+// setSubLocked makes sub the live subscription of its id, replacing any;
+// c.mu is held.
+func (c *conn) setSubLocked(sub *subscription) {
+	if old, ok := c.subs[sub.id]; ok {
+		c.live = slices.DeleteFunc(c.live, func(s *subscription) bool { return s == old })
+	}
+	c.subs[sub.id] = sub
+	c.live = append(c.live, sub)
+}
+
+// dropSubLocked ends the live subscription sub; c.mu is held.
+func (c *conn) dropSubLocked(sub *subscription) {
+	delete(c.subs, sub.id)
+	c.live = slices.DeleteFunc(c.live, func(s *subscription) bool { return s == sub })
 }
 
 // Wake implements store.Waker: it starts a writer goroutine if none is
@@ -187,11 +205,13 @@ func (c *conn) run() {
 	<-c.writerDone
 	c.ws.CloseNow()
 	c.mu.Lock()
-	for id, sub := range c.subs {
+	for _, sub := range c.live {
 		sub.cursor.Close()
-		delete(c.subs, id)
 		c.srv.counters.subscriptions.Add(-1)
 	}
+	clear(c.subs)
+	clear(c.live)
+	c.live = c.live[:0]
 	c.mu.Unlock()
 }
 

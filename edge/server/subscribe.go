@@ -138,7 +138,7 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 	} else {
 		c.srv.counters.subscriptions.Add(1)
 	}
-	c.subs[sub.id] = sub
+	c.setSubLocked(sub)
 	if !id.IsZero() {
 		c.queue = append(c.queue, outItem{frame: frame})
 		c.queued += len(frame)
@@ -162,7 +162,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 	c.mu.Lock()
 	sub, ok := c.subs[b.SubscriptionID]
 	if ok {
-		delete(c.subs, b.SubscriptionID)
+		c.dropSubLocked(sub)
 		c.srv.counters.subscriptions.Add(-1)
 		c.queue = append(c.queue, outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
 	}

@@ -101,9 +101,7 @@ func (c *conn) takeWork(w *writer) {
 	c.mu.Lock()
 	w.items, c.queue = c.queue, w.items[:0]
 	c.queued = 0
-	for _, s := range c.subs {
-		w.subs = append(w.subs, s)
-	}
+	w.subs = append(w.subs, c.live...)
 	c.mu.Unlock()
 }
 
@@ -204,7 +202,7 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 		c.srv.counters.outOfSync.Add(1)
 		c.mu.Lock()
 		if c.subs[sub.id] == sub {
-			delete(c.subs, sub.id)
+			c.dropSubLocked(sub)
 			c.srv.counters.subscriptions.Add(-1)
 		}
 		c.mu.Unlock()
