@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -46,7 +47,7 @@ func (l *lane) publishAsync(ctx, pctx context.Context, r *run, ap AsyncPublisher
 	case <-a.resume:
 	case <-pctx.Done():
 		if a.state.CompareAndSwap(laneInflight, laneAbandoned) {
-			l.settle(r, a.i, pctx.Err())
+			l.settle(r, a.i, fmt.Errorf("no acknowledgment before the drain ended: %w", pctx.Err()))
 			return -1
 		}
 		<-a.resume // an acknowledgment is being handled; it hands back

@@ -186,6 +186,24 @@ func TestRefusedPublishesAreNotLost(t *testing.T) {
 	})
 }
 
+// TestUnacknowledgedPublishesEndTheRun: a lane whose publish is never
+// acknowledged gives it up when the drain ends, counting it as stored (it
+// was), so the run ends and loses nothing.
+func TestUnacknowledgedPublishesEndTheRun(t *testing.T) {
+	b := newBroker()
+	b.async = true
+	b.silent = func(st Stamp) bool { return st.Seq == 5 }
+	cfg := quick(Fanout)
+	cfg.Inflight = 2
+	res, err := Run(context.Background(), b, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors["publish"].Count != 2 || res.Lost != 0 {
+		t.Errorf("publish problems %d, lost %d; want 2 (one per lane) and none lost", res.Errors["publish"].Count, res.Lost)
+	}
+}
+
 func TestRunReportsTicksAndTheWindow(t *testing.T) {
 	var mu sync.Mutex
 	var ticks []Tick
