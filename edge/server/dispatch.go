@@ -101,12 +101,16 @@ func unknownAction(action string) error {
 	return rtm.Errorf(rtm.CodeInvalidOperation, "unknown operation %q", action)
 }
 
+// replyRoom fits the frame of a publish acknowledgment in any codec.
+const replyRoom = 96
+
 // reply queues the ok reply of a request; requests without id get none.
 func (c *conn) reply(action string, id rtm.ID, body any) {
 	if id.IsZero() {
 		return
 	}
-	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body})
+	// Room for a publish acknowledgment: one allocation, not a few grows.
+	frame, err := c.codec.AppendPDU(make([]byte, 0, replyRoom), &rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body})
 	if err != nil {
 		c.internal(err)
 		return
