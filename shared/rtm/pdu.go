@@ -32,7 +32,21 @@ const (
 
 // Reply returns the action of the reply to a request action with the given
 // outcome, for example Reply("rtm/publish", OutcomeOK) == "rtm/publish/ok".
-func Reply(action, outcome string) string { return action + "/" + outcome }
+// The acknowledgments of the requests a busy edge answers most are
+// constants, not a new string per reply.
+func Reply(action, outcome string) string {
+	if outcome == OutcomeOK {
+		switch action {
+		case ActionPublish:
+			return "rtm/publish/ok"
+		case ActionWrite:
+			return "rtm/write/ok"
+		case ActionDelete:
+			return "rtm/delete/ok"
+		}
+	}
+	return action + "/" + outcome
+}
 
 // IDKind says what an ID holds.
 type IDKind uint8
