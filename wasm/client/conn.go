@@ -39,6 +39,8 @@ type conn struct {
 
 	nextID atomic.Int64 // last request id used; ids are never reused on a conn
 
+	route *Subscription // the last subscription a push was routed to; guarded by Client.mu
+
 	mu      sync.Mutex // guards pending and err; a leaf lock
 	pending map[int64]*call
 	err     error // why the connection ended, set once

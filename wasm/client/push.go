@@ -40,8 +40,16 @@ func (c *Client) decodePush(cn *conn, env rtm.Envelope, v any) bool {
 
 // routeLocked returns the subscription a push of cn is for, or nil when
 // nobody takes it (unknown, ended, held on another connection, or lagging).
+// The last one found is tried before the map: a connection's pushes tend
+// to be for one subscription again and again. It is still the one of its
+// id while it is on cn, since a subscription leaves c.subs (ended,
+// replaced) only with its conn cleared.
 func (c *Client) routeLocked(cn *conn, id string) *Subscription {
-	s := c.subs[id]
+	s := cn.route
+	if s == nil || s.conn != cn || s.id != id {
+		s = c.subs[id]
+		cn.route = s
+	}
 	if s == nil || s.conn != cn || s.lag || c.closed {
 		return nil
 	}
