@@ -54,9 +54,10 @@ type conn struct {
 	// wakeDue is set when replies were queued without waking the writer
 	// because more requests were already read: they go out together.
 	wakeDue bool
-	// pubChannel and pubHandle cache the last channel published to.
-	pubChannel string
-	pubHandle  *store.Channel
+	// pubHandles caches the store handles of the channels this connection
+	// publishes to (nil until it publishes), so that a publish does not
+	// build a store key and look the channel up by name.
+	pubHandles map[string]*store.Channel
 
 	mu          sync.Mutex               // guards the fields below
 	queue       []outItem                // replies and control items for the writer, in request order

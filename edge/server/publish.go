@@ -59,14 +59,21 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 	return c.append(b.Channel, nullPayload)
 }
 
+// maxPubHandles bounds the store handles a connection caches.
+const maxPubHandles = 4096
+
 func (c *conn) append(channel string, payload []byte) (any, error) {
-	// Publishers tend to publish to one channel again and again: the
-	// handle of the last one skips building its key and the channel-map
-	// lookup.
-	if c.pubHandle == nil || c.pubChannel != channel {
-		c.pubChannel, c.pubHandle = channel, c.srv.store.Channel(storeKey(c.app, channel))
+	h := c.pubHandles[channel]
+	if h == nil {
+		if len(c.pubHandles) >= maxPubHandles || c.pubHandles == nil {
+			// A publisher spraying many channels starts over rather than
+			// holding a handle for each.
+			c.pubHandles = make(map[string]*store.Channel)
+		}
+		h = c.srv.store.Channel(storeKey(c.app, channel))
+		c.pubHandles[channel] = h
 	}
-	pos, err := c.pubHandle.Append(payload)
+	pos, err := h.Append(payload)
 	if err != nil {
 		return nil, appendError(err)
 	}
