@@ -1,18 +1,19 @@
-//go:build !js
-
 package codec
 
-import "slices"
-
-// SortedKeys appends the keys of m to buf in increasing byte order and
-// returns it. Encoders write maps in this order so a value always encodes to
-// the same bytes; a caller passing a stack array as buf avoids allocating for
-// small maps. In the browser it is a Shell sort instead (keys_js.go), giving
-// the same order.
-func SortedKeys(buf []string, m map[string]any) []string {
+// shellSortedKeys appends the keys of m to buf and sorts them with a Shell
+// sort, in the order of SortedKeys. It is SortedKeys in the browser
+// (keys_js.go); it builds everywhere so that the tests check it natively
+// against the standard library's sort.
+func shellSortedKeys(buf []string, m map[string]any) []string {
 	for k := range m {
 		buf = append(buf, k)
 	}
-	slices.Sort(buf)
+	for gap := len(buf) / 2; gap > 0; gap /= 2 {
+		for i := gap; i < len(buf); i++ {
+			for j := i; j >= gap && buf[j-gap] > buf[j]; j -= gap {
+				buf[j-gap], buf[j] = buf[j], buf[j-gap]
+			}
+		}
+	}
 	return buf
 }

@@ -50,12 +50,6 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 	return dst, nil
 }
 
-// appendDataHead opens a subscription/data body, up to its id.
-func appendDataHead(dst []byte, subscriptionID string) []byte {
-	dst = appendHead(dst, majorMap, 3)
-	return appendText(appendText(dst, "subscription_id"), subscriptionID)
-}
-
 // AppendData appends an rtm/subscription/data PDU whose messages were
 // encoded by AppendValue, splicing them in as they are. It is the fan-out's
 // hot path: with room in dst it does not allocate. subscriptionID must be
@@ -65,7 +59,9 @@ func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, mes
 	dst = appendText(dst, "action")
 	dst = appendText(dst, rtm.ActionSubscriptionData)
 	dst = appendText(dst, "body")
-	dst = appendDataHead(dst, subscriptionID)
+	dst = appendHead(dst, majorMap, 3)
+	dst = appendText(dst, "subscription_id")
+	dst = appendText(dst, subscriptionID)
 	dst = appendText(dst, "position")
 	dst = appendHead(dst, majorText, uint64(textLen(pos)))
 	dst = pos.AppendText(dst)

@@ -47,10 +47,7 @@ func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, mes
 	dst = pos.AppendText(dst)
 	dst = append(dst, `","messages":[`...)
 	for i, m := range messages {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, m...)
+		dst = append(separate(dst, i), m...)
 	}
 	return append(dst, "]}}"...)
 }

@@ -53,7 +53,6 @@ func decodeFast(body []byte, v any) error {
 
 func decodeData(body []byte, b *rtm.SubscriptionData) error {
 	var out rtm.SubscriptionData
-	seen := false
 	r := bodyReader{body: body, d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
@@ -62,13 +61,7 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 		case "position":
 			return r.text(&out.Position)
 		case "messages":
-			if seen {
-				return errLibrary
-			}
-			seen = true
-			var err error
-			out.Messages, err = r.messages()
-			return err
+			return r.messages(&out.Messages)
 		}
 		return r.d.Skip(1)
 	})
@@ -81,20 +74,13 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 
 func decodePublish(body []byte, b *rtm.PublishBody) error {
 	var out rtm.PublishBody
-	seen := false
 	r := bodyReader{body: body, d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
 		case "channel":
 			return r.text(&out.Channel)
 		case "message":
-			if seen {
-				return errLibrary
-			}
-			seen = true
-			var err error
-			out.Message, err = r.d.Value(1)
-			return err
+			return r.message(&out.Message)
 		}
 		return r.d.Skip(1)
 	})
@@ -128,6 +114,8 @@ type bodyReader struct {
 	// binary is set once a string field was given as binary, which the
 	// library takes unchecked.
 	binary bool
+	// read is set once the field of the body's messages was read.
+	read bool
 }
 
 // fields reads the body's map, calling field for each key to read its
@@ -160,16 +148,40 @@ func (r *bodyReader) text(dst *string) error {
 	return err
 }
 
+// message reads the message of a publish.
+func (r *bodyReader) message(dst *any) error {
+	if err := r.once(); err != nil {
+		return err
+	}
+	var err error
+	*dst, err = r.d.Value(1)
+	return err
+}
+
 // messages reads the messages of a subscription's data: an array, or nil.
-func (r *bodyReader) messages() ([]any, error) {
+func (r *bodyReader) messages(dst *[]any) error {
+	if err := r.once(); err != nil {
+		return err
+	}
 	k, n, err := r.d.Head()
 	switch {
 	case err != nil || k == wire.KindNil:
-		return nil, err
+		return err
 	case k != wire.KindArray:
-		return nil, wrongShape()
+		return wrongShape()
 	}
-	return r.d.Array(n, 2)
+	*dst, err = r.d.Array(n, 2)
+	return err
+}
+
+// once marks the field of the body's messages read, or sends a body that
+// gives it twice to the library.
+func (r *bodyReader) once() error {
+	if r.read {
+		return errLibrary
+	}
+	r.read = true
+	return nil
 }
 
 // finish returns the error decodeBody gives for the body once its map has

@@ -3,6 +3,7 @@ package msgpack
 import (
 	"unicode/utf8"
 
+	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -54,7 +55,7 @@ func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, mes
 }
 
 // SortedKeys appends m's keys to buf in increasing order, the order every
-// Sluice codec writes maps in, without the standard library's sort (see
-// wire.SortedKeys). A function rather than a variable, so that a caller's
-// stack buffer does not escape.
-func SortedKeys(buf []string, m map[string]any) []string { return wire.SortedKeys(buf, m) }
+// Sluice codec writes maps in, without the standard library's sort in the
+// browser (see codec.SortedKeys). A function rather than a variable, so
+// that a caller's stack buffer does not escape.
+func SortedKeys(buf []string, m map[string]any) []string { return codec.SortedKeys(buf, m) }

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -185,25 +184,10 @@ func TestAppendDataAllocs(t *testing.T) {
 	}
 }
 
-func TestSortedKeys(t *testing.T) {
-	t.Parallel()
-	for _, n := range []int{0, 1, 2, 5, 16, 17, 100} {
-		t.Run(strings.Repeat("k", min(n, 3)), func(t *testing.T) {
-			m := map[string]any{}
-			for i := range n {
-				m[string(rune('a'+i%26))+string(rune('A'+i/26))] = i
-			}
-			if got, want := wire.SortedKeys(nil, m), codec.SortedKeys(nil, m); !reflect.DeepEqual(got, want) {
-				t.Fatalf("n=%d: %v, want %v", n, got, want)
-			}
-		})
-	}
-}
-
 // TestErrors checks the errors read as the reasons clients see.
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	for _, err := range []error{wire.ErrTruncated, wire.ErrReserved, wire.ErrExt, wire.ErrDeep, wire.ErrUTF8, wire.ErrExtra} {
+	for _, err := range []error{wire.ErrTruncated, wire.ErrReserved, wire.ErrExt, wire.ErrDeep, wire.ErrUTF8, wire.ErrExtra, wire.ErrKey} {
 		if !strings.HasPrefix(err.Error(), "msgpack: ") || errors.Unwrap(err) != nil {
 			t.Errorf("%q does not read msgpack: <why>", err)
 		}
