@@ -82,12 +82,12 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 	if size <= 0 {
 		size = 1 << 10
 	}
-	br := bufio.NewReaderSize(nc, size)
+	var src io.Reader = nc
 	if n := brw.Reader.Buffered(); n > 0 {
 		pending, _ := brw.Reader.Peek(n)
-		br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), nc), size)
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(pending)), nc)
 	}
-	return newConn(nc, br, false, sub), nil
+	return newConn(nc, bufio.NewReaderSize(src, size), false, sub), nil
 }
 
 // checkUpgrade validates the upgrade request; it returns the client's key
@@ -149,10 +149,8 @@ func selectSubprotocol(r *http.Request, ours []string) string {
 
 // acceptKey is the Sec-WebSocket-Accept value for key.
 func acceptKey(key string) string {
-	h := sha1.New()
-	h.Write([]byte(key))
-	h.Write([]byte(keyGUID))
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
+	sum := sha1.Sum([]byte(key + keyGUID))
+	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // tokens returns the comma-separated values of every h[name] line.

@@ -95,7 +95,8 @@ func (c *Conn) Pongs() uint64 { return c.pongs.Load() }
 // sent), else the network error. After an error the connection is done.
 func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 	dst = dst[:0]
-	var op Opcode // of the message being assembled; 0: none yet
+	limit := uint64(c.readLimit) // fixed for the message: len(dst) <= limit
+	var op Opcode                // of the message being assembled; 0: none yet
 	for {
 		h, err := c.readHeader()
 		if err != nil {
@@ -120,7 +121,8 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 		case h.op != OpContinuation:
 			return 0, dst, c.fail(StatusProtocolError, fmt.Sprintf("unknown opcode %d", h.op))
 		}
-		if h.length > uint64(c.readLimit)-uint64(len(dst)) || uint64(len(dst)) > uint64(c.readLimit) {
+		// No overflow: both terms are below 1<<63 (checkHeader).
+		if uint64(len(dst))+h.length > limit {
 			return 0, dst, c.fail(StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.readLimit))
 		}
 		n := len(dst)
@@ -141,24 +143,25 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 
 // readHeader reads one frame header.
 func (c *Conn) readHeader() (header, error) {
-	var h header
 	b := c.hdr[:]
 	if _, err := io.ReadFull(c.br, b[:2]); err != nil {
-		return h, fmt.Errorf("websocket read: %w", err)
+		return header{}, fmt.Errorf("websocket read: %w", err)
 	}
-	h.fin = b[0]&finBit != 0
-	h.rsv = b[0] & rsvBits
-	h.op = Opcode(b[0] & 0x0F)
-	h.masked = b[1]&maskBit != 0
-	n := 0
-	switch l := b[1] &^ maskBit; l {
+	h := header{
+		fin:    b[0]&finBit != 0,
+		rsv:    b[0] & rsvBits,
+		op:     Opcode(b[0] & 0x0F),
+		masked: b[1]&maskBit != 0,
+		length: uint64(b[1] &^ maskBit),
+	}
+	ext := 0 // bytes of extended length
+	switch h.length {
 	case 126:
-		n = 2
+		ext = 2
 	case 127:
-		n = 8
-	default:
-		h.length = uint64(l)
+		ext = 8
 	}
+	n := ext
 	if h.masked {
 		n += 4
 	}
@@ -168,14 +171,14 @@ func (c *Conn) readHeader() (header, error) {
 	if _, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
 		return h, fmt.Errorf("websocket read: %w", err)
 	}
-	switch b[1] &^ maskBit {
-	case 126:
+	switch ext {
+	case 2:
 		h.length = uint64(binary.BigEndian.Uint16(b[2:]))
-	case 127:
+	case 8:
 		h.length = binary.BigEndian.Uint64(b[2:])
 	}
 	if h.masked {
-		h.key = binary.LittleEndian.Uint32(b[2+n-4:])
+		h.key = binary.LittleEndian.Uint32(b[2+ext:])
 	}
 	return h, nil
 }

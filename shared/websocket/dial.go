@@ -117,7 +117,6 @@ func handshake(ctx context.Context, nc net.Conn, u *url.URL, opts *DialOptions) 
 
 // exchange writes the upgrade request and reads the answer.
 func exchange(nc net.Conn, u *url.URL, opts *DialOptions) (*Conn, error) {
-
 	var nonce [16]byte
 	rand.Read(nonce[:])
 	key := base64.StdEncoding.EncodeToString(nonce[:])
@@ -133,14 +132,7 @@ func exchange(nc net.Conn, u *url.URL, opts *DialOptions) (*Conn, error) {
 		b.WriteString(strings.Join(opts.Subprotocols, ", "))
 	}
 	b.WriteString("\r\n")
-	for k, vs := range opts.Header {
-		for _, v := range vs {
-			b.WriteString(k)
-			b.WriteString(": ")
-			b.WriteString(v)
-			b.WriteString("\r\n")
-		}
-	}
+	opts.Header.Write(&b) // drops invalid names, turns line breaks in values into spaces
 	b.WriteString("\r\n")
 	if _, err := io.WriteString(nc, b.String()); err != nil {
 		return nil, fmt.Errorf("websocket handshake: %w", err)

@@ -206,32 +206,15 @@ func writtenFrames(t *testing.T, out []byte, client bool) []rawFrame {
 		out = out[i+4:]
 	}
 	var frames []rawFrame
-	for len(out) > 0 {
-		if len(out) < 2 {
-			t.Fatalf("half a frame written: %x", out)
+	for r := bytes.NewReader(out); r.Len() > 0; {
+		rest := out[len(out)-r.Len():]
+		f, err := readRawFrame(r)
+		if err != nil {
+			t.Fatalf("frame %d cut short (%v): %x", len(frames), err, out)
 		}
-		f := rawFrame{fin: out[0]&0x80 != 0, rsv: out[0] & 0x70, op: Opcode(out[0] & 0xF), masked: out[1]&0x80 != 0}
-		n := int(out[1] & 0x7F)
-		out = out[2:]
-		if !f.fin || f.rsv != 0 || f.masked != client || n > 125 {
+		// A control frame's length fits the first length field.
+		if n := rest[1] & 0x7F; !f.fin || f.rsv != 0 || f.masked != client || n > maxControlPayload {
 			t.Fatalf("bad frame header written: %+v, length %d", f, n)
-		}
-		var key []byte
-		if f.masked {
-			if len(out) < 4 {
-				t.Fatalf("masking key cut short: %x", out)
-			}
-			key, out = out[:4], out[4:]
-		}
-		if len(out) < n {
-			t.Fatalf("frame of %d bytes with %d written", n, len(out))
-		}
-		f.payload = bytes.Clone(out[:n])
-		out = out[n:]
-		for i := range f.payload {
-			if key != nil {
-				f.payload[i] ^= key[i%4]
-			}
 		}
 		frames = append(frames, f)
 	}

@@ -113,8 +113,14 @@ func (p *rawPeer) readFrame() rawFrame {
 
 func (p *rawPeer) tryReadFrame() (rawFrame, error) {
 	p.nc.SetReadDeadline(time.Now().Add(testTimeout))
+	return readRawFrame(p.br)
+}
+
+// readRawFrame reads one frame from r, independently of the package's
+// decoder, and unmasks its payload.
+func readRawFrame(r io.Reader) (rawFrame, error) {
 	var h [2]byte
-	if _, err := io.ReadFull(p.br, h[:]); err != nil {
+	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return rawFrame{}, err
 	}
 	f := rawFrame{fin: h[0]&0x80 != 0, rsv: h[0] & 0x70, op: Opcode(h[0] & 0x0F), masked: h[1]&0x80 != 0}
@@ -122,20 +128,20 @@ func (p *rawPeer) tryReadFrame() (rawFrame, error) {
 	switch n {
 	case 126:
 		var b [2]byte
-		if _, err := io.ReadFull(p.br, b[:]); err != nil {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return f, err
 		}
 		n = uint64(binary.BigEndian.Uint16(b[:]))
 	case 127:
 		var b [8]byte
-		if _, err := io.ReadFull(p.br, b[:]); err != nil {
+		if _, err := io.ReadFull(r, b[:]); err != nil {
 			return f, err
 		}
 		n = binary.BigEndian.Uint64(b[:])
 	}
 	var key [4]byte
 	if f.masked {
-		if _, err := io.ReadFull(p.br, key[:]); err != nil {
+		if _, err := io.ReadFull(r, key[:]); err != nil {
 			return f, err
 		}
 	}
@@ -143,7 +149,7 @@ func (p *rawPeer) tryReadFrame() (rawFrame, error) {
 		return f, fmt.Errorf("frame of %d bytes", n)
 	}
 	f.payload = make([]byte, n)
-	if _, err := io.ReadFull(p.br, f.payload); err != nil {
+	if _, err := io.ReadFull(r, f.payload); err != nil {
 		return f, err
 	}
 	if f.masked {

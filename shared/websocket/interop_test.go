@@ -202,7 +202,7 @@ func TestInteropMessages(t *testing.T) {
 func batch(n int) (ops []Opcode, payloads [][]byte) {
 	for i := range n {
 		p := fmt.Appendf(nil, "message %03d ", i)
-		ops = append(ops, Opcode(OpText+Opcode(i%2)))
+		ops = append(ops, OpText+Opcode(i%2))
 		payloads = append(payloads, append(p, payload(interopSizes[i%len(interopSizes)]%70000)...))
 	}
 	return ops, payloads
