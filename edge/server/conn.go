@@ -58,6 +58,11 @@ type conn struct {
 	// publishes to (nil until it publishes), so that a publish does not
 	// build a store key and look the channel up by name.
 	pubHandles map[string]*store.Channel
+	// ack and replyPDU are the body of a publish acknowledgment and the
+	// PDU of an ok reply, reused: reply encodes them before the reader
+	// reads the next request, so one of each serves every request.
+	ack      rtm.PositionBody
+	replyPDU rtm.PDU
 
 	mu          sync.Mutex               // guards the fields below
 	queue       []outItem                // replies and control items for the writer, in request order

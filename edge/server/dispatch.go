@@ -110,7 +110,11 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 		return
 	}
 	// Room for a publish acknowledgment: one allocation, not a few grows.
-	frame, err := c.codec.AppendPDU(make([]byte, 0, replyRoom), &rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body})
+	// The PDU is the reader's scratch, not a new one per reply; it lets go
+	// of body once encoded.
+	c.replyPDU = rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body}
+	frame, err := c.codec.AppendPDU(make([]byte, 0, replyRoom), &c.replyPDU)
+	c.replyPDU = rtm.PDU{}
 	if err != nil {
 		c.internal(err)
 		return

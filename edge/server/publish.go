@@ -24,7 +24,8 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	if b.Channel == rtm.HeartbeatChannel {
-		return &rtm.PositionBody{Position: heartbeatPosition}, nil
+		c.ack.Position = heartbeatPosition
+		return &c.ack, nil
 	}
 	if !c.perms.CanPublish(b.Channel) {
 		return nil, denied("publish to", b.Channel)
@@ -78,7 +79,8 @@ func (c *conn) append(channel string, payload []byte) (any, error) {
 		return nil, appendError(err)
 	}
 	c.srv.counters.messagesIn[c.ci].Add(1)
-	return &rtm.PositionBody{Position: pos.String()}, nil
+	c.ack.Position = pos.String()
+	return &c.ack, nil
 }
 
 func appendError(err error) error {

@@ -130,14 +130,8 @@ func (b *block) lastStart(end int) int {
 // seek returns the byte offset of the first frame at or after from whose
 // offset is >= offset, or end if none is before end.
 func (b *block) seek(from, end int, offset uint64) int {
-	for at := from; at < end; {
-		o, next := b.offsetAt(at)
-		if o >= offset {
-			return at
-		}
-		at = next
-	}
-	return end
+	at, _ := b.seekCount(from, end, offset)
+	return at
 }
 
 // countFrom counts the frames between from and end whose offset is >=

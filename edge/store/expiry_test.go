@@ -326,17 +326,7 @@ func TestForgetRacesAppend(t *testing.T) {
 	var acked atomic.Uint64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				clk.Advance(time.Second)
-				s.Sweep()
-			}
-		}
-	})
+	sweepUntil(&wg, s, clk, done)
 	seen := map[uint64]bool{}
 	var prev uint64
 	deadline := time.Now().Add(20 * time.Second)

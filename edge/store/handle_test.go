@@ -92,17 +92,7 @@ func TestChannelHandleRacesForgetting(t *testing.T) {
 	h := s.Channel("c")
 	done := make(chan struct{})
 	var sweeper sync.WaitGroup
-	sweeper.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				clk.Advance(time.Second)
-				s.Sweep()
-			}
-		}
-	})
+	sweepUntil(&sweeper, s, clk, done)
 	const writers = 4
 	acked := make([][]rtm.Position, writers)
 	errc := make(chan error, writers)
@@ -117,12 +107,7 @@ func TestChannelHandleRacesForgetting(t *testing.T) {
 	wg.Wait()
 	close(done)
 	sweeper.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkErrs(t, errc)
 	byEpoch := map[uint64][]uint64{}
 	total := 0
 	for _, ps := range acked {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +74,42 @@ func awaitWake(t *testing.T, w chanWaker, timeout *time.Timer) {
 	case <-w:
 	case <-timeout.C:
 		t.Fatal("no wake for a committed frame")
+	}
+}
+
+// sweepUntil runs Sweep in a loop on a goroutine of wg until done is
+// closed. With clk, each sweep first moves the clock a second, so that an
+// empty channel is forgotten again and again.
+func sweepUntil(wg *sync.WaitGroup, s *Store, clk *fakeClock, done <-chan struct{}) {
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				if clk != nil {
+					clk.Advance(time.Second)
+				}
+				s.Sweep()
+			}
+		}
+	})
+}
+
+// checkErrs closes errc, once every goroutine sending on it is done, and
+// fails the test with each error it holds.
+func checkErrs(t *testing.T, errc chan error) {
+	t.Helper()
+	close(errc)
+	failed := false
+	for err := range errc {
+		if err != nil {
+			t.Error(err)
+			failed = true
+		}
+	}
+	if failed {
+		t.FailNow()
 	}
 }
 

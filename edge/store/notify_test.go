@@ -165,12 +165,7 @@ func TestNoLostWakeups(t *testing.T) {
 	appenders.Wait()
 	close(done)
 	wg.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Error(err)
-		}
-	}
+	checkErrs(t, errc)
 }
 
 // burstSize is the number of messages of burst k.

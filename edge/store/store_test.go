@@ -64,12 +64,7 @@ func TestPartialFrameNeverVisible(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkErrs(t, errc)
 }
 
 // follow reads c until offset last, checking each frame.

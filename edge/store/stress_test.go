@@ -47,25 +47,11 @@ func TestConcurrentStress(t *testing.T) {
 		}
 		others.Go(func() { errc <- churn(s, name, done) })
 	}
-	others.Go(func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				s.Sweep()
-			}
-		}
-	})
+	sweepUntil(&others, s, nil, done)
 	writers.Wait()
 	close(done)
 	others.Wait()
-	close(errc)
-	for err := range errc {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	checkErrs(t, errc)
 	st := s.Stats()
 	if st.Appends != uint64(len(names)*perWriter) || st.Bytes > 8<<10+512 {
 		t.Fatalf("stats %+v", st)
