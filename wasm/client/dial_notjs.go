@@ -69,7 +69,8 @@ type wsTransport struct {
 	pong chan struct{} // rung by the reader on each pong
 	rbuf []byte        // the reader's
 
-	stopMu   sync.Mutex // guards readCtx
+	// The reader's: the context Read closes the connection on, and what
+	// unregisters that.
 	readCtx  context.Context
 	stopRead func() bool
 
@@ -81,7 +82,6 @@ type wsTransport struct {
 // ending closes the connection (the client reads with one context for
 // the connection's life, so this is set up once).
 func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
-	t.stopMu.Lock()
 	if t.readCtx != ctx {
 		if t.stopRead != nil {
 			t.stopRead()
@@ -89,7 +89,6 @@ func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 		t.readCtx = ctx
 		t.stopRead = context.AfterFunc(ctx, t.ws.CloseNow)
 	}
-	t.stopMu.Unlock()
 	_, p, err := t.ws.ReadMessage(t.rbuf)
 	t.rbuf = p[:0]
 	if cap(p) > maxKeptReadBuffer {

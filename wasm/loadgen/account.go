@@ -31,15 +31,6 @@ func (r *run) tallies() totals {
 	return t
 }
 
-// delivered returns the distinct messages received so far.
-func (r *run) delivered() int64 {
-	var n int64
-	for _, s := range r.subs {
-		n += s.tally.delivered.Load()
-	}
-	return n
-}
-
 // subscriber is the accounting of one subscribing connection.
 type subscriber struct {
 	idx     int

@@ -355,7 +355,7 @@ func (r *run) endWindow(ctx context.Context) {
 
 // mark reads the counters and samples the processes.
 func (r *run) mark(ctx context.Context) mark {
-	m := mark{at: time.Now(), delivered: r.delivered()}
+	m := mark{at: time.Now(), delivered: r.tallies().delivered}
 	for _, l := range r.lanes {
 		m.published += l.published.Load()
 	}

@@ -295,7 +295,7 @@ func TestMessagesOfOtherChannelsAreForeign(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sub.deliver(tt.payload)
-			if got := r.delivered(); got != tt.delivered {
+			if got := r.tallies().delivered; got != tt.delivered {
 				t.Errorf("delivered %d, want %d", got, tt.delivered)
 			}
 			if got := r.problems.snapshot()["foreign message"].Count; got != tt.foreign {
