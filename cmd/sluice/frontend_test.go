@@ -92,19 +92,19 @@ func startRunEdge(t *testing.T, args ...string) *runningEdge {
 	}
 }
 
-// stop cancels the edge, as SIGTERM does, and returns what runEdge
-// returned and how long it took.
-func (e *runningEdge) stop(t *testing.T) (error, time.Duration) {
+// stop cancels the edge, as SIGTERM does, and returns how long it took
+// and what runEdge returned.
+func (e *runningEdge) stop(t *testing.T) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
 	e.cancel()
 	select {
 	case err := <-e.done:
 		e.done <- err // for the cleanup
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(20 * time.Second):
 		t.Fatal("edge still running 20s after cancel")
-		return nil, 0
+		return 0, nil
 	}
 }
 
@@ -300,7 +300,7 @@ func TestEdgeDrainReportsNotReady(t *testing.T) {
 	held := dialJSON(t, e.url+"/v2?appkey=demo", nil)
 	stopped := make(chan time.Duration, 1)
 	go func() {
-		err, d := e.stop(t)
+		d, err := e.stop(t)
 		if err != nil {
 			t.Errorf("runEdge returned %v after a drain", err)
 		}
@@ -328,7 +328,7 @@ func TestEdgeDrainDeadline(t *testing.T) {
 	cfg := writeEdgeConfig(t, "limits:\n  shutdown_timeout: 300ms\n")
 	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
 	dialJSON(t, e.url+"/v2?appkey=demo", nil) // never reads, never answers the close
-	err, d := e.stop(t)
+	d, err := e.stop(t)
 	if err != nil {
 		t.Fatalf("runEdge returned %v; a drain past its deadline is still a clean stop", err)
 	}

@@ -85,7 +85,7 @@ apps:
 	edgeEventually(t, "three connection-closed lines", func() bool {
 		return strings.Count(e.logs.String(), `"msg":"connection closed"`) == 3
 	})
-	if err, _ := e.stop(t); err != nil {
+	if _, err := e.stop(t); err != nil {
 		t.Fatal(err)
 	}
 
