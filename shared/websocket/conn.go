@@ -55,9 +55,6 @@ func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Co
 // Subprotocol returns the negotiated subprotocol, "" if none.
 func (c *Conn) Subprotocol() string { return c.subprotocol }
 
-// NetConn returns the underlying connection.
-func (c *Conn) NetConn() net.Conn { return c.nc }
-
 // SetReadLimit sets the largest message ReadMessage accepts (default 32
 // KiB); a larger one closes the connection with StatusMessageTooBig.
 func (c *Conn) SetReadLimit(n int64) { c.readLimit = n }
@@ -259,11 +256,11 @@ func (c *Conn) peerClosed(p []byte) error {
 // fail sends a close frame for a protocol violation, closes the
 // connection and returns the error. The peer may still be sending (say, a
 // message past the read limit): its bytes are read and dropped until it
-// closes or CloseTimeout passes, since closing with unread data resets the
-// connection and the peer might never read why it was closed.
+// closes or the close timer Close armed drops the connection (within
+// CloseTimeout), since closing with unread data resets the connection and
+// the peer might never read why it was closed.
 func (c *Conn) fail(code StatusCode, reason string) error {
 	if c.Close(code, reason) == nil {
-		_ = c.nc.SetReadDeadline(time.Now().Add(CloseTimeout))
 		_, _ = io.Copy(io.Discard, c.br)
 	}
 	c.CloseNow()
@@ -295,11 +292,6 @@ func (c *Conn) Write(b []byte) error {
 		return ErrClosed
 	}
 	return c.writeLocked(b)
-}
-
-// WriteMessage frames p as one message and sends it.
-func (c *Conn) WriteMessage(op Opcode, p []byte) error {
-	return c.Write(c.AppendFrame(make([]byte, 0, MaxHeader+len(p)), op, p))
 }
 
 func (c *Conn) writeLocked(b []byte) error {
@@ -351,11 +343,12 @@ func (c *Conn) writeControl(op Opcode, p []byte) error {
 func (c *Conn) sendClose(code StatusCode, reason string) error {
 	var p []byte
 	if code != 0 {
-		if len(reason) > maxControlPayload-2 {
-			reason = reason[:maxControlPayload-2]
-			for !utf8.ValidString(reason) {
-				reason = reason[:len(reason)-1]
+		if n := maxControlPayload - 2; len(reason) > n {
+			// Cut before the rune that straddles the limit.
+			for n > 0 && !utf8.RuneStart(reason[n]) {
+				n--
 			}
+			reason = reason[:n]
 		}
 		var buf [maxControlPayload]byte
 		p = binary.BigEndian.AppendUint16(buf[:0], uint16(code))

@@ -407,3 +407,8 @@ func dialConn(tb testing.TB, opts *DialOptions) (*Conn, *rawPeer) {
 func contextWithTestTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), testTimeout)
 }
+
+// writeMessage frames p as one message and sends it on c.
+func writeMessage(c *Conn, op Opcode, p []byte) error {
+	return c.Write(c.AppendFrame(make([]byte, 0, MaxHeader+len(p)), op, p))
+}

@@ -118,7 +118,7 @@ func echo(c *Conn) {
 			return
 		}
 		buf = msg
-		if err := c.WriteMessage(op, msg); err != nil {
+		if err := writeMessage(c, op, msg); err != nil {
 			return
 		}
 	}
@@ -185,8 +185,8 @@ func TestInteropMessages(t *testing.T) {
 		for _, op := range []Opcode{OpText, OpBinary} {
 			for _, n := range interopSizes {
 				want := payload(n)
-				if err := c.WriteMessage(op, want); err != nil {
-					t.Fatalf("%d %d bytes: WriteMessage: %v", op, n, err)
+				if err := writeMessage(c, op, want); err != nil {
+					t.Fatalf("%d %d bytes: writeMessage: %v", op, n, err)
 				}
 				gotOp, got, err := c.ReadMessage(buf)
 				if err != nil || gotOp != op || !bytes.Equal(got, want) {
@@ -351,7 +351,7 @@ func pingThenAsk(c *Conn) error {
 		if err := c.Ping(); err != nil {
 			return err
 		}
-		if err := c.WriteMessage(OpText, []byte("after ping")); err != nil {
+		if err := writeMessage(c, OpText, []byte("after ping")); err != nil {
 			return err
 		}
 		if _, msg, err := c.ReadMessage(nil); err != nil || string(msg) != "after ping" {
@@ -375,7 +375,7 @@ func TestInteropClose(t *testing.T) {
 		done := make(chan error, 1)
 		var nc net.Conn
 		url := ourServer(t, nil, func(c *Conn) {
-			nc = c.NetConn()
+			nc = c.nc
 			if err := c.Close(code, reason); err != nil {
 				done <- err
 				return
@@ -400,7 +400,7 @@ func TestInteropClose(t *testing.T) {
 		done := make(chan error, 1)
 		var nc net.Conn
 		url := ourServer(t, nil, func(c *Conn) {
-			nc = c.NetConn()
+			nc = c.nc
 			_, _, err := c.ReadMessage(nil)
 			done <- err
 		})
@@ -432,7 +432,7 @@ func TestInteropClose(t *testing.T) {
 		if err := <-done; !errors.As(err, &ce) || ce.Code != code || ce.Reason != reason {
 			t.Fatalf("coder Read = %v, want close %d %q", err, code, reason)
 		}
-		checkClosed(t, c.NetConn())
+		checkClosed(t, c.nc)
 	})
 	t.Run("coder server closes, our client", func(t *testing.T) {
 		t.Parallel()
@@ -448,7 +448,7 @@ func TestInteropClose(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("coder Close: %v (our echo not seen)", err)
 		}
-		checkClosed(t, c.NetConn())
+		checkClosed(t, c.nc)
 	})
 }
 

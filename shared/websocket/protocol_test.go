@@ -240,7 +240,7 @@ func TestTextNotValidated(t *testing.T) {
 					t.Fatalf("ReadMessage = %d, %q, %v; want text %q", op, msg, err, want)
 				}
 			}
-			if err := c.WriteMessage(OpText, []byte("still open")); err != nil {
+			if err := writeMessage(c, OpText, []byte("still open")); err != nil {
 				t.Fatal(err)
 			}
 			if f := p.readFrame(); f.op != OpText || string(f.payload) != "still open" {
@@ -379,7 +379,7 @@ func TestCloseHandshakeRaw(t *testing.T) {
 				t.Fatalf("ReadMessage error %v, want *CloseError{4001, done}", err)
 			}
 			p.expectEOF()
-			if _, err := c.NetConn().Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+			if _, err := c.nc.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 				t.Errorf("underlying connection still open: Read = %v", err)
 			}
 		})

@@ -10,21 +10,16 @@ type StatusCode int
 
 // The status codes Sluice sends or interprets.
 const (
-	StatusNormalClosure   StatusCode = 1000
-	StatusGoingAway       StatusCode = 1001
-	StatusProtocolError   StatusCode = 1002
-	StatusUnsupportedData StatusCode = 1003
+	StatusNormalClosure StatusCode = 1000
+	StatusGoingAway     StatusCode = 1001
+	StatusProtocolError StatusCode = 1002
 	// StatusNoStatusRcvd is reported for a close frame without a code; it
 	// is never sent.
-	StatusNoStatusRcvd StatusCode = 1005
-	// StatusAbnormalClosure is reported when the connection ended without
-	// a close frame; it is never sent.
-	StatusAbnormalClosure StatusCode = 1006
+	StatusNoStatusRcvd    StatusCode = 1005
 	StatusInvalidPayload  StatusCode = 1007
 	StatusPolicyViolation StatusCode = 1008
 	StatusMessageTooBig   StatusCode = 1009
 	StatusInternalError   StatusCode = 1011
-	StatusServiceRestart  StatusCode = 1012
 	StatusTryAgainLater   StatusCode = 1013
 )
 

@@ -40,7 +40,7 @@ func TestWriteAfterClose(t *testing.T) {
 			}{
 				{"Write", func() error { return c.Write(c.AppendFrame(nil, OpText, []byte("x"))) }},
 				{"Write of nothing", func() error { return c.Write(nil) }},
-				{"WriteMessage", func() error { return c.WriteMessage(OpBinary, []byte{1}) }},
+				{"writeMessage", func() error { return writeMessage(c, OpBinary, []byte{1}) }},
 				{"Ping", c.Ping},
 			}
 			for _, w := range writes {
@@ -65,10 +65,10 @@ func TestWriteAfterCloseNow(t *testing.T) {
 	t.Parallel()
 	c, p := acceptConn(t, nil)
 	c.CloseNow()
-	if err := c.WriteMessage(OpText, []byte("x")); !errors.Is(err, net.ErrClosed) {
+	if err := writeMessage(c, OpText, []byte("x")); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("first write after CloseNow = %v, want net.ErrClosed", err)
 	}
-	if err := c.WriteMessage(OpText, []byte("x")); !errors.Is(err, ErrClosed) {
+	if err := writeMessage(c, OpText, []byte("x")); !errors.Is(err, ErrClosed) {
 		t.Errorf("second write after CloseNow = %v, want ErrClosed", err)
 	}
 	p.expectEOF()
@@ -93,7 +93,7 @@ func fillUntilError(t *testing.T, c *Conn) error {
 // shrinkBuffers makes the socket buffers small so that a peer that does
 // not read blocks writes quickly.
 func shrinkBuffers(c *Conn, p *rawPeer) {
-	c.NetConn().(*net.TCPConn).SetWriteBuffer(8 << 10)
+	c.nc.(*net.TCPConn).SetWriteBuffer(8 << 10)
 	p.nc.(*net.TCPConn).SetReadBuffer(8 << 10)
 }
 
@@ -148,17 +148,17 @@ func (d *deadlineConn) lastDeadline() time.Time {
 func TestWriteTimeoutCleared(t *testing.T) {
 	t.Parallel()
 	s, p := acceptConn(t, nil)
-	dc := &deadlineConn{Conn: s.NetConn()}
+	dc := &deadlineConn{Conn: s.nc}
 	c := newConn(dc, bufio.NewReader(dc), false, "")
 	c.SetWriteTimeout(time.Minute)
-	if err := c.WriteMessage(OpText, []byte("bounded")); err != nil {
+	if err := writeMessage(c, OpText, []byte("bounded")); err != nil {
 		t.Fatal(err)
 	}
 	if dc.lastDeadline().IsZero() {
 		t.Fatal("a write with a timeout set no deadline")
 	}
 	c.SetWriteTimeout(0)
-	if err := c.WriteMessage(OpText, []byte("unbounded")); err != nil {
+	if err := writeMessage(c, OpText, []byte("unbounded")); err != nil {
 		t.Fatal(err)
 	}
 	if dl := dc.lastDeadline(); !dl.IsZero() {
@@ -190,7 +190,7 @@ func TestCloseNowUnblocksWrite(t *testing.T) {
 	t.Parallel()
 	s, p := acceptConn(t, nil)
 	shrinkBuffers(s, p)
-	ec := &enteredConn{Conn: s.NetConn(), entered: make(chan struct{})}
+	ec := &enteredConn{Conn: s.nc, entered: make(chan struct{})}
 	c := newConn(ec, bufio.NewReader(ec), false, "")
 	done := make(chan error, 1)
 	go func() {
