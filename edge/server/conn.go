@@ -64,12 +64,15 @@ type conn struct {
 	ack      rtm.PositionBody
 	replyPDU rtm.PDU
 
-	mu          sync.Mutex               // guards the fields below
-	queue       []outItem                // replies and control items for the writer, in request order
-	queued      int                      // bytes of encoded frames in queue
-	subs        map[string]*subscription // live subscriptions by id
-	live        []*subscription          // the same, in the order they started: what the writer walks
-	closeCode   websocket.StatusCode     // set once, by the first closeWith
+	mu     sync.Mutex // guards the fields below
+	queue  []outItem  // replies and control items for the writer, in request order
+	queued int        // bytes of encoded frames in queue
+	// live holds the live subscriptions (at most the per-connection
+	// limit, ids unique) in the order they started: what the writer
+	// walks. It is copy-on-write: a change makes a new slice and never
+	// touches the old one, so the writer walks its snapshot unlocked.
+	live        []*subscription
+	closeCode   websocket.StatusCode // set once, by the first closeWith
 	closeReason string
 
 	// writer is the writer goroutine's state (writerIdle...): Wake starts
@@ -106,20 +109,40 @@ type outItem struct {
 	reply bool
 }
 
-// setSubLocked makes sub the live subscription of its id, replacing any;
-// c.mu is held.
-func (c *conn) setSubLocked(sub *subscription) {
-	if old, ok := c.subs[sub.id]; ok {
-		c.live = slices.DeleteFunc(c.live, func(s *subscription) bool { return s == old })
+// subLocked returns the live subscription with id, nil if none; c.mu is
+// held.
+func (c *conn) subLocked(id string) *subscription {
+	for _, s := range c.live {
+		if s.id == id {
+			return s
+		}
 	}
-	c.subs[sub.id] = sub
-	c.live = append(c.live, sub)
+	return nil
 }
 
-// dropSubLocked ends the live subscription sub; c.mu is held.
-func (c *conn) dropSubLocked(sub *subscription) {
-	delete(c.subs, sub.id)
-	c.live = slices.DeleteFunc(c.live, func(s *subscription) bool { return s == sub })
+// setSubLocked makes sub the live subscription of its id, replacing any;
+// c.mu is held. It makes a new c.live (copy-on-write).
+func (c *conn) setSubLocked(sub *subscription) {
+	live := make([]*subscription, 0, len(c.live)+1)
+	for _, s := range c.live {
+		if s.id != sub.id {
+			live = append(live, s)
+		}
+	}
+	c.live = append(live, sub)
+}
+
+// dropSubLocked ends the live subscription sub and reports whether it was
+// live; c.mu is held. It makes a new c.live (copy-on-write).
+func (c *conn) dropSubLocked(sub *subscription) bool {
+	i := slices.Index(c.live, sub)
+	if i < 0 {
+		return false
+	}
+	live := make([]*subscription, 0, len(c.live)-1)
+	live = append(live, c.live[:i]...)
+	c.live = append(live, c.live[i+1:]...)
+	return true
 }
 
 // Wake implements store.Waker: it starts a writer goroutine if none is
@@ -155,7 +178,6 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		remote:     remote,
 		role:       app.DefaultRole,
 		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
-		subs:       make(map[string]*subscription),
 		writerDone: make(chan struct{}),
 	}
 	if cd.Binary() {
@@ -199,9 +221,8 @@ func (c *conn) run() {
 		}
 		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
 		c.handleFrame(frame)
-		if c.wakeDue && c.ws.Buffered() == 0 {
-			c.wakeDue = false
-			c.Wake()
+		if c.ws.Buffered() == 0 {
+			c.wakeIfDue()
 		}
 		if cap(c.readBuf) > readBufKeep {
 			c.readBuf = nil
@@ -215,9 +236,7 @@ func (c *conn) run() {
 		sub.cursor.Close()
 		c.srv.counters.subscriptions.Add(-1)
 	}
-	clear(c.subs)
-	clear(c.live)
-	c.live = c.live[:0]
+	c.live = nil
 	c.mu.Unlock()
 }
 
@@ -279,14 +298,18 @@ func (c *conn) enqueue(it outItem) {
 	c.wakeWriter()
 }
 
-// wakeWriter wakes the writer for work the reader queued, unless the
-// reader holds more requests already read: then run wakes it once they
-// are handled, so that a pipelining client's replies share one write.
-// For the reader goroutine only.
-func (c *conn) wakeWriter() {
-	if c.ws.Buffered() > 0 {
-		c.wakeDue = true
-		return
+// wakeWriter notes work the reader queued while handling a frame: run
+// wakes the writer once the frame is handled, unless the reader holds
+// more requests already read; then it waits until they are handled too,
+// so that a pipelining client's replies share one write. For the reader
+// goroutine only, inside handleFrame.
+func (c *conn) wakeWriter() { c.wakeDue = true }
+
+// wakeIfDue wakes the writer for the work wakeWriter noted. For the
+// reader goroutine only.
+func (c *conn) wakeIfDue() {
+	if c.wakeDue {
+		c.wakeDue = false
+		c.Wake()
 	}
-	c.Wake()
 }

@@ -73,11 +73,7 @@ func (c *conn) admit(id rtm.ID) bool {
 	if !id.IsZero() {
 		return false
 	}
-	if c.wakeDue {
-		// Replies queued so far leave before the reader waits.
-		c.wakeDue = false
-		c.Wake()
-	}
+	c.wakeIfDue() // replies queued so far leave before the reader waits
 	return c.limiter.Wait(c.ctx) == nil
 }
 

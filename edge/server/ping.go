@@ -30,8 +30,9 @@ func (p *pinger) start(c *conn) {
 			return
 		}
 		p.wg.Add(1)
-		late := p.sent && c.ws.Pongs() == p.pongs
-		p.sent, p.pongs = true, c.ws.Pongs()
+		pongs := c.ws.Pongs()
+		late := p.sent && pongs == p.pongs
+		p.sent, p.pongs = true, pongs
 		p.mu.Unlock()
 		defer p.wg.Done()
 
@@ -39,7 +40,8 @@ func (p *pinger) start(c *conn) {
 			c.closeWith(websocket.StatusPolicyViolation, "ping timeout: no pong from client")
 			return
 		}
-		// A failed write has closed the connection already.
+		// A failed write leaves the connection broken: the next tick
+		// finds no pong and closes it.
 		_ = c.ws.Ping()
 		p.mu.Lock()
 		if !p.stopped {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // ErrShutdown is returned by Shutdown when connections were still open at
@@ -155,7 +156,7 @@ func (s *Server) track(c *conn) {
 	case aborting:
 		c.abort()
 	case closing:
-		c.closeWith(1001, goingAway)
+		c.closeWith(websocket.StatusGoingAway, goingAway)
 	}
 }
 
@@ -179,7 +180,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.mu.Unlock()
 		for _, c := range conns {
-			c.closeWith(1001, goingAway)
+			c.closeWith(websocket.StatusGoingAway, goingAway)
 		}
 	})
 	done := make(chan struct{})

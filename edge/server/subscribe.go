@@ -77,8 +77,8 @@ func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, []byte, er
 // per-connection limit.
 func (c *conn) checkQuota(id string, force bool) error {
 	c.mu.Lock()
-	_, live := c.subs[id]
-	n := len(c.subs)
+	live := c.subLocked(id) != nil
+	n := len(c.live)
 	c.mu.Unlock()
 	if live && !force {
 		return &rtm.Error{Code: rtm.CodeAlreadySubscribed,
@@ -133,7 +133,7 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 		return err
 	}
 	c.mu.Lock()
-	if old, live := c.subs[sub.id]; live && force {
+	if old := c.subLocked(sub.id); old != nil && force {
 		c.queue = append(c.queue, outItem{end: old})
 	} else {
 		c.srv.counters.subscriptions.Add(1)
@@ -160,7 +160,8 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	c.mu.Lock()
-	sub, ok := c.subs[b.SubscriptionID]
+	sub := c.subLocked(b.SubscriptionID)
+	ok := sub != nil
 	if ok {
 		c.dropSubLocked(sub)
 		c.srv.counters.subscriptions.Add(-1)

@@ -25,7 +25,6 @@ const flushBytes = 128 << 10
 // buffers and fan-out does not allocate.
 type writer struct {
 	items  []outItem
-	subs   []*subscription
 	frames []store.Frame
 	msgs   [][]byte
 	pdu    []byte // one encoded PDU
@@ -44,9 +43,8 @@ var writers = sync.Pool{New: func() any {
 func (c *conn) writeLoop() {
 	w := writers.Get().(*writer)
 	defer func() {
-		clear(w.subs)
 		clear(w.items)
-		w.subs, w.items, w.out = w.subs[:0], w.items[:0], w.out[:0]
+		w.items, w.out = w.items[:0], w.out[:0]
 		writers.Put(w)
 	}()
 	for {
@@ -55,9 +53,9 @@ func (c *conn) writeLoop() {
 			c.finish()
 			return
 		}
-		c.takeWork(w)
+		subs := c.takeWork(w)
 		err := c.writeItems(w)
-		for _, sub := range w.subs {
+		for _, sub := range subs {
 			if err != nil {
 				break
 			}
@@ -73,7 +71,7 @@ func (c *conn) writeLoop() {
 		// when Wake came meanwhile (a reply, a new subscription): either
 		// way another pass follows. So a pass that sent something needs
 		// no second pass to find nothing.
-		if c.arm(w.subs) && c.writer.CompareAndSwap(writerRunning, writerIdle) {
+		if c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle) {
 			return
 		}
 	}
@@ -87,22 +85,23 @@ func (c *conn) finish() {
 	if code == 0 {
 		code = websocket.StatusInternalError
 	}
-	_ = c.ws.Close(code, reason) // a write failure has dropped the connection
-	if c.writer.Swap(writerStopped) != writerStopped {
-		close(c.writerDone)
-	}
+	// After a failed write Close fails too and drops the connection.
+	_ = c.ws.Close(code, reason)
+	// Only one writer runs and none starts once stopped: this runs once.
+	c.writer.Store(writerStopped)
+	close(c.writerDone)
 }
 
-// takeWork swaps the queue out and snapshots the live subscriptions under
+// takeWork swaps the queue out and returns the live subscriptions under
 // one lock, so a subscription's ok reply always leaves before its data.
-func (c *conn) takeWork(w *writer) {
-	clear(w.subs)
-	w.subs = w.subs[:0]
+// c.live is copy-on-write: the slice returned is a snapshot as it is.
+func (c *conn) takeWork(w *writer) []*subscription {
 	c.mu.Lock()
 	w.items, c.queue = c.queue, w.items[:0]
 	c.queued = 0
-	w.subs = append(w.subs, c.live...)
+	subs := c.live
 	c.mu.Unlock()
+	return subs
 }
 
 // writeItems sends the queued replies and ends subscriptions.
@@ -201,8 +200,7 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 	} else {
 		c.srv.counters.outOfSync.Add(1)
 		c.mu.Lock()
-		if c.subs[sub.id] == sub {
-			c.dropSubLocked(sub)
+		if c.dropSubLocked(sub) {
 			c.srv.counters.subscriptions.Add(-1)
 		}
 		c.mu.Unlock()
@@ -257,7 +255,9 @@ func (c *conn) flush(w *writer) error {
 		} else {
 			c.closeWith(websocket.StatusPolicyViolation, "write failed")
 		}
-		c.ws.CloseNow()
+		// The writer's next pass finds ctx done and finish closes: Close
+		// fails on the broken connection and drops it, stopping the close
+		// timer Close armed.
 	}
 	return err
 }
