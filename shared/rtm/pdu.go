@@ -38,11 +38,11 @@ func Reply(action, outcome string) string {
 	if outcome == OutcomeOK {
 		switch action {
 		case ActionPublish:
-			return "rtm/publish/ok"
+			return ActionPublish + "/" + OutcomeOK
 		case ActionWrite:
-			return "rtm/write/ok"
+			return ActionWrite + "/" + OutcomeOK
 		case ActionDelete:
-			return "rtm/delete/ok"
+			return ActionDelete + "/" + OutcomeOK
 		}
 	}
 	return action + "/" + outcome

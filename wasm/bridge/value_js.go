@@ -10,7 +10,6 @@ import (
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/shared/codec"
-	"github.com/sluicehq/sluice/wasm/internal/msgpack"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: integers up to it are exact
@@ -177,7 +176,7 @@ func toJS(v any) js.Value {
 		// In the order of the wire (sorted), not Go's random map order.
 		o := jsObject.New()
 		var buf [16]string
-		for _, k := range msgpack.SortedKeys(buf[:0], x) {
+		for _, k := range codec.SortedKeys(buf[:0], x) {
 			o.Set(k, toJS(x[k]))
 		}
 		return o

@@ -53,7 +53,7 @@ func decodeFast(body []byte, v any) error {
 
 func decodeData(body []byte, b *rtm.SubscriptionData) error {
 	var out rtm.SubscriptionData
-	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	r := bodyReader{d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
 		case "subscription_id":
@@ -65,7 +65,7 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(err, out.SubscriptionID, out.Position); err != nil {
+	if err := r.finish(body, err, out.SubscriptionID, out.Position); err != nil {
 		return err
 	}
 	*b = out
@@ -74,7 +74,7 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 
 func decodePublish(body []byte, b *rtm.PublishBody) error {
 	var out rtm.PublishBody
-	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	r := bodyReader{d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
 		case "channel":
@@ -84,7 +84,7 @@ func decodePublish(body []byte, b *rtm.PublishBody) error {
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(err, out.Channel); err != nil {
+	if err := r.finish(body, err, out.Channel); err != nil {
 		return err
 	}
 	*b = out
@@ -93,14 +93,14 @@ func decodePublish(body []byte, b *rtm.PublishBody) error {
 
 func decodePosition(body []byte, b *rtm.PositionBody) error {
 	var out rtm.PositionBody
-	r := bodyReader{body: body, d: wire.NewDecoder(body)}
+	r := bodyReader{d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		if string(key) == "position" {
 			return r.text(&out.Position)
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(err, out.Position); err != nil {
+	if err := r.finish(body, err, out.Position); err != nil {
 		return err
 	}
 	*b = out
@@ -109,8 +109,7 @@ func decodePosition(body []byte, b *rtm.PositionBody) error {
 
 // bodyReader reads the map of a body for a fast path.
 type bodyReader struct {
-	body []byte
-	d    wire.Decoder
+	d wire.Decoder
 	// binary is set once a string field was given as binary, which the
 	// library takes unchecked.
 	binary bool
@@ -184,15 +183,15 @@ func (r *bodyReader) once() error {
 	return nil
 }
 
-// finish returns the error decodeBody gives for the body once its map has
-// been read with err, given the final values of the body's string fields:
-// tiers 1 to 3 for err (see refuse), then tier 4.
-func (r *bodyReader) finish(err error, texts ...string) error {
+// finish returns the error decodeBody gives for body once its map has been
+// read with err, given the final values of the body's string fields: tiers
+// 1 to 3 for err (see refuse), then tier 4.
+func (r *bodyReader) finish(body []byte, err error, texts ...string) error {
 	switch {
 	case errors.Is(err, errLibrary):
 		return err
 	case err != nil:
-		return refuse(r.body, err)
+		return refuse(body, err)
 	case r.binary:
 		for _, s := range texts {
 			if !utf8.ValidString(s) {

@@ -39,9 +39,6 @@ func (Codec) Name() string { return "msgpack" }
 // Binary reports true: msgpack PDUs travel in binary frames.
 func (Codec) Binary() bool { return true }
 
-// emptyBody is the body of a PDU that has none: an empty map.
-var emptyBody = []byte{0x80}
-
 // Decode splits a frame into action, id and the raw msgpack of its body,
 // which aliases frame. A frame that is not one valid msgpack item within the
 // limits, or is not a PDU (not a map, a key that is not a string or is given
@@ -79,7 +76,7 @@ func decodeBody(body []byte, v any) error {
 	}
 	// The library would read an array into a struct field by field; a body
 	// is a map in every codec.
-	if _, isAny := v.(*any); !isAny && !isMap(body[0]) {
+	if _, isAny := v.(*any); !isAny && !wire.IsMap(body) {
 		return notMap()
 	}
 	if err := decodeLibrary(body, v); err != nil {
@@ -103,9 +100,6 @@ func scan(body []byte) (binary bool, err error) {
 	}
 	return s.Binary, err
 }
-
-// isMap reports whether c is the type byte of a map.
-func isMap(c byte) bool { return c&0xf0 == 0x80 || c == 0xde || c == 0xdf }
 
 // notMap, wrongShape and badStrings are the reasons of tiers 2 to 4 of
 // decodeBody.

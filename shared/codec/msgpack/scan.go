@@ -1,8 +1,6 @@
 package msgpack
 
 import (
-	"math"
-
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -26,7 +24,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		return env, codec.Invalid("PDU must be a map")
 	}
 	var s wire.Scanner
-	var seen struct{ action, id, body bool }
+	var pdu wire.PDUFields
 	for ; pairs > 0; pairs-- {
 		vs, err := s.Skip(f, i, 1)
 		var end int
@@ -40,70 +38,13 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		if kk != wire.KindString {
 			return rtm.Envelope{}, codec.Invalid("PDU keys must be strings")
 		}
-		switch string(f[ks:vs]) {
-		case "action":
-			err = codec.Once(&seen.action)
-			if err == nil {
-				env.Action, err = str(f[vs:end], true)
-			}
-		case "id":
-			err = codec.Once(&seen.id)
-			if err == nil {
-				err = decodeID(&env.ID, f[vs:end])
-			}
-		case "body":
-			err = codec.Once(&seen.body)
-			if bk, _, _, _ := wire.Head(f, vs); err == nil && bk != wire.KindMap {
-				err = codec.Invalid("PDU body must be a map")
-			}
-			env.Body = f[vs:end]
-		}
-		if err != nil {
+		if err := pdu.Field(f[ks:vs], f[vs:end]); err != nil {
 			return rtm.Envelope{}, err
 		}
 		i = end
 	}
-	return finish(env, seen.action, seen.body, i, len(f))
-}
-
-func finish(env rtm.Envelope, action, body bool, end, size int) (rtm.Envelope, error) {
-	switch {
-	case end != size:
+	if i != len(f) {
 		return rtm.Envelope{}, malformed("frame", wire.ErrExtra)
-	case !action:
-		return rtm.Envelope{}, codec.Invalid("PDU has no action")
-	case !body:
-		env.Body = emptyBody
 	}
-	return env, nil
-}
-
-// str returns the string item v, already checked for UTF-8.
-func str(v []byte, action bool) (string, error) {
-	k, _, i, err := wire.Head(v, 0)
-	if err != nil || k != wire.KindString {
-		return "", codec.Invalid("PDU action must be a string")
-	}
-	if action {
-		return codec.Action(v[i:]), nil
-	}
-	return string(v[i:]), nil
-}
-
-// decodeID keeps the id's type: an integer that fits an int64 or a string;
-// anything else cannot be echoed faithfully.
-func decodeID(id *rtm.ID, v []byte) error {
-	k, n, _, err := wire.Head(v, 0)
-	switch {
-	case err == nil && k == wire.KindInt:
-		*id = rtm.IntID(int64(n))
-	case err == nil && k == wire.KindUint && n <= math.MaxInt64:
-		*id = rtm.IntID(int64(n))
-	case err == nil && k == wire.KindString:
-		s, _ := str(v, false)
-		*id = rtm.StringID(s)
-	default:
-		return codec.Invalid("PDU id must be an integer or a string")
-	}
-	return nil
+	return pdu.Envelope()
 }

@@ -3,7 +3,6 @@ package msgpack
 import (
 	"unicode/utf8"
 
-	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -23,7 +22,7 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 	var err error
 	switch b := p.Body.(type) {
 	case nil, rtm.Empty, *rtm.Empty:
-		dst = append(dst, emptyBody...)
+		dst = append(dst, wire.EmptyBody...)
 	case map[string]any, map[any]any:
 		dst, err = wire.AppendValue(dst, b)
 	default:
@@ -53,9 +52,3 @@ func (Codec) AppendValue(dst []byte, v any) ([]byte, error) {
 func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, messages [][]byte) []byte {
 	return wire.AppendData(dst, subscriptionID, pos, messages)
 }
-
-// SortedKeys appends m's keys to buf in increasing order, the order every
-// Sluice codec writes maps in, without the standard library's sort in the
-// browser (see codec.SortedKeys). A function rather than a variable, so
-// that a caller's stack buffer does not escape.
-func SortedKeys(buf []string, m map[string]any) []string { return codec.SortedKeys(buf, m) }

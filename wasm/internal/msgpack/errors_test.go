@@ -233,18 +233,3 @@ func TestAppendData(t *testing.T) {
 		t.Fatalf("got %q %+v", env.Action, d)
 	}
 }
-
-func TestSortedKeys(t *testing.T) {
-	t.Parallel()
-	for _, n := range []int{0, 1, 2, 5, 17, 100} {
-		m := map[string]any{}
-		for i := range n {
-			m[string(rune('a'+i%26))+string(rune('A'+i/26))] = i
-		}
-		keys := lean.SortedKeys(nil, m)
-		want := codec.SortedKeys(nil, m)
-		if !reflect.DeepEqual(keys, want) {
-			t.Fatalf("n=%d: %v, want %v", n, keys, want)
-		}
-	}
-}

@@ -38,9 +38,6 @@ func (Codec) Name() string { return "msgpack" }
 // Binary reports true: msgpack PDUs travel in binary frames.
 func (Codec) Binary() bool { return true }
 
-// emptyBody is the body of a PDU that has none: an empty map.
-var emptyBody = []byte{0x80}
-
 // Decode splits a frame into action, id and the raw msgpack of its body,
 // which aliases frame. A frame that is not one valid msgpack map with a
 // string action, an optional integer or string id and an optional map
@@ -53,9 +50,9 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 		return env, invalid(err)
 	}
 	if k != wire.KindMap {
-		return env, invalid(errors.New("PDU must be a map"))
+		return env, codec.Invalid("PDU must be a map")
 	}
-	var seen struct{ action, id, body bool }
+	var pdu wire.PDUFields
 	for ; pairs > 0; pairs-- {
 		key, kind, err := d.Key()
 		if err == nil && kind != wire.KindString {
@@ -68,38 +65,14 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 		if err != nil {
 			return rtm.Envelope{}, invalid(err)
 		}
-		item := frame[start:d.Offset()]
-		switch string(key) {
-		case "action":
-			err = once(&seen.action)
-			if err == nil {
-				env.Action, err = actionOf(item)
-			}
-		case "id":
-			err = once(&seen.id)
-			if err == nil {
-				env.ID, err = idOf(item)
-			}
-		case "body":
-			err = once(&seen.body)
-			if err == nil && !isMap(item) {
-				err = errors.New("PDU body must be a map")
-			}
-			env.Body = item
-		}
-		if err != nil {
-			return rtm.Envelope{}, invalid(err)
+		if err := pdu.Field(key, frame[start:d.Offset()]); err != nil {
+			return rtm.Envelope{}, err
 		}
 	}
-	switch {
-	case d.End() != nil:
-		return rtm.Envelope{}, invalid(wire.ErrExtra)
-	case !seen.action:
-		return rtm.Envelope{}, invalid(errors.New("PDU has no action"))
-	case !seen.body:
-		env.Body = emptyBody
+	if err := d.End(); err != nil {
+		return rtm.Envelope{}, invalid(err)
 	}
-	return env, nil
+	return pdu.Envelope()
 }
 
 // DecodeBody decodes a body into v: a pointer to a body type of package
@@ -125,50 +98,10 @@ func (Codec) DecodeBody(body []byte, v any) error {
 	return nil
 }
 
-// once records that a PDU key was seen, refusing it the second time.
-func once(seen *bool) error {
-	if *seen {
-		return errors.New("PDU has a key twice")
-	}
-	*seen = true
-	return nil
-}
-
-// actionOf reads the action string of a PDU.
-func actionOf(item []byte) (string, error) {
-	d := wire.NewDecoder(item)
-	k, _, err := d.Head()
-	if err != nil || k != wire.KindString {
-		return "", errors.New("PDU action must be a string")
-	}
-	return codec.Action(item[d.Offset():]), nil
-}
-
-// idOf reads a PDU id, keeping its type: an integer that fits an int64
-// or a string.
-func idOf(item []byte) (rtm.ID, error) {
-	d := wire.NewDecoder(item)
-	v, err := d.Value(0)
-	switch x := v.(type) {
-	case int64:
-		return rtm.IntID(x), err
-	case string:
-		return rtm.StringID(x), err
-	}
-	return rtm.ID{}, errors.New("PDU id must be an integer or a string")
-}
-
-// isMap reports whether an item is a map.
-func isMap(item []byte) bool {
-	d := wire.NewDecoder(item)
-	k, _, err := d.Head()
-	return err == nil && k == wire.KindMap
-}
-
 // invalid wraps a decoding failure as the invalid_format the shared codec
 // reports (RTM has no msgpack error code).
 func invalid(err error) *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "%v", err)
+	return codec.Invalid(err.Error())
 }
 
 // encodeError wraps an encoding failure.

@@ -1,6 +1,99 @@
 package wire
 
-import "github.com/sluicehq/sluice/shared/rtm"
+import (
+	"math"
+
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// EmptyBody is the body of a PDU that has none: an empty map.
+var EmptyBody = []byte{0x80}
+
+// PDUFields assembles the envelope of a PDU from the pairs of its
+// top-level map, as both msgpack codecs read them: a string action, an
+// optional integer or string id and an optional map body, each given at
+// most once. Each codec walks the frame and words its framing errors
+// itself.
+type PDUFields struct {
+	env              rtm.Envelope
+	action, id, body bool
+}
+
+// Field takes the pair key: item, its value as one whole item already
+// checked as Scanner.Skip checks it (lengths, UTF-8). Other keys are
+// ignored. The body aliases item.
+func (p *PDUFields) Field(key, item []byte) error {
+	switch string(key) {
+	case "action":
+		if err := codec.Once(&p.action); err != nil {
+			return err
+		}
+		var ok bool
+		if p.env.Action, ok = readAction(item); !ok {
+			return codec.Invalid("PDU action must be a string")
+		}
+	case "id":
+		if err := codec.Once(&p.id); err != nil {
+			return err
+		}
+		var ok bool
+		if p.env.ID, ok = readID(item); !ok {
+			return codec.Invalid("PDU id must be an integer or a string")
+		}
+	case "body":
+		if err := codec.Once(&p.body); err != nil {
+			return err
+		}
+		if !IsMap(item) {
+			return codec.Invalid("PDU body must be a map")
+		}
+		p.env.Body = item
+	}
+	return nil
+}
+
+// Envelope returns the envelope once every pair has been taken: an
+// invalid_format without an action, an empty map for a missing body.
+func (p *PDUFields) Envelope() (rtm.Envelope, error) {
+	if !p.action {
+		return rtm.Envelope{}, codec.Invalid("PDU has no action")
+	}
+	if !p.body {
+		p.env.Body = EmptyBody
+	}
+	return p.env, nil
+}
+
+// readAction reads a PDU's action, a string item. A known action comes back
+// as a shared constant without allocating (see codec.Action).
+func readAction(item []byte) (string, bool) {
+	k, _, i, err := Head(item, 0)
+	if err != nil || k != KindString {
+		return "", false
+	}
+	return codec.Action(item[i:]), true
+}
+
+// readID reads a PDU's id keeping its type: an integer that fits an int64
+// or a string. Anything else could not be echoed faithfully.
+func readID(item []byte) (rtm.ID, bool) {
+	k, n, i, err := Head(item, 0)
+	switch {
+	case err != nil:
+	case k == KindInt, k == KindUint && n <= math.MaxInt64:
+		return rtm.IntID(int64(n)), true
+	case k == KindString:
+		return rtm.StringID(string(item[i:])), true
+	}
+	return rtm.ID{}, false
+}
+
+// IsMap reports whether item is a map.
+func IsMap(item []byte) bool {
+	k, _, _, err := Head(item, 0)
+	return err == nil && k == KindMap
+}
 
 // AppendPDUStart appends the start of a PDU map {"action","id"?,"body"}: its
 // header, the action, the id unless it is absent, and the key "body", whose
