@@ -179,14 +179,7 @@ func (cn *conn) complete(env rtm.Envelope) {
 		cl.hook(env)
 	}
 	cl.env = env
-	if cl.reply != nil {
-		cl.reply(cl)
-		return
-	}
-	// The waiting caller decodes the body later; the frame is the
-	// transport's, reused by the next Read.
-	cl.env.Body = bytes.Clone(env.Body)
-	close(cl.done)
+	cl.finish()
 }
 
 // fail ends the connection: it records the cause, fails every pending
@@ -202,12 +195,21 @@ func (cn *conn) fail(cause error) {
 	cn.cancel() // unblocks Read, which closes the WebSocket
 	for _, cl := range calls {
 		cl.err = disconnected(cause)
-		if cl.reply != nil {
-			cl.reply(cl)
-			continue
-		}
-		close(cl.done)
+		cl.finish()
 	}
+}
+
+// finish hands a call its outcome, env or err, once set: to its reply
+// function, or else to its waiter.
+func (cl *call) finish() {
+	if cl.reply != nil {
+		cl.reply(cl)
+		return
+	}
+	// The waiter decodes the body later; the frame is the transport's,
+	// reused by the next Read (a failed call has no body).
+	cl.env.Body = bytes.Clone(cl.env.Body)
+	close(cl.done)
 }
 
 // disconnected wraps the cause of a dropped connection.
@@ -254,19 +256,17 @@ func (cn *conn) sendAsync(action string, body any, reply func(*call)) error {
 }
 
 // sendCall gives a call a fresh id, queues its request and registers it.
+// Whether the connection has ended is checked once, as the call is
+// registered: a request queued on an ended connection is dropped with it.
 func (cn *conn) sendCall(cl *call, body any) error {
-	action := cl.action
 	cn.wmu.Lock()
 	cl.id = cn.nextID.Add(1)
-	if err := cn.queueLocked(&rtm.PDU{Action: action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
+	if err := cn.appendLocked(&rtm.PDU{Action: cl.action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
 		cn.wmu.Unlock()
 		return err
 	}
 	cn.mu.Lock()
-	if cn.err != nil {
-		// Failed meanwhile: the request stays queued for a write that
-		// cannot succeed, and is dropped with the connection.
-		err := cn.err
+	if err := cn.err; err != nil {
 		cn.mu.Unlock()
 		cn.wmu.Unlock()
 		return disconnected(err)
@@ -281,19 +281,20 @@ func (cn *conn) sendCall(cl *call, body any) error {
 
 // sendNoReply writes a request without id: the edge never answers it.
 func (cn *conn) sendNoReply(action string, body any) error {
+	if err := cn.cause(); err != nil {
+		return disconnected(err)
+	}
 	cn.wmu.Lock()
-	if err := cn.queueLocked(&rtm.PDU{Action: action, Body: body}); err != nil {
+	if err := cn.appendLocked(&rtm.PDU{Action: action, Body: body}); err != nil {
 		cn.wmu.Unlock()
 		return err
 	}
 	return cn.flushLocked()
 }
 
-// queueLocked encodes a request onto the outgoing queue; wmu is held.
-func (cn *conn) queueLocked(pdu *rtm.PDU) error {
-	if err := cn.cause(); err != nil {
-		return disconnected(err)
-	}
+// appendLocked encodes a request onto the outgoing queue; wmu is held.
+// On an error the queue is as it was.
+func (cn *conn) appendLocked(pdu *rtm.PDU) error {
 	n := len(cn.out)
 	out, err := cn.codec.AppendPDU(cn.out, pdu)
 	if err != nil {
