@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"time"
 
@@ -138,10 +137,7 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
 		Codec: f.common.codec, Logger: logger,
 	}}
-	opts := &loadgen.Options{}
-	if _, ok := os.LookupEnv("GOGC"); ok {
-		opts.GCPercent = -1 // the user's GOGC, which the runtime applied
-	}
+	opts := &loadgen.Options{} // GOGC=400 unless GOGC is set (Options.GCPercent)
 	opts.Server, opts.Metrics = edgeProbes(ctx, f, s.errw)
 	if !f.quiet {
 		opts.OnTick = func(t loadgen.Tick) { fmt.Fprintln(s.errw, t) }

@@ -10,7 +10,6 @@ import (
 // window's marks. Its delivery goroutine alone adds to it, so the cache
 // line stays with the core running it; readers sum every subscriber's.
 type tally struct {
-	delivered atomic.Int64 // distinct messages received
 	missing   atomic.Int64 // gaps open now: messages skipped, not (yet) arrived
 	dups      atomic.Int64
 	reordered atomic.Int64
@@ -19,11 +18,13 @@ type tally struct {
 // totals sums what the subscribers have seen.
 type totals struct{ delivered, missing, dups, reordered int64 }
 
-// tallies sums the subscribers' tallies (any goroutine).
+// tallies sums the subscribers' tallies (any goroutine). The distinct
+// messages received are the deliveries the lanes' gates counted: deliver
+// counts one there for each message it does not skip (foreign or
+// duplicate).
 func (r *run) tallies() totals {
-	var t totals
+	t := totals{delivered: int64(r.made())}
 	for _, s := range r.subs {
-		t.delivered += s.tally.delivered.Load()
 		t.missing += s.tally.missing.Load()
 		t.dups += s.tally.dups.Load()
 		t.reordered += s.tally.reordered.Load()
@@ -78,7 +79,6 @@ func (s *subscriber) deliver(payload string) {
 	if after != before {
 		t.missing.Add(int64(after) - int64(before))
 	}
-	t.delivered.Add(1)
 	s.r.lat.Record(s.idx, now-st.Sent)
 	s.r.lanes[st.Publisher].gate.delivered()
 }

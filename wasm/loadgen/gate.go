@@ -12,7 +12,7 @@ import (
 // Once held, the publisher resumes when the debt falls to half the limit,
 // so that it wakes once per half window rather than once per delivery.
 type gate struct {
-	limit uint64 // deliveries that may be owed; set before the run
+	limit uint64 // deliveries that may be owed; set by size before the lane runs
 
 	// owed is written by the publisher only, read by nobody else.
 	owed uint64
@@ -33,8 +33,14 @@ type gate struct {
 }
 
 func newGate(window, fanout int) *gate {
-	return &gate{limit: uint64(window) * uint64(fanout), wake: make(chan struct{}, 1)}
+	g := &gate{wake: make(chan struct{}, 1)}
+	g.size(window, fanout)
+	return g
 }
+
+// size sets the limit to window messages of fanout deliveries each,
+// before the publisher runs.
+func (g *gate) size(window, fanout int) { g.limit = uint64(window) * uint64(fanout) }
 
 // published records a message owed fanout deliveries (publisher only).
 func (g *gate) published(fanout int) { g.owed += uint64(fanout) }

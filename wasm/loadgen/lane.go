@@ -12,14 +12,16 @@ import (
 // publishing connection has Config.Inflight lanes, each waiting for its
 // own acknowledgments, so that the connection has that many publishes
 // outstanding while every lane's messages stay in order. Its fields are
-// the lane goroutine's, except published, read by the reporter, and
-// gate.delivered.
+// the lane goroutine's, except published and gate.made, read by the
+// reporter, and gate.delivered.
 type lane struct {
 	id       uint16
 	conn     Conn
 	channels []int    // channel indexes, published to round-robin
 	fanout   []int    // subscribers of each channel (parallel to channels)
 	seqs     []uint64 // messages stored on each channel (parallel to channels)
+	// gate is made with the lane, so that the reporter may read its
+	// deliveries any time; setFanout sizes it.
 	gate     *gate
 	interval time.Duration // between publishes at a fixed rate; 0 for max
 	offset   time.Duration // before the first publish at a fixed rate
@@ -40,7 +42,7 @@ func (l *lane) setFanout(window int, subsPerChannel []int) {
 		total += l.fanout[i]
 	}
 	avg := int(math.Ceil(float64(total) / float64(len(l.channels))))
-	l.gate = newGate(window, avg)
+	l.gate.size(window, avg)
 }
 
 // storedOn returns how many messages the lane stored on a channel.
@@ -59,6 +61,9 @@ func (l *lane) storedOn(channel int) uint64 {
 func (l *lane) run(ctx, pctx context.Context, r *run) {
 	ap, async := l.conn.(AsyncPublisher)
 	async = async && !r.cfg.NoAck
+	if async {
+		l.startAsync(ctx, r, ap)
+	}
 	next := time.Now().Add(l.offset)
 	var pace pacer
 	for i := 0; ctx.Err() == nil; i = (i + 1) % len(l.channels) {
@@ -76,7 +81,7 @@ func (l *lane) run(ctx, pctx context.Context, r *run) {
 			return
 		}
 		if async {
-			if i = l.publishAsync(ctx, pctx, r, ap, i); i < 0 {
+			if i = l.publishAsync(pctx, i); i < 0 {
 				return
 			}
 			continue

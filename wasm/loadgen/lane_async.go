@@ -13,15 +13,15 @@ import (
 // off together); the lane goroutine takes over to wait: for the gate, the
 // next tick of a fixed rate, or the end of the run.
 type asyncState struct {
-	state  atomic.Int32  // laneIdle, ...: who has the lane
-	resume chan struct{} // capacity 1: the lane is the goroutine's again
-	done   func(error)   // lane.acked, bound once
+	state atomic.Int32 // laneIdle, ...: who has the lane
+	i     int          // the channel position of the message in flight
 
-	// Set by the goroutine before the first publish of a chain.
-	ctx context.Context // the chain stops publishing when it ends
-	r   *run
-	ap  AsyncPublisher
-	i   int // the channel position of the message in flight
+	// Set by startAsync, before the lane's first publish.
+	resume chan struct{}   // capacity 1: the lane is the goroutine's again
+	ctx    context.Context // the chains stop publishing when it ends
+	r      *run
+	ap     AsyncPublisher
+	done   func(error) // lane.acked, bound once
 }
 
 // Who has the lane.
@@ -32,22 +32,26 @@ const (
 	laneAbandoned              // nobody: the goroutine gave the publish up
 )
 
+// startAsync prepares the lane to publish through ap for its whole run,
+// its chains stopping when ctx ends.
+func (l *lane) startAsync(ctx context.Context, r *run, ap AsyncPublisher) {
+	a := &l.async
+	a.resume, a.ctx, a.r = make(chan struct{}, 1), ctx, r
+	a.ap, a.done = ap, l.acked
+}
+
 // publishAsync publishes channel position i and, while it can, the next
 // ones from the acknowledgments. It returns the position of the last
 // message published, or -1 when pctx ended with a publish outstanding:
 // that one is counted as stored, so that it shows if it was lost.
-func (l *lane) publishAsync(ctx, pctx context.Context, r *run, ap AsyncPublisher, i int) int {
+func (l *lane) publishAsync(pctx context.Context, i int) int {
 	a := &l.async
-	if a.resume == nil {
-		a.resume, a.done = make(chan struct{}, 1), l.acked
-	}
-	a.ctx, a.r, a.ap = ctx, r, ap
 	l.sendAsync(i)
 	select {
 	case <-a.resume:
 	case <-pctx.Done():
 		if a.state.CompareAndSwap(laneInflight, laneAbandoned) {
-			l.settle(r, a.i, fmt.Errorf("no acknowledgment before the drain ended: %w", pctx.Err()))
+			l.settle(a.r, a.i, fmt.Errorf("no acknowledgment before the drain ended: %w", pctx.Err()))
 			return -1
 		}
 		<-a.resume // an acknowledgment is being handled; it hands back

@@ -38,8 +38,10 @@ type Options struct {
 	// generator shares the machine with the server, so every collection
 	// is CPU time taken from the server: memory is the cheaper of the
 	// two. A process already running at a higher target (or with the
-	// collector off) keeps its own. Default 400; negative leaves the
-	// process's setting alone.
+	// collector off) keeps its own. Default 400, unless the GOGC
+	// environment variable is set: the target the runtime took from it
+	// is then left alone, as the user chose it. Negative leaves the
+	// process's setting alone in any case.
 	GCPercent int
 }
 
@@ -102,11 +104,15 @@ func Run(ctx context.Context, d Driver, cfg Config, opts *Options) (*Result, err
 	return r.run(ctx)
 }
 
-// raiseGCPercent raises the collector's target to pct (0: the default)
-// unless it is higher already or off, and returns what restores it.
+// raiseGCPercent raises the collector's target to pct (0: the default,
+// or none when GOGC is set) unless it is higher already or off, and
+// returns what restores it.
 func raiseGCPercent(pct int) (restore func()) {
 	if pct == 0 {
 		pct = DefaultGCPercent
+		if _, ok := os.LookupEnv("GOGC"); ok {
+			pct = -1 // the user's GOGC, which the runtime applied
+		}
 	}
 	prev := gcPercent()
 	if pct < 0 || prev < 0 || prev >= pct {
@@ -193,7 +199,7 @@ func (r *run) layoutLanes() []*lane {
 			offset := interval * time.Duration(len(lanes)) / time.Duration(total)
 			lanes = append(lanes, &lane{
 				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)),
-				interval: interval, offset: offset,
+				gate: newGate(0, 0), interval: interval, offset: offset,
 			})
 		}
 	}
@@ -298,7 +304,7 @@ func (r *run) drain(ctx context.Context) {
 	for {
 		done := true
 		for _, l := range r.lanes {
-			if l.gate != nil && !l.gate.drained() {
+			if !l.gate.drained() {
 				done = false
 				break
 			}
@@ -318,14 +324,13 @@ func (r *run) drain(ctx context.Context) {
 	}
 }
 
-// made returns the deliveries made of every lane's messages: what drain
-// watches, cheaper to sum than every subscriber's tally.
+// made returns the deliveries made of every lane's messages (any
+// goroutine): what drain watches, and the distinct messages the
+// subscribers received.
 func (r *run) made() uint64 {
 	var n uint64
 	for _, l := range r.lanes {
-		if l.gate != nil {
-			n += l.gate.made.Load()
-		}
+		n += l.gate.made.Load()
 	}
 	return n
 }

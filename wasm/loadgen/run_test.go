@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -330,22 +331,31 @@ func TestRunAnnouncesItsPhases(t *testing.T) {
 
 func TestRunRaisesTheGCTargetWhileItLasts(t *testing.T) {
 	// The process's own target is set for the test (whatever GOGC the
-	// test binary was started with) and put back after it.
+	// test binary was started with) and put back after it; so is the
+	// GOGC variable, which a default run defers to.
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "")
+	os.Unsetenv("GOGC")
 	tests := []struct {
 		name    string
 		before  int
 		percent int
+		gogc    bool // GOGC set, as by the user
 		want    int
 	}{
-		{"default", 100, 0, DefaultGCPercent},
-		{"chosen", 100, 250, 250},
-		{"left alone", 100, -1, 100},
-		{"never lowered", 800, 0, 800},
+		{"default", 100, 0, false, DefaultGCPercent},
+		{"chosen", 100, 250, false, 250},
+		{"left alone", 100, -1, false, 100},
+		{"never lowered", 800, 0, false, 800},
+		{"the user's GOGC", 100, 0, true, 100},
+		{"chosen over the user's GOGC", 100, 250, true, 250},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.gogc {
+				t.Setenv("GOGC", "100")
+			}
 			debug.SetGCPercent(tt.before)
 			before := gcPercent()
 			if before != tt.before {
