@@ -25,6 +25,7 @@ func newMetric(subsystem, name, help string, kind prometheus.ValueType, labels .
 var (
 	connections      = newMetric("server", "connections", "Open WebSocket connections.", prometheus.GaugeValue)
 	connectionsTotal = newMetric("server", "connections_total", "WebSocket connections accepted.", prometheus.CounterValue)
+	codecConns       = newMetric("server", "codec_connections", "Open WebSocket connections by codec; a message is stored encoded in the codecs with connections when it is published (and msgpack).", prometheus.GaugeValue, "codec")
 	subscriptions    = newMetric("server", "subscriptions", "Live subscriptions.", prometheus.GaugeValue)
 	published        = newMetric("server", "published_messages_total", "Messages published by clients (publish, write, delete), by the codec they came in.", prometheus.CounterValue, "codec")
 	delivered        = newMetric("server", "delivered_messages_total", "Messages delivered in subscription data, by the subscriber's codec.", prometheus.CounterValue, "codec")
@@ -57,7 +58,7 @@ func newServerCollector(srv *server.Server) *serverCollector {
 }
 
 var serverMetrics = []metric{
-	connections, connectionsTotal, subscriptions, published, delivered, received, sent,
+	connections, connectionsTotal, codecConns, subscriptions, published, delivered, received, sent,
 	outOfSync, fastForwards, slowCloses, authFailures, draining,
 	channels, blocks, blockBytes, appended, expired, evicted, cursorsBehind,
 }
@@ -79,6 +80,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(connectionsTotal, float64(st.ConnectionsTotal))
 	emit(subscriptions, float64(st.Subscriptions))
 	for i, name := range c.codecs {
+		emit(codecConns, float64(st.CodecConnections[i]), name)
 		emit(published, float64(st.MessagesIn[i]), name)
 		emit(delivered, float64(st.MessagesOut[i]), name)
 		emit(received, float64(st.BytesIn[i]), name)

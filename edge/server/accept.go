@@ -54,9 +54,13 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	s.counters.connectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
 	s.track(c)
+	// Counted before it can subscribe, so that messages published from
+	// then on are stored in its codec too.
+	s.counters.connections[c.ci].Add(1)
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
+		defer s.counters.connections[c.ci].Add(-1)
 		c.run()
 	}()
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"reflect"
@@ -237,4 +238,50 @@ func TestMsgpackKeyTwice(t *testing.T) {
 		t.Fatalf("got %s %+v, want rtm/publish/error invalid_format", env.Action, eb)
 	}
 	c.call(rtm.ActionPublish, &rtm.PublishBody{Channel: "a", Message: "usable"}, nil)
+}
+
+// TestLateCodecReadsHistory publishes while only msgpack clients are
+// connected, so the messages are stored in msgpack alone; subscribers in
+// JSON and CBOR that connect afterwards and ask for the history get the
+// same values as in TestCrossCodec, and the per-codec gauge follows the
+// connections.
+func TestLateCodecReadsHistory(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	values := []any{
+		nil, true, int64(-7), uint64(math.MaxUint64), 2.5, "héllo ✓", []byte{0, 0xff},
+		[]any{int64(1), "two"}, map[string]any{"k": map[string]any{"a": []any{false}}},
+	}
+	pub := e.dialCodec(t, msgpack.Codec{})
+	for _, v := range values {
+		pub.call(rtm.ActionPublish, &rtm.PublishBody{Channel: "late", Message: v}, nil)
+	}
+	count := int64(len(values))
+	for _, c := range allCodecs {
+		sub := e.dialCodec(t, c)
+		sub.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "late", History: &rtm.History{Count: &count}}, nil)
+		var got []any
+		for len(got) < len(values) {
+			got = append(got, sub.data().Messages...)
+		}
+		for i, v := range values {
+			if b, ok := v.([]byte); ok && !c.Binary() {
+				v = base64.StdEncoding.EncodeToString(b)
+			}
+			if !reflect.DeepEqual(got[i], v) {
+				t.Errorf("published in msgpack before any %s client, read in %s: message %d = %#v, want %#v",
+					c.Name(), c.Name(), i, got[i], v)
+			}
+		}
+	}
+	st := e.srv.Stats()
+	for i, name := range server.Codecs() {
+		want := int64(1) // one subscriber of each codec
+		if name == "msgpack" {
+			want = 2 // and the publisher
+		}
+		if st.CodecConnections[i] != want {
+			t.Errorf("CodecConnections[%s] = %d, want %d", name, st.CodecConnections[i], want)
+		}
+	}
 }

@@ -3,30 +3,75 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 )
 
 // A stored message is encoded once per codec when it is published, never
 // once per subscriber: the store frame's data is a payload that holds the
-// message in every codec the edge speaks, so each sender splices the bytes
-// of its connection's codec into its data PDU.
+// message in the codecs that may read it, so each sender splices the
+// bytes of its connection's codec into its data PDU.
 //
 // Layout: one uint32 length per codec (little endian, in codec index
-// order), then the encodings back to back.
+// order), then the encodings back to back. Length 0 means absent (no
+// value encodes to nothing in any codec).
 //
-//	+------+------+------+-----------+-----------+-----------+
-//	| lenJ | lenC | lenM | JSON ...  | CBOR ...  | msgpack...|
-//	+------+------+------+-----------+-----------+-----------+
+//	+------+------+------+-----------+-----------+
+//	| lenJ | lenC | lenM | JSON ...  | msgpack...|   (lenC = 0: no CBOR)
+//	+------+------+------+-----------+-----------+
+//
+// A payload holds msgpack, the carrier, always; the publisher's codec;
+// and every codec with a connection open when it was published. An app
+// whose clients all speak one codec so keeps one or two encodings of its
+// history instead of three. A reader in a codec the payload lacks (it
+// connected after the message was published) gets the message decoded
+// from msgpack and encoded in its codec: one allocation per message, on a
+// path that only history published before the codec came in use takes.
 
 var errPayload = errors.New("server: corrupt payload")
 
 const payloadHeader = 4 * numCodecs
 
-// encodePayload appends the payload of value v to dst. size is the length
-// of v in the codec at index in, which the max-message check uses.
-func encodePayload(dst []byte, v any, in int) (out []byte, size int, err error) {
+// codecMask is a set of codec indexes, bit i for codecs[i].
+type codecMask uint8
+
+// allCodecs has every codec.
+const allCodecs = codecMask(1<<numCodecs - 1)
+
+// carrier is the index of msgpack, the encoding every payload holds.
+var carrier = func() int {
+	_, i := codecFor(carrierName)
+	if codecs[i].Name() != carrierName {
+		panic("server: no msgpack codec")
+	}
+	return i
+}()
+
+const carrierName = "msgpack"
+
+// payloadCodecs returns the codecs to encode a message published in the
+// codec at index in: the carrier, in, and every codec in use.
+func (s *Server) payloadCodecs(in int) codecMask {
+	m := codecMask(1)<<carrier | codecMask(1)<<in
+	for i := range numCodecs {
+		if s.counters.connections[i].Load() > 0 {
+			m |= codecMask(1) << i
+		}
+	}
+	return m
+}
+
+// encodePayload appends the payload of value v, encoded in the codecs of
+// want (which has the carrier), to dst. size is the length of v in the
+// codec at index in, which the max-message check uses; want has in.
+func encodePayload(dst []byte, v any, in int, want codecMask) (out []byte, size int, err error) {
 	start := len(dst)
 	dst = append(dst, make([]byte, payloadHeader)...)
 	for i, c := range codecs {
+		if want&(1<<i) == 0 {
+			continue
+		}
 		before := len(dst)
 		dst, err = c.AppendValue(dst, v)
 		if err != nil {
@@ -41,9 +86,20 @@ func encodePayload(dst []byte, v any, in int) (out []byte, size int, err error) 
 	return dst, size, nil
 }
 
-// payloadFor returns the encoding for the codec at index i inside a
-// payload, without copying.
+// payloadFor returns the encoding for the codec at index i of a payload:
+// without copying when the payload holds it, else transcoded from the
+// carrier into a new slice.
 func payloadFor(p []byte, i int) ([]byte, error) {
+	b, err := encodingAt(p, i)
+	if err != nil || len(b) > 0 {
+		return b, err
+	}
+	return transcode(p, i)
+}
+
+// encodingAt returns the encoding of codec i inside a payload, empty if
+// absent.
+func encodingAt(p []byte, i int) ([]byte, error) {
 	if len(p) < payloadHeader {
 		return nil, errPayload
 	}
@@ -58,9 +114,35 @@ func payloadFor(p []byte, i int) ([]byte, error) {
 	return p[off : off+n], nil
 }
 
-// nullPayload is the payload of a null message (rtm/delete).
+// transcode encodes in codec i the message a payload carries in msgpack.
+// The value was encoded from the canonical model, so it decodes back to
+// the same value, which every codec can carry.
+func transcode(p []byte, i int) ([]byte, error) {
+	m, err := encodingAt(p, carrier)
+	if err != nil {
+		return nil, err
+	}
+	if len(m) == 0 {
+		return nil, errPayload
+	}
+	d := wire.NewDecoder(m)
+	v, err := d.Value(0)
+	if err == nil {
+		err = d.End()
+	}
+	if err == nil && d.NonCanonical() {
+		err = errors.New("not in the canonical model")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: carrier: %w", errPayload, err)
+	}
+	return codecs[i].AppendValue(nil, v)
+}
+
+// nullPayload is the payload of a null message (rtm/delete), in every
+// codec.
 var nullPayload = func() []byte {
-	p, _, err := encodePayload(nil, nil, 0)
+	p, _, err := encodePayload(nil, nil, carrier, allCodecs)
 	if err != nil {
 		panic("server: cannot encode null: " + err.Error())
 	}

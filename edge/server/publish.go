@@ -32,7 +32,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	}
 	var size int
 	var err error
-	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.ci)
+	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.ci, c.srv.payloadCodecs(c.ci))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err
@@ -101,7 +101,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	if err := rtm.ValidateChannel(channel); err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
 	}
-	payload, _, err := encodePayload(nil, message, 0)
+	payload, _, err := encodePayload(nil, message, carrier, s.payloadCodecs(carrier))
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}

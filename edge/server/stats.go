@@ -7,6 +7,9 @@ import "sync/atomic"
 type Stats struct {
 	Connections      int64 // gauge: open WebSocket connections
 	ConnectionsTotal uint64
+	// CodecConnections is the gauge of open connections per codec,
+	// indexed like Codecs.
+	CodecConnections [numCodecs]int64
 	Subscriptions    int64 // gauge: live subscriptions
 	// Per codec, indexed like Codecs.
 	MessagesIn   [numCodecs]uint64 // messages published (publish, write, delete)
@@ -26,15 +29,18 @@ func Codecs() []string { return append([]string(nil), codecNames...) }
 // atomic adds by the connections' goroutines.
 type counters struct {
 	connectionsTotal atomic.Uint64
-	subscriptions    atomic.Int64
-	messagesIn       [numCodecs]atomic.Uint64
-	bytesIn          [numCodecs]atomic.Uint64
-	messagesOut      [numCodecs]atomic.Uint64
-	bytesOut         [numCodecs]atomic.Uint64
-	outOfSync        atomic.Uint64
-	fastForward      atomic.Uint64
-	slowCloses       atomic.Uint64
-	authFailures     atomic.Uint64
+	// connections counts open connections per codec; a publish encodes
+	// its message in the codecs counted here (payloadCodecs).
+	connections   [numCodecs]atomic.Int64
+	subscriptions atomic.Int64
+	messagesIn    [numCodecs]atomic.Uint64
+	bytesIn       [numCodecs]atomic.Uint64
+	messagesOut   [numCodecs]atomic.Uint64
+	bytesOut      [numCodecs]atomic.Uint64
+	outOfSync     atomic.Uint64
+	fastForward   atomic.Uint64
+	slowCloses    atomic.Uint64
+	authFailures  atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -50,6 +56,7 @@ func (s *Server) Stats() Stats {
 		AuthFailures:     c.authFailures.Load(),
 	}
 	for i := range numCodecs {
+		st.CodecConnections[i] = c.connections[i].Load()
 		st.MessagesIn[i] = c.messagesIn[i].Load()
 		st.BytesIn[i] = c.bytesIn[i].Load()
 		st.MessagesOut[i] = c.messagesOut[i].Load()

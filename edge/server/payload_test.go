@@ -1,0 +1,121 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"testing"
+)
+
+// payloadValues are values of the canonical model, one of each kind and
+// the edges of the numbers.
+var payloadValues = []any{
+	nil, true, false, int64(0), int64(-1), int64(math.MaxInt64), int64(math.MinInt64),
+	uint64(math.MaxUint64), 1.5, -2.25e-10, math.MaxFloat64, "", "héllo ✓ 日本",
+	[]byte{}, []byte{0, 1, 0xfe, 0xff}, []any{}, []any{int64(1), "two", nil, []byte("b")},
+	map[string]any{}, map[string]any{"nested": map[string]any{"a": []any{true, 1.25}}, "k": "v", "": nil},
+}
+
+// TestPayloadTranscodes: whatever codecs a payload holds, every codec reads
+// the same bytes as if the payload held its encoding: a reader in a codec
+// the publisher left out gets exactly what it would have got.
+func TestPayloadTranscodes(t *testing.T) {
+	for _, v := range payloadValues {
+		want := make([][]byte, numCodecs)
+		for i, c := range codecs {
+			b, err := c.AppendValue(nil, v)
+			if err != nil {
+				t.Fatalf("%s: encode %#v: %v", c.Name(), v, err)
+			}
+			want[i] = b
+		}
+		for in := range numCodecs {
+			for m := range allCodecs + 1 {
+				mask := m | codecMask(1)<<carrier | codecMask(1)<<in
+				p, size, err := encodePayload([]byte("prefix"), v, in, mask)
+				if err != nil {
+					t.Fatalf("encodePayload(%#v, %s, %03b): %v", v, codecs[in].Name(), mask, err)
+				}
+				if size != len(want[in]) {
+					t.Errorf("encodePayload(%#v, %s): size %d, want %d", v, codecs[in].Name(), size, len(want[in]))
+				}
+				p = p[len("prefix"):]
+				for i, c := range codecs {
+					stored, err := encodingAt(p, i)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if held := mask&(1<<i) != 0; held != (len(stored) > 0) {
+						t.Errorf("%#v in %03b: %s held %v, want %v", v, mask, c.Name(), len(stored) > 0, held)
+					}
+					got, err := payloadFor(p, i)
+					if err != nil {
+						t.Fatalf("%#v in %03b: read as %s: %v", v, mask, c.Name(), err)
+					}
+					if !bytes.Equal(got, want[i]) {
+						t.Errorf("%#v in %03b: read as %s: %x, want %x", v, mask, c.Name(), got, want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPayloadSmallerWithFewerCodecs: a payload in the carrier alone is
+// about a third of one in every codec.
+func TestPayloadSmallerWithFewerCodecs(t *testing.T) {
+	msg := map[string]any{"user": "ada", "text": fmt.Sprintf("%0100d", 7), "n": int64(12)}
+	one, _, err := encodePayload(nil, msg, carrier, codecMask(1)<<carrier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := encodePayload(nil, msg, carrier, allCodecs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 2*len(one) > len(all) {
+		t.Fatalf("payload in msgpack alone %d bytes, in all codecs %d: want under half", len(one), len(all))
+	}
+}
+
+// TestPayloadCorrupt: a payload whose header lies, or whose carrier is
+// missing or broken, is an error, not a panic or a wrong message.
+func TestPayloadCorrupt(t *testing.T) {
+	good, _, err := encodePayload(nil, "x", carrier, codecMask(1)<<carrier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noCarrier := bytes.Clone(good[:payloadHeader])
+	clear(noCarrier)
+	broken := bytes.Clone(good)
+	broken[len(broken)-2] = 0xc1 // a msgpack byte that is never used
+	for name, p := range map[string][]byte{
+		"short":      good[:payloadHeader-1],
+		"truncated":  good[:len(good)-1],
+		"no carrier": noCarrier,
+		"broken":     broken,
+	} {
+		if _, err := payloadFor(p, 0); err == nil {
+			t.Errorf("%s: read as %s: no error", name, codecs[0].Name())
+		}
+	}
+}
+
+// FuzzPayload reads arbitrary bytes as a stored payload in every codec:
+// an error or an encoding, never a panic.
+func FuzzPayload(f *testing.F) {
+	for _, v := range payloadValues {
+		p, _, err := encodePayload(nil, v, carrier, codecMask(1)<<carrier)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p []byte) {
+		for i := range numCodecs {
+			if b, err := payloadFor(p, i); err == nil && len(b) == 0 {
+				t.Fatalf("read as %s: no error and no encoding", codecs[i].Name())
+			}
+		}
+	})
+}
