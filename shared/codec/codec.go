@@ -48,3 +48,26 @@ type Codec interface {
 	// hot path and does not allocate.
 	AppendData(dst []byte, subscriptionID string, pos rtm.Position, messages [][]byte) []byte
 }
+
+// Data is an rtm/subscription/data push as a DataDecoder reads it.
+type Data struct {
+	SubscriptionID string
+	Position       rtm.Position
+	Messages       []any
+}
+
+// DataDecoder is implemented by codecs with a one-pass reader for the PDU
+// a subscriber receives most: rtm/subscription/data without id. It saves
+// decoding the frame twice (Decode, then DecodeBody) and the strings of
+// the id and position.
+//
+// DecodeData reads frame into d and reports true only when Decode and
+// DecodeBody into a zero rtm.SubscriptionData would succeed and give the
+// same subscription id and messages, and a position that parses to
+// d.Position. For any other frame (another PDU, one with an id, unusual
+// keys or encodings, an error) it reports false, and the caller decodes
+// the frame with Decode and DecodeBody. d.SubscriptionID is kept, without
+// allocating, when the frame names the same subscription.
+type DataDecoder interface {
+	DecodeData(frame []byte, d *Data) bool
+}

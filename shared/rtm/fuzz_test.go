@@ -2,6 +2,8 @@ package rtm_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -16,6 +18,17 @@ func FuzzParsePosition(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		p, err := rtm.ParsePosition(s)
+		if pb, errb := rtm.ParsePositionBytes([]byte(s)); pb != p || (errb == nil) != (err == nil) {
+			t.Fatalf("ParsePositionBytes(%q) = %+v, %v; ParsePosition: %+v, %v", s, pb, errb, p, err)
+		}
+		if e, o, ok := strings.Cut(s, ":"); ok && err == nil {
+			// The reference: strconv, on what the parser took as digits.
+			we, err1 := strconv.ParseUint(e, 10, 64)
+			wo, err2 := strconv.ParseUint(o, 10, 64)
+			if err1 != nil || err2 != nil || p != (rtm.Position{Epoch: we, Offset: wo}) {
+				t.Fatalf("ParsePosition(%q) = %+v; strconv says %d, %v and %d, %v", s, p, we, err1, wo, err2)
+			}
+		}
 		if err != nil {
 			if !errors.Is(err, rtm.ErrPositionFormat) || p != (rtm.Position{}) {
 				t.Fatalf("ParsePosition(%q) = %+v, %v", s, p, err)

@@ -2,6 +2,7 @@ package rtm
 
 import (
 	"errors"
+	"math"
 	"strconv"
 )
 
@@ -17,14 +18,19 @@ type Position struct {
 }
 
 // ParsePosition parses "EPOCH:OFFSET", two decimal integers without sign.
-func ParsePosition(s string) (Position, error) {
+func ParsePosition(s string) (Position, error) { return parsePosition(s) }
+
+// ParsePositionBytes is ParsePosition on bytes, without copying them.
+func ParsePositionBytes(b []byte) (Position, error) { return parsePosition(b) }
+
+func parsePosition[T string | []byte](s T) (Position, error) {
 	for i := 0; i < len(s); i++ {
 		if s[i] != ':' {
 			continue
 		}
-		e, err1 := parseUint(s[:i])
-		o, err2 := parseUint(s[i+1:])
-		if err1 != nil || err2 != nil {
+		e, ok1 := parseUint(s[:i])
+		o, ok2 := parseUint(s[i+1:])
+		if !ok1 || !ok2 {
 			return Position{}, ErrPositionFormat
 		}
 		return Position{Epoch: e, Offset: o}, nil
@@ -32,17 +38,25 @@ func ParsePosition(s string) (Position, error) {
 	return Position{}, ErrPositionFormat
 }
 
-// parseUint accepts only ASCII digits, unlike strconv which takes "+1".
-func parseUint(s string) (uint64, error) {
-	if s == "" || len(s) > 20 {
-		return 0, ErrPositionFormat
+// parseUint accepts only ASCII digits (unlike strconv, which takes "+1"),
+// 1 to 20 of them, and a value that fits 64 bits.
+func parseUint[T string | []byte](s T) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 {
+		return 0, false
 	}
+	var v uint64
 	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, ErrPositionFormat
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
 		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
 	}
-	return strconv.ParseUint(s, 10, 64)
+	return v, true
 }
 
 // String returns the text form "EPOCH:OFFSET".

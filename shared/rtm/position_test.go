@@ -26,6 +26,10 @@ func TestParsePosition(t *testing.T) {
 			if err != nil || got != tc.want {
 				t.Fatalf("ParsePosition(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 			}
+			got, err = rtm.ParsePositionBytes([]byte(tc.in))
+			if err != nil || got != tc.want {
+				t.Fatalf("ParsePositionBytes(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			}
 		})
 	}
 }
@@ -42,6 +46,10 @@ func TestParsePositionRefuses(t *testing.T) {
 			p, err := rtm.ParsePosition(in)
 			if !errors.Is(err, rtm.ErrPositionFormat) || p != (rtm.Position{}) {
 				t.Fatalf("ParsePosition(%q) = %+v, %v; want ErrPositionFormat", in, p, err)
+			}
+			p, err = rtm.ParsePositionBytes([]byte(in))
+			if !errors.Is(err, rtm.ErrPositionFormat) || p != (rtm.Position{}) {
+				t.Fatalf("ParsePositionBytes(%q) = %+v, %v; want ErrPositionFormat", in, p, err)
 			}
 		})
 	}

@@ -139,7 +139,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 		_ = t.Close(rtm.ClosePolicyViolation, "unexpected subprotocol")
 		return nil, fmt.Errorf("client: dial %s: the edge chose subprotocol %q, not %q", c.url, sp, c.codec.Name())
 	}
-	cn := newConn(t, cd, c.log, c.onPush)
+	cn := newConn(t, cd, c.log, c)
 	if err := c.authenticate(ctx, cn); err != nil {
 		cn.close()
 		return nil, err

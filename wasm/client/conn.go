@@ -29,9 +29,13 @@ type conn struct {
 	t     transport
 	codec codec.Codec
 	log   *Logger
-	// push receives every PDU without id (subscription data, info and
-	// errors), on the reader goroutine; size is the frame's length.
-	push func(cn *conn, env rtm.Envelope, size int)
+	// pushes receives every PDU without id (subscription data, info and
+	// errors), on the reader goroutine.
+	pushes pushHandler
+	// dd reads data pushes in one pass, if the codec can (nil if not),
+	// into data, the reader's.
+	dd   codec.DataDecoder
+	data codec.Data
 
 	ctx    context.Context // ends with the connection; bounds writes and reads
 	cancel context.CancelFunc
@@ -87,14 +91,25 @@ type call struct {
 	reply func(cl *call)
 }
 
+// pushHandler takes the pushes of a conn, on its reader goroutine; size
+// is the frame's length.
+type pushHandler interface {
+	// onData takes a data push read by the codec's DataDecoder. d is the
+	// reader's: it is valid only during the call, its messages excepted.
+	onData(cn *conn, d *codec.Data, size int)
+	// onPush takes every other push.
+	onPush(cn *conn, env rtm.Envelope, size int)
+}
+
 // newConn starts the reader of a dialed transport.
-func newConn(t transport, cd codec.Codec, log *Logger, push func(*conn, rtm.Envelope, int)) *conn {
+func newConn(t transport, cd codec.Codec, log *Logger, pushes pushHandler) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	cn := &conn{
-		t: t, codec: cd, log: log, push: push,
+		t: t, codec: cd, log: log, pushes: pushes,
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		pending: make(map[int64]*call),
 	}
+	cn.dd, _ = cd.(codec.DataDecoder)
 	go cn.readLoop()
 	return cn
 }
@@ -119,6 +134,11 @@ func (cn *conn) readLoop() {
 
 // handle routes one frame, on the reader goroutine.
 func (cn *conn) handle(frame []byte) {
+	if cn.dd != nil && cn.dd.DecodeData(frame, &cn.data) {
+		cn.pushes.onData(cn, &cn.data, len(frame))
+		cn.data.Messages = nil // handed over
+		return
+	}
 	env, err := cn.codec.Decode(frame)
 	if err != nil {
 		cn.log.Warn("sluice client: dropped an undecodable frame", "err", err)
@@ -132,7 +152,7 @@ func (cn *conn) handle(frame []byte) {
 			cn.logErrorPDU(env)
 			return
 		}
-		cn.push(cn, env, len(frame))
+		cn.pushes.onPush(cn, env, len(frame))
 	default:
 		cn.log.Debug("sluice client: ignored a reply with a string id", "action", env.Action)
 	}

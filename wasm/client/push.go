@@ -1,6 +1,7 @@
 package client
 
 import (
+	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -12,7 +13,12 @@ func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
 	case rtm.ActionSubscriptionData:
 		var d rtm.SubscriptionData
 		if c.decodePush(cn, env, &d) {
-			c.onData(cn, &d, size)
+			pos, err := rtm.ParsePosition(d.Position)
+			bad := ""
+			if err != nil {
+				bad = d.Position
+			}
+			c.takeData(cn, d.SubscriptionID, pos, bad, d.Messages, size)
 		}
 	case rtm.ActionSubscriptionInfo:
 		var info rtm.SubscriptionInfo
@@ -56,26 +62,31 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 	return s
 }
 
-// onData queues a batch of messages for the handler (or hands it over at
-// once for a Direct subscription), or marks the subscription lagging when
-// the buffer is full.
-func (c *Client) onData(cn *conn, d *rtm.SubscriptionData, size int) {
-	pos, err := rtm.ParsePosition(d.Position)
+// onData implements pushHandler.
+func (c *Client) onData(cn *conn, d *codec.Data, size int) {
+	c.takeData(cn, d.SubscriptionID, d.Position, "", d.Messages, size)
+}
+
+// takeData queues a batch of messages for the handler (or hands it over
+// at once for a Direct subscription), or marks the subscription lagging
+// when the buffer is full. badPos is the text of a position that did not
+// parse ("" when pos is good).
+func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos string, messages []any, size int) {
 	c.mu.Lock()
-	s := c.routeLocked(cn, d.SubscriptionID)
+	s := c.routeLocked(cn, id)
 	if s == nil {
 		c.mu.Unlock()
 		return
 	}
-	if err != nil {
+	if badPos != "" {
 		// Deliver the messages, but keep the last good resume point.
-		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", d.Position)
+		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", badPos)
 		pos = s.next
 	}
 	if s.opts.Direct {
 		s.next = pos
 		c.mu.Unlock()
-		c.handData(s, d.Messages, pos)
+		c.handData(s, messages, pos)
 		return
 	}
 	defer c.mu.Unlock()
@@ -88,7 +99,7 @@ func (c *Client) onData(cn *conn, d *rtm.SubscriptionData, size int) {
 		return
 	}
 	s.next = pos
-	c.enqueueLocked(event{kind: evData, sub: s, messages: d.Messages, pos: pos, size: size})
+	c.enqueueLocked(event{kind: evData, sub: s, messages: messages, pos: pos, size: size})
 }
 
 // onInfo moves the resume point to where the edge fast-forwarded and
