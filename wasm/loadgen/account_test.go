@@ -32,6 +32,11 @@ func TestStampRoundTrip(t *testing.T) {
 			if err != nil || got != tt.st {
 				t.Fatalf("ParseStamp = %+v, %v; want %+v", got, err, tt.st)
 			}
+			for i := StampSize; i < len(p); i++ {
+				if p[i] != padding[i%len(padding)] {
+					t.Fatalf("byte %d is %q, want %q", i, p[i], padding[i%len(padding)])
+				}
+			}
 		})
 	}
 }

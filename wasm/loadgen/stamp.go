@@ -40,8 +40,13 @@ func AppendPayload(dst []byte, s Stamp, size int) []byte {
 	dst = appendHex(dst, uint64(s.Publisher), 4)
 	dst = appendHex(dst, s.Seq&maxSeq, 12)
 	dst = appendHex(dst, uint64(s.Sent), 16)
-	for i := StampSize; i < size; i++ {
-		dst = append(dst, padding[i%len(padding)])
+	// Byte i of the message is padding[i%len(padding)], copied a run at a
+	// time.
+	for i := StampSize; i < size; {
+		j := i % len(padding)
+		n := min(len(padding)-j, size-i)
+		dst = append(dst, padding[j:j+n]...)
+		i += n
 	}
 	return dst
 }
