@@ -13,10 +13,10 @@ func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
 	case rtm.ActionSubscriptionData:
 		var d rtm.SubscriptionData
 		if c.decodePush(cn, env, &d) {
+			var bad *string // the position's text when it does not parse
 			pos, err := rtm.ParsePosition(d.Position)
-			bad := ""
 			if err != nil {
-				bad = d.Position
+				bad = &d.Position
 			}
 			c.takeData(cn, d.SubscriptionID, pos, bad, d.Messages, size)
 		}
@@ -64,23 +64,23 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 
 // onData implements pushHandler.
 func (c *Client) onData(cn *conn, d *codec.Data, size int) {
-	c.takeData(cn, d.SubscriptionID, d.Position, "", d.Messages, size)
+	c.takeData(cn, d.SubscriptionID, d.Position, nil, d.Messages, size)
 }
 
 // takeData queues a batch of messages for the handler (or hands it over
 // at once for a Direct subscription), or marks the subscription lagging
 // when the buffer is full. badPos is the text of a position that did not
-// parse ("" when pos is good).
-func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos string, messages []any, size int) {
+// parse, nil when pos is good.
+func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string, messages []any, size int) {
 	c.mu.Lock()
 	s := c.routeLocked(cn, id)
 	if s == nil {
 		c.mu.Unlock()
 		return
 	}
-	if badPos != "" {
+	if badPos != nil {
 		// Deliver the messages, but keep the last good resume point.
-		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", badPos)
+		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", *badPos)
 		pos = s.next
 	}
 	if s.opts.Direct {
