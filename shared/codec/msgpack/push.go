@@ -20,16 +20,16 @@ func (Codec) DecodeData(frame []byte, d *codec.Data) bool {
 	var b dataBody
 	var seen uint8
 	for range n {
-		key, err := stringField(&r)
-		if err != nil {
+		key, ok := stringField(&r)
+		if !ok {
 			return false
 		}
 		var bit uint8
 		switch string(key) {
 		case "action":
 			bit = 1
-			a, err := stringField(&r)
-			if err != nil || string(a) != rtm.ActionSubscriptionData {
+			a, ok := stringField(&r)
+			if !ok || string(a) != rtm.ActionSubscriptionData {
 				return false
 			}
 		case "body":
@@ -72,23 +72,25 @@ func (b *dataBody) read(r *wire.Decoder) bool {
 	}
 	var seen uint8
 	for range n {
-		key, err := stringField(r)
-		if err != nil {
+		key, ok := stringField(r)
+		if !ok {
 			return false
 		}
 		var bit uint8
 		switch string(key) {
 		case "subscription_id":
 			bit = 1
-			if b.id, err = stringField(r); err != nil {
+			var ok bool
+			if b.id, ok = stringField(r); !ok {
 				return false
 			}
 		case "position":
 			bit = 2
-			p, err := stringField(r)
-			if err != nil {
+			p, ok := stringField(r)
+			if !ok {
 				return false
 			}
+			var err error
 			if b.pos, err = rtm.ParsePositionBytes(p); err != nil {
 				return false
 			}
@@ -112,15 +114,9 @@ func (b *dataBody) read(r *wire.Decoder) bool {
 	return true
 }
 
-// errNotString stands for a key or field of another kind than string.
-var errNotString = wire.ErrKey
-
 // stringField reads a msgpack string (checked UTF-8); the bytes alias the
 // frame.
-func stringField(r *wire.Decoder) ([]byte, error) {
+func stringField(r *wire.Decoder) ([]byte, bool) {
 	p, k, err := r.Key()
-	if err == nil && k != wire.KindString {
-		err = errNotString
-	}
-	return p, err
+	return p, err == nil && k == wire.KindString
 }
