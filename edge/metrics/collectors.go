@@ -25,7 +25,7 @@ func newMetric(subsystem, name, help string, kind prometheus.ValueType, labels .
 var (
 	connections      = newMetric("server", "connections", "Open WebSocket connections.", prometheus.GaugeValue)
 	connectionsTotal = newMetric("server", "connections_total", "WebSocket connections accepted.", prometheus.CounterValue)
-	codecConns       = newMetric("server", "codec_connections", "Open WebSocket connections by codec; a message is stored encoded in the codecs with connections when it is published (and msgpack).", prometheus.GaugeValue, "codec")
+	codecConns       = newMetric("server", "codec_connections", "Open WebSocket connections by codec; a message is stored in msgpack and in the codecs with connections when it is published, or closed less than a minute before.", prometheus.GaugeValue, "codec")
 	subscriptions    = newMetric("server", "subscriptions", "Live subscriptions.", prometheus.GaugeValue)
 	published        = newMetric("server", "published_messages_total", "Messages published by clients (publish, write, delete), by the codec they came in.", prometheus.CounterValue, "codec")
 	delivered        = newMetric("server", "delivered_messages_total", "Messages delivered in subscription data, by the subscriber's codec.", prometheus.CounterValue, "codec")

@@ -56,11 +56,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
-	s.counters.connections[c.ci].Add(1)
+	s.codecOpened(c.ci)
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
-		defer s.counters.connections[c.ci].Add(-1)
+		defer s.codecClosed(c.ci)
 		c.run()
 	}()
 }

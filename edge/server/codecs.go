@@ -13,6 +13,10 @@ const numCodecs = 3
 // it is the RTM default, used when the client asks for no subprotocol.
 var codecs = [numCodecs]codec.Codec{json.Codec{}, cbor.Codec{}, msgpack.Codec{}}
 
+// carrier is the index in codecs of msgpack, the encoding every stored
+// payload holds (see payload.go).
+const carrier = 2
+
 // codecNames are the WebSocket subprotocols the edge accepts: the codecs'
 // names, in the same order.
 var codecNames = func() []string {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 )
@@ -22,12 +23,14 @@ import (
 //	+------+------+------+-----------+-----------+
 //
 // A payload holds msgpack, the carrier, always; the publisher's codec;
-// and every codec with a connection open when it was published. An app
-// whose clients all speak one codec so keeps one or two encodings of its
-// history instead of three. A reader in a codec the payload lacks (it
-// connected after the message was published) gets the message decoded
-// from msgpack and encoded in its codec: one allocation per message, on a
-// path that only history published before the codec came in use takes.
+// and every codec in use when it was published: with a connection open,
+// or whose last connection closed less than codecLinger before, so that
+// clients reconnecting after a drop find what was published meanwhile in
+// their codec. An app whose clients all speak one codec so
+// keeps one or two encodings of its history instead of three. A reader in
+// a codec the payload lacks gets the message decoded from msgpack and
+// encoded in its codec: one allocation per message and reader, on a path
+// that only history published before the codec came in use takes.
 
 var errPayload = errors.New("server: corrupt payload")
 
@@ -39,24 +42,38 @@ type codecMask uint8
 // allCodecs has every codec.
 const allCodecs = codecMask(1<<numCodecs - 1)
 
-// carrier is the index of msgpack, the encoding every payload holds.
-var carrier = func() int {
-	_, i := codecFor(carrierName)
-	if codecs[i].Name() != carrierName {
-		panic("server: no msgpack codec")
-	}
-	return i
-}()
+// codecLinger is how long a codec is still encoded after its last
+// connection closed: longer than clients dropped together take to come
+// back (their reconnect backoff is seconds).
+const codecLinger = int64(time.Minute)
 
-const carrierName = "msgpack"
+// codecOpened counts a connection of the codec at index i.
+func (s *Server) codecOpened(i int) { s.counters.connections[i].Add(1) }
+
+// codecClosed uncounts it, noting when the codec's last one closed.
+func (s *Server) codecClosed(i int) {
+	if s.counters.connections[i].Add(-1) == 0 {
+		s.codecGone[i].Store(s.store.Now())
+	}
+}
 
 // payloadCodecs returns the codecs to encode a message published in the
 // codec at index in: the carrier, in, and every codec in use.
 func (s *Server) payloadCodecs(in int) codecMask {
 	m := codecMask(1)<<carrier | codecMask(1)<<in
+	var now int64 // read once, if a codec without connections needs it
 	for i := range numCodecs {
 		if s.counters.connections[i].Load() > 0 {
 			m |= codecMask(1) << i
+			continue
+		}
+		if gone := s.codecGone[i].Load(); gone != 0 {
+			if now == 0 {
+				now = s.store.Now()
+			}
+			if now-gone < codecLinger {
+				m |= codecMask(1) << i
+			}
 		}
 	}
 	return m

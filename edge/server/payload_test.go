@@ -2,9 +2,15 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
 // payloadValues are values of the canonical model, one of each kind and
@@ -118,4 +124,45 @@ func FuzzPayload(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPayloadCodecsLinger: a publish encodes the carrier, the publisher's
+// codec and every codec with a connection open, or whose last one closed
+// less than codecLinger ago.
+func TestPayloadCodecsLinger(t *testing.T) {
+	if codecs[carrier].Name() != "msgpack" {
+		t.Fatalf("the carrier is %s, want msgpack", codecs[carrier].Name())
+	}
+	clock := storetest.NewClock(time.Unix(1_700_000_000, 0))
+	s, err := New(&Options{Apps: []*app.App{{Key: "k", Roles: map[string]*app.Role{"default": {Name: "default"}}}}, StoreOptions: &store.Options{Clock: clock, SweepInterval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	_, js := codecFor("json")
+	_, cb := codecFor("cbor")
+	check := func(when string, want codecMask) {
+		t.Helper()
+		if got := s.payloadCodecs(cb); got != want|1<<carrier|1<<cb {
+			t.Fatalf("%s: codecs %03b, want %03b", when, got, want|1<<carrier|1<<cb)
+		}
+	}
+	check("no JSON connection yet", 0)
+	s.codecOpened(js)
+	s.codecOpened(js)
+	check("two JSON connections", 1<<js)
+	s.codecClosed(js)
+	clock.Advance(time.Hour)
+	check("one JSON connection left", 1<<js)
+	s.codecClosed(js)
+	clock.Advance(time.Minute - time.Nanosecond)
+	check("the last JSON connection closed a minute ago less 1ns", 1<<js)
+	clock.Advance(time.Nanosecond)
+	check("the last JSON connection closed a minute ago", 0)
 }

@@ -44,6 +44,9 @@ type Server struct {
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
 	counters counters
+	// codecGone is, per codec, the store's clock when its last connection
+	// closed (0: none did): a publish encodes it for codecLinger after.
+	codecGone [numCodecs]atomic.Int64
 
 	mu       sync.Mutex         // guards conns, closing and aborting
 	conns    map[*conn]struct{} // open connections, for Shutdown

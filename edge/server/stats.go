@@ -30,7 +30,8 @@ func Codecs() []string { return append([]string(nil), codecNames...) }
 type counters struct {
 	connectionsTotal atomic.Uint64
 	// connections counts open connections per codec; a publish encodes
-	// its message in the codecs counted here (payloadCodecs).
+	// its message in the codecs counted here (payloadCodecs), and for a
+	// while after the last one closed.
 	connections   [numCodecs]atomic.Int64
 	subscriptions atomic.Int64
 	messagesIn    [numCodecs]atomic.Uint64
