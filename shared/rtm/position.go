@@ -59,8 +59,12 @@ func parseUint[T string | []byte](s T) (uint64, bool) {
 	return v, true
 }
 
-// String returns the text form "EPOCH:OFFSET".
-func (p Position) String() string { return string(p.AppendText(nil)) }
+// String returns the text form "EPOCH:OFFSET", allocating only the string
+// (it is laid out in a buffer on the stack, which fits the longest).
+func (p Position) String() string {
+	var b [len("18446744073709551615:18446744073709551615")]byte
+	return string(p.AppendText(b[:0]))
+}
 
 // AppendText appends the text form to dst without allocating beyond it.
 func (p Position) AppendText(dst []byte) []byte {

@@ -55,6 +55,9 @@ func TestParsePositionRefuses(t *testing.T) {
 	}
 }
 
+// positionSink keeps String's result alive, as a caller's would be.
+var positionSink string
+
 func TestPositionText(t *testing.T) { // not parallel: it counts allocations
 	for _, p := range []rtm.Position{{}, {Epoch: 1, Offset: 2}, {Epoch: math.MaxUint64, Offset: math.MaxUint64}, {Epoch: 10, Offset: 0}} {
 		s := p.String()
@@ -73,6 +76,9 @@ func TestPositionText(t *testing.T) { // not parallel: it counts allocations
 	p := rtm.Position{Epoch: math.MaxUint64, Offset: 1}
 	if n := testing.AllocsPerRun(100, func() { buf = p.AppendText(buf[:0]) }); n != 0 {
 		t.Fatalf("AppendText allocates %v times, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { positionSink = p.String() }); n > 1 {
+		t.Fatalf("String allocates %v times, want 1 (the string)", n)
 	}
 }
 
