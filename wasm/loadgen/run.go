@@ -360,7 +360,7 @@ func (r *run) endWindow(ctx context.Context) {
 
 // mark reads the counters and samples the processes.
 func (r *run) mark(ctx context.Context) mark {
-	m := mark{at: time.Now(), delivered: r.tallies().delivered}
+	m := mark{at: time.Now(), delivered: int64(r.made())}
 	for _, l := range r.lanes {
 		m.published += l.published.Load()
 	}
