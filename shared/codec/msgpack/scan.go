@@ -15,13 +15,12 @@ func malformed(what string, err error) *rtm.Error {
 
 // decodeEnvelope validates a frame and reads its top-level map in one pass.
 func decodeEnvelope(f []byte) (rtm.Envelope, error) {
-	var env rtm.Envelope
 	k, pairs, i, err := wire.Head(f, 0)
 	if err != nil {
-		return env, malformed("frame", err)
+		return rtm.Envelope{}, malformed("frame", err)
 	}
 	if k != wire.KindMap {
-		return env, codec.Invalid("PDU must be a map")
+		return rtm.Envelope{}, codec.Invalid("PDU must be a map")
 	}
 	var s wire.Scanner
 	var pdu wire.PDUFields

@@ -43,14 +43,13 @@ func (Codec) Binary() bool { return true }
 // string action, an optional integer or string id and an optional map
 // body, each given once, is invalid_format.
 func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
-	var env rtm.Envelope
 	d := wire.NewDecoder(frame)
 	k, pairs, err := d.Head()
 	if err != nil {
-		return env, invalid(err)
+		return rtm.Envelope{}, invalid(err)
 	}
 	if k != wire.KindMap {
-		return env, codec.Invalid("PDU must be a map")
+		return rtm.Envelope{}, codec.Invalid("PDU must be a map")
 	}
 	var pdu wire.PDUFields
 	for ; pairs > 0; pairs-- {
