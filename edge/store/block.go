@@ -47,7 +47,13 @@ type block struct {
 	// Immutable once the block is linked into its channel.
 	buf   []byte   // capacity of the block; never reused
 	first uint64   // offset of its first frame
-	ch    *channel // owner, for the store-wide eviction FIFO
+	// from is the lowest offset the block covers. In a standalone store it
+	// is first. In a replica (Options.Epoch), whose offsets skip, it is
+	// the channel's last offset + 1 when the block was opened: a position
+	// between the previous block's last frame and this block's first is
+	// not expired while this block is the head.
+	from uint64
+	ch   *channel // owner, for the store-wide eviction FIFO
 
 	// pub is the boundary (the number of readable bytes, low countShift
 	// bits) and the count of the frames before it (high bits). Written
@@ -71,8 +77,8 @@ type block struct {
 }
 
 // newBlock returns an empty block of the given capacity.
-func newBlock(ch *channel, size int, first uint64) *block {
-	return &block{buf: make([]byte, size), first: first, ch: ch}
+func newBlock(ch *channel, size int, from, first uint64) *block {
+	return &block{buf: make([]byte, size), from: from, first: first, ch: ch}
 }
 
 // end loads the boundary: the bytes before it are readable.

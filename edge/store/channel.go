@@ -65,7 +65,7 @@ type queue struct {
 // new snapshot, so next is exact.
 func (q *queue) headOffset() uint64 {
 	if q.head < len(q.blocks) {
-		return q.blocks[q.head].first
+		return q.blocks[q.head].from
 	}
 	return q.next
 }
@@ -93,16 +93,20 @@ func (s *Store) newChannel(name string) *channel {
 	now := s.stampNow()
 	ch := &channel{
 		name:     name,
-		epoch:    s.epochBase + s.epochSeq.Add(1),
+		epoch:    s.newEpoch(),
 		ret:      s.opts.retention(name),
 		s:        s,
 		touched:  now,
 		nextSize: s.opts.FirstBlockBytes,
 		sched:    heapSlot{idx: -1},
 	}
-	ch.tail = newBlock(ch, 0, 1)
+	// A replica (Options.Epoch set) holds every message appended since
+	// the channel was created, not those before: its history starts
+	// after the last offset the store had applied then.
+	ch.last = s.applied.Load()
+	ch.tail = newBlock(ch, 0, ch.last+1, ch.last+1)
 	ch.tail.deleted.Store(true)
-	ch.q.Store(&queue{next: 1})
+	ch.q.Store(&queue{next: ch.last + 1})
 	ch.mu.Lock()
 	ch.schedule()
 	ch.mu.Unlock()
@@ -164,7 +168,14 @@ func (ch *channel) openBlock(fs int, first uint64) *block {
 	if size < fs {
 		size = fs
 	}
-	return newBlock(ch, size, first)
+	from := first
+	if o.Epoch != 0 {
+		// A replica's offsets skip (they number the whole log): the block
+		// covers the gap before its first frame, which no message of this
+		// channel holds.
+		from = ch.last + 1
+	}
+	return newBlock(ch, size, from, first)
 }
 
 // link makes nb, already holding its first frame, the channel's tail: it

@@ -90,6 +90,12 @@ type Options struct {
 	// often (default 1ms), because reading the clock costs more than an
 	// append. Negative: read the clock on every append.
 	TimeResolution time.Duration
+	// Epoch, when not zero, makes the store a replica of a shared log (a
+	// cluster's stream): every channel has this epoch, offsets are the
+	// log's (given to AppendAt), and a channel created holds the messages
+	// appended after it (see SetApplied). Default 0: a standalone store,
+	// where each incarnation of a channel gets an epoch of its own.
+	Epoch uint64
 	// Retention gives a channel's retention when the channel is created;
 	// nil means the defaults, and zero fields of its result too.
 	Retention func(channel string) Retention

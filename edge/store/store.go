@@ -47,6 +47,10 @@ type Store struct {
 
 	epochBase uint64        // store start in unix micros; immutable
 	epochSeq  atomic.Uint64 // epoch counter; incremented by channel creation
+	// applied is, in a replica (Options.Epoch set), the highest offset of
+	// the shared log the store has applied: a channel created now holds
+	// the messages after it. Raised by the feeder through SetApplied.
+	applied atomic.Uint64
 	coarse    atomic.Int64  // unix nanos, refreshed by the background goroutine when coarseOn
 	coarseOn  bool          // immutable: Append reads coarse instead of the clock
 
@@ -134,6 +138,34 @@ func (s *Store) run() {
 		}
 	}
 }
+
+// newEpoch returns the epoch of a new channel: the fixed one of a replica,
+// else one unique to this incarnation of the channel.
+func (s *Store) newEpoch() uint64 {
+	if s.opts.Epoch != 0 {
+		return s.opts.Epoch
+	}
+	return s.epochBase + s.epochSeq.Add(1)
+}
+
+// SetApplied tells a replica (Options.Epoch set) that every message of the
+// shared log up to offset has been appended through AppendAt: a channel
+// created from now on holds the messages after offset, and positions
+// before that are not in it (Subscribe and Read say ErrExpired, and the
+// caller reads them from the log). The feeder calls it after each append,
+// and once before the first with the offset it starts after. Offsets only
+// rise: a lower one is ignored.
+func (s *Store) SetApplied(offset uint64) {
+	for {
+		old := s.applied.Load()
+		if offset <= old || s.applied.CompareAndSwap(old, offset) {
+			return
+		}
+	}
+}
+
+// Applied returns the highest offset passed to SetApplied.
+func (s *Store) Applied() uint64 { return s.applied.Load() }
 
 // clockNow reads the clock exactly, in unix nanos.
 func (s *Store) clockNow() int64 {

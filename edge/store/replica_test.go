@@ -1,0 +1,72 @@
+package store
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// A replica numbers messages with the shared log's offsets: a channel
+// holds what was appended after its creation, and a position in the gap
+// before a block's first frame is not expired while that block is the
+// head.
+func TestReplicaChannelsStartAfterApplied(t *testing.T) {
+	s, clk := newTestStore(t, &Options{Epoch: 42, BlockBytes: 256, FirstBlockBytes: 256})
+	now := clk.Now()
+	s.SetApplied(100)
+	s.SetApplied(50) // ignored: offsets only rise
+
+	// A channel created now holds offsets after 100.
+	c := mustSubscribe(t, s, "late", Start{HistoryCount: 10})
+	if got := c.Position(); got.Epoch != 42 || got.Offset != 101 {
+		t.Fatalf("new replica channel starts at %v, want 42:101", got)
+	}
+	c.Close()
+	if _, _, err := s.Read("late", pos(42, 100)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Read before the replica's history: err = %v, want ErrExpired", err)
+	}
+	if _, err := s.Subscribe("late", Start{Position: pos(42, 99)}); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Subscribe before the replica's history: err = %v, want ErrExpired", err)
+	}
+
+	// Offsets skip; a position inside a gap starts at the next frame.
+	for _, o := range []uint64{110, 130, 170} {
+		if _, err := s.AppendAt("late", o, now, payload(int(o), 100)); err != nil {
+			t.Fatal(err)
+		}
+		s.SetApplied(o)
+	}
+	for _, tc := range []struct {
+		name string
+		at   uint64
+		want []uint64
+	}{
+		{"before the first frame", 101, []uint64{110, 130, 170}},
+		{"in a gap", 111, []uint64{130, 170}},
+		{"at a frame", 170, []uint64{170}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustSubscribe(t, s, "late", Start{Position: pos(42, tc.at)})
+			defer c.Close()
+			if got := offsets(t, c); !equalOffsets(got, tc.want) {
+				t.Fatalf("offsets from %d = %v, want %v", tc.at, got, tc.want)
+			}
+		})
+	}
+
+	// Once the block of 110 and 130 expires, the head block (170's)
+	// covers everything after 130: resuming after 130 is not expired.
+	clk.Advance(2 * time.Minute)
+	if _, err := s.AppendAt("late", 200, clk.Now(), payload(200, 100)); err != nil {
+		t.Fatal(err)
+	}
+	s.Sweep()
+	if _, _, err := s.Read("late", pos(42, 110)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Read of an expired offset: err = %v, want ErrExpired", err)
+	}
+	c = mustSubscribe(t, s, "late", Start{Position: pos(42, 131)})
+	defer c.Close()
+	if got := offsets(t, c); !equalOffsets(got, []uint64{170, 200}) {
+		t.Fatalf("offsets after the expired block = %v, want [170 200]", got)
+	}
+}
