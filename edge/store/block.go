@@ -45,8 +45,8 @@ type Frame struct {
 // the channel's writer.
 type block struct {
 	// Immutable once the block is linked into its channel.
-	buf   []byte   // capacity of the block; never reused
-	first uint64   // offset of its first frame
+	buf   []byte // capacity of the block; never reused
+	first uint64 // offset of its first frame
 	// from is the lowest offset the block covers. In a standalone store it
 	// is first. In a replica (Options.Epoch), whose offsets skip, it is
 	// the channel's last offset + 1 when the block was opened: a position

@@ -50,9 +50,9 @@ type Store struct {
 	// applied is, in a replica (Options.Epoch set), the highest offset of
 	// the shared log the store has applied: a channel created now holds
 	// the messages after it. Raised by the feeder through SetApplied.
-	applied atomic.Uint64
-	coarse    atomic.Int64  // unix nanos, refreshed by the background goroutine when coarseOn
-	coarseOn  bool          // immutable: Append reads coarse instead of the clock
+	applied  atomic.Uint64
+	coarse   atomic.Int64 // unix nanos, refreshed by the background goroutine when coarseOn
+	coarseOn bool         // immutable: Append reads coarse instead of the clock
 
 	nt notifier // wakes armed cursors for the appenders
 
