@@ -1,0 +1,165 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// getRequest is a JetStream direct get request (JSApiMsgGetRequest).
+type getRequest struct {
+	Seq          uint64     `json:"seq,omitempty"`
+	NextFor      string     `json:"next_by_subj,omitempty"`
+	Batch        int        `json:"batch,omitempty"`
+	MaxBytes     int        `json:"max_bytes,omitempty"`
+	StartTime    *time.Time `json:"start_time,omitempty"`
+	MultiLastFor []string   `json:"multi_last,omitempty"`
+	UpToSeq      uint64     `json:"up_to_seq,omitempty"`
+}
+
+// getTimeout bounds one direct get when ctx has no deadline.
+const getTimeout = 10 * time.Second
+
+// get sends a direct get and collects its messages: one for a plain
+// request, up to the end-of-batch marker for a batch (or multi-last)
+// one, whose pending count (messages matching past the last returned) it
+// returns. A request that matches nothing returns no frames.
+func (j *Journal) get(ctx context.Context, req *getRequest) ([]store.Frame, uint64, error) {
+	j.counters.reads.Add(1)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, getTimeout)
+		defer cancel()
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+	}
+	inbox := j.nc.NewRespInbox()
+	sub, err := j.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := j.nc.PublishRequest(j.direct, inbox, data); err != nil {
+		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+	}
+	batch := req.Batch > 0 || len(req.MultiLastFor) > 0
+	var frames []store.Frame
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return nil, 0, fmt.Errorf("journal: direct get from %s: %w", j.opts.Stream, err)
+		}
+		if len(m.Data) == 0 {
+			switch st := m.Header.Get("Status"); st {
+			case "404":
+				return frames, 0, nil
+			case "204": // end of batch
+				np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+				return frames, np, nil
+			case "":
+			default:
+				return nil, 0, fmt.Errorf("journal: direct get from %s: status %s %s",
+					j.opts.Stream, st, m.Header.Get("Description"))
+			}
+		}
+		f, err := frameOf(m)
+		if err != nil {
+			return nil, 0, err
+		}
+		frames = append(frames, f)
+		if !batch {
+			return frames, 0, nil
+		}
+	}
+}
+
+// frameOf reads a direct get answer's sequence and time.
+func frameOf(m *nats.Msg) (store.Frame, error) {
+	seq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+	if err != nil {
+		return store.Frame{}, fmt.Errorf("journal: direct get answer without a sequence: %w", err)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, m.Header.Get("Nats-Time-Stamp"))
+	if err != nil {
+		return store.Frame{}, fmt.Errorf("journal: direct get answer without a time: %w", err)
+	}
+	return store.Frame{Offset: seq, Time: ts.UnixNano(), Data: m.Data}, nil
+}
+
+// Next returns up to n messages of the channel with store key key from
+// offset from on (inclusive), at most about maxBytes of them, and how many
+// more the stream holds after the last one returned.
+func (j *Journal) Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error) {
+	return j.get(ctx, &getRequest{Seq: max(from, 1), NextFor: Subject(key), Batch: n, MaxBytes: maxBytes})
+}
+
+// Last returns the newest message of the channel at or before offset
+// upTo (0: the newest of all).
+func (j *Journal) Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error) {
+	fs, _, err := j.get(ctx, &getRequest{MultiLastFor: []string{Subject(key)}, UpToSeq: upTo, Batch: 1})
+	if err != nil || len(fs) == 0 {
+		return store.Frame{}, false, err
+	}
+	return fs[0], true, nil
+}
+
+// FirstSince returns the oldest message of the channel stored at or
+// after t.
+func (j *Journal) FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error) {
+	fs, _, err := j.get(ctx, &getRequest{StartTime: &t, NextFor: Subject(key)})
+	if err != nil || len(fs) == 0 {
+		return store.Frame{}, false, err
+	}
+	return fs[0], true, nil
+}
+
+// Bounds returns the stream's first and last sequences: offsets below
+// first are gone from the log.
+func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {
+	info, err := j.stream.Info(ctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journal: stream info: %w", err)
+	}
+	return info.State.FirstSeq, info.State.LastSeq, nil
+}
+
+// counters are the journal's statistics, all atomic.
+type counters struct {
+	published, failed, retries, applied, reads atomic.Uint64
+}
+
+// Stats is a snapshot of the journal's counters.
+type Stats struct {
+	Published uint64 // publishes acknowledged by JetStream
+	Failed    uint64 // publishes that failed (timeout, refusal)
+	Retries   uint64 // publish attempts sent again
+	Applied   uint64 // messages the feed appended to the store
+	Reads     uint64 // direct gets (reads the store could not serve)
+	Lag       uint64 // acknowledged sequences the feed has not applied yet
+}
+
+// Stats returns the journal's counters.
+func (j *Journal) Stats() Stats {
+	s := Stats{
+		Published: j.counters.published.Load(),
+		Failed:    j.counters.failed.Load(),
+		Retries:   j.counters.retries.Load(),
+		Applied:   j.counters.applied.Load(),
+		Reads:     j.counters.reads.Load(),
+	}
+	j.feed.mu.Lock()
+	if n := len(j.feed.waiters); n > 0 {
+		s.Lag = uint64(n)
+	}
+	j.feed.mu.Unlock()
+	return s
+}

@@ -1,0 +1,261 @@
+// Package journal keeps an edge's channels in NATS JetStream, the log of
+// record of a durable edge and of a cluster of edges.
+//
+// One stream (default SLUICE) holds the messages of every app and
+// channel, under the subject sluice.<app>.<channel>, both tokens in
+// unpadded base64url so that any channel name (dots, stars, spaces) is
+// one subject token. The stream's sequence numbers are the OFFSETs of
+// positions and its creation time, in microseconds, their EPOCH: a
+// position means the same message on every edge, and one from a deleted
+// and re-created stream is expired, not misread.
+//
+// A publish is acknowledged once JetStream has stored it (on a quorum of
+// an R3 stream) and this edge's store has it too, so that a read on the
+// same edge sees it. The edge retries a publish JetStream did not answer,
+// with the same Nats-Msg-Id, so that a retry across a leader change is
+// stored once.
+//
+// Every edge keeps its own store (edge/store) as a replica of the
+// stream's hot tail: one ordered consumer per edge feeds it, in stream
+// order, and the edge's subscribers are served from it. What the replica
+// no longer (or not yet) holds is read from the stream by direct get.
+//
+// Retention: the stream keeps messages for MaxAge, which the edge sets to
+// the longest that any app's rule keeps a message (TTL plus grace, or the
+// history age); the edge applies each channel's own rule when it reads.
+package journal
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultStream         = "SLUICE"
+	DefaultMaxAge         = 6 * time.Hour
+	DefaultDuplicates     = 2 * time.Minute
+	DefaultAckWait        = 2 * time.Second
+	DefaultPublishTimeout = 20 * time.Second
+	subjectPrefix         = "sluice."
+)
+
+// ErrUnavailable: JetStream did not store a publish within the publish
+// timeout (NATS unreachable, no stream leader); nothing was acknowledged.
+var ErrUnavailable = errors.New("journal: the log did not store the message in time")
+
+// Options configure a Journal. A nil *Options, and every zero field,
+// means the default.
+type Options struct {
+	// Stream names the JetStream stream; default SLUICE.
+	Stream string
+	// Replicas of the stream: 1 (default) for a single node, 3 in a
+	// three-node cluster. An existing stream keeps its own.
+	Replicas int
+	// MaxAge bounds how long the stream keeps a message; default 6h.
+	MaxAge time.Duration
+	// MaxBytes bounds the stream's size on disk; the oldest messages go
+	// first past it. Default 0: no bound but MaxAge.
+	MaxBytes int64
+	// Duplicates is the window in which a publish retried with the same
+	// Msg-Id is stored once; default 2m.
+	Duplicates time.Duration
+	// AckWait is how long one publish attempt waits for JetStream's
+	// acknowledgment before it is sent again; default 2s.
+	AckWait time.Duration
+	// PublishTimeout bounds a publish with its retries (it must outlast a
+	// leader election); past it the publish fails with ErrUnavailable.
+	// Default 20s.
+	PublishTimeout time.Duration
+	// Replay is how far back the feed starts when the journal opens, to
+	// rebuild the store's tail after a restart: the longest TTL plus
+	// grace of the apps' rules. Older messages are read from the stream
+	// on demand. Default 70s.
+	Replay time.Duration
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) normalize() Options {
+	var n Options
+	if o != nil {
+		n = *o
+	}
+	if n.Stream == "" {
+		n.Stream = DefaultStream
+	}
+	if n.Replicas <= 0 {
+		n.Replicas = 1
+	}
+	if n.MaxAge <= 0 {
+		n.MaxAge = DefaultMaxAge
+	}
+	if n.Duplicates <= 0 {
+		n.Duplicates = DefaultDuplicates
+	}
+	n.Duplicates = min(n.Duplicates, n.MaxAge)
+	if n.AckWait <= 0 {
+		n.AckWait = DefaultAckWait
+	}
+	if n.PublishTimeout <= 0 {
+		n.PublishTimeout = DefaultPublishTimeout
+	}
+	if n.Replay <= 0 {
+		n.Replay = store.DefaultTTL + store.DefaultGrace
+	}
+	if n.Logger == nil {
+		n.Logger = slog.Default()
+	}
+	return n
+}
+
+// Journal is an edge's handle on the stream: it publishes, feeds the
+// edge's store and reads what the store does not hold.
+type Journal struct {
+	opts   Options
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stream jetstream.Stream
+	epoch  uint64
+	direct string // the direct get API subject of the stream
+	log    *slog.Logger
+
+	pub      publisher
+	feed     feed
+	counters counters
+
+	closeOnce sync.Once
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// Open creates the stream if missing (retrying until JetStream answers or
+// ctx ends: a new cluster elects its meta leader first) and returns a
+// Journal on it. Start feeds a store from it.
+func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
+	o := opts.normalize()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
+		direct: "$JS.API.DIRECT.GET." + o.Stream}
+	cfg := jetstream.StreamConfig{
+		Name:        o.Stream,
+		Description: "Sluice: the messages of every app and channel",
+		Subjects:    []string{subjectPrefix + ">"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    o.Replicas,
+		MaxAge:      o.MaxAge,
+		MaxBytes:    o.MaxBytes,
+		Discard:     jetstream.DiscardOld,
+		Duplicates:  o.Duplicates,
+		AllowDirect: true,
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = -1
+	}
+	for {
+		j.stream, err = j.ensure(ctx, cfg)
+		if err == nil {
+			break
+		}
+		j.log.Warn("waiting for JetStream", "stream", o.Stream, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("journal: open stream %s: %w (last error: %v)", o.Stream, ctx.Err(), err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	info := j.stream.CachedInfo()
+	j.epoch = uint64(info.Created.UnixMicro())
+	if err := j.pub.start(j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// ensure creates the stream, or finds it and brings its limits up to
+// date (keeping its replicas: changing them is an operator's decision).
+func (j *Journal) ensure(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := j.js.Stream(actx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return j.js.CreateStream(actx, cfg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cur := s.CachedInfo().Config
+	if cur.MaxAge == cfg.MaxAge && cur.MaxBytes == cfg.MaxBytes && cur.Duplicates == cfg.Duplicates {
+		return s, nil
+	}
+	cur.MaxAge, cur.MaxBytes, cur.Duplicates = cfg.MaxAge, cfg.MaxBytes, cfg.Duplicates
+	return j.js.UpdateStream(actx, cur)
+}
+
+// Epoch returns the stream's incarnation: the EPOCH of every position.
+func (j *Journal) Epoch() uint64 { return j.epoch }
+
+// Connected reports whether the connection to NATS is up.
+func (j *Journal) Connected() bool { return j.nc.IsConnected() }
+
+// Close stops the feed and the publisher; publishes in flight fail with
+// ErrUnavailable. It does not close the NATS connection, which the caller
+// owns. Idempotent.
+func (j *Journal) Close() {
+	j.closeOnce.Do(func() {
+		close(j.stop)
+		j.feed.close()
+		j.pub.close()
+	})
+	j.wg.Wait()
+}
+
+// Subject returns the subject of a store key (appkey NUL channel).
+func Subject(key string) string {
+	app, channel, _ := strings.Cut(key, "\x00")
+	enc := base64.RawURLEncoding
+	b := make([]byte, 0, len(subjectPrefix)+enc.EncodedLen(len(app))+1+enc.EncodedLen(len(channel)))
+	b = append(b, subjectPrefix...)
+	b = enc.AppendEncode(b, []byte(app))
+	b = append(b, '.')
+	b = enc.AppendEncode(b, []byte(channel))
+	return string(b)
+}
+
+// keyOf returns the store key of a subject, or false if it is not one of
+// the edge's.
+func keyOf(subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, subjectPrefix)
+	if !ok {
+		return "", false
+	}
+	a, c, ok := strings.Cut(rest, ".")
+	if !ok || a == "" || c == "" {
+		return "", false
+	}
+	enc := base64.RawURLEncoding
+	b := make([]byte, 0, enc.DecodedLen(len(a))+1+enc.DecodedLen(len(c)))
+	b, err := enc.AppendDecode(b, []byte(a))
+	if err != nil {
+		return "", false
+	}
+	b = append(b, 0)
+	if b, err = enc.AppendDecode(b, []byte(c)); err != nil {
+		return "", false
+	}
+	return string(b), true
+}

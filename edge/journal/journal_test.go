@@ -1,0 +1,189 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// node starts an embedded single node in a fresh directory (or dir).
+func node(t *testing.T, dir string) *Node {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	n, err := StartNode(&NodeOptions{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+// open connects to n and opens a journal feeding a new replica store.
+func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
+	t.Helper()
+	nc, err := n.Connect(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	j, err := Open(ctx, nc, opts)
+	if err != nil {
+		nc.Close()
+		t.Fatal(err)
+	}
+	st := store.New(&store.Options{Epoch: j.Epoch()})
+	if err := j.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		j.Close()
+		nc.Close()
+		st.Close()
+	})
+	return j, st
+}
+
+// publish publishes synchronously and returns the sequence.
+func publish(t *testing.T, j *Journal, key, data string) uint64 {
+	t.Helper()
+	type res struct {
+		seq uint64
+		err error
+	}
+	c := make(chan res, 1)
+	j.Publish(key, []byte(data), func(seq uint64, err error) { c <- res{seq, err} })
+	select {
+	case r := <-c:
+		if r.err != nil {
+			t.Fatalf("publish %q: %v", data, r.err)
+		}
+		return r.seq
+	case <-time.After(30 * time.Second):
+		t.Fatalf("publish %q: no answer", data)
+	}
+	return 0
+}
+
+func TestSubjectRoundTrip(t *testing.T) {
+	for _, key := range []string{"demo\x00chat", "a.b~c\x00x.y.*>. $sys", "k\x00\x00\xff"} {
+		subj := Subject(key)
+		got, ok := keyOf(subj)
+		if !ok || got != key {
+			t.Errorf("keyOf(Subject(%q)) = %q, %v", key, got, ok)
+		}
+	}
+	for _, subj := range []string{"other.x.y", "sluice.x", "sluice..y", "sluice.!!.y"} {
+		if _, ok := keyOf(subj); ok {
+			t.Errorf("keyOf(%q) accepted a subject that is no channel", subj)
+		}
+	}
+}
+
+// A publish is acknowledged with its stream sequence once the store holds
+// it; other channels' messages make the offsets skip; direct gets read
+// what the store holds too.
+func TestPublishFeedsStore(t *testing.T) {
+	j, st := open(t, node(t, ""), nil)
+	a, b := "demo\x00a", "demo\x00b"
+	s1 := publish(t, j, a, "one")
+	s2 := publish(t, j, b, "two")
+	s3 := publish(t, j, a, "three")
+	if s1 >= s2 || s2 >= s3 {
+		t.Fatalf("sequences %d %d %d do not increase", s1, s2, s3)
+	}
+	f, found, err := st.Read(a, nil)
+	if err != nil || !found || string(f.Data) != "three" || f.Offset != s3 {
+		t.Fatalf("store's newest of a = %q at %d (%v, %v), want three at %d", f.Data, f.Offset, found, err, s3)
+	}
+	ctx := context.Background()
+	fs, more, err := j.Next(ctx, a, s1, 10, 0)
+	if err != nil || len(fs) != 2 || fs[0].Offset != s1 || fs[1].Offset != s3 || more != 0 {
+		t.Fatalf("Next(a, %d) = %v, more %d, %v; want %d and %d", s1, fs, more, err, s1, s3)
+	}
+	fs, more, err = j.Next(ctx, a, s1, 1, 0)
+	if err != nil || len(fs) != 1 || more != 1 {
+		t.Fatalf("Next(a, %d, 1) = %d frames, more %d, %v; want 1 frame, 1 more", s1, len(fs), more, err)
+	}
+	if l, ok, err := j.Last(ctx, a, s3-1); err != nil || !ok || l.Offset != s1 {
+		t.Fatalf("Last(a, up to %d) = %d, %v, %v; want %d", s3-1, l.Offset, ok, err, s1)
+	}
+	if _, ok, err := j.Last(ctx, "demo\x00none", 0); err != nil || ok {
+		t.Fatalf("Last of an empty channel = %v, %v; want none", ok, err)
+	}
+	if f, ok, err := j.FirstSince(ctx, b, time.Now().Add(-time.Minute)); err != nil || !ok || f.Offset != s2 {
+		t.Fatalf("FirstSince(b) = %d, %v, %v; want %d", f.Offset, ok, err, s2)
+	}
+	if err := j.Ready(); err != nil {
+		t.Fatalf("Ready = %v", err)
+	}
+}
+
+// A durable node keeps its messages, its epoch and their offsets across a
+// restart, and the new store is rebuilt from the stream.
+func TestRestartKeepsPositions(t *testing.T) {
+	dir := t.TempDir()
+	n := node(t, dir)
+	nc, err := n.Connect("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j1, err := Open(context.Background(), nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1 := store.New(&store.Options{Epoch: j1.Epoch()})
+	if err := j1.Start(context.Background(), st1); err != nil {
+		t.Fatal(err)
+	}
+	seq := publish(t, j1, "demo\x00kv", "value")
+	epoch := j1.Epoch()
+	j1.Close()
+	nc.Close()
+	st1.Close()
+	n.Close()
+
+	j2, st2 := open(t, node(t, dir), nil)
+	if j2.Epoch() != epoch {
+		t.Fatalf("epoch after restart = %d, want %d", j2.Epoch(), epoch)
+	}
+	f, found, err := st2.Read("demo\x00kv", nil)
+	if err != nil || !found || f.Offset != seq || string(f.Data) != "value" {
+		t.Fatalf("rebuilt store's newest = %q at %d (%v, %v), want value at %d", f.Data, f.Offset, found, err, seq)
+	}
+	if next := publish(t, j2, "demo\x00kv", "next"); next <= seq {
+		t.Fatalf("sequence after restart %d is not above %d", next, seq)
+	}
+}
+
+// With NATS gone, a publish fails with ErrUnavailable within the publish
+// timeout rather than hanging or being acknowledged.
+func TestPublishFailsWhenNATSIsGone(t *testing.T) {
+	n := node(t, "")
+	j, _ := open(t, n, &Options{AckWait: 100 * time.Millisecond, PublishTimeout: 500 * time.Millisecond})
+	n.Close()
+	c := make(chan error, 1)
+	j.Publish("demo\x00a", []byte("lost"), func(_ uint64, err error) { c <- err })
+	select {
+	case err := <-c:
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("publish without NATS: err = %v, want ErrUnavailable", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("publish without NATS: no answer")
+	}
+	if err := j.Ready(); err == nil {
+		t.Fatal("Ready = nil without NATS")
+	}
+}

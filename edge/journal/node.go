@@ -1,0 +1,165 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// NodeOptions configure an embedded NATS server. A nil *NodeOptions is
+// not valid: DataDir is required.
+type NodeOptions struct {
+	// DataDir holds JetStream's files (required): a restart with the same
+	// directory keeps every stored message.
+	DataDir string
+	// Name names the node in its cluster; it must differ between the
+	// nodes of one cluster. Default: "sluice-" and the cluster port, or
+	// "sluice" alone.
+	Name string
+	// ClusterName, ClusterListen and Routes make the node one of a
+	// JetStream cluster: the cluster's name (the same on every node), the
+	// host:port it accepts routes on, and the nats-route:// URLs of the
+	// other nodes (listing itself too is fine). Default: a single node.
+	ClusterName   string
+	ClusterListen string
+	Routes        []string
+	// ClientListen, when set, also serves NATS clients on host:port (for
+	// the nats CLI, or for other edges); default none: the edge connects
+	// in-process.
+	ClientListen string
+	// Logger receives the server's logs at warn and above (debug with
+	// Debug); default slog.Default().
+	Logger *slog.Logger
+	Debug  bool
+	// ReadyTimeout bounds how long StartNode waits for the server to
+	// accept connections; default 30s.
+	ReadyTimeout time.Duration
+}
+
+// Node is an embedded NATS server with JetStream.
+type Node struct {
+	srv *server.Server
+}
+
+// StartNode starts an embedded NATS server with JetStream file storage
+// in opts.DataDir and waits until it accepts connections. In a cluster it
+// does not wait for the other nodes: JetStream becomes usable once a
+// quorum has elected a meta leader (Open retries until then).
+func StartNode(opts *NodeOptions) (*Node, error) {
+	if opts == nil || opts.DataDir == "" {
+		return nil, errors.New("journal: start node: a data directory is required")
+	}
+	so := &server.Options{
+		ServerName: opts.Name,
+		JetStream:  true,
+		StoreDir:   opts.DataDir,
+		DontListen: true,
+		NoSigs:     true,
+		Debug:      opts.Debug,
+		// The edge's own limit decides message sizes; keep NATS's above
+		// the largest payload an app may set.
+		MaxPayload: 8 << 20,
+	}
+	if opts.ClientListen != "" {
+		host, port, err := splitHostPort(opts.ClientListen)
+		if err != nil {
+			return nil, fmt.Errorf("journal: client listen %q: %w", opts.ClientListen, err)
+		}
+		so.DontListen, so.Host, so.Port = false, host, port
+	}
+	if opts.ClusterName != "" || opts.ClusterListen != "" || len(opts.Routes) > 0 {
+		if opts.ClusterName == "" || opts.ClusterListen == "" {
+			return nil, errors.New("journal: a cluster node needs a cluster name and a listen address")
+		}
+		host, port, err := splitHostPort(opts.ClusterListen)
+		if err != nil {
+			return nil, fmt.Errorf("journal: cluster listen %q: %w", opts.ClusterListen, err)
+		}
+		so.Cluster = server.ClusterOpts{Name: opts.ClusterName, Host: host, Port: port}
+		for _, r := range opts.Routes {
+			u := server.RoutesFromStr(r)
+			if len(u) == 0 {
+				return nil, fmt.Errorf("journal: route %q is not a URL", r)
+			}
+			so.Routes = append(so.Routes, u...)
+		}
+		if so.ServerName == "" {
+			so.ServerName = "sluice-" + strconv.Itoa(port)
+		}
+	}
+	if so.ServerName == "" {
+		so.ServerName = "sluice"
+	}
+	srv, err := server.NewServer(so)
+	if err != nil {
+		return nil, fmt.Errorf("journal: start node: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	srv.SetLoggerV2(&natsLogger{log: log.With("component", "nats")}, opts.Debug, false, false)
+	srv.Start()
+	wait := opts.ReadyTimeout
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	if !srv.ReadyForConnections(wait) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("journal: start node: NATS server not ready after %v", wait)
+	}
+	return &Node{srv: srv}, nil
+}
+
+// Connect returns an in-process client connection to the node, which
+// reconnects for as long as the node runs.
+func (n *Node) Connect(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("journal: connect to the embedded node: %w", err)
+	}
+	return nc, nil
+}
+
+// Server returns the NATS server, for tests and metrics.
+func (n *Node) Server() *server.Server { return n.srv }
+
+// Close shuts the node down (a stream leader steps down first) and waits
+// for it. Idempotent.
+func (n *Node) Close() {
+	n.srv.Shutdown()
+	n.srv.WaitForShutdown()
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("port %q is not a number from 0 to 65535", p)
+	}
+	if host == "" {
+		host = "0.0.0.0"
+	}
+	return host, port, nil
+}
+
+// natsLogger adapts the NATS server's logger to slog: notices are debug
+// (the server is chatty), warnings and errors keep their level.
+type natsLogger struct{ log *slog.Logger }
+
+func (l *natsLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
