@@ -56,6 +56,12 @@ type Config struct {
 	// Admin is the operators' listener: metrics and profiling. Default
 	// off.
 	Admin AdminConfig `yaml:"admin,omitempty"`
+	// Cluster makes the edge durable (an embedded NATS JetStream) and one
+	// of a cluster of edges (see ClusterConfig, in config_cluster.go).
+	// Default off: channels live in memory only.
+	Cluster ClusterConfig `yaml:"cluster,omitempty"`
+	// NATS uses an external NATS cluster instead. Default off.
+	NATS NATSConfig `yaml:"nats,omitempty"`
 
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
@@ -251,6 +257,7 @@ func LoadConfig(path string) (*Config, error) {
 	}
 	c.dir = filepath.Dir(path)
 	c.TLS.resolve(c.dir)
+	c.resolveCluster(c.dir)
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -280,8 +287,10 @@ func parseConfig(data []byte) (*Config, error) {
 // files hold usable keys. Errors name the field by its path, as in
 // "apps[0].roles.admin.publish[1]: ...".
 func (c *Config) Validate() error {
-	_, err := c.build()
-	return err
+	if _, err := c.build(); err != nil {
+		return err
+	}
+	return c.validateCluster()
 }
 
 // ServerOptions validates the configuration and returns the edge's options:

@@ -27,11 +27,26 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	opts.Logger = logger
+	var dur *durability
+	if cfg.durable() {
+		if dur, err = startDurability(ctx, cfg, opts.Apps, logger); err != nil {
+			return err
+		}
+		// After the server's drain: publishes in flight get their answer.
+		defer dur.close()
+		opts.Journal = dur.j
+	}
 	m := metrics.New(version)
 	opts.FirstDelivery = m.FirstDelivery()
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
+	}
+	if dur != nil {
+		if err := dur.j.Start(ctx, srv.Store()); err != nil {
+			srv.Shutdown(context.Background())
+			return err
+		}
 	}
 	var f *frontend
 	if err = m.Watch(srv); err == nil {
@@ -43,7 +58,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
-	printBanner(s, f, opts)
+	printBanner(s, f, opts, dur)
 	return f.run(ctx, opts.Limits.ShutdownTimeout)
 }
 
@@ -58,6 +73,8 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
 	var ops opsFlags
 	ops.register(fs)
+	var cl clusterFlags
+	cl.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -81,13 +98,14 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 		cfg.Log.Format = *logFormat
 	}
 	ops.apply(cfg)
+	cl.apply(cfg)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-func printBanner(s stdio, f *frontend, opts *server.Options) {
+func printBanner(s stdio, f *frontend, opts *server.Options, dur *durability) {
 	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", version)
 	fmt.Fprintf(s.out, "  url:    %s\n", f.url)
 	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(f.url))
@@ -96,6 +114,9 @@ func printBanner(s stdio, f *frontend, opts *server.Options) {
 	}
 	if f.http != "" {
 		fmt.Fprintf(s.out, "  http:   %s (ACME http-01, redirects to HTTPS)\n", f.http)
+	}
+	if dur != nil {
+		fmt.Fprintf(s.out, "  store:  %s (JetStream stream %s, epoch %d)\n", dur.desc, dur.j.Stream(), dur.j.Epoch())
 	}
 	if f.admin != "" {
 		fmt.Fprintf(s.out, "  admin:  http://%s/metrics\n", f.admin)

@@ -155,8 +155,8 @@ func (f *frontend) closeListeners() {
 
 // ready is the edge's readiness: not draining, and certificates obtained.
 func (f *frontend) ready() (bool, string) {
-	if f.srv.Draining() {
-		return false, "draining: the edge is shutting down"
+	if err := f.srv.Ready(); err != nil {
+		return false, err.Error()
 	}
 	if f.certs != nil {
 		select {

@@ -107,6 +107,8 @@ func (f *feed) onMsg(m jetstream.Msg) {
 			f.j.counters.applied.Add(1)
 		case errors.Is(err, store.ErrOffsetOrder):
 			// Delivered again after the consumer was recreated: stored.
+		case errors.Is(err, store.ErrClosed):
+			// The edge is shutting down.
 		default:
 			f.j.log.Error("journal: cannot store a message", "subject", subj, "seq", seq, "err", err)
 		}

@@ -209,6 +209,9 @@ func (j *Journal) ensure(ctx context.Context, cfg jetstream.StreamConfig) (jetst
 // Epoch returns the stream's incarnation: the EPOCH of every position.
 func (j *Journal) Epoch() uint64 { return j.epoch }
 
+// Stream returns the stream's name.
+func (j *Journal) Stream() string { return j.opts.Stream }
+
 // Connected reports whether the connection to NATS is up.
 func (j *Journal) Connected() bool { return j.nc.IsConnected() }
 

@@ -52,7 +52,20 @@ func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
 		nc.Close()
 		st.Close()
 	})
+	waitReady(t, j)
 	return j, st
+}
+
+// waitReady waits until the feed has caught up with the stream.
+func waitReady(t *testing.T, j *Journal) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for j.Ready() != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("journal not ready after 30s: %v", j.Ready())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // publish publishes synchronously and returns the sequence.

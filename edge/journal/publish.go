@@ -2,10 +2,10 @@ package journal
 
 import (
 	"cmp"
-	"slices"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"

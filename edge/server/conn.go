@@ -81,6 +81,9 @@ type conn struct {
 	writerDone chan struct{} // closed when the last writer has sent the close frame
 
 	pinger pinger
+
+	// acks orders the replies of publishes waiting for the journal.
+	acks acks
 }
 
 // The states of conn.writer.
@@ -97,7 +100,16 @@ type subscription struct {
 	id          string
 	channel     string
 	cursor      *store.Cursor
+	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
+}
+
+// position returns where the subscription reads next.
+func (s *subscription) position() rtm.Position {
+	if cu := s.catchup; cu != nil {
+		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.next}
+	}
+	return s.cursor.Position()
 }
 
 // outItem is one entry of the writer's queue: an encoded frame, or the end
@@ -186,6 +198,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	if r, ok := a.Role(app.DefaultRole); ok {
 		c.perms = r.Permissions
 	}
+	c.acks.cond.L = &c.acks.mu
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	ws.SetWriteTimeout(s.limits.WriteTimeout)
 	return c
@@ -249,12 +262,14 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 	}
 	c.mu.Unlock()
 	c.cancel()
+	c.wakeAcks()
 	c.Wake() // the writer sends the close frame
 }
 
 // abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
 	c.cancel()
+	c.wakeAcks()
 	c.ws.CloseNow()
 	c.Wake()
 }

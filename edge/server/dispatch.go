@@ -29,6 +29,9 @@ var handlers = map[string]handler{
 	rtm.ActionAuthenticate: (*conn).authAuthenticate,
 }
 
+// publishes are the actions a journal acknowledges asynchronously.
+var publishes = map[string]bool{rtm.ActionPublish: true, rtm.ActionWrite: true, rtm.ActionDelete: true}
+
 // services are the known services, to tell invalid_service from
 // invalid_operation.
 var services = map[string]bool{"rtm": true, "auth": true}
@@ -46,6 +49,9 @@ func (c *conn) handleFrame(frame []byte) {
 		c.replyError(env.Action, env.ID, rtm.Errorf(rtm.CodeTooManyRequests,
 			"more than %d requests per second; slow down", c.srv.limits.RequestsPerSecond), false)
 		return
+	}
+	if !publishes[env.Action] {
+		c.drainAcks() // its reply follows those of the publishes before it
 	}
 	h, ok := handlers[env.Action]
 	if !ok {
@@ -105,6 +111,7 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 	if id.IsZero() {
 		return
 	}
+	c.drainAcks()
 	// Room for a publish acknowledgment: one allocation, not a few grows.
 	// The PDU is the reader's scratch, not a new one per reply; it lets go
 	// of body once encoded.
@@ -125,6 +132,7 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 	if id.IsZero() && !unsolicited {
 		return
 	}
+	c.drainAcks()
 	e, ok := rtm.AsError(err)
 	if !ok {
 		c.srv.log.Error("request failed", "remote", c.remote, "action", action, "err", err)

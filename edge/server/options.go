@@ -20,6 +20,13 @@ type Options struct {
 	// StoreOptions configure the store the server creates when Store is
 	// nil; the server sets Retention from the apps' channel rules.
 	StoreOptions *store.Options
+	// Journal, when set, is the log of record (a durable edge, or a
+	// cluster): publishes are acknowledged once it stored them, the store
+	// is its replica (with its epoch; the caller feeds it from the
+	// journal), and history the store lacks is read from it. With Store
+	// set, that store must be a replica with the journal's epoch. Default
+	// none: the store is the only copy, in memory.
+	Journal Journal
 	// Limits bound what one client may do.
 	Limits Limits
 	// AllowedOrigins lists the Origin hosts (patterns as in

@@ -42,7 +42,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if max := c.app.MaxMessage(); size > max {
 		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
-	return c.append(b.Channel, c.scratch)
+	return c.append(env, b.Channel, c.scratch)
 }
 
 // delete serves rtm/delete: the same as publishing null.
@@ -57,13 +57,20 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 	if !c.perms.CanPublish(b.Channel) {
 		return nil, denied("delete in", b.Channel)
 	}
-	return c.append(b.Channel, nullPayload)
+	return c.append(env, b.Channel, nullPayload)
 }
 
 // maxPubHandles bounds the store handles a connection caches.
 const maxPubHandles = 4096
 
-func (c *conn) append(channel string, payload []byte) (any, error) {
+// append stores a publish and returns its acknowledgment, or, with a
+// journal, hands it to the journal, which queues the reply once the log
+// has stored it.
+func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, error) {
+	if c.srv.journal != nil {
+		c.journalAppend(env.Action, env.ID, storeKey(c.app, channel), payload)
+		return nil, nil
+	}
 	h := c.pubHandles[channel]
 	if h == nil {
 		if len(c.pubHandles) >= maxPubHandles || c.pubHandles == nil {
@@ -105,11 +112,29 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
+	if s.journal != nil {
+		return s.publishLog(storeKey(a, channel), payload)
+	}
 	pos, err := s.store.Append(storeKey(a, channel), payload)
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, appendError(err))
 	}
 	return pos, nil
+}
+
+// publishLog publishes through the journal and waits for the log.
+func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
+	type result struct {
+		offset uint64
+		err    error
+	}
+	c := make(chan result, 1)
+	s.journal.Publish(key, payload, func(o uint64, err error) { c <- result{o, err} })
+	r := <-c
+	if r.err != nil {
+		return rtm.Position{}, fmt.Errorf("server: publish: %w", r.err)
+	}
+	return rtm.Position{Epoch: s.journal.Epoch(), Offset: r.offset}, nil
 }
 
 // AppKeys lists the appkeys the server serves.
@@ -144,11 +169,17 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 	}
 	key := storeKey(c.app, b.Channel)
 	f, found, err := c.srv.store.Read(key, at)
+	if j := c.srv.journal; j != nil && (at == nil && !found ||
+		errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch()) {
+		// Not in this edge's replica: older, or a channel it does not
+		// follow. The log has it, if the channel's rule still keeps it.
+		f, found, err = c.srv.logRead(c.ctx, key, at)
+	}
 	if err != nil {
 		return nil, expiredOr(err, b.Position)
 	}
 	if !found {
-		pos := c.srv.store.Next(key)
+		pos := c.srv.nextPosition(key)
 		if at != nil {
 			pos = *at
 		}
@@ -158,15 +189,28 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	epoch := c.srv.store.Next(key).Epoch
+	epoch := c.srv.nextPosition(key).Epoch
 	return &rtm.ReadReply{
 		Position: rtm.Position{Epoch: epoch, Offset: f.Offset}.String(),
 		Message:  rtm.RawValue(msg),
 	}, nil
 }
 
+// nextPosition is the position the channel's next message will get, as
+// far as this edge knows: with a journal, after the last one the replica
+// has applied.
+func (s *Server) nextPosition(key string) rtm.Position {
+	if s.journal != nil {
+		return rtm.Position{Epoch: s.journal.Epoch(), Offset: s.store.Applied() + 1}
+	}
+	return s.store.Next(key)
+}
+
 // expiredOr maps store.ErrExpired to expired_position.
 func expiredOr(err error, pos string) error {
+	if errors.Is(err, errLog) {
+		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
+	}
 	if errors.Is(err, store.ErrExpired) {
 		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired or belongs to another history", pos)
 		e.Position = pos

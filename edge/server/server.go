@@ -35,6 +35,7 @@ type Server struct {
 	apps      map[string]*app.App
 	store     *store.Store
 	ownStore  bool
+	journal   Journal // nil: a standalone edge
 	limits    Limits
 	origins   []string
 	anyOrigin bool
@@ -90,12 +91,16 @@ func New(opts *Options) (*Server, error) {
 		}
 	}
 	s.store = opts.Store
+	s.journal = opts.Journal
 	if s.store == nil {
 		so := store.Options{}
 		if opts.StoreOptions != nil {
 			so = *opts.StoreOptions
 		}
 		so.Retention = s.retention
+		if s.journal != nil {
+			so.Epoch = s.journal.Epoch()
+		}
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
@@ -208,6 +213,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.store.Close()
 	}
 	return err
+}
+
+// Ready says why the edge cannot serve clients, or returns nil: it is
+// draining, or its journal cannot store or has not caught up.
+func (s *Server) Ready() error {
+	if s.Draining() {
+		return errors.New("draining: the edge is shutting down")
+	}
+	if s.journal != nil {
+		if err := s.journal.Ready(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Draining reports whether Shutdown has begun.

@@ -37,15 +37,21 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	key := storeKey(c.app, b.Channel)
-	cur, err := c.srv.store.Subscribe(key, start)
+	var cur *store.Cursor
+	var cu *catchUp // history to read from the log first
+	if c.srv.journal != nil {
+		cur, cu, err = c.logSubscribe(key, start)
+	} else {
+		cur, err = c.srv.store.Subscribe(key, start)
+	}
 	var info []byte // a fast_forward notice to send after the ok reply
 	if errors.Is(err, store.ErrExpired) && b.FastForward {
-		cur, info, err = c.fastForwardStart(key, id, b.Position)
+		cur, cu, info, err = c.fastForwardStart(key, id, b.Position)
 	}
 	if err != nil {
 		return nil, expiredOr(err, b.Position)
 	}
-	sub := &subscription{id: id, channel: b.Channel, cursor: cur, fastForward: b.FastForward}
+	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward}
 	return nil, c.handOver(sub, env.ID, b.Force, info)
 }
 
@@ -54,23 +60,31 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 // to another edge): like a subscriber that fell behind, it goes on from the
 // oldest stored message, and is told so with rtm/subscription/info. The
 // edge cannot tell how many messages were missed: the count is 0.
-func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, []byte, error) {
-	cur, err := c.srv.store.Subscribe(key, store.Start{HistoryCount: 1 << 30})
-	if err != nil {
-		return nil, nil, err
+func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *catchUp, []byte, error) {
+	var cur *store.Cursor
+	var cu *catchUp
+	var err error
+	if c.srv.journal != nil {
+		cur, cu, err = c.logOldest(key)
+	} else {
+		cur, err = c.srv.store.Subscribe(key, store.Start{HistoryCount: 1 << 30})
 	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sub := subscription{cursor: cur, catchup: cu}
 	c.srv.counters.fastForward.Add(1)
 	info, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 		Info:           rtm.InfoFastForward,
 		Reason:         "the messages after position " + from + " are gone; skipped to the oldest stored message",
-		Position:       cur.Position().String(),
+		Position:       sub.position().String(),
 		SubscriptionID: id,
 	}})
 	if err != nil {
 		cur.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return cur, info, nil
+	return cur, cu, info, nil
 }
 
 // checkQuota refuses a live id without force, and a subscription past the
@@ -126,7 +140,7 @@ func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte) error {
 	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{
 		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
-		Body: &rtm.SubscribeReply{Position: sub.cursor.Position().String(), SubscriptionID: sub.id},
+		Body: &rtm.SubscribeReply{Position: sub.position().String(), SubscriptionID: sub.id},
 	})
 	if err != nil {
 		sub.cursor.Close()

@@ -109,7 +109,7 @@ func (c *conn) writeItems(w *writer) error {
 	for i := range w.items {
 		it := &w.items[i]
 		if it.end != nil {
-			pos := it.end.cursor.Position()
+			pos := it.end.position()
 			it.end.cursor.Close()
 			if !it.reply {
 				continue
@@ -134,32 +134,40 @@ func (c *conn) writeItems(w *writer) error {
 
 // pump sends one batch of ready messages of sub.
 func (c *conn) pump(w *writer, sub *subscription) error {
+	if sub.catchup != nil {
+		return c.pumpLog(w, sub)
+	}
 	var err error
 	w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes)
 	if err != nil {
 		return c.outOfSync(w, sub, err)
 	}
-	if len(w.frames) == 0 {
+	return c.send(w, sub, w.frames)
+}
+
+// send sends frames, if any, as one rtm/subscription/data of sub.
+func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
+	if len(frames) == 0 {
 		return nil
 	}
 	w.msgs = w.msgs[:0]
-	for _, f := range w.frames {
+	for _, f := range frames {
 		m, err := payloadFor(f.Data, c.ci)
 		if err != nil {
 			return c.internal(err)
 		}
 		w.msgs = append(w.msgs, m)
 	}
-	last := w.frames[len(w.frames)-1]
+	last := frames[len(frames)-1]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
-	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.frames)))
+	c.srv.counters.messagesOut[c.ci].Add(uint64(len(frames)))
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
 	if c.srv.firstSeen != nil {
-		c.observeFirst(sub, w.frames)
+		c.observeFirst(sub, frames)
 	}
 	return nil
 }
@@ -199,12 +207,7 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 		}}
 	} else {
 		c.srv.counters.outOfSync.Add(1)
-		c.mu.Lock()
-		if c.dropSubLocked(sub) {
-			c.srv.counters.subscriptions.Add(-1)
-		}
-		c.mu.Unlock()
-		sub.cursor.Close()
+		c.endSub(sub)
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
 			Error: string(rtm.CodeOutOfSync), Reason: "subscription fell behind and its messages expired; resubscribe",
 			Position: oos.Position.String(), SubscriptionID: sub.id, MissedMessageCount: oos.Missed,
@@ -218,12 +221,22 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 	return c.write(w, w.pdu)
 }
 
+// endSub ends a subscription the writer gives up on.
+func (c *conn) endSub(sub *subscription) {
+	c.mu.Lock()
+	if c.dropSubLocked(sub) {
+		c.srv.counters.subscriptions.Add(-1)
+	}
+	c.mu.Unlock()
+	sub.cursor.Close()
+}
+
 // arm asks every cursor to ring the doorbell on new data. It returns false
 // if one already has data, so the writer loops instead of sleeping.
 func (c *conn) arm(subs []*subscription) bool {
 	for _, s := range subs {
-		if !s.cursor.Wait(c) {
-			return false
+		if s.catchup != nil || !s.cursor.Wait(c) {
+			return false // a catch-up reads on
 		}
 	}
 	return true

@@ -37,6 +37,10 @@ type Retention struct {
 	HistoryAge time.Duration
 }
 
+// Normalized returns r with the defaults filled in, as a channel applies
+// it (a negative Grace is 0; disabled history is zero count and age).
+func (r Retention) Normalized() Retention { return r.normalize() }
+
 // normalize fills the zero fields with defaults.
 func (r Retention) normalize() Retention {
 	if r.TTL <= 0 {

@@ -29,6 +29,10 @@ const (
 	CodeMessageTooLarge Code = "message_too_large"
 	CodeTooManyRequests Code = "too_many_requests"
 	CodeInvalidAppkey   Code = "invalid_appkey"
+	// CodeUnavailable: a durable or clustered edge could not store a
+	// publish (its log is unreachable); nothing was stored, or at most
+	// once: publishing again is safe.
+	CodeUnavailable Code = "unavailable"
 )
 
 // InfoFastForward is the info of rtm/subscription/info when a subscription

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/journal"
+)
+
+// durability is what keeps a durable edge's channels: the embedded NATS
+// node (or none, with an external NATS), the connection and the journal.
+type durability struct {
+	node *journal.Node // nil with an external NATS
+	nc   *nats.Conn
+	j    *journal.Journal
+	desc string // for the banner
+}
+
+// startDurability starts the embedded node (or connects to the external
+// NATS) and opens the stream; it waits for JetStream (a new cluster first
+// elects its leader) until ctx ends.
+func startDurability(ctx context.Context, cfg *Config, apps []*app.App, log *slog.Logger) (*durability, error) {
+	d := &durability{}
+	cl := &cfg.Cluster
+	var err error
+	replicas := cl.Replicas
+	if len(cfg.NATS.URLs) > 0 {
+		d.nc, err = connectNATS(&cfg.NATS)
+		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",")
+	} else {
+		d.node, err = journal.StartNode(&journal.NodeOptions{
+			DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
+			Routes: cl.Routes, ClientListen: cl.ClientListen, Logger: log,
+		})
+		if err == nil {
+			d.nc, err = d.node.Connect("sluice-edge")
+		}
+		d.desc = "durable in " + cl.DataDir
+		if cl.clustered() {
+			d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
+			if replicas == 0 {
+				replicas = 3
+			}
+		}
+	}
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	maxAge, replay := logRetention(apps)
+	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
+		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
+		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log,
+	})
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// connectNATS connects to an external NATS cluster, reconnecting for as
+// long as the edge runs.
+func connectNATS(c *NATSConfig) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name("sluice-edge"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	switch {
+	case c.CredsFile != "":
+		opts = append(opts, nats.UserCredentials(c.CredsFile))
+	case c.Token != "":
+		opts = append(opts, nats.Token(c.Token))
+	case c.User != "":
+		opts = append(opts, nats.UserInfo(c.User, c.Password))
+	}
+	if c.CAFile != "" {
+		opts = append(opts, nats.RootCAs(c.CAFile))
+	}
+	if c.CertFile != "" {
+		opts = append(opts, nats.ClientCert(c.CertFile, c.KeyFile))
+	}
+	nc, err := nats.Connect(strings.Join(c.URLs, ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS %s: %w", strings.Join(c.URLs, ","), err)
+	}
+	return nc, nil
+}
+
+// close stops the journal, then the connection and the node.
+func (d *durability) close() {
+	if d.j != nil {
+		d.j.Close()
+	}
+	if d.nc != nil {
+		d.nc.Close()
+	}
+	if d.node != nil {
+		d.node.Close()
+	}
+}

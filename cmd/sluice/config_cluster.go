@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// ClusterConfig makes the edge durable, and one of a cluster of edges, on
+// NATS JetStream. Default: none of it, the store in memory alone.
+type ClusterConfig struct {
+	// DataDir turns on the embedded NATS server, with JetStream's files in
+	// this directory: history, positions and latest values survive a
+	// restart (even kill -9). Default "": in memory only. The --data-dir
+	// flag overrides it.
+	DataDir string `yaml:"data_dir,omitempty"`
+	// Name, Listen and Routes make the embedded node one of a JetStream
+	// cluster: the cluster's name (the same on every edge), the host:port
+	// this node accepts routes on, and the other nodes' route URLs
+	// (nats-route://host:port; listing this node too is fine). Three
+	// edges make a three-node cluster whose stream is replicated 3x.
+	// Default: a single node.
+	Name   string   `yaml:"name,omitempty"`
+	Listen string   `yaml:"listen,omitempty"`
+	Routes []string `yaml:"routes,omitempty"`
+	// NodeName names this node in the cluster (unique per edge). Default
+	// "sluice-" and the cluster port.
+	NodeName string `yaml:"node_name,omitempty"`
+	// ClientListen also serves NATS clients from the embedded node on
+	// host:port (for the nats CLI). Default none.
+	ClientListen string `yaml:"client_listen,omitempty"`
+	// Replicas of the stream when the edge creates it. Default 3 in a
+	// cluster, 1 alone or with an external NATS (set it there).
+	Replicas int `yaml:"replicas,omitempty"`
+	// Stream names the JetStream stream. Default SLUICE.
+	Stream string `yaml:"stream,omitempty"`
+	// MaxBytes bounds the stream on disk; the oldest messages go first.
+	// Default 0: bounded by age alone (the longest retention of the
+	// apps' rules).
+	MaxBytes Size `yaml:"max_bytes,omitempty"`
+	// PublishTimeout bounds how long a publish waits for the stream,
+	// retries included (past a leader election); then it fails with
+	// "unavailable". Default 20s.
+	PublishTimeout Duration `yaml:"publish_timeout,omitempty"`
+}
+
+// NATSConfig points the edge at an external NATS cluster instead of an
+// embedded node (production: edges and NATS scaled apart).
+type NATSConfig struct {
+	// URLs of the NATS servers (nats:// or tls://). Default none.
+	URLs []string `yaml:"urls,omitempty"`
+	// CredsFile is a NATS credentials file (JWT and NKey seed).
+	CredsFile string `yaml:"creds_file,omitempty"`
+	// Token, or User and Password, authenticate otherwise.
+	Token    string `yaml:"token,omitempty"`
+	User     string `yaml:"user,omitempty"`
+	Password string `yaml:"password,omitempty"`
+	// CAFile, CertFile and KeyFile configure TLS to NATS: the roots
+	// trusted, and a client certificate.
+	CAFile   string `yaml:"ca_file,omitempty"`
+	CertFile string `yaml:"cert_file,omitempty"`
+	KeyFile  string `yaml:"key_file,omitempty"`
+}
+
+// durable reports whether the edge keeps its channels in JetStream.
+func (c *Config) durable() bool { return c.Cluster.DataDir != "" || len(c.NATS.URLs) > 0 }
+
+// clustered reports whether the embedded node joins a cluster.
+func (c *ClusterConfig) clustered() bool {
+	return c.Name != "" || c.Listen != "" || len(c.Routes) > 0
+}
+
+// validateCluster checks the cluster and nats sections.
+func (c *Config) validateCluster() error {
+	cl, n := &c.Cluster, &c.NATS
+	if len(n.URLs) > 0 && (cl.DataDir != "" || cl.clustered()) {
+		return errors.New("nats.urls and cluster.data_dir (or the cluster keys) are exclusive: use an external NATS or an embedded one")
+	}
+	if cl.clustered() {
+		if cl.DataDir == "" {
+			return errors.New("cluster: a cluster node needs data_dir (--data-dir)")
+		}
+		if cl.Name == "" || cl.Listen == "" {
+			return errors.New("cluster: name and listen are both required for a cluster node")
+		}
+	}
+	if cl.Replicas < 0 || cl.Replicas > 5 {
+		return fmt.Errorf("cluster.replicas: %d is not from 1 to 5", cl.Replicas)
+	}
+	if cl.Stream != "" && strings.ContainsAny(cl.Stream, ".*> \t") {
+		return fmt.Errorf("cluster.stream: %q may not hold '.', '*', '>' or spaces", cl.Stream)
+	}
+	if n.Token != "" && (n.User != "" || n.CredsFile != "") || n.User != "" && n.CredsFile != "" {
+		return errors.New("nats: token, user/password and creds_file are exclusive")
+	}
+	return nil
+}
+
+// resolveCluster makes the section's relative paths relative to dir.
+func (c *Config) resolveCluster(dir string) {
+	for _, p := range []*string{&c.Cluster.DataDir, &c.NATS.CredsFile, &c.NATS.CAFile, &c.NATS.CertFile, &c.NATS.KeyFile} {
+		if *p != "" && !filepath.IsAbs(*p) && dir != "" {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+}
+
+// logRetention returns how long the stream must keep messages (the
+// longest any app's rule keeps one) and how far back a restarted edge
+// replays it into memory (the longest TTL plus grace).
+func logRetention(apps []*app.App) (maxAge, replay time.Duration) {
+	rules := []store.Retention{store.Retention{}.Normalized()}
+	for _, a := range apps {
+		for _, r := range a.Channels {
+			rules = append(rules, r.Retention.Normalized())
+		}
+	}
+	for _, r := range rules {
+		replay = max(replay, r.TTL+r.Grace)
+		maxAge = max(maxAge, r.TTL+r.Grace)
+		if r.HistoryCount > 0 {
+			maxAge = max(maxAge, r.HistoryAge)
+		}
+	}
+	return maxAge, replay
+}
+
+// clusterFlags are the edge's durability and cluster flags.
+type clusterFlags struct {
+	dataDir, name, listen, nodeName, natsCreds, natsToken string
+	routes, nats                                          []string
+}
+
+func (o *clusterFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.dataDir, "data-dir", "", "keep channels durable in an embedded NATS JetStream in this directory (default: in memory)")
+	fs.StringVar(&o.name, "cluster-name", "", "join a JetStream cluster of this name (with --cluster-listen and --cluster-routes)")
+	fs.StringVar(&o.listen, "cluster-listen", "", "host:port this node accepts cluster routes on")
+	fs.Func("cluster-routes", "comma-separated route URLs of the other nodes (nats-route://host:port)", func(v string) error {
+		o.routes = append(o.routes, splitList(v)...)
+		return nil
+	})
+	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
+	fs.Func("nats", "comma-separated URLs of an external NATS cluster to use instead of an embedded one", func(v string) error {
+		o.nats = append(o.nats, splitList(v)...)
+		return nil
+	})
+	fs.StringVar(&o.natsCreds, "nats-creds", "", "NATS credentials file for --nats")
+	fs.StringVar(&o.natsToken, "nats-token", "", "NATS token for --nats")
+}
+
+func (o *clusterFlags) apply(c *Config) {
+	for _, p := range []struct {
+		flag string
+		dst  *string
+	}{
+		{o.dataDir, &c.Cluster.DataDir}, {o.name, &c.Cluster.Name}, {o.listen, &c.Cluster.Listen},
+		{o.nodeName, &c.Cluster.NodeName}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
+	} {
+		if p.flag != "" {
+			*p.dst = p.flag
+		}
+	}
+	if len(o.routes) > 0 {
+		c.Cluster.Routes = o.routes
+	}
+	if len(o.nats) > 0 {
+		c.NATS.URLs = o.nats
+	}
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// maxInFlight bounds a connection's publishes waiting for the journal;
+// past it the reader waits, and TCP pushes back on the client.
+const maxInFlight = 256
+
+// acks keeps, in request order, a connection's publishes that wait for
+// the journal, so that replies still leave in the order requests came: a
+// publish's reply is queued once it and every publish before it are
+// answered, and the reader waits for all of them before it serves any
+// other request.
+type acks struct {
+	n    atomic.Int32 // len(q), for the reader's check without the lock
+	mu   sync.Mutex   // guards q; taken before conn.mu
+	cond sync.Cond    // on mu: q shrank, or the connection is closing
+	q    []*ackSlot
+}
+
+// ackSlot is one publish waiting for the journal.
+type ackSlot struct {
+	frame []byte // the reply, once answered; nil for a request without id
+	done  bool
+}
+
+// push adds a slot for a publish, waiting while the connection has
+// maxInFlight already. It returns nil if the connection is closing.
+func (c *conn) pushAck() *ackSlot {
+	a := &c.acks
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for len(a.q) >= maxInFlight && c.ctx.Err() == nil {
+		a.cond.Wait()
+	}
+	if c.ctx.Err() != nil {
+		return nil
+	}
+	s := &ackSlot{}
+	a.q = append(a.q, s)
+	a.n.Store(int32(len(a.q)))
+	return s
+}
+
+// completeAck records the reply of slot s and queues, in order, the
+// replies of the answered slots at the front. Any goroutine may call it.
+func (c *conn) completeAck(s *ackSlot, frame []byte) {
+	a := &c.acks
+	a.mu.Lock()
+	s.frame, s.done = frame, true
+	k := 0
+	for k < len(a.q) && a.q[k].done {
+		k++
+	}
+	if k == 0 {
+		a.mu.Unlock()
+		return
+	}
+	// Queued under a.mu, so two completions cannot swap their replies.
+	c.mu.Lock()
+	for _, d := range a.q[:k] {
+		if d.frame != nil {
+			c.queue = append(c.queue, outItem{frame: d.frame})
+			c.queued += len(d.frame)
+		}
+	}
+	c.mu.Unlock()
+	a.q = append(a.q[:0], a.q[k:]...)
+	a.n.Store(int32(len(a.q)))
+	a.cond.Broadcast()
+	a.mu.Unlock()
+	c.Wake()
+}
+
+// drainAcks waits until every publish read so far has its reply queued
+// (or the connection is closing). For the reader goroutine, before it
+// queues any other reply.
+func (c *conn) drainAcks() {
+	a := &c.acks
+	if a.n.Load() == 0 {
+		return
+	}
+	a.mu.Lock()
+	for len(a.q) > 0 && c.ctx.Err() == nil {
+		a.cond.Wait()
+	}
+	a.mu.Unlock()
+}
+
+// wakeAcks wakes a reader waiting in pushAck or drainAcks, for a closing
+// connection.
+func (c *conn) wakeAcks() {
+	a := &c.acks
+	a.mu.Lock()
+	a.cond.Broadcast()
+	a.mu.Unlock()
+}
+
+// journalAppend publishes through the journal: the reply is queued once
+// the log stored the message (and every publish before it is answered).
+func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byte) {
+	slot := c.pushAck()
+	if slot == nil {
+		return
+	}
+	cd, srv := c.codec, c.srv
+	c.srv.journal.Publish(key, payload, func(offset uint64, err error) {
+		c.completeAck(slot, srv.ackFrame(cd, action, id, offset, err))
+		if err == nil {
+			srv.counters.messagesIn[c.ci].Add(1)
+		}
+	})
+}
+
+// ackFrame encodes the reply to a journal publish; nil without an id.
+func (s *Server) ackFrame(cd interface {
+	AppendPDU([]byte, *rtm.PDU) ([]byte, error)
+}, action string, id rtm.ID, offset uint64, err error) []byte {
+	if id.IsZero() {
+		return nil
+	}
+	pdu := &rtm.PDU{ID: id}
+	if err != nil {
+		s.log.Warn("publish not stored by the log", "err", err)
+		pdu.Action = rtm.Reply(action, rtm.OutcomeError)
+		pdu.Body = rtm.Errorf(rtm.CodeUnavailable,
+			"the message was not stored: the cluster's log is unavailable; publish again").Body()
+	} else {
+		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
+		pdu.Body = &rtm.PositionBody{Position: rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}.String()}
+	}
+	frame, e := cd.AppendPDU(make([]byte, 0, replyRoom), pdu)
+	if e != nil {
+		s.log.Error("encoding a publish reply", "err", e)
+		return nil
+	}
+	return frame
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// catchUp is the part of a subscription's history that the edge's replica
+// does not hold: offsets from next up to until (exclusive, where the
+// subscription's cursor starts), read from the log by the writer before
+// it reads the cursor.
+type catchUp struct {
+	key         string
+	next, until uint64
+}
+
+// logBatch is how many messages one catch-up read asks the log for.
+const logBatch = 256
+
+// logSubscribe opens a subscription of a journal-backed edge: in the
+// replica where it holds the start, else from the log up to the replica.
+func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catchUp, error) {
+	st, j := c.srv.store, c.srv.journal
+	switch {
+	case start.Position != nil:
+		cur, err := st.Subscribe(key, start)
+		if !errors.Is(err, store.ErrExpired) || start.Position.Epoch != j.Epoch() {
+			return cur, nil, err
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+		defer cancel()
+		ret := c.srv.retention(key).Normalized()
+		f, ok, err := c.srv.logFirst(ctx, key, start.Position.Offset, ret, st.Now())
+		if err != nil {
+			return nil, nil, err
+		}
+		from := start.Position.Offset
+		if ok {
+			from = f.Offset
+		}
+		return c.withCatchUp(key, from)
+	case start.HistoryCount > 0 || start.HistoryAge > 0:
+		from, ok, err := c.srv.logHistoryStart(c.ctx, key, start.HistoryCount, start.HistoryAge)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			cur, err := st.Subscribe(key, store.Start{})
+			return cur, nil, err
+		}
+		return c.withCatchUp(key, from)
+	}
+	cur, err := st.Subscribe(key, start)
+	return cur, nil, err
+}
+
+// logOldest opens a subscription at the oldest message the channel's
+// rule still keeps in the log: where a fast-forward lands.
+func (c *conn) logOldest(key string) (*store.Cursor, *catchUp, error) {
+	ret := c.srv.retention(key).Normalized()
+	from, ok, err := c.srv.logHistoryStart(c.ctx, key, ret.HistoryCount, ret.TTL)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		cur, err := c.srv.store.Subscribe(key, store.Start{})
+		return cur, nil, err
+	}
+	return c.withCatchUp(key, from)
+}
+
+// withCatchUp opens a cursor at from if the replica holds it; else at the
+// replica's oldest message, with the offsets before it to read from the
+// log. The cursor is opened first, so that nothing committed meanwhile
+// falls between the two.
+func (c *conn) withCatchUp(key string, from uint64) (*store.Cursor, *catchUp, error) {
+	st := c.srv.store
+	p := rtm.Position{Epoch: c.srv.journal.Epoch(), Offset: from}
+	cur, err := st.Subscribe(key, store.Start{Position: &p})
+	if err == nil || !errors.Is(err, store.ErrExpired) {
+		return cur, nil, err
+	}
+	if cur, err = st.Subscribe(key, store.Start{HistoryCount: 1 << 30}); err != nil {
+		return nil, nil, err
+	}
+	until := cur.Position().Offset
+	if from >= until {
+		return cur, nil, nil
+	}
+	return cur, &catchUp{key: key, next: from, until: until}, nil
+}
+
+// pumpLog sends the next batch of a subscription's catch-up from the log,
+// and hands the subscription over to its cursor once it reached it. A log
+// that cannot be read ends the subscription with rtm/subscription/error
+// "unavailable": the client resubscribes from its position.
+func (c *conn) pumpLog(w *writer, sub *subscription) error {
+	cu := sub.catchup
+	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+	frames, more, err := c.srv.journal.Next(ctx, cu.key, cu.next, logBatch, maxBatchBytes)
+	cancel()
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return err
+		}
+		c.srv.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.id, "err", err)
+		pos := sub.position()
+		c.endSub(sub)
+		w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
+			Body: &rtm.SubscriptionError{
+				Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
+				Position: pos.String(), SubscriptionID: sub.id,
+			}})
+		if err != nil {
+			return c.internal(err)
+		}
+		return c.write(w, w.pdu)
+	}
+	n := 0
+	for n < len(frames) && frames[n].Offset < cu.until {
+		n++
+	}
+	if n < len(frames) || more == 0 {
+		sub.catchup = nil // the rest is in the replica
+	} else {
+		cu.next = frames[n-1].Offset + 1
+	}
+	return c.send(w, sub, frames[:n])
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Journal is the log of record of a durable edge or of a cluster of
+// edges (edge/journal on NATS JetStream). With one, a publish is
+// acknowledged once the log stored it, offsets are the log's sequence
+// numbers, the server's store is the log's replica (fed by the journal,
+// not appended to by the server), and what the store does not hold
+// (older history, a channel this edge has not followed) is read from the
+// log.
+type Journal interface {
+	// Epoch is the log's incarnation: the EPOCH of every position.
+	Epoch() uint64
+	// Publish stores payload as the next message of the store key's
+	// channel; done gets its offset once the log stored it and the
+	// server's store holds it, or an error. done must not block.
+	Publish(key string, payload []byte, done func(offset uint64, err error))
+	// Next returns up to n messages of key from offset from on, at most
+	// about maxBytes of them, and how many more follow the last one.
+	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)
+	// Last returns the newest message of key at or before upTo (0: any).
+	Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error)
+	// FirstSince returns the oldest message of key stored at or after t.
+	FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error)
+	// Bounds returns the log's first and last offsets.
+	Bounds(ctx context.Context) (first, last uint64, err error)
+	// Ready says why the log cannot serve (nil if it can).
+	Ready() error
+}
+
+// logTimeout bounds the log reads a request makes.
+const logTimeout = 10 * time.Second
+
+// maxLogHistory bounds how many messages a history.count subscription
+// looks up in the log one by one; past it the count is cut.
+const maxLogHistory = 1000
+
+// errLog is an internal error reading the log; clients see no detail.
+var errLog = errors.New("server: reading the log")
+
+// readable reports whether a message stored at t, with newer messages of
+// its channel after it, may still be read under r: younger than the TTL,
+// or one of the newest HistoryCount younger than HistoryAge.
+func readable(r store.Retention, now, t int64, newer uint64) bool {
+	age := now - t
+	if age <= int64(r.TTL) {
+		return true
+	}
+	return r.HistoryCount > 0 && newer < uint64(r.HistoryCount) && age <= int64(r.HistoryAge)
+}
+
+// logRead serves rtm/read from the log when the store cannot: the
+// message at or after at (ErrExpired if the log or the channel's rule has
+// let it go), or the newest readable one.
+func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (store.Frame, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, logTimeout)
+	defer cancel()
+	j, ret, now := s.journal, s.retention(key).Normalized(), s.store.Now()
+	if at == nil {
+		f, ok, err := j.Last(ctx, key, 0)
+		if err != nil {
+			return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
+		}
+		return f, ok && readable(ret, now, f.Time, 0), nil
+	}
+	f, ok, err := s.logFirst(ctx, key, at.Offset, ret, now)
+	return f, ok, err
+}
+
+// logFirst returns the channel's first message at or after offset from
+// the log, or ErrExpired if the messages from there on are no longer all
+// readable.
+func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret store.Retention, now int64) (store.Frame, bool, error) {
+	first, _, err := s.journal.Bounds(ctx)
+	if err != nil {
+		return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
+	}
+	if from < first {
+		return store.Frame{}, false, store.ErrExpired // the log let them go
+	}
+	fs, newer, err := s.journal.Next(ctx, key, from, 1, 0)
+	if err != nil {
+		return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
+	}
+	if len(fs) == 0 {
+		return store.Frame{}, false, nil
+	}
+	if !readable(ret, now, fs[0].Time, newer) {
+		return store.Frame{}, false, store.ErrExpired
+	}
+	return fs[0], true, nil
+}
+
+// logHistoryStart returns the offset a history subscription starts at,
+// from the log: the oldest readable message among the newest count and
+// those younger than age. ok is false when no readable message qualifies.
+func (s *Server) logHistoryStart(ctx context.Context, key string, count int, age time.Duration) (uint64, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, logTimeout)
+	defer cancel()
+	j, ret, now := s.journal, s.retention(key).Normalized(), s.store.Now()
+	var start uint64
+	found := false
+	// Newest first, one lookup each (the log numbers all channels
+	// together, so a channel's messages can only be counted this way).
+	// For age, the walk finds the old messages the history rule keeps;
+	// FirstSince below finds those the TTL keeps.
+	walk := count
+	if age > 0 {
+		walk = max(count, ret.HistoryCount)
+	}
+	upTo := uint64(0)
+	for newer := range min(walk, maxLogHistory) {
+		f, ok, err := j.Last(ctx, key, upTo)
+		if err != nil {
+			return 0, false, fmt.Errorf("%w: %w", errLog, err)
+		}
+		if !ok || !readable(ret, now, f.Time, uint64(newer)) ||
+			newer >= count && now-f.Time > int64(age) {
+			break
+		}
+		start, found, upTo = f.Offset, true, f.Offset-1
+		if upTo == 0 {
+			break
+		}
+	}
+	if age > 0 {
+		f, ok, err := j.FirstSince(ctx, key, time.Unix(0, now-int64(min(age, ret.TTL))))
+		if err != nil {
+			return 0, false, fmt.Errorf("%w: %w", errLog, err)
+		}
+		if ok && (!found || f.Offset < start) {
+			start, found = f.Offset, true
+		}
+	}
+	return start, found, nil
+}
