@@ -18,4 +18,9 @@
 // Reading is for one goroutine at a time; writing is safe from several
 // (Write serializes whole buffers), so the reader can answer pings while
 // another goroutine writes data.
+//
+// For js/wasm only the close status codes and errors build (status.go):
+// the browser client speaks through the browser's own WebSocket and shares
+// just these codes, so that net/http stays out of sluice.wasm. The rest is
+// "!js", as in coder/websocket.
 package websocket
