@@ -169,8 +169,5 @@ func (c *conn) expireGrant() {
 	}
 	c.grantEnd = time.Time{}
 	c.role = app.DefaultRole
-	c.perms = app.Permissions{}
-	if r, ok := c.app.Role(app.DefaultRole); ok {
-		c.perms = r.Permissions
-	}
+	c.perms = c.app.DefaultPermissions()
 }
