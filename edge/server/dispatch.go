@@ -153,10 +153,11 @@ func (c *conn) decode(env *rtm.Envelope, v any) error {
 	return nil
 }
 
-// checkChannel validates a channel name, mapping failures to invalid_format.
+// checkChannel validates a channel name, failing with invalid_format. It
+// returns a nil error, not a nil *rtm.Error, for a valid name.
 func checkChannel(name string) error {
-	if err := rtm.ValidateChannel(name); err != nil {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "%s", strings.TrimPrefix(err.Error(), "rtm: "))
+	if e := rtm.ChannelFormatError(name); e != nil {
+		return e
 	}
 	return nil
 }
