@@ -10,8 +10,11 @@ WASM_PKGS := ./shared/... ./wasm/...
 WASM_DIR := client-js/dist
 FUZZTIME ?= 2m
 BENCHCOUNT ?= 6
+# staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go run`
+# fetches and builds it once into the module and build caches.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test vet fmt-check bench bench-compare fuzz clean wasm chromium FORCE
+.PHONY: all build run test vet staticcheck fmt-check bench bench-compare fuzz clean wasm chromium FORCE
 
 all: build
 
@@ -21,8 +24,12 @@ build: wasm
 run: build
 	./$(BIN) edge
 
-test: wasm chromium fmt-check vet
-	$(GO) test -race -count=1 -timeout 14m ./...
+# testsummary prints go test's usual output and a last line "N passed, N
+# failed, N skipped", and exits with go test's status. It is built, not
+# `go run`, since go run would turn every failing status into 1.
+test: wasm chromium fmt-check vet staticcheck
+	$(GO) build -o bin/testsummary ./internal/testsummary
+	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
 # The browser client: sluice.wasm (stripped), the wasm_exec.js of the same
 # Go release, both precompressed. Files whose content did not change keep
@@ -44,10 +51,10 @@ chromium:
 	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
 	  echo "Installing Chromium for the browser tests"; \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
 	else \
 	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
-	  echo "  sudo apt-get update && sudo apt-get install -y chromium"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium"; \
 	  exit 1; \
 	fi
 
@@ -58,6 +65,9 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet $(WASM_PKGS)
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
 
 # Benchmarks of the hot paths; pipe two runs through benchstat to compare.
 bench:

@@ -234,14 +234,25 @@ type LogConfig struct {
 // limit at its default, info logs as text.
 func DefaultConfig() *Config {
 	return &Config{
-		Apps: []AppConfig{{
-			Appkey: app.DemoKey,
-			Roles: map[string]RoleConfig{
-				app.DefaultRole: {Publish: []string{"*"}, Subscribe: []string{"*", app.StatsChannel}},
-			},
-		}},
-		Log: LogConfig{Level: "info", Format: "text"},
+		Apps: []AppConfig{appConfigOf(app.Demo())},
+		Log:  LogConfig{Level: "info", Format: "text"},
 	}
+}
+
+// appConfigOf returns the configuration of a, so that the demo app is
+// defined once, by app.Demo. It carries the appkey, the message limit and
+// the roles: the demo app has no jwt key and no channel rules, and
+// TestDefaultConfig checks that the app built back from it is app.Demo().
+func appConfigOf(a *app.App) AppConfig {
+	ac := AppConfig{
+		Appkey:          a.Key,
+		MaxMessageBytes: Size(a.MaxMessageBytes),
+		Roles:           make(map[string]RoleConfig, len(a.Roles)),
+	}
+	for name, r := range a.Roles {
+		ac.Roles[name] = RoleConfig{Secret: r.Secret, Publish: r.Publish, Subscribe: r.Subscribe}
+	}
+	return ac
 }
 
 // LoadConfig reads a YAML configuration file over DefaultConfig and

@@ -12,7 +12,7 @@ import (
 
 // runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
 // reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" and returns within the shutdown timeout (frontend.run).
+// "going away" and returns within the shutdown timeout (listeners.run).
 func runEdge(ctx context.Context, args []string, s stdio) error {
 	cfg, err := edgeConfig(args, s)
 	if err != nil {
@@ -48,9 +48,9 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 			return err
 		}
 	}
-	var f *frontend
+	var l *listeners
 	if err = m.Watch(srv); err == nil {
-		f, err = openFrontend(cfg, srv, m, logger)
+		l, err = openListeners(cfg, srv, m, logger)
 	}
 	if err != nil {
 		srv.Shutdown(context.Background())
@@ -58,8 +58,8 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
-	printBanner(s, f, opts, dur)
-	return f.run(ctx, opts.Limits.ShutdownTimeout)
+	printBanner(s, l, opts, dur)
+	return l.run(ctx, opts.Limits.ShutdownTimeout)
 }
 
 // edgeConfig parses the edge's flags and loads its configuration: the
@@ -105,21 +105,21 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	return cfg, nil
 }
 
-func printBanner(s stdio, f *frontend, opts *server.Options, dur *durability) {
+func printBanner(s stdio, l *listeners, opts *server.Options, dur *durability) {
 	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", version)
-	fmt.Fprintf(s.out, "  url:    %s\n", f.url)
-	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(f.url))
-	if f.certs != nil {
-		fmt.Fprintf(s.out, "  tls:    %s\n", f.certs)
+	fmt.Fprintf(s.out, "  url:    %s\n", l.url)
+	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(l.url))
+	if l.certs != nil {
+		fmt.Fprintf(s.out, "  tls:    %s\n", l.certs)
 	}
-	if f.http != "" {
-		fmt.Fprintf(s.out, "  http:   %s (ACME http-01, redirects to HTTPS)\n", f.http)
+	if l.http != "" {
+		fmt.Fprintf(s.out, "  http:   %s (ACME http-01, redirects to HTTPS)\n", l.http)
 	}
 	if dur != nil {
 		fmt.Fprintf(s.out, "  store:  %s (JetStream stream %s, epoch %d)\n", dur.desc, dur.j.Stream(), dur.j.Epoch())
 	}
-	if f.admin != "" {
-		fmt.Fprintf(s.out, "  admin:  http://%s/metrics\n", f.admin)
+	if l.admin != "" {
+		fmt.Fprintf(s.out, "  admin:  http://%s/metrics\n", l.admin)
 	}
 	for _, a := range opts.Apps {
 		fmt.Fprintf(s.out, "  appkey: %s\n", a.Key)

@@ -33,6 +33,44 @@ type App struct {
 	Channels []ChannelRule
 }
 
+// Role returns the role of that name, if the app has it.
+func (a *App) Role(name string) (*Role, bool) {
+	r, ok := a.Roles[name]
+	return r, ok && r != nil
+}
+
+// DefaultPermissions returns the permissions of the default role, those of
+// every connection before it authenticates; none if the app has no default
+// role.
+func (a *App) DefaultPermissions() Permissions {
+	if r, ok := a.Role(DefaultRole); ok {
+		return r.Permissions
+	}
+	return Permissions{}
+}
+
+// Retention returns the retention of a channel: that of the first channel
+// rule whose pattern matches it (with the matching rules of MatchPattern,
+// so "*" does not cover reserved channels), or the zero Retention, which
+// means the store's defaults, when none does.
+func (a *App) Retention(channel string) store.Retention {
+	for i := range a.Channels {
+		if MatchPattern(a.Channels[i].Pattern, channel) {
+			return a.Channels[i].Retention
+		}
+	}
+	return store.Retention{}
+}
+
+// MaxMessage returns the largest encoded message the app accepts:
+// MaxMessageBytes, or DefaultMaxMessageBytes when it is not set.
+func (a *App) MaxMessage() int {
+	if a.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return a.MaxMessageBytes
+}
+
 // Role is a named set of permissions, optionally reachable by role_secret
 // authentication.
 type Role struct {

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"slices"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/edge/server"
@@ -133,16 +131,4 @@ func (c *tlsCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.tm.Stats()
 	ch <- prometheus.MustNewConstMetric(obtained.desc, obtained.kind, float64(st.Obtained))
 	ch <- prometheus.MustNewConstMetric(certFailed.desc, certFailed.kind, float64(st.Failed))
-}
-
-// Names returns the names of the edge's own metrics (not the Go runtime's
-// or the process's), sorted, for documentation and tests.
-func Names() []string {
-	all := append(append([]metric(nil), serverMetrics...), certExpiry, obtained, certFailed)
-	names := []string{"sluice_build_info", "sluice_server_first_delivery_latency_seconds"}
-	for _, m := range all {
-		names = append(names, m.name)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -9,7 +9,8 @@
 //
 // Names follow sluice_<subsystem>_<name>_<unit>, with counters ending in
 // _total; the subsystems are server (connections and traffic), store (the
-// channel buffers) and tls (certificates). Names lists them all.
+// channel buffers) and tls (certificates). The README lists them all, and
+// a test checks that it does.
 package metrics
 
 import (
@@ -75,10 +76,6 @@ func (m *Metrics) Watch(srv *server.Server) error {
 func (m *Metrics) WatchTLS(tm *edgetls.Manager) error {
 	return m.reg.Register(newTLSCollector(tm))
 }
-
-// Registry returns the registry, for callers adding collectors of their
-// own.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Handler serves the metrics in Prometheus' text (or protobuf) format.
 func (m *Metrics) Handler() http.Handler {

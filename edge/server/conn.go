@@ -195,9 +195,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	if cd.Binary() {
 		c.op = websocket.OpBinary
 	}
-	if r, ok := a.Role(app.DefaultRole); ok {
-		c.perms = r.Permissions
-	}
+	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	ws.SetWriteTimeout(s.limits.WriteTimeout)

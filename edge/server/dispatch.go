@@ -161,10 +161,11 @@ func (c *conn) decode(env *rtm.Envelope, v any) error {
 	return nil
 }
 
-// checkChannel validates a channel name, mapping failures to invalid_format.
+// checkChannel validates a channel name, failing with invalid_format. It
+// returns a nil error, not a nil *rtm.Error, for a valid name.
 func checkChannel(name string) error {
-	if err := rtm.ValidateChannel(name); err != nil {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "%s", strings.TrimPrefix(err.Error(), "rtm: "))
+	if e := rtm.ChannelFormatError(name); e != nil {
+		return e
 	}
 	return nil
 }
@@ -177,8 +178,5 @@ func (c *conn) expireGrant() {
 	}
 	c.grantEnd = time.Time{}
 	c.role = app.DefaultRole
-	c.perms = app.Permissions{}
-	if r, ok := c.app.Role(app.DefaultRole); ok {
-		c.perms = r.Permissions
-	}
+	c.perms = c.app.DefaultPermissions()
 }

@@ -1,28 +1,31 @@
 package rtm
 
-import (
-	"errors"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // MaxChannelLen is the longest channel name in bytes.
 const MaxChannelLen = 256
 
 // Errors of channel-name validation; each is an invalid_format for the
-// client.
+// client (see ChannelFormatError).
 var (
-	ErrChannelEmpty   = errors.New("rtm: channel name is empty")
-	ErrChannelLong    = errors.New("rtm: channel name is longer than 256 bytes")
-	ErrChannelUTF8    = errors.New("rtm: channel name is not valid UTF-8")
-	ErrChannelControl = errors.New("rtm: channel name contains a control character")
+	ErrChannelEmpty   error = &channelError{"channel name is empty"}
+	ErrChannelLong    error = &channelError{"channel name is longer than 256 bytes"}
+	ErrChannelUTF8    error = &channelError{"channel name is not valid UTF-8"}
+	ErrChannelControl error = &channelError{"channel name contains a control character"}
 )
+
+// channelError is a reason a channel name is invalid. Its text carries the
+// package's prefix; the reason alone is what a client is answered with.
+type channelError struct{ reason string }
+
+func (e *channelError) Error() string { return "rtm: " + e.reason }
 
 // HeartbeatChannel is the JS SDK's keep-alive channel: publishing to it
 // always succeeds and stores nothing.
 const HeartbeatChannel = "$heartbeat"
 
 // ValidateChannel checks a channel name: 1 to 256 bytes of UTF-8 without
-// control characters.
+// control characters. The error is one of the ErrChannel values.
 func ValidateChannel(name string) error {
 	if name == "" {
 		return ErrChannelEmpty
@@ -49,6 +52,18 @@ func ValidateChannel(name string) error {
 		i += size
 	}
 	return nil
+}
+
+// ChannelFormatError checks a channel name as ValidateChannel does and
+// returns the invalid_format error the edge answers a bad one with, whose
+// reason is the ErrChannel value's text without the "rtm: " prefix; nil
+// for a valid name.
+func ChannelFormatError(name string) *Error {
+	err := ValidateChannel(name)
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: CodeInvalidFormat, Reason: err.(*channelError).reason} // ValidateChannel returns no other kind
 }
 
 // IsReserved reports whether a channel name is reserved for the edge

@@ -43,6 +43,11 @@ func TestValidateChannel(t *testing.T) {
 			if err := rtm.ValidateChannel(tc.in); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("ValidateChannel(%q) = %v, want %v", tc.in, err, tc.want)
 			}
+			// The edge's reply: invalid_format with the same reason.
+			e := rtm.ChannelFormatError(tc.in)
+			if tc.want == nil && e != nil || tc.want != nil && (e == nil || e.Code != rtm.CodeInvalidFormat || "rtm: "+e.Reason != tc.want.Error()) {
+				t.Fatalf("ChannelFormatError(%q) = %v, want invalid_format for %v", tc.in, e, tc.want)
+			}
 		})
 	}
 }

@@ -71,13 +71,3 @@ func AsError(err error) (*Error, bool) {
 	}
 	return nil, false
 }
-
-// WebSocket close codes used by the edge (RFC 6455 section 7.4.1).
-const (
-	CloseNormal          = 1000
-	CloseGoingAway       = 1001
-	ClosePolicyViolation = 1008
-	CloseMessageTooBig   = 1009
-	CloseInternalError   = 1011
-	CloseTryAgainLater   = 1013
-)

@@ -1,3 +1,5 @@
+//go:build !js
+
 package websocket
 
 import (
@@ -6,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"slices"
 	"sync"
@@ -274,7 +275,7 @@ func (c *Conn) AppendFrame(dst []byte, op Opcode, payload []byte) []byte {
 		dst = appendHeader(dst, op, len(payload), false, 0)
 		return append(dst, payload...)
 	}
-	key := rand.Uint32()
+	key := newMaskKey()
 	dst = appendHeader(dst, op, len(payload), true, key)
 	n := len(dst)
 	dst = append(dst, payload...)

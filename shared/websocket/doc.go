@@ -10,6 +10,20 @@
 // that is behind gets its backlog in one system call; the connection
 // itself holds only a small read buffer, and no goroutine.
 //
+// Why not gobwas/ws, which offers the same low-level control: its frame
+// layer (ws.WriteHeader, ws.Cipher) would let the caller lay frames out in
+// one buffer as well, and it starts no goroutine per connection either.
+// But it leaves the connection to the caller: reassembling fragmented
+// messages with control frames between them, answering pings, the close
+// handshake and its timeout, checking close codes and close reasons, read
+// limits, write deadlines. Its wsutil package does these through
+// per-message io.Reader and io.Writer values with buffers of their own,
+// the shape this package avoids; written on top of ws's frames they are
+// most of this package anyway, so the library would save little and add
+// three modules (ws, httphead, pool). Neither library gives the browser a
+// client Sluice would use: sluice.wasm speaks through the browser's own
+// WebSocket.
+//
 // What is deliberately left out: compression (permessage-deflate; small
 // real-time messages gain little and pay CPU per subscriber), and
 // extensions of any kind (a frame with RSV bits set is a protocol error).
@@ -18,4 +32,9 @@
 // Reading is for one goroutine at a time; writing is safe from several
 // (Write serializes whole buffers), so the reader can answer pings while
 // another goroutine writes data.
+//
+// For js/wasm only the close status codes and errors build (status.go):
+// the browser client speaks through the browser's own WebSocket and shares
+// just these codes, so that net/http stays out of sluice.wasm. The rest is
+// "!js", as in coder/websocket.
 package websocket

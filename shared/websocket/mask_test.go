@@ -1,3 +1,5 @@
+//go:build !js
+
 package websocket
 
 import (
@@ -38,5 +40,20 @@ func TestMask(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNewMaskKey checks that keys keep coming fresh across batch refills:
+// among three batches' worth, no key repeats (a chance of about 1 in
+// 60,000 for random 32-bit keys).
+func TestNewMaskKey(t *testing.T) {
+	n := 3 * maskKeyBatch / 4
+	seen := make(map[uint32]bool, n)
+	for range n {
+		k := newMaskKey()
+		if seen[k] {
+			t.Fatalf("key %#x repeated within %d keys", k, n)
+		}
+		seen[k] = true
 	}
 }

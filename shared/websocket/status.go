@@ -8,7 +8,9 @@ import (
 // StatusCode is a close frame's status code (RFC 6455 section 7.4).
 type StatusCode int
 
-// The status codes Sluice sends or interprets.
+// The status codes Sluice sends or interprets: its one table of close
+// codes, for the edge, the native client and the browser client alike
+// (this file also builds for js, see the package doc).
 const (
 	StatusNormalClosure StatusCode = 1000
 	StatusGoingAway     StatusCode = 1001

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/shared/codec"
-	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // Client is a connection to a Sluice edge (or any RTM v2 endpoint) that
@@ -132,11 +132,11 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	case "":
 		// No subprotocol means the RTM default, JSON.
 		if cd = rtmDefaultCodec(); cd == nil {
-			_ = t.Close(rtm.ClosePolicyViolation, "no subprotocol")
+			_ = t.Close(websocket.StatusPolicyViolation, "no subprotocol")
 			return nil, fmt.Errorf("client: dial %s: the edge chose no subprotocol (JSON); this build speaks %q only", c.url, c.codec.Name())
 		}
 	default:
-		_ = t.Close(rtm.ClosePolicyViolation, "unexpected subprotocol")
+		_ = t.Close(websocket.StatusPolicyViolation, "unexpected subprotocol")
 		return nil, fmt.Errorf("client: dial %s: the edge chose subprotocol %q, not %q", c.url, sp, c.codec.Name())
 	}
 	cn := newConn(t, cd, c.log, c)

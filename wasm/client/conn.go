@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // errConnClosed is the cause recorded when the client itself closes a
@@ -244,13 +245,13 @@ func (cn *conn) cause() error {
 	return cn.err
 }
 
-// close closes the connection gracefully (close frame 1000) and waits for
+// close closes the connection gracefully (StatusNormalClosure) and waits for
 // the reader to exit. Idempotent.
 func (cn *conn) close() {
 	cn.closeOnce.Do(func() {
 		// The handshake waits for the edge's close frame, read by the
 		// reader goroutine; the transport bounds it (5s natively).
-		_ = cn.t.Close(rtm.CloseNormal, "")
+		_ = cn.t.Close(websocket.StatusNormalClosure, "")
 		cn.fail(errConnClosed)
 	})
 	<-cn.done

@@ -150,8 +150,8 @@ func (t *wsTransport) Ping(ctx context.Context) error {
 
 // Close sends the close frame; the reader closes the connection when the
 // edge answers, or after websocket.CloseTimeout.
-func (t *wsTransport) Close(code int, reason string) error {
-	return t.ws.Close(websocket.StatusCode(code), reason)
+func (t *wsTransport) Close(code websocket.StatusCode, reason string) error {
+	return t.ws.Close(code, reason)
 }
 
 func (t *wsTransport) Subprotocol() string { return t.ws.Subprotocol() }

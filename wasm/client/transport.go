@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // transport is one WebSocket connection as the client uses it: whole
@@ -30,7 +32,7 @@ type transport interface {
 	Ping(ctx context.Context) error
 	// Close closes with a status code and reason, waiting briefly for the
 	// peer's close frame.
-	Close(code int, reason string) error
+	Close(code websocket.StatusCode, reason string) error
 	// Subprotocol is the subprotocol the server chose, "" for none.
 	Subprotocol() string
 }

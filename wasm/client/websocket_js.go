@@ -10,6 +10,8 @@ import (
 	"syscall/js"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // errSocketClosed is the cause of a failed read or write on a browser
@@ -182,14 +184,14 @@ func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 		case t.closed || t.overflow:
 			err := t.closeErrLocked()
 			t.mu.Unlock()
-			t.sendClose(1000, "")
+			t.sendClose(websocket.StatusNormalClosure, "")
 			return nil, err
 		}
 		t.mu.Unlock()
 		select {
 		case <-t.wake:
 		case <-ctx.Done():
-			t.sendClose(1000, "")
+			t.sendClose(websocket.StatusNormalClosure, "")
 			return nil, ctx.Err()
 		}
 	}
@@ -270,7 +272,7 @@ func (t *jsSocket) Ping(context.Context) error { return t.usable() }
 
 // Close starts the closing handshake and waits briefly for its end, then
 // releases the event handlers.
-func (t *jsSocket) Close(code int, reason string) error {
+func (t *jsSocket) Close(code websocket.StatusCode, reason string) error {
 	t.sendClose(code, reason)
 	select {
 	case <-t.closec:
@@ -283,13 +285,13 @@ func (t *jsSocket) Close(code int, reason string) error {
 // sendClose calls WebSocket.close once. Browsers only accept 1000 and
 // 3000-4999 and reasons up to 123 bytes; anything else would throw, so it
 // is mapped to 1000 and truncated.
-func (t *jsSocket) sendClose(code int, reason string) {
+func (t *jsSocket) sendClose(code websocket.StatusCode, reason string) {
 	t.closeOnce.Do(func() {
-		if code != 1000 && (code < 3000 || code > 4999) {
-			code = 1000
+		if code != websocket.StatusNormalClosure && (code < 3000 || code > 4999) {
+			code = websocket.StatusNormalClosure
 		}
 		defer func() { _ = recover() }() // close never matters enough to crash
-		t.ws.Call("close", code, truncateUTF8(reason, maxCloseReason))
+		t.ws.Call("close", int(code), truncateUTF8(reason, maxCloseReason))
 	})
 }
 

@@ -18,11 +18,11 @@ import (
 	edgetls "github.com/sluicehq/sluice/edge/tls"
 )
 
-// frontend is everything the edge listens with: the main listener (RTM at
+// listeners is everything the edge listens with: the main listener (RTM at
 // /v2, health, metrics; HTTPS with TLS), the HTTP listener beside HTTPS
 // (ACME http-01 challenges, redirects), the admin listener, and the
 // certificate manager.
-type frontend struct {
+type listeners struct {
 	srv     *server.Server
 	log     *slog.Logger
 	certs   *edgetls.Manager // nil without TLS
@@ -33,39 +33,39 @@ type frontend struct {
 	http    string // the HTTP listener's address beside HTTPS, "" for none
 }
 
-// openFrontend opens the listeners the configuration asks for and, with
+// openListeners opens the listeners the configuration asks for and, with
 // TLS, prepares the certificates; nothing is served before run.
-func openFrontend(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*frontend, error) {
-	f := &frontend{srv: srv, log: lg}
+func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
+	l := &listeners{srv: srv, log: lg}
 	main, err := net.Listen("tcp", cfg.ListenAddr())
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
 	mainMux := newHandler(srv)
-	if err := f.openAdmin(cfg, m); err != nil {
+	if err := l.openAdmin(cfg, m); err != nil {
 		main.Close()
 		return nil, err
 	}
 	metricsOnMain := m.Handler()
-	if f.admin != "" {
+	if l.admin != "" {
 		metricsOnMain = nil
 	}
-	addOps(mainMux, f.ready, metricsOnMain)
+	addOps(mainMux, l.ready, metricsOnMain)
 	if !cfg.TLS.enabled() {
-		f.add(main, mainMux)
-		f.url = "ws://" + main.Addr().String()
-		return f, nil
+		l.add(main, mainMux)
+		l.url = "ws://" + main.Addr().String()
+		return l, nil
 	}
-	if err := f.openTLS(cfg, main, mainMux, m); err != nil {
-		f.closeListeners()
+	if err := l.openTLS(cfg, main, mainMux, m); err != nil {
+		l.closeListeners()
 		main.Close()
 		return nil, err
 	}
-	return f, nil
+	return l, nil
 }
 
 // openAdmin opens the admin listener when configured.
-func (f *frontend) openAdmin(cfg *Config, m *metrics.Metrics) error {
+func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics) error {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
@@ -73,14 +73,14 @@ func (f *frontend) openAdmin(cfg *Config, m *metrics.Metrics) error {
 	if err != nil {
 		return fmt.Errorf("admin listen on %s: %w", cfg.Admin.Listen, err)
 	}
-	f.admin = ln.Addr().String()
-	f.add(ln, adminHandler(f.ready, m.Handler()))
+	l.admin = ln.Addr().String()
+	l.add(ln, adminHandler(l.ready, m.Handler()))
 	return nil
 }
 
 // openTLS sets up the certificate manager, wraps main in TLS and opens the
 // HTTP listener.
-func (f *frontend) openTLS(cfg *Config, main net.Listener, mainMux http.Handler, m *metrics.Metrics) error {
+func (l *listeners) openTLS(cfg *Config, main net.Listener, mainMux http.Handler, m *metrics.Metrics) error {
 	var plain net.Listener
 	if addr := cfg.TLS.httpListen(); addr != "" {
 		var err error
@@ -94,14 +94,14 @@ func (f *frontend) openTLS(cfg *Config, main net.Listener, mainMux http.Handler,
 	}
 	host, _, _ := net.SplitHostPort(cfg.ListenAddr())
 	opts := cfg.TLS.options(portOf(main.Addr()), httpPort, host)
-	opts.Logger = f.log
+	opts.Logger = l.log
 	roots, err := cfg.TLS.caRoots()
 	if err == nil {
 		opts.CARoots = roots
-		f.certs, err = edgetls.New(opts)
+		l.certs, err = edgetls.New(opts)
 	}
 	if err == nil {
-		err = m.WatchTLS(f.certs)
+		err = m.WatchTLS(l.certs)
 	}
 	if err != nil {
 		if plain != nil {
@@ -109,16 +109,16 @@ func (f *frontend) openTLS(cfg *Config, main net.Listener, mainMux http.Handler,
 		}
 		return err
 	}
-	f.add(tls.NewListener(main, f.certs.TLSConfig()), mainMux)
+	l.add(tls.NewListener(main, l.certs.TLSConfig()), mainMux)
 	redirect := cfg.TLS.RedirectPort
 	if redirect == 0 {
 		redirect = portOf(main.Addr())
 	}
 	if plain != nil {
-		f.http = plain.Addr().String()
-		f.add(plain, f.certs.HTTPHandler(edgetls.RedirectHandler(redirect)))
+		l.http = plain.Addr().String()
+		l.add(plain, l.certs.HTTPHandler(edgetls.RedirectHandler(redirect)))
 	}
-	f.url = "wss://" + publicHost(cfg, main.Addr())
+	l.url = "wss://" + publicHost(cfg, main.Addr())
 	return nil
 }
 
@@ -135,32 +135,33 @@ func publicHost(cfg *Config, addr net.Addr) string {
 }
 
 // add pairs a listener with a server for its handler.
-func (f *frontend) add(ln net.Listener, h http.Handler) {
-	f.lns = append(f.lns, ln)
-	f.servers = append(f.servers, &http.Server{
+func (l *listeners) add(ln net.Listener, h http.Handler) {
+	l.lns = append(l.lns, ln)
+	l.servers = append(l.servers, &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(serverErrors{f.log}, "", 0),
+		ErrorLog:          log.New(serverErrors{l.log}, "", 0),
 	})
 }
 
-func (f *frontend) closeListeners() {
-	for _, ln := range f.lns {
+func (l *listeners) closeListeners() {
+	for _, ln := range l.lns {
 		ln.Close()
 	}
-	if f.certs != nil {
-		f.certs.Close()
+	if l.certs != nil {
+		l.certs.Close()
 	}
 }
 
-// ready is the edge's readiness: not draining, and certificates obtained.
-func (f *frontend) ready() (bool, string) {
-	if err := f.srv.Ready(); err != nil {
+// ready is the edge's readiness: not draining, its journal (if any)
+// serving, and certificates obtained.
+func (l *listeners) ready() (bool, string) {
+	if err := l.srv.Ready(); err != nil {
 		return false, err.Error()
 	}
-	if f.certs != nil {
+	if l.certs != nil {
 		select {
-		case <-f.certs.Ready():
+		case <-l.certs.Ready():
 		default:
 			return false, "waiting for TLS certificates"
 		}
@@ -171,28 +172,28 @@ func (f *frontend) ready() (bool, string) {
 // run serves until ctx ends (SIGINT, SIGTERM), then drains: the edge
 // reports not-ready, refuses new connections, closes open ones with 1001
 // "going away" so clients reconnect elsewhere, and returns within grace.
-func (f *frontend) run(ctx context.Context, grace time.Duration) error {
-	errc := make(chan error, len(f.servers))
+func (l *listeners) run(ctx context.Context, grace time.Duration) error {
+	errc := make(chan error, len(l.servers))
 	var wg sync.WaitGroup
-	for i, hs := range f.servers {
+	for i, hs := range l.servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := hs.Serve(f.lns[i]); !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(l.lns[i]); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
 	}
-	if f.certs != nil {
-		f.certs.Start() // the CA validates through the listeners, now serving
+	if l.certs != nil {
+		l.certs.Start() // the CA validates through the listeners, now serving
 	}
 	var failed error
 	select {
 	case failed = <-errc:
-		f.log.Error("serving failed; shutting down", "err", failed)
+		l.log.Error("serving failed; shutting down", "err", failed)
 	case <-ctx.Done():
 	}
-	f.drain(grace)
+	l.drain(grace)
 	wg.Wait()
 	if failed != nil {
 		return fmt.Errorf("serve: %w", failed)
@@ -202,25 +203,25 @@ func (f *frontend) run(ctx context.Context, grace time.Duration) error {
 
 // drain shuts the edge down within grace. Connections still open at the
 // deadline are dropped; that is logged, not an error.
-func (f *frontend) drain(grace time.Duration) {
+func (l *listeners) drain(grace time.Duration) {
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	f.log.Info("draining: refusing new connections, closing open ones with 1001 going away", "deadline", grace.String())
+	l.log.Info("draining: refusing new connections, closing open ones with 1001 going away", "deadline", grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	err := f.srv.Shutdown(sctx) // readyz turns 503 at once
-	for _, hs := range f.servers {
+	err := l.srv.Shutdown(sctx) // readyz turns 503 at once
+	for _, hs := range l.servers {
 		if e := hs.Shutdown(sctx); e != nil {
 			hs.Close() // the deadline passed: drop what remains
 		}
 	}
-	if f.certs != nil {
-		f.certs.Close()
+	if l.certs != nil {
+		l.certs.Close()
 	}
 	if err != nil {
 		// Still a clean exit: the deadline is the operator's choice.
-		f.log.Warn("drain deadline passed; the remaining connections were dropped", "err", err)
+		l.log.Warn("drain deadline passed; the remaining connections were dropped", "err", err)
 	}
-	f.log.Info("stopped")
+	l.log.Info("stopped")
 }
