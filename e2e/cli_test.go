@@ -164,6 +164,13 @@ type edgeProcess struct {
 func startEdgeProcess(t *testing.T, args ...string) *edgeProcess {
 	t.Helper()
 	p := startProcess(t, nil, append([]string{"edge", "--listen", "127.0.0.1:0"}, args...)...)
+	return waitBanner(t, p)
+}
+
+// waitBanner waits for an edge process's banner and reads its URL and
+// appkey from it.
+func waitBanner(t *testing.T, p *process) *edgeProcess {
+	t.Helper()
 	e := &edgeProcess{process: p}
 	waitFor(t, "the edge's banner", func() bool {
 		out := p.stdout.String()

@@ -44,16 +44,20 @@ const maxHandles = 1 << 16
 func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f := &j.feed
 	f.j, f.st, f.handles = j, st, make(map[string]*store.Channel)
-	info, err := j.stream.Info(ctx)
+	var info *jetstream.StreamInfo
+	var msgs []store.Frame
+	since := time.Now().Add(-j.opts.Replay)
+	err := j.retry(ctx, "find where to replay from", func(ctx context.Context) (err error) {
+		if info, err = j.stream.Info(ctx); err != nil {
+			return err
+		}
+		msgs, _, err = j.get(ctx, &getRequest{StartTime: &since, Batch: 1})
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("journal: stream info: %w", err)
+		return err
 	}
 	from := info.State.LastSeq + 1
-	since := time.Now().Add(-j.opts.Replay)
-	msgs, _, err := j.get(ctx, &getRequest{StartTime: &since, Batch: 1})
-	if err != nil {
-		return fmt.Errorf("journal: find the replay start: %w", err)
-	}
 	if len(msgs) > 0 {
 		from = msgs[0].Offset
 	}
@@ -63,12 +67,16 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	if f.target < from {
 		f.caughtUp.Store(true)
 	}
-	cons, err := j.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:   from,
+	var cons jetstream.Consumer
+	err = j.retry(ctx, "create the feed's consumer", func(actx context.Context) (err error) {
+		cons, err = j.stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:   from,
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("journal: create the feed's consumer: %w", err)
+		return err
 	}
 	if f.cc, err = cons.Consume(f.onMsg); err != nil {
 		return fmt.Errorf("journal: start the feed: %w", err)

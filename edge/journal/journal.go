@@ -166,17 +166,12 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = -1
 	}
-	for {
+	err = j.retry(ctx, "open stream "+o.Stream, func(ctx context.Context) (err error) {
 		j.stream, err = j.ensure(ctx, cfg)
-		if err == nil {
-			break
-		}
-		j.log.Warn("waiting for JetStream", "stream", o.Stream, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("journal: open stream %s: %w (last error: %v)", o.Stream, ctx.Err(), err)
-		case <-time.After(500 * time.Millisecond):
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	info := j.stream.CachedInfo()
 	j.epoch = uint64(info.Created.UnixMicro())
@@ -186,11 +181,28 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	return j, nil
 }
 
+// retry runs fn until it succeeds or ctx ends: a cluster that is forming,
+// or electing a stream leader, answers nothing for a few seconds.
+func (j *Journal) retry(ctx context.Context, what string, fn func(context.Context) error) error {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := fn(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		j.log.Warn("waiting for JetStream", "stream", j.opts.Stream, "to", what, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("journal: %s: %w (last error: %v)", what, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+	}
+}
+
 // ensure creates the stream, or finds it and brings its limits up to
 // date (keeping its replicas: changing them is an operator's decision).
-func (j *Journal) ensure(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
-	actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
+func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := j.js.Stream(actx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return j.js.CreateStream(actx, cfg)
