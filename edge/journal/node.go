@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nuid"
 )
 
 // NodeOptions configure an embedded NATS server. A nil *NodeOptions is
@@ -29,9 +30,11 @@ type NodeOptions struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
-	// ClientListen, when set, also serves NATS clients on host:port (for
-	// the nats CLI, or for other edges); default none: the edge connects
-	// in-process.
+	// ClientListen, when set, also serves NATS clients on host:port, with
+	// no authentication (for the nats CLI: keep it on loopback). Default
+	// none: the edge connects in-process (a cluster node listens on a
+	// random loopback port, locked with a token only the edge knows,
+	// since NATS routes need a client listener).
 	ClientListen string
 	// Logger receives the server's logs at warn and above (debug with
 	// Debug); default slog.Default().
@@ -44,7 +47,8 @@ type NodeOptions struct {
 
 // Node is an embedded NATS server with JetStream.
 type Node struct {
-	srv *server.Server
+	srv   *server.Server
+	token string // the client token, if the node made one up
 }
 
 // StartNode starts an embedded NATS server with JetStream file storage
@@ -92,6 +96,13 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		if so.ServerName == "" {
 			so.ServerName = "sluice-" + strconv.Itoa(port)
 		}
+		if so.DontListen {
+			// A route waits for the client listener to exist: a node of
+			// a cluster must have one. A random port on loopback, locked
+			// with a random token that only the edge knows.
+			so.DontListen, so.Host, so.Port = false, "127.0.0.1", server.RANDOM_PORT
+			so.Authorization = nuid.Next()
+		}
 	}
 	if so.ServerName == "" {
 		so.ServerName = "sluice"
@@ -115,13 +126,17 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("journal: start node: NATS server not ready after %v", wait)
 	}
-	return &Node{srv: srv}, nil
+	return &Node{srv: srv, token: so.Authorization}, nil
 }
 
 // Connect returns an in-process client connection to the node, which
 // reconnects for as long as the node runs.
 func (n *Node) Connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1)}
+	if n.token != "" {
+		opts = append(opts, nats.Token(n.token))
+	}
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: connect to the embedded node: %w", err)
 	}

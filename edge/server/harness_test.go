@@ -141,7 +141,13 @@ type pdu struct {
 // recv reads the next PDU, failing the test after 5 s.
 func (c *rawClient) recv() pdu {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	return c.recvWithin(5 * time.Second)
+}
+
+// recvWithin reads the next PDU, failing the test after d.
+func (c *rawClient) recvWithin(d time.Duration) pdu {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	_, data, err := c.ws.Read(ctx)
 	if err != nil {

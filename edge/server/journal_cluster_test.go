@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/journal"
+)
+
+// startNodes starts n embedded NATS nodes forming one JetStream cluster,
+// in process.
+func startNodes(t *testing.T, n int) []*journal.Node {
+	t.Helper()
+	var ports []int
+	var lns []net.Listener
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	nodes := make([]*journal.Node, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			nodes[i], errs[i] = journal.StartNode(&journal.NodeOptions{
+				DataDir: t.TempDir(), Name: "n" + strconv.Itoa(i), ClusterName: "test",
+				ClusterListen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Routes: routes,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+		t.Cleanup(nodes[i].Close)
+	}
+	return nodes
+}
+
+// The node leading the stream is shut down mid-traffic (it steps down
+// first): publishes go on through another edge, and every acknowledged
+// message reaches a third edge's subscriber once, in order, and is there
+// when the channel is read back from its first position.
+func TestJournalLeaderShutdown(t *testing.T) {
+	nodes := startNodes(t, 3)
+	edges := make([]*edge, 3)
+	for i, n := range nodes {
+		edges[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3})
+	}
+	leader := -1
+	for deadline := time.Now().Add(30 * time.Second); leader < 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no stream leader after 30s")
+		}
+		for i, n := range nodes {
+			if n.Server().JetStreamIsStreamLeader("$G", journal.DefaultStream) {
+				leader = i
+			}
+		}
+	}
+	pub, read := edges[(leader+1)%3], edges[(leader+2)%3]
+	live := read.dial(t, "test", "")
+	live.expectOK("rtm/subscribe", 1, map[string]any{"channel": "chaos"})
+	p := pub.dial(t, "test", "")
+
+	const total = 200
+	var positions []string
+	for i := 1; i <= total; i++ {
+		if i == total/3 {
+			nodes[leader].Close()
+		}
+		p.send("rtm/publish", i, map[string]any{"channel": "chaos", "message": i})
+		r := p.recvWithin(30 * time.Second)
+		if r.Action != "rtm/publish/ok" {
+			t.Fatalf("publish %d across the leader's shutdown: %s %v", i, r.Action, r.Body)
+		}
+		positions = append(positions, r.Body["position"].(string))
+	}
+	got, _ := live.recvData("chaos", total)
+	for i, m := range got {
+		if m.(json.Number).String() != strconv.Itoa(i+1) {
+			t.Fatalf("live message %d = %v, want %d", i, m, i+1)
+		}
+	}
+	replay := read.dial(t, "test", "")
+	replay.expectOK("rtm/subscribe", 1, map[string]any{"channel": "chaos", "position": positions[0]})
+	got, _ = replay.recvData("chaos", total)
+	for i, m := range got {
+		if m.(json.Number).String() != strconv.Itoa(i+1) {
+			t.Fatalf("replayed message %d = %v, want %d", i, m, i+1)
+		}
+	}
+}
