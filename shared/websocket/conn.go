@@ -8,12 +8,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
+
+// DefaultFrameTimeout is how long a frame's payload may take to arrive
+// after its header unless SetFrameTimeout says otherwise.
+const DefaultFrameTimeout = 30 * time.Second
 
 // CloseTimeout is how long Close waits for the peer's close frame before
 // it drops the connection.
@@ -26,10 +29,11 @@ type Conn struct {
 	subprotocol string
 
 	// Owned by the reading goroutine.
-	br        *bufio.Reader
-	readLimit int64
-	hdr       [MaxHeader]byte
-	ctl       [maxControlPayload]byte
+	br           *bufio.Reader
+	readLimit    int64
+	frameTimeout time.Duration // see SetFrameTimeout
+	hdr          [MaxHeader]byte
+	ctl          [maxControlPayload]byte
 
 	pongs  atomic.Uint64 // pong frames received
 	onPong func()        // called by the reader after each pong; set before reading
@@ -49,7 +53,8 @@ type Conn struct {
 
 // newConn wraps nc, whose first bytes may already be buffered in br.
 func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Conn {
-	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol, readLimit: 32 << 10}
+	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol,
+		readLimit: 32 << 10, frameTimeout: DefaultFrameTimeout}
 }
 
 // Subprotocol returns the negotiated subprotocol, "" if none.
@@ -58,6 +63,14 @@ func (c *Conn) Subprotocol() string { return c.subprotocol }
 // SetReadLimit sets the largest message ReadMessage accepts (default 32
 // KiB); a larger one closes the connection with StatusMessageTooBig.
 func (c *Conn) SetReadLimit(n int64) { c.readLimit = n }
+
+// SetFrameTimeout bounds how long a frame's payload may take to arrive
+// once its header has been read (default DefaultFrameTimeout); a frame
+// still incomplete then closes the connection with StatusPolicyViolation.
+// Without it a peer could announce a large frame, send part of it and
+// stall, holding the connection and its buffer until pings give up.
+// Zero or less means no bound. For the reading goroutine only.
+func (c *Conn) SetFrameTimeout(d time.Duration) { c.frameTimeout = d }
 
 // SetWriteTimeout bounds each Write: a peer that does not read for that
 // long (0.9 to 1 times d) fails the write. Zero (the default) means no
@@ -89,7 +102,8 @@ func (c *Conn) Pongs() uint64 { return c.pongs.Load() }
 // and returns its type and bytes. It answers pings and the peer's close
 // on the way. Errors: *CloseError when the peer closed, *ProtocolError
 // when the peer broke the protocol (a close frame saying so has been
-// sent), else the network error. After an error the connection is done.
+// sent; a frame stalled past the frame timeout is one), else the network
+// error. After an error the connection is done.
 func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 	dst = dst[:0]
 	limit := uint64(c.readLimit) // fixed for the message: len(dst) <= limit
@@ -123,9 +137,8 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 			return 0, dst, c.fail(StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.readLimit))
 		}
 		n := len(dst)
-		dst = slices.Grow(dst, int(h.length))[:n+int(h.length)]
-		if _, err := io.ReadFull(c.br, dst[n:]); err != nil {
-			return 0, dst, fmt.Errorf("websocket read: %w", err)
+		if dst, err = c.readPayload(dst, int(h.length)); err != nil {
+			return 0, dst, err
 		}
 		if h.masked {
 			mask(dst[n:], h.key, 0)
