@@ -46,3 +46,22 @@ func TestBadFramesAreRateLimited(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // pacing a retry loop, not waiting for an event
 	}
 }
+
+// TestInvalidUTF8IsNotAnAlias checks that a JSON frame with a byte that is
+// not UTF-8 is refused with json_parse_error instead of being decoded with
+// U+FFFD in its place: "alias\xff" must not publish to "alias\ufffd".
+func TestInvalidUTF8IsNotAnAlias(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	c := e.dial(t, "test", "")
+	c.expectOK("rtm/publish", 1, map[string]any{"channel": "alias\ufffd", "message": "genuine"})
+	c.sendText("{\"action\":\"rtm/publish\",\"id\":2,\"body\":{\"channel\":\"alias\xff\",\"message\":\"forged\"}}")
+	if p := c.recv(); p.Action != "/error" || p.Body["error"] != "json_parse_error" {
+		t.Fatalf("frame with \\xff: %s %v, want /error json_parse_error", p.Action, p.Body)
+	}
+	// The connection stays usable, and the channel holds what was sent to it.
+	got := c.expectOK("rtm/read", 3, map[string]any{"channel": "alias\ufffd"})
+	if got["message"] != "genuine" {
+		t.Fatalf("alias\\ufffd holds %v, want \"genuine\"", got["message"])
+	}
+}
