@@ -5,6 +5,11 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/cbor"
+	"github.com/sluicehq/sluice/shared/codec/json"
+	"github.com/sluicehq/sluice/shared/codec/msgpack"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // TestBadFramesAreRateLimited floods a connection with frames that do not
@@ -63,5 +68,26 @@ func TestInvalidUTF8IsNotAnAlias(t *testing.T) {
 	got := c.expectOK("rtm/read", 3, map[string]any{"channel": "alias\ufffd"})
 	if got["message"] != "genuine" {
 		t.Fatalf("alias\\ufffd holds %v, want \"genuine\"", got["message"])
+	}
+}
+
+// TestBadBodySameReasonInEveryCodec sends one malformed subscribe in each
+// codec: the error reply is the same in all of them, with no Go type in
+// its reason.
+func TestBadBodySameReasonInEveryCodec(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	want := `body field "history.count" has the wrong type (string)`
+	for _, cd := range []codec.Codec{json.Codec{}, cbor.Codec{}, msgpack.Codec{}} {
+		c := e.dialCodec(t, cd)
+		c.send(&rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(1), Body: map[string]any{
+			"channel": "a", "history": map[string]any{"count": "ten"},
+		}})
+		env := c.recv()
+		var eb rtm.ErrorBody
+		if err := cd.DecodeBody(env.Body, &eb); err != nil || env.Action != "rtm/subscribe/error" ||
+			eb.Error != "invalid_format" || eb.Reason != want {
+			t.Errorf("%s: %s %+v (%v), want invalid_format %q", cd.Name(), env.Action, eb, err, want)
+		}
 	}
 }

@@ -70,14 +70,14 @@ func (Codec) DecodeBody(body []byte, v any) error {
 		// No message values, so no numbers to keep exact: the cheaper
 		// Unmarshal does, and it refuses trailing data itself.
 		if err := json.Unmarshal(body, v); err != nil {
-			return bodyError(err)
+			return bodyError(body, v, err)
 		}
 		return checkKeys(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
+		return bodyError(body, v, err)
 	}
 	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
 		return rtm.Errorf(rtm.CodeInvalidFormat, "body is followed by extra data")
@@ -98,15 +98,21 @@ func checkKeys(body []byte) error {
 }
 
 // bodyError turns an encoding/json error into a reason a client can act on,
-// without Go type names.
-func bodyError(err error) *rtm.Error {
+// without Go type names. A body of the wrong shape gets the reason every
+// codec gives (codec.ShapeError), from the body decoded into the
+// canonical model.
+func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
-	case errors.As(err, &te) && te.Field != "":
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", te.Field, te.Value)
 	case errors.As(err, &te):
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body must be an object, not %s", te.Value)
+		var g any
+		if (Codec{}).DecodeBody(body, &g) == nil {
+			if e := codec.ShapeError(g, v); e != nil {
+				return e
+			}
+		}
+		return codec.ShapeFallback()
 	case errors.As(err, &se):
 		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON: %s", se.Error())
 	}

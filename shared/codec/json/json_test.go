@@ -109,7 +109,7 @@ func TestDecodeBodyErrors(t *testing.T) {
 		name, body, reason string
 	}{
 		{"wrong field type", `{"channel":5}`, `"channel"`},
-		{"not an object", `[1]`, "object"},
+		{"not an object", `[1]`, "must be a map"},
 		{"out of range", `{"channel":"c","message":[1e400]}`, "out of range"},
 		{"trailing data", `{"channel":"c"} {}`, "extra data"},
 		{"malformed", `{"channel":`, "JSON"},
