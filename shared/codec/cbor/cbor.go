@@ -43,7 +43,10 @@ var (
 
 func mustDecMode() cbor.DecMode {
 	dm, err := cbor.DecOptions{
-		DupMapKey:             cbor.DupMapKeyQuiet,
+		// A key twice in a body or a message is refused, as in the PDU
+		// and in JSON: quietly the library keeps the first for a struct
+		// field and the last for a map, and another codec may differ.
+		DupMapKey:             cbor.DupMapKeyEnforcedAPF,
 		MaxNestedLevels:       maxNesting,
 		MaxArrayElements:      MaxElements,
 		MaxMapPairs:           MaxElements,
@@ -121,6 +124,10 @@ func (Codec) DecodeBody(body []byte, v any) error {
 // canonical model.
 func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *cbor.UnmarshalTypeError
+	var de *cbor.DupMapKeyError
+	if errors.As(err, &de) {
+		return codec.Invalid("body has a key twice")
+	}
 	if !errors.As(err, &te) {
 		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid: %s", libReason(err))
 	}
