@@ -32,8 +32,11 @@ type Conn struct {
 	br           *bufio.Reader
 	readLimit    int64
 	frameTimeout time.Duration // see SetFrameTimeout
-	hdr          [MaxHeader]byte
-	ctl          [maxControlPayload]byte
+	// readDeadlineSet is when a payload last set the read deadline, zero
+	// when none is set (see readPayload).
+	readDeadlineSet time.Time
+	hdr             [MaxHeader]byte
+	ctl             [maxControlPayload]byte
 
 	pongs  atomic.Uint64 // pong frames received
 	onPong func()        // called by the reader after each pong; set before reading
@@ -154,8 +157,10 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 // readHeader reads one frame header.
 func (c *Conn) readHeader() (header, error) {
 	b := c.hdr[:]
-	if _, err := io.ReadFull(c.br, b[:2]); err != nil {
-		return header{}, fmt.Errorf("websocket read: %w", err)
+	if n, err := io.ReadFull(c.br, b[:2]); err != nil {
+		if err := c.readRest(b[n:2], err); err != nil {
+			return header{}, err
+		}
 	}
 	h := header{
 		fin:    b[0]&finBit != 0,
@@ -178,8 +183,10 @@ func (c *Conn) readHeader() (header, error) {
 	if n == 0 {
 		return h, nil
 	}
-	if _, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
-		return h, fmt.Errorf("websocket read: %w", err)
+	if k, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
+		if err := c.readRest(b[2+k:2+n], err); err != nil {
+			return h, err
+		}
 	}
 	switch ext {
 	case 2:
@@ -213,8 +220,10 @@ func (c *Conn) checkHeader(h header) error {
 // readControl reads and acts on a control frame.
 func (c *Conn) readControl(h header) error {
 	p := c.ctl[:h.length]
-	if _, err := io.ReadFull(c.br, p); err != nil {
-		return fmt.Errorf("websocket read: %w", err)
+	if n, err := io.ReadFull(c.br, p); err != nil {
+		if err := c.readRest(p[n:], err); err != nil {
+			return err
+		}
 	}
 	if h.masked {
 		mask(p, h.key, 0)
@@ -273,6 +282,12 @@ func (c *Conn) peerClosed(p []byte) error {
 // CloseTimeout), since closing with unread data resets the connection and
 // the peer might never read why it was closed.
 func (c *Conn) fail(code StatusCode, reason string) error {
+	if !c.readDeadlineSet.IsZero() {
+		// The drain below is bounded by the close timer, not by the
+		// deadline a payload left.
+		c.readDeadlineSet = time.Time{}
+		_ = c.nc.SetReadDeadline(noDeadline)
+	}
 	if c.Close(code, reason) == nil {
 		_, _ = io.Copy(io.Discard, c.br)
 	}
