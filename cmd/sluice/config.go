@@ -210,6 +210,10 @@ type LimitsConfig struct {
 	// WriteTimeout bounds one WebSocket write; a client that does not read
 	// for that long is closed (1008). Default 10s.
 	WriteTimeout Duration `yaml:"write_timeout,omitempty"`
+	// FrameTimeout bounds how long a frame's payload may take to arrive
+	// after its header; a client that stalls mid-frame is closed (1008).
+	// Default 30s.
+	FrameTimeout Duration `yaml:"frame_timeout,omitempty"`
 	// PingInterval is how often idle connections are pinged; one that does
 	// not answer within another interval is closed. Default 30s.
 	PingInterval Duration `yaml:"ping_interval,omitempty"`
@@ -325,6 +329,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			RequestsPerSecond:          l.RequestsPerSecond,
 			QueueBytes:                 int(l.QueueBytes),
 			WriteTimeout:               time.Duration(l.WriteTimeout),
+			FrameTimeout:               time.Duration(l.FrameTimeout),
 			PingInterval:               time.Duration(l.PingInterval),
 			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
 		},
@@ -373,6 +378,9 @@ func (c *Config) checkScalars() error {
 	}
 	if l.IdleTimeout < 0 {
 		return fmt.Errorf("limits.idle_timeout: %s is negative", time.Duration(l.IdleTimeout))
+	}
+	if l.FrameTimeout < 0 {
+		return fmt.Errorf("limits.frame_timeout: %s is negative", time.Duration(l.FrameTimeout))
 	}
 	if err := fitsInt(l.QueueBytes); err != nil {
 		return fmt.Errorf("limits.queue_bytes: %w", err)

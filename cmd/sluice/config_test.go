@@ -320,6 +320,7 @@ func TestValidate(t *testing.T) {
 		{name: "bad listen", edit: func(c *Config) { c.Listen = "8080" }, want: "listen:"},
 		{name: "connections per ip below -1", edit: func(c *Config) { c.Limits.ConnectionsPerIP = -2 }, want: "limits.connections_per_ip:"},
 		{name: "negative idle timeout", edit: func(c *Config) { c.Limits.IdleTimeout = Duration(-time.Second) }, want: "limits.idle_timeout:"},
+		{name: "negative frame timeout", edit: func(c *Config) { c.Limits.FrameTimeout = Duration(-time.Second) }, want: "limits.frame_timeout:"},
 		{name: "no apps", edit: func(c *Config) { c.Apps = nil }, want: "apps:"},
 		{name: "empty appkey", edit: func(c *Config) { c.Apps[0].Appkey = "" }, want: "apps[0].appkey:"},
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},

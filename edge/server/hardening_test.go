@@ -1,6 +1,10 @@
 package server_test
 
 import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -89,5 +93,41 @@ func TestBadBodySameReasonInEveryCodec(t *testing.T) {
 			eb.Error != "invalid_format" || eb.Reason != want {
 			t.Errorf("%s: %s %+v (%v), want invalid_format %q", cd.Name(), env.Action, eb, err, want)
 		}
+	}
+}
+
+// TestStalledFrameIsClosed announces a 2,000-byte frame, sends 10 bytes of
+// it and stalls: the edge closes the connection with 1008 once the frame
+// timeout has passed, instead of holding it until pings give up.
+func TestStalledFrameIsClosed(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, func(o *server.Options) { o.Limits.FrameTimeout = 100 * time.Millisecond })
+	nc, err := net.DialTimeout("tcp", e.http.Listener.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(nc)
+	_, err = io.WriteString(nc, "GET /v2?appkey=test HTTP/1.1\r\nHost: edge\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	// A masked text frame header claiming 2,000 bytes (key 0), then 10 bytes.
+	frame := append([]byte{0x81, 0x80 | 126, 0x07, 0xd0, 0, 0, 0, 0}, make([]byte, 10)...)
+	if _, err := nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	var h [4]byte
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		t.Fatalf("waiting for the close frame: %v", err)
+	}
+	if op, code := h[0]&0x0f, int(h[2])<<8|int(h[3]); op != 0x8 || code != 1008 {
+		t.Fatalf("got opcode %d code %d, want a close frame with 1008", op, code)
 	}
 }
