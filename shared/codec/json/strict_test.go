@@ -64,6 +64,7 @@ func TestDecodeBodyDuplicateKeys(t *testing.T) {
 		into func() any
 	}{
 		{"channel twice", `{"channel":"a","channel":"$secret","message":1}`, func() any { return new(rtm.PublishBody) }},
+		{"with whitespace", " {\n \"channel\" : \"a\" ,\t\"channel\"\r: \"b\" } ", func() any { return new(rtm.PublishBody) }},
 		{"escaped twin", `{"channel":"a","\u0063hannel":"b","message":1}`, func() any { return new(rtm.PublishBody) }},
 		{"unknown key twice", `{"channel":"a","x":1,"x":2,"message":1}`, func() any { return new(rtm.PublishBody) }},
 		{"in a message", `{"channel":"a","message":{"who":"zebra","who":"lion"}}`, func() any { return new(rtm.PublishBody) }},
@@ -76,7 +77,11 @@ func TestDecodeBodyDuplicateKeys(t *testing.T) {
 	for _, tc := range bodies {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			codectest.WantCode(t, c.DecodeBody([]byte(tc.body), tc.into()), rtm.CodeInvalidFormat)
+			err := c.DecodeBody([]byte(tc.body), tc.into())
+			codectest.WantCode(t, err, rtm.CodeInvalidFormat)
+			if e, _ := rtm.AsError(err); e.Reason != "body has a key twice" {
+				t.Fatalf("reason %q, want %q", e.Reason, "body has a key twice")
+			}
 		})
 	}
 	// The same names in different objects are no duplicates.
