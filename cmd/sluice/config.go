@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -179,8 +180,24 @@ func orNone(d *Duration) time.Duration {
 // LimitsConfig bounds what clients, and the edge as a whole, may use.
 type LimitsConfig struct {
 	// Connections is the most simultaneous WebSocket connections; past it,
-	// upgrades get HTTP 503. Default 100000.
+	// upgrades get HTTP 503. Default: the process's open-files limit less
+	// a tenth of it or 256, whichever is more, at most 100000; so that the
+	// edge answers 503 while it still has descriptors for HTTP, its
+	// listeners and its files (see defaultConnections).
 	Connections int `yaml:"connections,omitempty"`
+	// ConnectionsPerIP is the most open connections, HTTP or WebSocket,
+	// from one source address; past it, requests get HTTP 429 with a JSON
+	// body and the connection is closed. Behind a reverse proxy every
+	// client has the proxy's address: raise it there. -1 turns it off.
+	// Default 1000.
+	ConnectionsPerIP int `yaml:"connections_per_ip,omitempty"`
+	// IdleTimeout closes an HTTP connection that has no request in flight
+	// for that long (a keep-alive never upgraded, or a connection that
+	// sends nothing); it also bounds reading a request (headers within the
+	// lesser of it and 10s, the whole request within the lesser of it and
+	// 30s). Upgraded WebSocket connections are not subject to it; pings
+	// watch them. Default 60s.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty"`
 	// SubscriptionsPerConnection; past it, subscribe fails with
 	// subscription_quota_exceeded. Default 256.
 	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
@@ -199,6 +216,10 @@ type LimitsConfig struct {
 	// WriteTimeout bounds one WebSocket write; a client that does not read
 	// for that long is closed (1008). Default 10s.
 	WriteTimeout Duration `yaml:"write_timeout,omitempty"`
+	// FrameTimeout bounds how long a frame's payload may take to arrive
+	// after its header; a client that stalls mid-frame is closed (1008).
+	// Default 30s.
+	FrameTimeout Duration `yaml:"frame_timeout,omitempty"`
 	// PingInterval is how often idle connections are pinged; one that does
 	// not answer within another interval is closed. Default 30s.
 	PingInterval Duration `yaml:"ping_interval,omitempty"`
@@ -323,11 +344,12 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			SweepInterval:   time.Duration(c.Store.SweepInterval),
 		},
 		Limits: server.Limits{
-			Connections:                l.Connections,
+			Connections:                cmp.Or(l.Connections, defaultConnections(openFilesLimit())),
 			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
 			RequestsPerSecond:          l.RequestsPerSecond,
 			QueueBytes:                 int(l.QueueBytes),
 			WriteTimeout:               time.Duration(l.WriteTimeout),
+			FrameTimeout:               time.Duration(l.FrameTimeout),
 			PingInterval:               time.Duration(l.PingInterval),
 			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
 		},
@@ -370,6 +392,15 @@ func (c *Config) checkScalars() error {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}
+	}
+	if l.ConnectionsPerIP < -1 {
+		return fmt.Errorf("limits.connections_per_ip: %d is neither a count nor -1 (no limit)", l.ConnectionsPerIP)
+	}
+	if l.IdleTimeout < 0 {
+		return fmt.Errorf("limits.idle_timeout: %s is negative", time.Duration(l.IdleTimeout))
+	}
+	if l.FrameTimeout < 0 {
+		return fmt.Errorf("limits.frame_timeout: %s is negative", time.Duration(l.FrameTimeout))
 	}
 	if err := fitsInt(l.QueueBytes); err != nil {
 		return fmt.Errorf("limits.queue_bytes: %w", err)

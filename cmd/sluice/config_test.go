@@ -252,7 +252,8 @@ func TestDefaultConfig(t *testing.T) {
 	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {
 		t.Fatalf("demo default role: %+v", p)
 	}
-	if opts.Limits != (server.Limits{}) || opts.AllowedOrigins != nil {
+	// Connections is derived from the open-files limit (TestDefaultConnections).
+	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit())}) || opts.AllowedOrigins != nil {
 		t.Fatalf("default limits %+v, origins %v: want the server's defaults", opts.Limits, opts.AllowedOrigins)
 	}
 	// Partial files keep the other defaults.
@@ -317,6 +318,9 @@ func TestValidate(t *testing.T) {
 		want string // prefix of the error: the field path
 	}{
 		{name: "bad listen", edit: func(c *Config) { c.Listen = "8080" }, want: "listen:"},
+		{name: "connections per ip below -1", edit: func(c *Config) { c.Limits.ConnectionsPerIP = -2 }, want: "limits.connections_per_ip:"},
+		{name: "negative idle timeout", edit: func(c *Config) { c.Limits.IdleTimeout = Duration(-time.Second) }, want: "limits.idle_timeout:"},
+		{name: "negative frame timeout", edit: func(c *Config) { c.Limits.FrameTimeout = Duration(-time.Second) }, want: "limits.frame_timeout:"},
 		{name: "no apps", edit: func(c *Config) { c.Apps = nil }, want: "apps:"},
 		{name: "empty appkey", edit: func(c *Config) { c.Apps[0].Appkey = "" }, want: "apps[0].appkey:"},
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -31,13 +32,29 @@ type listeners struct {
 	url     string // the RTM endpoint, for the banner
 	admin   string // the admin listener's address, "" for none
 	http    string // the HTTP listener's address beside HTTPS, "" for none
+	peers   *peerLimit
+	idle    time.Duration // limits.idle_timeout
 }
+
+// defaultIdleTimeout is limits.idle_timeout's default.
+const defaultIdleTimeout = 60 * time.Second
+
+// Bounds on reading one HTTP request, lowered to the idle timeout when it
+// is shorter: a client that opens a connection and sends nothing, or a
+// request byte by byte, must not hold a descriptor for long.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+)
 
 // openListeners opens the listeners the configuration asks for and, with
 // TLS, prepares the certificates; nothing is served before run.
 func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
-	l := &listeners{srv: srv, log: lg}
-	main, err := net.Listen("tcp", cfg.ListenAddr())
+	l := &listeners{srv: srv, log: lg,
+		peers: newPeerLimit(cmp.Or(cfg.Limits.ConnectionsPerIP, defaultConnectionsPerIP)),
+		idle:  cmp.Or(time.Duration(cfg.Limits.IdleTimeout), defaultIdleTimeout),
+	}
+	main, err := l.listen(cfg.ListenAddr())
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
@@ -69,7 +86,7 @@ func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics) error {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", cfg.Admin.Listen)
+	ln, err := l.listen(cfg.Admin.Listen)
 	if err != nil {
 		return fmt.Errorf("admin listen on %s: %w", cfg.Admin.Listen, err)
 	}
@@ -84,7 +101,7 @@ func (l *listeners) openTLS(cfg *Config, main net.Listener, mainMux http.Handler
 	var plain net.Listener
 	if addr := cfg.TLS.httpListen(); addr != "" {
 		var err error
-		if plain, err = net.Listen("tcp", addr); err != nil {
+		if plain, err = l.listen(addr); err != nil {
 			return fmt.Errorf("tls.http_listen on %s: %w", addr, err)
 		}
 	}
@@ -134,12 +151,29 @@ func publicHost(cfg *Config, addr net.Addr) string {
 	return host
 }
 
-// add pairs a listener with a server for its handler.
+// listen opens a TCP listener whose connections count against the
+// per-address limit; TLS, when used, wraps it.
+func (l *listeners) listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return l.peers.listener(ln), nil
+}
+
+// add pairs a listener with a server for its handler. Every listener has
+// the same timeouts, so no HTTP connection is held forever; a WebSocket
+// upgrade hijacks its connection, which clears the deadlines these set
+// (net/http), and from then on the edge's pings and write timeout watch it.
+// There is no WriteTimeout: it would cut /debug/pprof/profile short.
 func (l *listeners) add(ln net.Listener, h http.Handler) {
 	l.lns = append(l.lns, ln)
 	l.servers = append(l.servers, &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           l.peers.handler(h),
+		ReadHeaderTimeout: min(readHeaderTimeout, l.idle),
+		ReadTimeout:       min(readTimeout, l.idle),
+		IdleTimeout:       l.idle,
+		ConnContext:       l.peers.connContext,
 		ErrorLog:          log.New(serverErrors{l.log}, "", 0),
 	})
 }

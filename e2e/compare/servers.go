@@ -141,7 +141,7 @@ func sluiceSystem() system {
 		if err != nil {
 			return nil, nil, err
 		}
-		cfg := fmt.Sprintf("listen: %s\nlimits:\n  requests_per_second: 1000000\n  connections: 100000\nlog:\n  level: warn\n", addr)
+		cfg := fmt.Sprintf("listen: %s\nlimits:\n  requests_per_second: 1000000\n  connections: 100000\n  connections_per_ip: -1\nlog:\n  level: warn\n", addr)
 		admin := ""
 		if o.profileDir != "" {
 			if admin, err = freeAddr(); err != nil {

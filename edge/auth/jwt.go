@@ -29,6 +29,8 @@ const (
 	reasonInvalidClaims = "invalid token claims"
 	reasonUnknownRole   = "token names a role this app does not have"
 	reasonBadPattern    = "token grants an invalid channel pattern"
+	reasonDateNotNumber = "token exp, nbf and iat must be numbers"
+	reasonCritical      = "token header has critical extensions this edge does not understand"
 )
 
 // Grant is what a verified token grants a connection.
@@ -81,21 +83,27 @@ func Verify(a *app.App, token string, now time.Time) (*Grant, error) {
 		jwt.WithLeeway(key.Leeway),
 		jwt.WithTimeFunc(func() time.Time { return now }),
 	)
-	var claims tokenClaims
-	_, err = parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return verifier, nil })
+	var claims strictClaims
+	t, err := parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return verifier, nil })
 	if err != nil {
 		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: tokenReason(err, token, methods)}
 	}
-	return grant(a, &claims)
+	if _, ok := t.Header["crit"]; ok {
+		// RFC 7515 section 4.1.11: a recipient must refuse a token whose
+		// crit header lists an extension it does not understand, and this
+		// edge understands none (an empty list is invalid too).
+		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonCritical}
+	}
+	return grant(a, &claims.tokenClaims, claims.ExpiresAt.Time)
 }
 
-// grant turns verified claims into a Grant.
-func grant(a *app.App, c *tokenClaims) (*Grant, error) {
+// grant turns verified claims into a Grant expiring at exp.
+func grant(a *app.App, c *tokenClaims, exp time.Time) (*Grant, error) {
 	own := app.Permissions{Publish: c.Publish, Subscribe: c.Subscribe}
 	if err := own.Validate(); err != nil {
 		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonBadPattern}
 	}
-	g := &Grant{Role: c.Role, Expires: c.ExpiresAt.Time, Subject: c.Subject}
+	g := &Grant{Role: c.Role, Expires: exp, Subject: c.Subject}
 	var base app.Permissions
 	if c.Role != "" {
 		role, ok := a.Role(c.Role)
@@ -111,6 +119,8 @@ func grant(a *app.App, c *tokenClaims) (*Grant, error) {
 // tokenReason names what was wrong with a refused token.
 func tokenReason(err error, token string, methods []string) string {
 	switch {
+	case errors.Is(err, errDateNotNumber):
+		return reasonDateNotNumber
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return reasonMalformed
 	case errors.Is(err, jwt.ErrTokenUnverifiable):

@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,11 @@ func TestVerifyRefused(t *testing.T) {
 		{name: "garbage", app: hsApp, token: "not a token", reason: reasonMalformed},
 		{name: "empty", app: hsApp, token: "", reason: reasonMalformed},
 		{name: "bad base64", app: hsApp, token: "!!!.???.***", reason: reasonMalformed},
+		{name: "string exp", app: hsApp, token: rawToken(t, jwt.SigningMethodHS256, jwt.MapClaims{"role": "admin", "exp": strconv.FormatInt(exp, 10)}, hmacSecret), reason: reasonDateNotNumber},
+		{name: "string nbf", app: hsApp, token: rawToken(t, jwt.SigningMethodHS256, jwt.MapClaims{"exp": exp, "nbf": strconv.FormatInt(now.Unix(), 10)}, hmacSecret), reason: reasonDateNotNumber},
+		{name: "string iat", app: hsApp, token: rawToken(t, jwt.SigningMethodHS256, jwt.MapClaims{"exp": exp, "iat": "0"}, hmacSecret), reason: reasonDateNotNumber},
+		{name: "crit header", app: hsApp, token: critToken(t, []any{"exp"}), reason: reasonCritical},
+		{name: "empty crit header", app: hsApp, token: critToken(t, []any{}), reason: reasonCritical},
 		{name: "claims of wrong type", app: hsApp, token: rawToken(t, jwt.SigningMethodHS256, jwt.MapClaims{"publish": "chat", "exp": exp}, hmacSecret), reason: reasonMalformed},
 	}
 	for _, tt := range tests {
@@ -212,6 +218,18 @@ func TestVerifyRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// critToken is a valid HS256 token for "admin" whose header carries crit.
+func critToken(t *testing.T, crit []any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"role": "admin", "exp": now.Add(time.Hour).Unix()})
+	tok.Header["crit"] = crit
+	s, err := tok.SignedString(hmacSecret)
+	if err != nil {
+		t.Fatalf("sign: %v", err)
+	}
+	return s
 }
 
 // mintPayload returns the base64url payload of a token naming role, to

@@ -51,6 +51,9 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	if d := s.limits.FrameTimeout; d > 0 {
+		ws.SetFrameTimeout(d) // else the websocket package's default
+	}
 	s.counters.connectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
 	s.track(c)

@@ -42,7 +42,12 @@ func (c *conn) handleFrame(frame []byte) {
 	defer c.survive()
 	env, err := c.codec.Decode(frame)
 	if err != nil {
-		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
+		// It counts against the rate limit like any request, or garbage
+		// would make the edge write error replies as fast as a client can
+		// send. It has no id to refuse, so the reader waits (see admit).
+		if c.admit(rtm.ID{}) {
+			c.replyError(rtm.ActionError, rtm.ID{}, err, true)
+		}
 		return
 	}
 	if !c.admit(env.ID) {

@@ -65,6 +65,10 @@ type Limits struct {
 	// WriteTimeout bounds one WebSocket write; a client that does not read
 	// for that long is closed with 1008; default 10s.
 	WriteTimeout time.Duration
+	// FrameTimeout bounds how long a frame's payload may take to arrive
+	// after its header; a client that stalls mid-frame is closed with
+	// 1008. Default 30s (websocket.DefaultFrameTimeout).
+	FrameTimeout time.Duration
 	// PingInterval is how often an idle connection is pinged; a connection
 	// that does not answer within another interval is closed; default 30s.
 	PingInterval time.Duration

@@ -64,6 +64,14 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 		http.Error(w, "websocket: cannot hijack the connection", http.StatusInternalServerError)
 		return nil, fmt.Errorf("websocket hijack: %w", err)
 	}
+	// The server's read and idle timeouts are for HTTP requests, not for
+	// a connection that lives for hours: net/http clears the deadlines it
+	// set when it hands the connection over, but its documentation leaves
+	// that to the caller ("may have read or write deadlines already set").
+	if err := nc.SetDeadline(noDeadline); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("websocket hijack: clear deadlines: %w", err)
+	}
 	resp := make([]byte, 0, 160)
 	resp = append(resp, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
 	resp = append(resp, acceptKey(key)...)

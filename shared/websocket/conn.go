@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
+
+// DefaultFrameTimeout is how long a frame's payload may take to arrive
+// after its header unless SetFrameTimeout says otherwise.
+const DefaultFrameTimeout = 30 * time.Second
 
 // CloseTimeout is how long Close waits for the peer's close frame before
 // it drops the connection.
@@ -27,10 +30,14 @@ type Conn struct {
 	subprotocol string
 
 	// Owned by the reading goroutine.
-	br        *bufio.Reader
-	readLimit int64
-	hdr       [MaxHeader]byte
-	ctl       [maxControlPayload]byte
+	br           *bufio.Reader
+	readLimit    int64
+	frameTimeout time.Duration // see SetFrameTimeout
+	// readDeadlineSet is when a payload last set the read deadline, zero
+	// when none is set (see readPayload).
+	readDeadlineSet time.Time
+	hdr             [MaxHeader]byte
+	ctl             [maxControlPayload]byte
 
 	pongs  atomic.Uint64 // pong frames received
 	onPong func()        // called by the reader after each pong; set before reading
@@ -50,7 +57,8 @@ type Conn struct {
 
 // newConn wraps nc, whose first bytes may already be buffered in br.
 func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Conn {
-	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol, readLimit: 32 << 10}
+	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol,
+		readLimit: 32 << 10, frameTimeout: DefaultFrameTimeout}
 }
 
 // Subprotocol returns the negotiated subprotocol, "" if none.
@@ -59,6 +67,14 @@ func (c *Conn) Subprotocol() string { return c.subprotocol }
 // SetReadLimit sets the largest message ReadMessage accepts (default 32
 // KiB); a larger one closes the connection with StatusMessageTooBig.
 func (c *Conn) SetReadLimit(n int64) { c.readLimit = n }
+
+// SetFrameTimeout bounds how long a frame's payload may take to arrive
+// once its header has been read (default DefaultFrameTimeout); a frame
+// still incomplete then closes the connection with StatusPolicyViolation.
+// Without it a peer could announce a large frame, send part of it and
+// stall, holding the connection and its buffer until pings give up.
+// Zero or less means no bound. For the reading goroutine only.
+func (c *Conn) SetFrameTimeout(d time.Duration) { c.frameTimeout = d }
 
 // SetWriteTimeout bounds each Write: a peer that does not read for that
 // long (0.9 to 1 times d) fails the write. Zero (the default) means no
@@ -90,7 +106,8 @@ func (c *Conn) Pongs() uint64 { return c.pongs.Load() }
 // and returns its type and bytes. It answers pings and the peer's close
 // on the way. Errors: *CloseError when the peer closed, *ProtocolError
 // when the peer broke the protocol (a close frame saying so has been
-// sent), else the network error. After an error the connection is done.
+// sent; a frame stalled past the frame timeout is one), else the network
+// error. After an error the connection is done.
 func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 	dst = dst[:0]
 	limit := uint64(c.readLimit) // fixed for the message: len(dst) <= limit
@@ -124,9 +141,8 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 			return 0, dst, c.fail(StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.readLimit))
 		}
 		n := len(dst)
-		dst = slices.Grow(dst, int(h.length))[:n+int(h.length)]
-		if _, err := io.ReadFull(c.br, dst[n:]); err != nil {
-			return 0, dst, fmt.Errorf("websocket read: %w", err)
+		if dst, err = c.readPayload(dst, int(h.length)); err != nil {
+			return 0, dst, err
 		}
 		if h.masked {
 			mask(dst[n:], h.key, 0)
@@ -142,8 +158,10 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 // readHeader reads one frame header.
 func (c *Conn) readHeader() (header, error) {
 	b := c.hdr[:]
-	if _, err := io.ReadFull(c.br, b[:2]); err != nil {
-		return header{}, fmt.Errorf("websocket read: %w", err)
+	if n, err := io.ReadFull(c.br, b[:2]); err != nil {
+		if err := c.readRest(b[n:2], err); err != nil {
+			return header{}, err
+		}
 	}
 	h := header{
 		fin:    b[0]&finBit != 0,
@@ -166,8 +184,10 @@ func (c *Conn) readHeader() (header, error) {
 	if n == 0 {
 		return h, nil
 	}
-	if _, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
-		return h, fmt.Errorf("websocket read: %w", err)
+	if k, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
+		if err := c.readRest(b[2+k:2+n], err); err != nil {
+			return h, err
+		}
 	}
 	switch ext {
 	case 2:
@@ -201,8 +221,10 @@ func (c *Conn) checkHeader(h header) error {
 // readControl reads and acts on a control frame.
 func (c *Conn) readControl(h header) error {
 	p := c.ctl[:h.length]
-	if _, err := io.ReadFull(c.br, p); err != nil {
-		return fmt.Errorf("websocket read: %w", err)
+	if n, err := io.ReadFull(c.br, p); err != nil {
+		if err := c.readRest(p[n:], err); err != nil {
+			return err
+		}
 	}
 	if h.masked {
 		mask(p, h.key, 0)
@@ -261,6 +283,12 @@ func (c *Conn) peerClosed(p []byte) error {
 // CloseTimeout), since closing with unread data resets the connection and
 // the peer might never read why it was closed.
 func (c *Conn) fail(code StatusCode, reason string) error {
+	if !c.readDeadlineSet.IsZero() {
+		// The drain below is bounded by the close timer, not by the
+		// deadline a payload left.
+		c.readDeadlineSet = time.Time{}
+		_ = c.nc.SetReadDeadline(noDeadline)
+	}
 	if c.Close(code, reason) == nil {
 		_, _ = io.Copy(io.Discard, c.br)
 	}

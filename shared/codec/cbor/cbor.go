@@ -43,7 +43,10 @@ var (
 
 func mustDecMode() cbor.DecMode {
 	dm, err := cbor.DecOptions{
-		DupMapKey:             cbor.DupMapKeyQuiet,
+		// A key twice in a body or a message is refused, as in the PDU
+		// and in JSON: quietly the library keeps the first for a struct
+		// field and the last for a map, and another codec may differ.
+		DupMapKey:             cbor.DupMapKeyEnforcedAPF,
 		MaxNestedLevels:       maxNesting,
 		MaxArrayElements:      MaxElements,
 		MaxMapPairs:           MaxElements,
@@ -94,8 +97,8 @@ var emptyBody = []byte{0xa0}
 // Decode splits a frame into action, id and the raw CBOR of its body, which
 // aliases frame. A frame that is not well-formed CBOR within the limits is a
 // cbor_parse_error; a well-formed item that is not a PDU (not a map, a key
-// that is not a text string or is given twice, a missing or non-string
-// action, an id that is not an integer or a text string, a body that is not
+// that is not a string or is given twice, a missing or non-string
+// action, an id that is not an integer or a string, a body that is not
 // a map) is invalid_format. An absent body decodes as an empty map.
 func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 	if err := decMode.Wellformed(frame); err != nil {
@@ -109,20 +112,32 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 // body of the wrong shape is invalid_format.
 func (Codec) DecodeBody(body []byte, v any) error {
 	if err := decMode.Unmarshal(body, v); err != nil {
-		return bodyError(err)
+		return bodyError(body, v, err)
 	}
 	return codec.NormalizeBody(v)
 }
 
-func bodyError(err error) *rtm.Error {
+// bodyError is the error of a body the library refused. The library's
+// type errors name Go types and CBOR's major types ("rtm.PublishBody.channel",
+// "positive integer"); a body of the wrong shape gets the reason every
+// codec gives instead (codec.ShapeError), from the body decoded into the
+// canonical model.
+func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *cbor.UnmarshalTypeError
-	if errors.As(err, &te) && te.StructFieldName != "" {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", te.StructFieldName, te.CBORType)
+	var de *cbor.DupMapKeyError
+	if errors.As(err, &de) {
+		return codec.Invalid("body has a key twice")
 	}
-	if errors.As(err, &te) {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body or message has the wrong type (%s)", te.CBORType)
+	if !errors.As(err, &te) {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid: %s", libReason(err))
 	}
-	return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid: %s", libReason(err))
+	var g any
+	if decMode.Unmarshal(body, &g) == nil && codec.NormalizeBody(&g) == nil {
+		if e := codec.ShapeError(g, v); e != nil {
+			return e
+		}
+	}
+	return codec.ShapeFallback()
 }
 
 // libReason strips the library's prefix; its messages describe the input,

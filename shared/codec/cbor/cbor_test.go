@@ -167,3 +167,30 @@ func TestLibraryReads(t *testing.T) {
 		t.Fatal("message not spliced in")
 	}
 }
+
+// TestDecodeBodyKeyTwice checks that a key given twice in a body, or in a
+// message map, is invalid_format as it is in the PDU and in JSON, instead
+// of the library keeping one of the values quietly.
+func TestDecodeBodyKeyTwice(t *testing.T) {
+	t.Parallel()
+	bodies := []struct {
+		name string
+		body []byte
+	}{
+		// {"channel":"a","channel":"b"}
+		{"field", []byte{0xa2, 0x67, 'c', 'h', 'a', 'n', 'n', 'e', 'l', 0x61, 'a', 0x67, 'c', 'h', 'a', 'n', 'n', 'e', 'l', 0x61, 'b'}},
+		// {"message":{"x":1,"x":2}}
+		{"message key", []byte{0xa1, 0x67, 'm', 'e', 's', 's', 'a', 'g', 'e', 0xa2, 0x61, 'x', 0x01, 0x61, 'x', 0x02}},
+	}
+	for _, tc := range bodies {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var p rtm.PublishBody
+			err := c.DecodeBody(tc.body, &p)
+			codectest.WantCode(t, err, rtm.CodeInvalidFormat)
+			if e, _ := rtm.AsError(err); e.Reason != "body has a key twice" {
+				t.Fatalf("reason %q, want %q", e.Reason, "body has a key twice")
+			}
+		})
+	}
+}

@@ -91,7 +91,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	for ; pairs > 0; pairs-- {
 		km, kl, ks, ok := head(f, i)
 		if !ok || km != majorText || kl > uint64(len(f)-ks) {
-			return env, codec.Invalid("PDU keys must be text strings")
+			return env, codec.Invalid("PDU keys must be strings")
 		}
 		vs := ks + int(kl)
 		end, ok := skip(f, vs)
@@ -135,7 +135,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 func text(v []byte, action bool) (string, error) {
 	major, n, i, ok := head(v, 0)
 	if !ok || major != majorText || n != uint64(len(v)-i) {
-		return "", codec.Invalid("PDU action must be a text string")
+		return "", codec.Invalid("PDU action must be a string")
 	}
 	s := v[i:]
 	if !utf8.Valid(s) {
@@ -163,7 +163,7 @@ func decodeID(id *rtm.ID, v []byte) error {
 		}
 		*id = rtm.StringID(s)
 	default:
-		return codec.Invalid("PDU id must be an integer or a text string")
+		return codec.Invalid("PDU id must be an integer or a string")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -33,8 +34,18 @@ var emptyBody = []byte("{}")
 // aliases frame. A frame that is not JSON is a json_parse_error; valid JSON
 // that is not a PDU (not an object, a missing or non-string action, an id
 // that is not an integer or a string, a body that is not an object, a key
-// given twice) is invalid_format. An absent body decodes as {}.
+// given twice) is invalid_format. An absent body decodes as {}. A frame
+// that is not valid UTF-8 is a json_parse_error too.
 func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
+	// RFC 8259 wants UTF-8, and encoding/json would turn each invalid
+	// byte into U+FFFD: "alias\xff" and "alias\ufffd" would be one
+	// channel, and a client's bytes would be rewritten. Such a frame is
+	// refused here, answered with json_parse_error like any frame that is
+	// not JSON, and the connection stays usable; the WebSocket layer does
+	// not close text frames with 1007 (see websocket.Conn.ReadMessage).
+	if !utf8.Valid(frame) {
+		return rtm.Envelope{}, &rtm.Error{Code: rtm.CodeJSONParseError, Reason: "frame is not valid UTF-8"}
+	}
 	if !json.Valid(frame) {
 		var raw json.RawMessage
 		err := json.Unmarshal(frame, &raw)
@@ -50,7 +61,8 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 // DecodeBody decodes a body into v, a pointer to a body type of package rtm
 // (or to a map[string]any or an any). Numbers in message values keep their
 // exact integer value; every message value is normalized (see
-// codec.Normalize). A body of the wrong shape is invalid_format.
+// codec.Normalize). A body of the wrong shape, or with a key twice in one
+// of its objects (messages included), is invalid_format.
 func (Codec) DecodeBody(body []byte, v any) error {
 	switch v.(type) {
 	case rtm.ValueCarrier, *any, *map[string]any, *[]any:
@@ -58,31 +70,49 @@ func (Codec) DecodeBody(body []byte, v any) error {
 		// No message values, so no numbers to keep exact: the cheaper
 		// Unmarshal does, and it refuses trailing data itself.
 		if err := json.Unmarshal(body, v); err != nil {
-			return bodyError(err)
+			return bodyError(body, v, err)
 		}
-		return nil
+		return checkKeys(body)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
-		return bodyError(err)
+		return bodyError(body, v, err)
 	}
 	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
 		return rtm.Errorf(rtm.CodeInvalidFormat, "body is followed by extra data")
 	}
+	if err := checkKeys(body); err != nil {
+		return err
+	}
 	return codec.NormalizeBody(v)
 }
 
+// checkKeys refuses a body with a key twice in one of its objects (see
+// hasDupKey).
+func checkKeys(body []byte) error {
+	if hasDupKey(body) {
+		return codec.Invalid("body has a key twice")
+	}
+	return nil
+}
+
 // bodyError turns an encoding/json error into a reason a client can act on,
-// without Go type names.
-func bodyError(err error) *rtm.Error {
+// without Go type names. A body of the wrong shape gets the reason every
+// codec gives (codec.ShapeError), from the body decoded into the
+// canonical model.
+func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
-	case errors.As(err, &te) && te.Field != "":
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", te.Field, te.Value)
 	case errors.As(err, &te):
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body must be an object, not %s", te.Value)
+		var g any
+		if (Codec{}).DecodeBody(body, &g) == nil {
+			if e := codec.ShapeError(g, v); e != nil {
+				return e
+			}
+		}
+		return codec.ShapeFallback()
 	case errors.As(err, &se):
 		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON: %s", se.Error())
 	}

@@ -26,7 +26,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	var env rtm.Envelope
 	i := skipSpace(f, 0)
 	if f[i] != '{' {
-		return env, codec.Invalid("PDU must be an object")
+		return env, codec.Invalid("PDU must be a map")
 	}
 	i = skipSpace(f, i+1)
 	seen := 0
@@ -71,7 +71,7 @@ func setField(env *rtm.Envelope, key int, v []byte) error {
 		return decodeID(&env.ID, v)
 	default:
 		if v[0] != '{' {
-			return codec.Invalid("PDU body must be an object")
+			return codec.Invalid("PDU body must be a map")
 		}
 		env.Body = v
 		return nil

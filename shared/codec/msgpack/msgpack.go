@@ -57,10 +57,27 @@ func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 // rtm.PositionBody) take a fast path without the library (fast.go), which
 // gives the same result as the library path for every body.
 func (Codec) DecodeBody(body []byte, v any) error {
-	if err := decodeFast(body, v); !errors.Is(err, errLibrary) {
+	err := decodeFast(body, v)
+	if errors.Is(err, errLibrary) {
+		err = decodeBody(body, v)
+	}
+	return shaped(body, v, err)
+}
+
+// shaped gives a body of the wrong shape the reason every codec gives
+// (codec.ShapeError), from the body decoded into the canonical model: the
+// fast paths and the library tell only that the shape is wrong.
+func shaped(body []byte, v any, err error) error {
+	if e, ok := err.(*rtm.Error); !ok || e != errWrongShape {
 		return err
 	}
-	return decodeBody(body, v)
+	var g any
+	if decodeBody(body, &g) == nil {
+		if e := codec.ShapeError(g, v); e != nil {
+			return e
+		}
+	}
+	return err
 }
 
 // decodeBody is the library path of DecodeBody. It checks a body in
@@ -105,9 +122,10 @@ func scan(body []byte) (binary bool, err error) {
 // decodeBody.
 func notMap() *rtm.Error { return codec.Invalid("body must be a map") }
 
-func wrongShape() *rtm.Error {
-	return codec.Invalid("body does not have the fields and types its action needs")
-}
+func wrongShape() *rtm.Error { return errWrongShape }
+
+// errWrongShape is the one error of tier 3, which shaped looks for.
+var errWrongShape = codec.ShapeFallback()
 
 func badStrings() *rtm.Error { return codec.Invalid("body strings must be valid UTF-8") }
 
