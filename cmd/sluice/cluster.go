@@ -25,7 +25,7 @@ type durability struct {
 // startDurability starts the embedded node (or connects to the external
 // NATS) and opens the stream; it waits for JetStream (a new cluster first
 // elects its leader) until ctx ends.
-func startDurability(ctx context.Context, cfg *Config, apps []*app.App, log *slog.Logger) (*durability, error) {
+func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, log *slog.Logger) (*durability, error) {
 	d := &durability{}
 	cl := &cfg.Cluster
 	var err error
@@ -56,7 +56,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, log *slo
 	maxAge, replay := logRetention(apps)
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
-		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log,
+		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log, AckLatency: ack,
 	})
 	if err != nil {
 		d.close()

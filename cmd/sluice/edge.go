@@ -27,16 +27,19 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	opts.Logger = logger
+	m := metrics.New(version)
 	var dur *durability
 	if cfg.durable() {
-		if dur, err = startDurability(ctx, cfg, opts.Apps, logger); err != nil {
+		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), logger); err != nil {
 			return err
 		}
 		// After the server's drain: publishes in flight get their answer.
 		defer dur.close()
 		opts.Journal = dur.j
+		if err := m.WatchJournal(dur.j); err != nil {
+			return err
+		}
 	}
-	m := metrics.New(version)
 	opts.FirstDelivery = m.FirstDelivery()
 	srv, err := server.New(opts)
 	if err != nil {

@@ -142,9 +142,14 @@ type Stats struct {
 	Published uint64 // publishes acknowledged by JetStream
 	Failed    uint64 // publishes that failed (timeout, refusal)
 	Retries   uint64 // publish attempts sent again
-	Applied   uint64 // messages the feed appended to the store
+	Stored    uint64 // messages the feed appended to the store
 	Reads     uint64 // direct gets (reads the store could not serve)
-	Lag       uint64 // acknowledged sequences the feed has not applied yet
+	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied   uint64 // the highest sequence the feed has applied
+	// Reconnects counts the NATS connection's reconnections; Connected
+	// says whether it is up.
+	Reconnects uint64
+	Connected  bool
 }
 
 // Stats returns the journal's counters.
@@ -153,13 +158,13 @@ func (j *Journal) Stats() Stats {
 		Published: j.counters.published.Load(),
 		Failed:    j.counters.failed.Load(),
 		Retries:   j.counters.retries.Load(),
-		Applied:   j.counters.applied.Load(),
+		Stored:    j.counters.applied.Load(),
 		Reads:     j.counters.reads.Load(),
+		Connected: j.nc.IsConnected(),
 	}
+	s.Reconnects = j.nc.Stats().Reconnects
 	j.feed.mu.Lock()
-	if n := len(j.feed.waiters); n > 0 {
-		s.Lag = uint64(n)
-	}
+	s.Lag, s.Applied = uint64(len(j.feed.waiters)), j.feed.applied
 	j.feed.mu.Unlock()
 	return s
 }

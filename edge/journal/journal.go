@@ -85,7 +85,13 @@ type Options struct {
 	Replay time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// AckLatency, when set, observes the seconds from a publish's first
+	// send to JetStream's acknowledgment (a prometheus.Histogram fits).
+	AckLatency Observer
 }
+
+// Observer receives measurements, as a Prometheus histogram does.
+type Observer interface{ Observe(float64) }
 
 func (o *Options) normalize() Options {
 	var n Options

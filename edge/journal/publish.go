@@ -34,6 +34,7 @@ type publisher struct {
 // pubReq is one publish in flight.
 type pubReq struct {
 	msg      *nats.Msg
+	first    time.Time // first attempt
 	sent     time.Time // last attempt
 	deadline time.Time
 	done     func(seq uint64, err error)
@@ -91,7 +92,7 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 		Data:    payload,
 	}
 	now := time.Now()
-	r := &pubReq{msg: m, sent: now, deadline: now.Add(j.opts.PublishTimeout), done: done}
+	r := &pubReq{msg: m, first: now, sent: now, deadline: now.Add(j.opts.PublishTimeout), done: done}
 	p.pending[p.next] = r
 	p.mu.Unlock()
 	// A send that fails (the reconnect buffer is full) is retried by
@@ -137,6 +138,9 @@ func (p *publisher) onReply(m *nats.Msg) {
 		return
 	}
 	p.j.counters.published.Add(1)
+	if o := p.j.opts.AckLatency; o != nil {
+		o.Observe(time.Since(r.first).Seconds())
+	}
 	p.j.feed.whenApplied(seq, func(err error) { r.done(seq, err) })
 }
 

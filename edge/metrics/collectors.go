@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 	edgetls "github.com/sluicehq/sluice/edge/tls"
 )
@@ -102,6 +103,50 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(expired, float64(ss.ExpiredBlocks))
 	emit(evicted, float64(ss.EvictedBlocks))
 	emit(cursorsBehind, float64(ss.OutOfSync))
+}
+
+// The journal's metrics (durable and clustered edges).
+var (
+	jPublished  = newMetric("journal", "published_messages_total", "Publishes the log (JetStream) stored and acknowledged.", prometheus.CounterValue)
+	jFailed     = newMetric("journal", "failed_publishes_total", "Publishes the log did not store in time or refused; the client got an error.", prometheus.CounterValue)
+	jRetries    = newMetric("journal", "publish_retries_total", "Publish attempts sent again for want of an acknowledgment (a leader change, NATS away).", prometheus.CounterValue)
+	jStored     = newMetric("journal", "fed_messages_total", "Messages the feed brought from the log into this edge's store.", prometheus.CounterValue)
+	jLag        = newMetric("journal", "feed_lag_messages", "Publishes the log acknowledged that this edge's feed has not brought into its store yet.", prometheus.GaugeValue)
+	jApplied    = newMetric("journal", "feed_applied_sequence", "The highest log sequence this edge's store holds.", prometheus.GaugeValue)
+	jReads      = newMetric("journal", "log_reads_total", "Reads from the log of what this edge's store does not hold (catch-up, history, reads).", prometheus.CounterValue)
+	jReconnects = newMetric("journal", "reconnects_total", "Reconnections of the edge's NATS connection.", prometheus.CounterValue)
+	jConnected  = newMetric("journal", "connected", "1 while the edge's NATS connection is up.", prometheus.GaugeValue)
+
+	journalMetrics = []metric{jPublished, jFailed, jRetries, jStored, jLag, jApplied, jReads, jReconnects, jConnected}
+)
+
+// journalCollector reads a journal's counters at each scrape.
+type journalCollector struct{ j *journal.Journal }
+
+// Describe implements prometheus.Collector.
+func (c *journalCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range journalMetrics {
+		ch <- m.desc
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.j.Stats()
+	conn := 0.0
+	if st.Connected {
+		conn = 1
+	}
+	for _, v := range []struct {
+		m metric
+		v float64
+	}{
+		{jPublished, float64(st.Published)}, {jFailed, float64(st.Failed)}, {jRetries, float64(st.Retries)},
+		{jStored, float64(st.Stored)}, {jLag, float64(st.Lag)}, {jApplied, float64(st.Applied)},
+		{jReads, float64(st.Reads)}, {jReconnects, float64(st.Reconnects)}, {jConnected, conn},
+	} {
+		ch <- prometheus.MustNewConstMetric(v.m.desc, v.m.kind, v.v)
+	}
 }
 
 // The certificates' metrics.

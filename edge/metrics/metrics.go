@@ -9,7 +9,8 @@
 //
 // Names follow sluice_<subsystem>_<name>_<unit>, with counters ending in
 // _total; the subsystems are server (connections and traffic), store (the
-// channel buffers) and tls (certificates). The README lists them all, and
+// channel buffers), journal (the log of a durable or clustered edge) and
+// tls (certificates). The README lists them all, and
 // a test checks that it does.
 package metrics
 
@@ -21,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 	edgetls "github.com/sluicehq/sluice/edge/tls"
 )
@@ -34,6 +36,7 @@ var LatencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .02
 type Metrics struct {
 	reg           *prometheus.Registry
 	firstDelivery prometheus.Histogram
+	ackLatency    prometheus.Histogram
 }
 
 // New returns a registry holding the runtime, process and build
@@ -45,6 +48,11 @@ func New(version string) *Metrics {
 		firstDelivery: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "sluice", Subsystem: "server", Name: "first_delivery_latency_seconds",
 			Help:    "Time from a message being stored to its first delivery to a subscriber.",
+			Buckets: LatencyBuckets,
+		}),
+		ackLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "sluice", Subsystem: "journal", Name: "publish_ack_latency_seconds",
+			Help:    "Time from a publish's first send to the log to its acknowledgment (stored on a quorum).",
 			Buckets: LatencyBuckets,
 		}),
 	}
@@ -61,6 +69,19 @@ func New(version string) *Metrics {
 		m.firstDelivery,
 	)
 	return m
+}
+
+// AckLatency is the histogram to set as journal.Options.AckLatency; it is
+// exported once WatchJournal is called.
+func (m *Metrics) AckLatency() prometheus.Histogram { return m.ackLatency }
+
+// WatchJournal exports a durable edge's journal: publishes, the feed and
+// the NATS connection.
+func (m *Metrics) WatchJournal(j *journal.Journal) error {
+	if err := m.reg.Register(m.ackLatency); err != nil {
+		return err
+	}
+	return m.reg.Register(&journalCollector{j: j})
 }
 
 // FirstDelivery is the histogram to set as server.Options.FirstDelivery.
