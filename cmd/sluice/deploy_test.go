@@ -48,4 +48,7 @@ func TestDeployFiles(t *testing.T) {
 	if cfg.TLS.CertDir != "/var/lib/sluice/certs" {
 		t.Fatalf("cert dir %q, want the unit's state directory", cfg.TLS.CertDir)
 	}
+	if cfg.Cluster.DataDir != "/var/lib/sluice/data" || !cfg.durable() {
+		t.Fatalf("data dir %q, want a durable edge in the unit's state directory", cfg.Cluster.DataDir)
+	}
 }

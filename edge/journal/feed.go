@@ -122,7 +122,7 @@ func (f *feed) onMsg(m jetstream.Msg) {
 		}
 	}
 	f.st.SetApplied(seq)
-	if seq >= f.target {
+	if seq >= f.target || md.NumPending == 0 {
 		f.caughtUp.Store(true)
 	}
 	f.release(seq)

@@ -87,7 +87,14 @@ func (c *conn) withCatchUp(key string, from uint64) (*store.Cursor, *catchUp, er
 		return nil, nil, err
 	}
 	until := cur.Position().Offset
-	if from >= until {
+	if from > until {
+		// A start past what the replica holds (the channel is new here):
+		// the channel exists now, so the cursor can wait at from.
+		cur.Close()
+		cur, err = st.Subscribe(key, store.Start{Position: &p})
+		return cur, nil, err
+	}
+	if from == until {
 		return cur, nil, nil
 	}
 	return cur, &catchUp{key: key, next: from, until: until}, nil

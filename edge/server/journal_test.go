@@ -82,16 +82,6 @@ func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *ed
 	return &edge{srv: srv, http: hs, clock: clock, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
 }
 
-// offsetOf returns the OFFSET of a position.
-func offsetOf(t *testing.T, pos string) string {
-	t.Helper()
-	_, o, ok := strings.Cut(pos, ":")
-	if !ok {
-		t.Fatalf("position %q is not EPOCH:OFFSET", pos)
-	}
-	return o
-}
-
 // Publishes acknowledged by the log are answered in request order, with
 // the other requests' replies among them where they came, and a read or
 // subscribe after a publish sees it (read your writes).
