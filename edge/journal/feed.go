@@ -35,6 +35,13 @@ type feed struct {
 	closed  bool
 }
 
+// feedHeartbeat is how often JetStream tells an idle feed it is alive.
+// Its consumer lives on one node; when that node goes, two missed
+// heartbeats make nats.go recreate it elsewhere, from the last sequence
+// delivered: the feed (and the acknowledgments waiting for it) stalls
+// that long, not the 10 s of the default.
+const feedHeartbeat = time.Second
+
 // maxHandles bounds the feed's handle cache.
 const maxHandles = 1 << 16
 
@@ -78,7 +85,11 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	if err != nil {
 		return err
 	}
-	if f.cc, err = cons.Consume(f.onMsg); err != nil {
+	f.cc, err = cons.Consume(f.onMsg, jetstream.PullHeartbeat(feedHeartbeat),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			j.log.Warn("journal feed: recovering", "err", err)
+		}))
+	if err != nil {
 		return fmt.Errorf("journal: start the feed: %w", err)
 	}
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
