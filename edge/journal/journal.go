@@ -268,7 +268,7 @@ func keyOf(subject string) (string, bool) {
 	if !ok || a == "" || c == "" {
 		return "", false
 	}
-	enc := base64.RawURLEncoding
+	enc := base64.RawURLEncoding.Strict() // one subject per key
 	b := make([]byte, 0, enc.DecodedLen(len(a))+1+enc.DecodedLen(len(c)))
 	b, err := enc.AppendDecode(b, []byte(a))
 	if err != nil {
