@@ -144,33 +144,34 @@ func (f *feed) onMsg(m jetstream.Msg) {
 type waiter struct {
 	seq      uint64
 	deadline time.Time
-	fn       func(error)
+	fn       func()
 }
 
 // whenApplied calls fn once the store holds the message at seq (at once
-// if it does).
-func (f *feed) whenApplied(seq uint64, fn func(error)) {
+// if it does), or at deadline (the publish's own) if the feed lags.
+func (f *feed) whenApplied(seq uint64, deadline time.Time, fn func()) {
 	f.mu.Lock()
 	if f.applied >= seq || f.closed {
 		f.mu.Unlock()
-		fn(nil)
+		fn()
 		return
 	}
-	heap.Push(&f.waiters, waiter{seq: seq, deadline: time.Now().Add(f.j.opts.PublishTimeout), fn: fn})
+	heap.Push(&f.waiters, waiter{seq: seq, deadline: deadline, fn: fn})
 	f.mu.Unlock()
 }
+
 
 // release records seq as applied and calls the waiters it satisfies.
 func (f *feed) release(seq uint64) {
 	f.mu.Lock()
 	f.applied = max(f.applied, seq)
-	var ready []func(error)
+	var ready []func()
 	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
 		ready = append(ready, heap.Pop(&f.waiters).(waiter).fn)
 	}
 	f.mu.Unlock()
 	for _, fn := range ready {
-		fn(nil)
+		fn()
 	}
 }
 
@@ -179,7 +180,11 @@ func (f *feed) release(seq uint64) {
 // true; only this edge's read-your-writes is lost while its feed lags.
 func (f *feed) expireWaiters(now time.Time) {
 	f.mu.Lock()
-	var due []func(error)
+	if len(f.waiters) == 0 || !now.After(f.earliestDeadlineLocked()) {
+		f.mu.Unlock()
+		return
+	}
+	var due []func()
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
 		if now.After(w.deadline) {
@@ -192,8 +197,19 @@ func (f *feed) expireWaiters(now time.Time) {
 	heap.Init(&f.waiters)
 	f.mu.Unlock()
 	for _, fn := range due {
-		fn(nil)
+		fn()
 	}
+}
+
+// earliestDeadlineLocked returns the waiters' earliest deadline. f.mu.
+func (f *feed) earliestDeadlineLocked() time.Time {
+	d := f.waiters[0].deadline
+	for _, w := range f.waiters[1:] {
+		if w.deadline.Before(d) {
+			d = w.deadline
+		}
+	}
+	return d
 }
 
 // close stops the consumer and acknowledges the waiting publishes (they
@@ -208,7 +224,7 @@ func (f *feed) close() {
 	f.waiters = nil
 	f.mu.Unlock()
 	for _, w := range ws {
-		w.fn(nil)
+		w.fn()
 	}
 }
 

@@ -157,6 +157,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
+	j.feed.j = j
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -14,11 +15,29 @@ import (
 	"github.com/nats-io/nuid"
 )
 
+// maxPending bounds the publishes in flight on one edge: past it a
+// publish fails at once instead of holding more memory through an outage.
+const maxPending = 1 << 16
+
+// retryPause is the least time between two sends of a publish while the
+// publisher recovers.
+const retryPause = 100 * time.Millisecond
+
 // publisher sends publishes to JetStream with request-reply on one inbox
 // subscription and retries them, with the same Msg-Id, until they are
 // acknowledged or their deadline passes. Acknowledgments and failures are
 // delivered to each publish's done function, on the publisher's
 // goroutines: done must not block.
+//
+// Order: publishes leave in the order Publish was called, and JetStream
+// stores one connection's messages in the order they come. When one needs
+// sending again (no answer within AckWait, or JetStream had no leader),
+// the publisher recovers: it holds the new publishes, sends every
+// unanswered one again in order until they are all answered, then sends
+// the held ones. So a leader change does not let a later publish pass an
+// earlier one that was refused. (One lost silently in flight while a
+// later one is stored is still stored after it: its retry comes AckWait
+// later. Its position says so.)
 type publisher struct {
 	j      *Journal
 	inbox  string // reply subject prefix; a publish's token follows it
@@ -26,25 +45,30 @@ type publisher struct {
 	sub    *nats.Subscription
 
 	mu      sync.Mutex // guards the fields below; a leaf lock
-	next    uint64
+	next    uint64     // the last token given
 	pending map[uint64]*pubReq
 	closed  bool
+	// recovering says publishes up to recoverUntil are being sent again;
+	// the later ones are held (not sent) until those are answered.
+	recovering   bool
+	recoverUntil uint64
 }
 
 // pubReq is one publish in flight.
 type pubReq struct {
 	msg      *nats.Msg
-	first    time.Time // first attempt
-	sent     time.Time // last attempt
+	first    time.Time // first send; zero while held
+	sent     time.Time // last send; zero while held
 	deadline time.Time
 	done     func(seq uint64, err error)
 }
 
 // pubAck is JetStream's answer to a publish.
 type pubAck struct {
-	Stream string `json:"stream"`
-	Seq    uint64 `json:"seq"`
-	Error  *struct {
+	Stream    string `json:"stream"`
+	Seq       uint64 `json:"seq"`
+	Duplicate bool   `json:"duplicate"`
+	Error     *struct {
 		Code        int    `json:"code"`
 		ErrCode     int    `json:"err_code"`
 		Description string `json:"description"`
@@ -71,16 +95,23 @@ func (p *publisher) start(j *Journal) error {
 }
 
 // Publish stores payload as the next message of the channel with store
-// key key. done is called once: with the message's stream sequence after
-// JetStream stored it and the edge's store holds it, or with an error
-// (ErrUnavailable past the publish timeout, or a refusal). done runs on
-// the journal's goroutines and must not block.
+// key key (the journal copies it). done is called once: with the
+// message's stream sequence after JetStream stored it and the edge's
+// store holds it, or with an error: ErrUnavailable past the publish
+// timeout (the message may still have been stored, once), ErrTooLarge,
+// or a refusal. done runs on the journal's goroutines and must not block.
 func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err error)) {
 	p := &j.pub
 	p.mu.Lock()
-	if p.closed {
+	switch {
+	case p.closed:
 		p.mu.Unlock()
 		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
+		return
+	case len(p.pending) >= maxPending:
+		p.mu.Unlock()
+		j.counters.failed.Add(1)
+		done(0, fmt.Errorf("%w: %d publishes already wait for the log", ErrUnavailable, maxPending))
 		return
 	}
 	p.next++
@@ -89,16 +120,34 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 		Subject: Subject(key),
 		Reply:   p.inbox + tok,
 		Header:  nats.Header{"Nats-Msg-Id": []string{p.idBase + tok}},
-		Data:    payload,
+		// Sent again on a retry, after the caller reused its buffer.
+		Data: bytes.Clone(payload),
 	}
 	now := time.Now()
-	r := &pubReq{msg: m, first: now, sent: now, deadline: now.Add(j.opts.PublishTimeout), done: done}
+	r := &pubReq{msg: m, deadline: now.Add(j.opts.PublishTimeout), done: done}
 	p.pending[p.next] = r
+	held := p.recovering
+	if !held {
+		r.first, r.sent = now, now
+	}
+	token := p.next
 	p.mu.Unlock()
-	// A send that fails (the reconnect buffer is full) is retried by
-	// retryLoop like one that got no answer.
-	_ = j.nc.PublishMsg(m)
+	if !held {
+		p.send(token, m)
+	}
 }
+
+// send sends one attempt. A send the connection refuses for size fails
+// the publish; any other failure (the reconnect buffer is full) is
+// retried like an attempt that got no answer.
+func (p *publisher) send(tok uint64, m *nats.Msg) {
+	if err := p.j.nc.PublishMsg(m); errors.Is(err, nats.ErrMaxPayload) {
+		p.finish(tok, fmt.Errorf("%w: %d bytes is more than NATS takes", ErrTooLarge, len(m.Data)))
+	}
+}
+
+// ErrTooLarge: NATS refuses a message this large (its max_payload).
+var ErrTooLarge = errors.New("journal: message too large for the log")
 
 // onReply handles JetStream's answer to one attempt.
 func (p *publisher) onReply(m *nats.Msg) {
@@ -113,27 +162,27 @@ func (p *publisher) onReply(m *nats.Msg) {
 		return // answered before (a retry's late twin)
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-		p.retrySoon(tok, r) // no responders: no stream leader yet
+		p.recover() // no responders: no stream leader yet
 		return
 	}
 	var ack pubAck
 	if err := json.Unmarshal(m.Data, &ack); err != nil {
-		p.finish(tok, 0, fmt.Errorf("journal: unreadable publish acknowledgment: %w", err))
+		p.finish(tok, fmt.Errorf("journal: unreadable publish acknowledgment: %w", err))
 		return
 	}
 	if e := ack.Error; e != nil {
 		if e.Code == 503 || e.Code == 408 {
-			p.retrySoon(tok, r) // leaderless or busy: try again
+			p.recover() // leaderless or busy: try again
 			return
 		}
-		p.finish(tok, 0, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
-		return
-	}
-	if ack.Seq == 0 {
-		p.finish(tok, 0, errors.New("journal: publish acknowledgment without a sequence"))
+		p.finish(tok, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
 		return
 	}
 	seq := ack.Seq
+	if seq == 0 {
+		p.finish(tok, errors.New("journal: publish acknowledgment without a sequence"))
+		return
+	}
 	if !p.take(tok) {
 		return
 	}
@@ -141,94 +190,138 @@ func (p *publisher) onReply(m *nats.Msg) {
 	if o := p.j.opts.AckLatency; o != nil {
 		o.Observe(time.Since(r.first).Seconds())
 	}
-	p.j.feed.whenApplied(seq, func(err error) { r.done(seq, err) })
+	p.j.feed.whenApplied(seq, r.deadline, func() { r.done(seq, nil) })
 }
 
-// retrySoon makes the next retry pass resend r shortly.
-func (p *publisher) retrySoon(tok uint64, r *pubReq) {
+// recover starts (or extends) a recovery: every publish given so far is
+// sent again, in order, before any later one.
+func (p *publisher) recover() {
 	p.mu.Lock()
-	if p.pending[tok] == r {
-		r.sent = time.Now().Add(-p.j.opts.AckWait + retryPause)
-	}
+	p.recovering, p.recoverUntil = true, p.next
 	p.mu.Unlock()
 }
 
-// retryPause is the pause before a publish JetStream refused for want of
-// a leader is sent again.
-const retryPause = 100 * time.Millisecond
-
 // take removes the publish with token tok, reporting whether it was
-// pending (only one of its answers, retries and deadline wins).
+// pending (only one of its answers, retries and deadline wins), and ends
+// a recovery that it completes.
 func (p *publisher) take(tok uint64) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if _, ok := p.pending[tok]; !ok {
+		p.mu.Unlock()
 		return false
 	}
 	delete(p.pending, tok)
+	held := p.endRecoveryLocked()
+	p.mu.Unlock()
+	p.sendHeld(held)
 	return true
 }
 
-// finish ends the publish with token tok with an error.
-func (p *publisher) finish(tok uint64, seq uint64, err error) {
-	p.mu.Lock()
-	r := p.pending[tok]
-	delete(p.pending, tok)
-	p.mu.Unlock()
-	if r != nil {
-		p.j.counters.failed.Add(1)
-		r.done(seq, err)
+// endRecoveryLocked ends the recovery once no publish up to recoverUntil
+// is pending, and returns the held publishes to send, in order.
+func (p *publisher) endRecoveryLocked() []resendReq {
+	if !p.recovering {
+		return nil
+	}
+	for tok := range p.pending {
+		if tok <= p.recoverUntil {
+			return nil
+		}
+	}
+	p.recovering = false
+	now := time.Now()
+	var held []resendReq
+	for tok, r := range p.pending {
+		if r.sent.IsZero() {
+			r.first, r.sent = now, now
+			held = append(held, resendReq{tok, r.msg})
+		}
+	}
+	slices.SortFunc(held, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
+	return held
+}
+
+func (p *publisher) sendHeld(held []resendReq) {
+	for _, h := range held {
+		p.send(h.tok, h.msg)
 	}
 }
 
-// retryLoop resends the publishes not answered within AckWait and fails
-// those past their deadline.
+// finish ends the publish with token tok with an error.
+func (p *publisher) finish(tok uint64, err error) {
+	p.mu.Lock()
+	r := p.pending[tok]
+	delete(p.pending, tok)
+	held := p.endRecoveryLocked()
+	p.mu.Unlock()
+	if r != nil {
+		p.j.counters.failed.Add(1)
+		r.done(0, err)
+	}
+	p.sendHeld(held)
+}
+
+// resendReq is a publish to send.
+type resendReq struct {
+	tok uint64
+	msg *nats.Msg
+}
+
+// retryLoop starts a recovery when a publish went unanswered for
+// AckWait, sends the recovering publishes again in order, and fails those
+// past their deadline.
 func (p *publisher) retryLoop() {
 	tick := time.NewTicker(retryPause)
 	defer tick.Stop()
-	var resend []resendReq
-	var failed []*pubReq
 	for {
 		select {
 		case <-p.j.stop:
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		p.mu.Lock()
-		for tok, r := range p.pending {
-			switch {
-			case now.After(r.deadline):
-				delete(p.pending, tok)
-				failed = append(failed, r)
-			case now.Sub(r.sent) >= p.j.opts.AckWait:
-				r.sent = now
-				resend = append(resend, resendReq{tok, r.msg})
-			}
-		}
-		p.mu.Unlock()
-		// In the order they were first sent, so that a leader change
-		// reorders nothing that it need not.
-		slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
+		resend, failed := p.due(time.Now())
 		for _, r := range resend {
 			p.j.counters.retries.Add(1)
-			_ = p.j.nc.PublishMsg(r.msg)
+			p.send(r.tok, r.msg)
 		}
-		p.j.feed.expireWaiters(now)
 		for _, r := range failed {
 			p.j.counters.failed.Add(1)
 			r.done(0, fmt.Errorf("%w (%v without an acknowledgment from JetStream)", ErrUnavailable, p.j.opts.PublishTimeout))
 		}
-		clear(resend)
-		clear(failed)
-		resend, failed = resend[:0], failed[:0]
+		p.j.feed.expireWaiters(time.Now())
 	}
 }
 
-// resendReq is a publish to send again.
-type resendReq struct {
-	tok uint64
-	msg *nats.Msg
+// due returns, in order, the publishes to send again now, and removes
+// and returns those past their deadline.
+func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tok, r := range p.pending {
+		if now.After(r.deadline) {
+			delete(p.pending, tok)
+			failed = append(failed, r)
+		} else if !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering {
+			p.recovering, p.recoverUntil = true, p.next
+		}
+	}
+	if held := p.endRecoveryLocked(); len(held) > 0 {
+		return held, failed // the failures ended the recovery
+	}
+	if !p.recovering {
+		return nil, failed
+	}
+	for tok, r := range p.pending {
+		if tok <= p.recoverUntil && now.Sub(r.sent) >= retryPause {
+			if r.first.IsZero() {
+				r.first = now
+			}
+			r.sent = now
+			resend = append(resend, resendReq{tok, r.msg})
+		}
+	}
+	slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
+	return resend, failed
 }
 
 // close fails every publish in flight.

@@ -1,12 +1,15 @@
 package server_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,35 +86,62 @@ func TestJournalLeaderShutdown(t *testing.T) {
 	live.expectOK("rtm/subscribe", 1, map[string]any{"channel": "chaos"})
 	p := pub.dial(t, "test", "")
 
-	const total = 200
+	// Pipelined, 20 requests at a time, the way SDKs publish; the leader
+	// goes in the middle of a window.
+	const total, window = 200, 20
+	byPosition := map[string]int{}
 	var positions []string
-	for i := 1; i <= total; i++ {
-		if i == total/3 {
+	for w := 0; w < total/window; w++ {
+		for i := w*window + 1; i <= (w+1)*window; i++ {
+			p.send("rtm/publish", i, map[string]any{"channel": "chaos", "message": i})
+		}
+		if w == 3 {
 			nodes[leader].Close()
 		}
-		p.send("rtm/publish", i, map[string]any{"channel": "chaos", "message": i})
-		r := p.recvWithin(30 * time.Second)
-		if r.Action != "rtm/publish/ok" {
-			t.Fatalf("publish %d across the leader's shutdown: %s %v", i, r.Action, r.Body)
+		for i := w*window + 1; i <= (w+1)*window; i++ {
+			r := p.recvWithin(30 * time.Second)
+			if r.Action != "rtm/publish/ok" || r.ID.(json.Number).String() != strconv.Itoa(i) {
+				t.Fatalf("publish %d across the leader's shutdown: %s id %v %v", i, r.Action, r.ID, r.Body)
+			}
+			pos := r.Body["position"].(string)
+			byPosition[pos] = i
+			positions = append(positions, pos)
 		}
-		positions = append(positions, r.Body["position"].(string))
+	}
+	// The order every subscriber must see: the log's, by position.
+	slices.SortFunc(positions, func(a, b string) int { return cmp.Compare(offsetOf(t, a), offsetOf(t, b)) })
+	want := make([]string, len(positions))
+	for i, pos := range positions {
+		want[i] = strconv.Itoa(byPosition[pos])
+	}
+	check := func(what string, got []any) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d messages, want %d", what, len(got), len(want))
+		}
+		for i, m := range got {
+			if m.(json.Number).String() != want[i] {
+				t.Fatalf("%s: message %d = %v, want %s (the log's order)", what, i, m, want[i])
+			}
+		}
 	}
 	// The feed of the reading edge may have had its consumer on the node
 	// that went: it is recreated after two missed heartbeats.
-	got := recvMessages(live, "chaos", total, 30*time.Second)
-	for i, m := range got {
-		if m.(json.Number).String() != strconv.Itoa(i+1) {
-			t.Fatalf("live message %d = %v, want %d", i, m, i+1)
-		}
-	}
+	check("live subscriber", recvMessages(live, "chaos", total, 30*time.Second))
 	replay := read.dial(t, "test", "")
 	replay.expectOK("rtm/subscribe", 1, map[string]any{"channel": "chaos", "position": positions[0]})
-	got = recvMessages(replay, "chaos", total, 30*time.Second)
-	for i, m := range got {
-		if m.(json.Number).String() != strconv.Itoa(i+1) {
-			t.Fatalf("replayed message %d = %v, want %d", i, m, i+1)
-		}
+	check("replay from the first position", recvMessages(replay, "chaos", total, 30*time.Second))
+}
+
+// offsetOf returns the OFFSET of a position.
+func offsetOf(t *testing.T, pos string) uint64 {
+	t.Helper()
+	_, o, _ := strings.Cut(pos, ":")
+	n, err := strconv.ParseUint(o, 10, 64)
+	if err != nil {
+		t.Fatalf("position %q is not EPOCH:OFFSET", pos)
 	}
+	return n
 }
 
 // recvMessages reads data PDUs of sub until n messages arrived, waiting at
