@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/server"
 )
 
 // durability is what keeps a durable edge's channels: the embedded NATS
@@ -33,6 +34,9 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 	if len(cfg.NATS.URLs) > 0 {
 		d.nc, err = connectNATS(&cfg.NATS)
 		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",")
+		if replicas == 0 {
+			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
+		}
 	} else {
 		d.node, err = journal.StartNode(&journal.NodeOptions{
 			DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
@@ -63,6 +67,25 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 		return nil, err
 	}
 	return d, nil
+}
+
+// awaitReplay starts the feed into the server's store and waits until it
+// has caught up with the stream, so that clients are served from a store
+// as recent as the log (a live subscription must not get what was
+// published before it, nor a read a stale latest value).
+func (d *durability) awaitReplay(ctx context.Context, srv *server.Server, log *slog.Logger) error {
+	start := time.Now()
+	if err := d.j.Start(ctx, srv.Store()); err != nil {
+		return err
+	}
+	select {
+	case <-d.j.CaughtUp():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	log.Info("journal replayed into memory", "took", time.Since(start).Round(time.Millisecond).String(),
+		"applied", srv.Store().Applied())
+	return nil
 }
 
 // connectNATS connects to an external NATS cluster, reconnecting for as

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -89,6 +90,15 @@ func (c *Config) validateCluster() error {
 		if cl.Name == "" || cl.Listen == "" {
 			return errors.New("cluster: name and listen are both required for a cluster node")
 		}
+	}
+	if t := time.Duration(cl.PublishTimeout); t < 0 || t >= journal.DefaultDuplicates {
+		return fmt.Errorf("cluster.publish_timeout: %v must be positive and under %v (the log's window for recognising a retry)", t, journal.DefaultDuplicates)
+	}
+	if cl.MaxBytes < 0 {
+		return fmt.Errorf("cluster.max_bytes: %d is negative", cl.MaxBytes)
+	}
+	if (n.CertFile == "") != (n.KeyFile == "") {
+		return errors.New("nats: cert_file and key_file go together")
 	}
 	if cl.Replicas < 0 || cl.Replicas > 5 {
 		return fmt.Errorf("cluster.replicas: %d is not from 1 to 5", cl.Replicas)

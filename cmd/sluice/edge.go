@@ -46,7 +46,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	if dur != nil {
-		if err := dur.j.Start(ctx, srv.Store()); err != nil {
+		if err := dur.awaitReplay(ctx, srv, logger); err != nil {
 			srv.Shutdown(context.Background())
 			return err
 		}

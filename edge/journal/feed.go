@@ -28,6 +28,8 @@ type feed struct {
 	// caughtUp is set once the feed has applied it (readiness).
 	target   uint64
 	caughtUp atomic.Bool
+	caught   chan struct{} // closed once caughtUp is set
+	once     sync.Once
 
 	mu      sync.Mutex // guards applied, waiters and closed; a leaf lock
 	applied uint64
@@ -72,7 +74,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.applied = from - 1
 	st.SetApplied(from - 1)
 	if f.target < from {
-		f.caughtUp.Store(true)
+		f.markCaughtUp()
 	}
 	var cons jetstream.Consumer
 	err = j.retry(ctx, "create the feed's consumer", func(actx context.Context) (err error) {
@@ -134,10 +136,24 @@ func (f *feed) onMsg(m jetstream.Msg) {
 	}
 	f.st.SetApplied(seq)
 	if seq >= f.target || md.NumPending == 0 {
-		f.caughtUp.Store(true)
+		f.markCaughtUp()
 	}
 	f.release(seq)
 }
+
+// markCaughtUp records that the feed has reached the stream's end as it
+// was at the start.
+func (f *feed) markCaughtUp() {
+	f.once.Do(func() {
+		f.caughtUp.Store(true)
+		close(f.caught)
+	})
+}
+
+// CaughtUp is closed once the feed has brought the store up to the stream
+// as it was when Start was called: before that, the store lacks recent
+// messages a client would expect (the edge serves clients after it).
+func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
 
 // waiter is a publish acknowledged by JetStream whose message the store
 // does not hold yet.

@@ -122,6 +122,18 @@ func (j *Journal) FirstSince(ctx context.Context, key string, t time.Time) (stor
 	return fs[0], true, nil
 }
 
+// Reached reports whether the server answering direct gets holds the
+// stream up to seq: a follower may lag the leader (and this edge's feed)
+// by a little, and an answer that there is nothing more is only complete
+// from one that has reached where the reader is going.
+func (j *Journal) Reached(ctx context.Context, seq uint64) (bool, error) {
+	fs, _, err := j.get(ctx, &getRequest{Seq: max(seq, 1), Batch: 1})
+	if err != nil {
+		return false, err
+	}
+	return len(fs) > 0 && fs[0].Offset >= seq, nil
+}
+
 // Bounds returns the stream's first and last sequences: offsets below
 // first are gone from the log.
 func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {

@@ -117,6 +117,8 @@ func (o *Options) normalize() Options {
 	if n.PublishTimeout <= 0 {
 		n.PublishTimeout = DefaultPublishTimeout
 	}
+	// A retry past the duplicates window would be stored twice.
+	n.PublishTimeout = min(n.PublishTimeout, n.Duplicates*3/4)
 	if n.Replay <= 0 {
 		n.Replay = store.DefaultTTL + store.DefaultGrace
 	}
@@ -157,7 +159,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
-	j.feed.j = j
+	j.feed.j, j.feed.caught = j, make(chan struct{})
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
+
+	"github.com/sluicehq/sluice/edge/store"
 )
 
 // maxPending bounds the publishes in flight on one edge: past it a
@@ -146,8 +148,9 @@ func (p *publisher) send(tok uint64, m *nats.Msg) {
 	}
 }
 
-// ErrTooLarge: NATS refuses a message this large (its max_payload).
-var ErrTooLarge = errors.New("journal: message too large for the log")
+// ErrTooLarge: NATS refuses a message this large (its max_payload). It
+// is also a store.ErrTooLarge, which the edge answers message_too_large.
+var ErrTooLarge = fmt.Errorf("journal: message too large for the log: %w", store.ErrTooLarge)
 
 // onReply handles JetStream's answer to one attempt.
 func (p *publisher) onReply(m *nats.Msg) {

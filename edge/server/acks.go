@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -125,12 +127,16 @@ func (s *Server) ackFrame(cd interface {
 		return nil
 	}
 	pdu := &rtm.PDU{ID: id}
-	if err != nil {
-		s.log.Warn("publish not stored by the log", "err", err)
+	switch {
+	case errors.Is(err, store.ErrTooLarge):
+		pdu.Action = rtm.Reply(action, rtm.OutcomeError)
+		pdu.Body = rtm.Errorf(rtm.CodeMessageTooLarge, "message is larger than the cluster's log takes").Body()
+	case err != nil:
+		s.log.Warn("publish not confirmed by the log", "err", err)
 		pdu.Action = rtm.Reply(action, rtm.OutcomeError)
 		pdu.Body = rtm.Errorf(rtm.CodeUnavailable,
-			"the message was not stored: the cluster's log is unavailable; publish again").Body()
-	} else {
+			"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)").Body()
+	default:
 		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
 		pdu.Body = &rtm.PositionBody{Position: rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}.String()}
 	}

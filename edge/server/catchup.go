@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -15,6 +16,7 @@ import (
 type catchUp struct {
 	key         string
 	next, until uint64
+	lagged      int // times the log's copy was found behind until
 }
 
 // logBatch is how many messages one catch-up read asks the log for.
@@ -130,10 +132,47 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	for n < len(frames) && frames[n].Offset < cu.until {
 		n++
 	}
-	if n < len(frames) || more == 0 {
+	switch {
+	case n < len(frames):
 		sub.catchup = nil // the rest is in the replica
-	} else {
+	case more == 0:
+		// Nothing more, says the log's copy that answered: complete only
+		// if that copy has reached where the replica starts.
+		if c.logReached(sub, cu) {
+			sub.catchup = nil
+		}
+	}
+	if n > 0 {
 		cu.next = frames[n-1].Offset + 1
 	}
 	return c.send(w, sub, frames[:n])
+}
+
+// logLagTries bounds how often a catch-up waits for a lagging copy of the
+// log (logLagPause apart) before it trusts the answer it has.
+const (
+	logLagTries = 50
+	logLagPause = 20 * time.Millisecond
+)
+
+// logReached reports whether the log's copy answering reads holds the
+// offsets up to the replica's start; if not, it pauses a little so that
+// the writer asks again.
+func (c *conn) logReached(sub *subscription, cu *catchUp) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+	ok, err := c.srv.journal.Reached(ctx, cu.until-1)
+	cancel()
+	if ok || err != nil || cu.lagged >= logLagTries {
+		if !ok {
+			c.srv.log.Warn("catch-up: the log's copy lags; ending the catch-up on its answer",
+				"subscription", sub.id, "until", cu.until, "err", err)
+		}
+		return true
+	}
+	cu.lagged++
+	select {
+	case <-time.After(logLagPause):
+	case <-c.ctx.Done():
+	}
+	return false
 }

@@ -31,6 +31,9 @@ type Journal interface {
 	Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error)
 	// FirstSince returns the oldest message of key stored at or after t.
 	FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error)
+	// Reached reports whether the log's copy that answers reads holds
+	// offset (a follower may lag a little).
+	Reached(ctx context.Context, offset uint64) (bool, error)
 	// Bounds returns the log's first and last offsets.
 	Bounds(ctx context.Context) (first, last uint64, err error)
 	// Ready says why the log cannot serve (nil if it can).

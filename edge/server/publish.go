@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -122,6 +123,9 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	return pos, nil
 }
 
+// publishWait bounds how long Publish waits for the log.
+const publishWait = 5 * time.Second
+
 // publishLog publishes through the journal and waits for the log.
 func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
 	type result struct {
@@ -130,7 +134,14 @@ func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
 	}
 	c := make(chan result, 1)
 	s.journal.Publish(key, payload, func(o uint64, err error) { c <- result{o, err} })
-	r := <-c
+	var r result
+	select {
+	case r = <-c:
+	case <-time.After(publishWait):
+		// The edge's own messages ($sys.stats) must not hold their
+		// sender (and a shutdown) through an outage; the journal goes on.
+		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)
+	}
 	if r.err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish: %w", r.err)
 	}
