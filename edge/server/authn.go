@@ -38,7 +38,7 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
 			return nil, err
 		}
-		c.role, c.perms, c.grantEnd = role.Name, role.Permissions, time.Time{}
+		c.setGrant(role.Name, role.Permissions, time.Time{})
 	case rtm.MethodJWT:
 		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
 		if err != nil {
@@ -46,7 +46,7 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
 			return nil, err
 		}
-		c.role, c.perms, c.grantEnd = g.Role, g.Permissions, g.Expires
+		c.setGrant(g.Role, g.Permissions, g.Expires)
 	default:
 		return nil, rtm.Errorf(rtm.CodeAuthMethodNotAllowed, "authentication method %q is not supported", b.Method)
 	}

@@ -81,6 +81,7 @@ type conn struct {
 	writerDone chan struct{} // closed when the last writer has sent the close frame
 
 	pinger pinger
+	grant  grantTimer // ends a JWT grant at its exp
 
 	// acks orders the replies of publishes waiting for the journal.
 	acks acks
@@ -119,6 +120,7 @@ type outItem struct {
 	end   *subscription
 	id    rtm.ID
 	reply bool
+	deny  string // with end: the subscription's grant ended; the reason of its rtm/subscription/error
 }
 
 // subLocked returns the live subscription with id, nil if none; c.mu is
@@ -240,6 +242,7 @@ func (c *conn) run() {
 		}
 	}
 	c.pinger.stop()
+	c.stopGrant()
 	<-c.writerDone
 	c.ws.CloseNow()
 	c.mu.Lock()
@@ -248,6 +251,14 @@ func (c *conn) run() {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.live = nil
+	// Subscriptions ended while the connection was closing, whose end the
+	// writer did not get to: their cursors would keep their channels.
+	for _, it := range c.queue {
+		if it.end != nil {
+			it.end.cursor.Close()
+		}
+	}
+	c.queue = nil
 	c.mu.Unlock()
 }
 

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -173,15 +171,4 @@ func checkChannel(name string) error {
 		return e
 	}
 	return nil
-}
-
-// expireGrant returns a connection authenticated by a JWT to the default
-// role once the token has expired.
-func (c *conn) expireGrant() {
-	if c.grantEnd.IsZero() || time.Now().Before(c.grantEnd) {
-		return
-	}
-	c.grantEnd = time.Time{}
-	c.role = app.DefaultRole
-	c.perms = c.app.DefaultPermissions()
 }

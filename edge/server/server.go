@@ -6,7 +6,8 @@
 // Each connection has two goroutines: its reader (the HTTP handler's own
 // goroutine), which handles requests one at a time so replies leave in
 // request order, and its writer, which drains the reply queue and the
-// subscriptions' cursors. Lock order: Server.mu before conn.mu.
+// subscriptions' cursors. Lock order: Server.mu before conn.grant.mu
+// before conn.mu.
 package server
 
 import (

@@ -111,14 +111,18 @@ func (c *conn) writeItems(w *writer) error {
 		if it.end != nil {
 			pos := it.end.position()
 			it.end.cursor.Close()
-			if !it.reply {
+			pdu := &rtm.PDU{
+				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
+				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
+			}
+			switch {
+			case it.deny != "":
+				pdu = deniedPDU(it.end, pos, it.deny)
+			case !it.reply:
 				continue
 			}
 			var err error
-			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{
-				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
-				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
-			})
+			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], pdu)
 			if err != nil {
 				return c.internal(err)
 			}
