@@ -37,6 +37,7 @@ type conn struct {
 	ci     int // index of codec in codecs
 	op     websocket.Opcode
 	remote string
+	peer   string // remote's address without port: the key of per-address limits
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -51,6 +52,12 @@ type conn struct {
 	limiter   *rate.Limiter
 	readBuf   []byte
 	scratch   []byte
+	// authFailures counts failed authentications; at the limit the
+	// connection closes, once closeAfter, its close item, is queued after
+	// the last reply. closing says the reader handles no more requests.
+	authFailures int
+	closeAfter   outItem
+	closing      bool
 	// wakeDue is set when replies were queued without waking the writer
 	// because more requests were already read: they go out together.
 	wakeDue bool
@@ -121,6 +128,10 @@ type outItem struct {
 	id    rtm.ID
 	reply bool
 	deny  string // with end: the subscription's grant ended; the reason of its rtm/subscription/error
+	// closeCode, when set, closes the connection with closeReason once
+	// the items before have been written.
+	closeCode   websocket.StatusCode
+	closeReason string
 }
 
 // subLocked returns the live subscription with id, nil if none; c.mu is
@@ -190,6 +201,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		ci:         ci,
 		op:         websocket.OpText,
 		remote:     remote,
+		peer:       peerKey(remote),
 		role:       app.DefaultRole,
 		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
 		writerDone: make(chan struct{}),
@@ -227,7 +239,7 @@ func (c *conn) run() {
 			c.logClose(err)
 			break
 		}
-		if c.ctx.Err() != nil {
+		if c.ctx.Err() != nil || c.closing {
 			// Closing: read on until the peer answers the close frame, so
 			// that unread data does not turn the close into a reset.
 			continue

@@ -69,6 +69,22 @@ func (c *conn) handleFrame(frame []byte) {
 	case body != nil:
 		c.reply(env.Action, env.ID, body)
 	}
+	if c.closing {
+		c.queueClose()
+	}
+}
+
+// queueClose queues the close item closeAfterReplies prepared, after the
+// replies queued so far; past the queue's byte limit, as it is no reply.
+func (c *conn) queueClose() {
+	if c.closeAfter.closeCode == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.queue = append(c.queue, c.closeAfter)
+	c.mu.Unlock()
+	c.closeAfter = outItem{}
+	c.wakeWriter()
 }
 
 // admit applies the request rate limit. A request with an id over the limit

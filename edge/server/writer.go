@@ -20,6 +20,10 @@ const maxBatchBytes = 64 << 10
 // system call unless they pass this.
 const flushBytes = 128 << 10
 
+// errClosing stops a writer pass at a close item: the next pass sends the
+// close frame.
+var errClosing = errors.New("server: connection closing")
+
 // writer is the state of a writer goroutine. It comes from a pool and
 // goes back when the goroutine ends, so an idle connection holds no
 // buffers and fan-out does not allocate.
@@ -108,6 +112,13 @@ func (c *conn) takeWork(w *writer) []*subscription {
 func (c *conn) writeItems(w *writer) error {
 	for i := range w.items {
 		it := &w.items[i]
+		if it.closeCode != 0 {
+			if err := c.flush(w); err != nil {
+				return err
+			}
+			c.closeWith(it.closeCode, it.closeReason)
+			return errClosing
+		}
 		if it.end != nil {
 			pos := it.end.position()
 			it.end.cursor.Close()
