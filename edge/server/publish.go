@@ -198,12 +198,15 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 
 // nextPosition is the position the channel's next message will get, as
 // far as this edge knows: with a journal, after the last one the replica
-// has applied.
+// has applied. A standalone edge asked about a channel it does not hold
+// answers 0:0, which names no message, rather than create the channel:
+// reads of missing channels must leave nothing behind.
 func (s *Server) nextPosition(key string) rtm.Position {
 	if s.journal != nil {
 		return rtm.Position{Epoch: s.journal.Epoch(), Offset: s.store.Applied() + 1}
 	}
-	return s.store.Next(key)
+	p, _ := s.store.Peek(key)
+	return p
 }
 
 // expiredOr maps store.ErrExpired to expired_position.

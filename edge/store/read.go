@@ -75,7 +75,9 @@ func (q *queue) newest() (Frame, bool, error) {
 // Subscribe opens a cursor on channel name at start (see Start), creating the
 // channel if missing unless start has a Position. Close the cursor when
 // done: an open cursor keeps its channel, and the blocks after its read
-// point, in memory.
+// point, in memory. A channel the cursor created, or any channel that never
+// held a message, is forgotten at the next sweep after its last cursor
+// closes.
 func (s *Store) Subscribe(name string, start Start) (*Cursor, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -120,6 +122,7 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		c.at(q, ch.last+1)
 	}
 	ch.cursors++
+	ch.followed = true
 	return c, nil
 }
 

@@ -289,6 +289,22 @@ func (s *Store) Next(channel string) rtm.Position {
 	}
 }
 
+// Peek returns the position the next message appended to channel will
+// get, like Next, but only if the channel exists: a reader asking about a
+// channel must not create it (ok is false then).
+func (s *Store) Peek(channel string) (p rtm.Position, ok bool) {
+	ch := s.lookup(channel)
+	if ch == nil {
+		return p, false
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.dead {
+		return p, false
+	}
+	return rtm.Position{Epoch: ch.epoch, Offset: ch.last + 1}, true
+}
+
 // Stats returns the store's counters. It visits every channel (to sum
 // their append counts without a shared counter on the append path), so it
 // is meant for metrics scrapes, not hot paths.
