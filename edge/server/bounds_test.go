@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/edge/server"
@@ -73,4 +74,86 @@ func TestSubscriptionsLeaveNothingBehind(t *testing.T) {
 	if r := c.expectOK("rtm/read", 2002, map[string]any{"channel": "kept"}); r["message"] != "v" {
 		t.Fatalf("read kept: %v", r)
 	}
+}
+
+// TestStringFieldsBounded sends each bounded string field one byte past
+// its bound: each request is refused with invalid_format naming the field,
+// without echoing it; at the bound the request is served as usual.
+func TestStringFieldsBounded(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	long := func(n int) string { return strings.Repeat("0", n) }
+	tests := []struct {
+		name   string
+		action string
+		body   func(v string) map[string]any
+		field  string
+		max    int
+		atMax  string // the outcome at the bound: "ok" or an error code
+	}{
+		{name: "subscription_id", action: "rtm/subscribe", field: "subscription_id", max: 256, atMax: "ok",
+			body: func(v string) map[string]any { return map[string]any{"channel": "c", "subscription_id": v} }},
+		{name: "subscribe position", action: "rtm/subscribe", field: "position", max: 41, atMax: "invalid_format",
+			body: func(v string) map[string]any { return map[string]any{"channel": "c", "position": v} }},
+		{name: "filter", action: "rtm/subscribe", field: "filter", max: 16 << 10, atMax: "invalid_filter",
+			body: func(v string) map[string]any { return map[string]any{"subscription_id": "f", "filter": v} }},
+		{name: "read position", action: "rtm/read", field: "position", max: 41, atMax: "invalid_format",
+			body: func(v string) map[string]any { return map[string]any{"channel": "c", "position": v} }},
+		{name: "unsubscribe id", action: "rtm/unsubscribe", field: "subscription_id", max: 256, atMax: "not_subscribed",
+			body: func(v string) map[string]any { return map[string]any{"subscription_id": v} }},
+		{name: "handshake method", action: "auth/handshake", field: "method", max: 64, atMax: "auth_method_not_allowed",
+			body: func(v string) map[string]any {
+				return map[string]any{"method": v, "data": map[string]any{"role": "admin"}}
+			}},
+		{name: "handshake role", action: "auth/handshake", field: "data.role", max: 256, atMax: "ok",
+			body: func(v string) map[string]any {
+				return map[string]any{"method": "role_secret", "data": map[string]any{"role": v}}
+			}},
+		{name: "authenticate method", action: "auth/authenticate", field: "method", max: 64, atMax: "auth_method_not_allowed",
+			body: func(v string) map[string]any { return map[string]any{"method": v} }},
+		{name: "hash", action: "auth/authenticate", field: "credentials.hash", max: 256, atMax: "authentication_failed",
+			body: func(v string) map[string]any {
+				return map[string]any{"method": "role_secret", "credentials": map[string]any{"hash": v}}
+			}},
+		{name: "token", action: "auth/authenticate", field: "credentials.token", max: 16 << 10, atMax: "authentication_failed",
+			body: func(v string) map[string]any { return jwtBody(v) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := e.dial(t, "test", "")
+			got := c.expectError(tt.action, 1, tt.body(long(tt.max+1)), "invalid_format")
+			reason := got["reason"].(string)
+			if !strings.Contains(reason, "'"+tt.field+"'") || len(reason) > 100 {
+				t.Fatalf("reason %q: want the field named, not echoed", reason)
+			}
+			p := c.request(tt.action, 2, tt.body(long(tt.max)))
+			outcome := "ok"
+			if strings.HasSuffix(p.Action, "/error") {
+				outcome, _ = p.Body["error"].(string)
+			}
+			if outcome != tt.atMax {
+				t.Fatalf("at the bound: %s %v, want %s", p.Action, p.Body, tt.atMax)
+			}
+		})
+	}
+}
+
+// TestEnvelopeBounded sends an action and a string id past their bounds:
+// each gets an /error invalid_format that echoes neither.
+func TestEnvelopeBounded(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	c := e.dial(t, "test", "")
+	for _, frame := range []string{
+		`{"action":"rtm/` + strings.Repeat("x", 61) + `","id":1,"body":{}}`,
+		`{"action":"rtm/publish","id":"` + strings.Repeat("i", 257) + `","body":{"channel":"c","message":1}}`,
+	} {
+		c.sendText(frame)
+		p := c.recv()
+		if p.Action != "/error" || p.Body["error"] != "invalid_format" || p.ID != nil {
+			t.Fatalf("got %s id %v %v, want /error invalid_format without id", p.Action, p.ID, p.Body)
+		}
+	}
+	c.expectOK("rtm/publish", 3, map[string]any{"channel": "c", "message": 1})
 }

@@ -53,6 +53,12 @@ func (c *conn) handleFrame(frame []byte) {
 			"more than %d requests per second; slow down", c.srv.limits.RequestsPerSecond), false)
 		return
 	}
+	if err := rtm.CheckEnvelope(env.Action, env.ID); err != nil {
+		// An action or id that long is not echoed back: the answer is an
+		// /error without id, as for a frame that does not decode.
+		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
+		return
+	}
 	if !publishes[env.Action] {
 		c.drainAcks() // its reply follows those of the publishes before it
 	}
@@ -169,13 +175,17 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 	c.enqueue(outItem{frame: frame})
 }
 
-// decode decodes a request body, mapping failures to invalid_format.
+// decode decodes a request body, mapping failures to invalid_format, and
+// refuses string fields past their bounds (rtm.LengthChecker).
 func (c *conn) decode(env *rtm.Envelope, v any) error {
 	if err := c.codec.DecodeBody(env.Body, v); err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return err
 		}
 		return rtm.Errorf(rtm.CodeInvalidFormat, "malformed %s body", env.Action)
+	}
+	if l, ok := v.(rtm.LengthChecker); ok {
+		return l.CheckLengths()
 	}
 	return nil
 }
