@@ -214,6 +214,12 @@ func expiredOr(err error, pos string) error {
 	if errors.Is(err, errLog) {
 		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
 	}
+	if errors.Is(err, store.ErrFuture) {
+		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s is beyond the channel's newest message, so it is from "+
+			"another history (another edge's, or one lost in a restart); resubscribe without it", pos)
+		e.Position = pos
+		return e
+	}
 	if errors.Is(err, store.ErrExpired) {
 		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired or belongs to another history", pos)
 		e.Position = pos

@@ -226,6 +226,9 @@ func (m *model) subscribe(name string, st Start) (*mCursor, error) {
 		if ch = m.chans[name]; ch == nil || p.Epoch != ch.epoch || p.Offset < ch.headOffset() {
 			return nil, ErrExpired
 		}
+		if p.Offset > ch.last+1 {
+			return nil, ErrFuture
+		}
 		next = p.Offset
 	} else {
 		ch = m.obtain(name)

@@ -12,7 +12,8 @@ import (
 type Start struct {
 	// Position starts the cursor at this position, inclusive: at the first
 	// message whose offset is >= it. ErrExpired if it is before the head
-	// or of another epoch; a future offset waits for it.
+	// or of another epoch; ErrFuture if it is past the next offset, except
+	// in a replica (Options.Epoch set), where it waits for it.
 	Position *rtm.Position
 	// HistoryCount, when Position is nil, starts at the oldest of the last
 	// HistoryCount readable messages...
@@ -114,6 +115,11 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		p := *start.Position
 		if p.Epoch != ch.epoch || p.Offset < q.headOffset() {
 			return nil, ErrExpired
+		}
+		if ch.s.opts.Epoch == 0 && p.Offset > ch.last+1 {
+			// A replica's offsets number a shared log it may lag behind:
+			// its caller tells a future position from one not applied yet.
+			return nil, ErrFuture
 		}
 		c.at(q, p.Offset)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
