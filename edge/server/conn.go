@@ -110,6 +110,7 @@ type subscription struct {
 	cursor      *store.Cursor
 	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
+	batch       int // most messages per data PDU; 0: no limit
 }
 
 // position returns where the subscription reads next.

@@ -160,8 +160,23 @@ func (c *conn) pump(w *writer, sub *subscription) error {
 	return c.send(w, sub, w.frames)
 }
 
-// send sends frames, if any, as one rtm/subscription/data of sub.
+// maxBatchMessages bounds the batch option: past it, the writer's own
+// batches are smaller anyway.
+const maxBatchMessages = 1 << 16
+
+// send sends frames, if any, as rtm/subscription/data of sub: one, or
+// several of at most sub.batch messages each.
 func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
+	for n := sub.batch; n > 0 && len(frames) > n; frames = frames[n:] {
+		if err := c.sendData(w, sub, frames[:n]); err != nil {
+			return err
+		}
+	}
+	return c.sendData(w, sub, frames)
+}
+
+// sendData sends frames, if any, as one rtm/subscription/data of sub.
+func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) error {
 	if len(frames) == 0 {
 		return nil
 	}
