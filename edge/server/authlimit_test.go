@@ -14,22 +14,19 @@ import (
 	"github.com/sluicehq/sluice/edge/server"
 )
 
-// expectClosed reads until the edge closes the connection and checks the
-// close code and that the reason mentions want.
+// expectClosed reads the edge's close of the connection, with nothing
+// before it, and checks its code and that its reason mentions want.
 func (c *rawClient) expectClosed(code websocket.StatusCode, want string) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	for {
-		_, data, err := c.ws.Read(ctx)
-		if err == nil {
-			c.t.Fatalf("got %s, want the connection closed with %d", data, code)
-		}
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != code || !strings.Contains(ce.Reason, want) {
-			c.t.Fatalf("read: %v, want close %d with a reason about %q", err, code, want)
-		}
-		return
+	_, data, err := c.ws.Read(ctx)
+	if err == nil {
+		c.t.Fatalf("got %s, want the connection closed with %d", data, code)
+	}
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != code || !strings.Contains(ce.Reason, want) {
+		c.t.Fatalf("read: %v, want close %d with a reason about %q", err, code, want)
 	}
 }
 
