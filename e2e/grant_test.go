@@ -77,3 +77,26 @@ func TestStaticTokenExpires(t *testing.T) {
 		t.Fatalf("OnError got %v, want authorization_denied", err)
 	}
 }
+
+// TestTokenFuncOnReconnect cuts the client's connection: it authenticates
+// the new one with a token fetched anew, and its subscription to a
+// channel only the token allows resumes.
+func TestTokenFuncOnReconnect(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t)
+	p := newProxy(t, e.hostPort())
+	var calls atomic.Int32
+	c := dial(t, p.url(), client.Options{TokenFunc: func(context.Context) (string, error) {
+		calls.Add(1)
+		return grantToken(t, time.Hour), nil
+	}})
+	in, _ := subscribeGrant(t, c)
+	p.cut()
+	waitFor(t, "a new token for the new connection", func() bool {
+		return calls.Load() >= 2 && c.State() == client.Connected
+	})
+	if _, err := e.srv.Publish("e2e", "$grant.x", "after the reconnect"); err != nil {
+		t.Fatal(err)
+	}
+	in.expect(t, []string{"after the reconnect"})
+}
