@@ -41,8 +41,14 @@ export interface ConnectOptions extends LoadOptions {
   /** Authenticate as this role with its secret (RTM role_secret). */
   role?: string;
   secret?: string;
-  /** Or authenticate with a JWT signed with the app's key (Sluice's extension). */
-  token?: string;
+  /**
+   * Or authenticate with a JWT signed with the app's key (Sluice's extension):
+   * the token, or a function returning one (or a Promise of one), which the
+   * client calls at each connect and again a quarter of the token's life
+   * before its exp (at most a minute before), so that the edge never ends a
+   * subscription for an expired token.
+   */
+  token?: string | (() => string | Promise<string>);
   /** Bounds of the delay between reconnection attempts, in ms; defaults 100 and 10000. */
   minBackoff?: number;
   maxBackoff?: number;

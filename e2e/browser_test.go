@@ -417,6 +417,7 @@ func testTokens(t *testing.T, b *chrome) {
 			t.Errorf("%s token: connect = %+v, want authentication_failed", tt.name, o)
 		}
 	}
+	testTokenFunction(t, b, e, mint)
 	// Without a token the default role may not publish there.
 	q := b.newTab(t, e.url)
 	q.openHarness()
@@ -424,4 +425,22 @@ func testTokens(t *testing.T, b *chrome) {
 	if o := harnessCall[string](q, "publish", "secure.news", "unsigned"); o.OK || o.Error.Code != string(rtm.CodeAuthorizationDenied) {
 		t.Fatalf("publish without a token: %+v, want authorization_denied", o)
 	}
+}
+
+// testTokenFunction connects a page with a token function whose first two
+// tokens expire within seconds: the client asks it again before each
+// expires, and once both have, the page still publishes where only the
+// tokens allow it.
+func testTokenFunction(t *testing.T, b *chrome, e *edgeProcess, mint func(string, time.Time) string) {
+	now := time.Now()
+	tokens := []string{mint(browserJWTSecret, now.Add(2*time.Second)), mint(browserJWTSecret, now.Add(4*time.Second)),
+		mint(browserJWTSecret, now.Add(time.Hour))}
+	p := b.newTab(t, e.url)
+	p.openHarness()
+	harnessMust[string](p, "connectWithTokens", e.url, jsConnectOptions(browserAppkey, nil), tokens)
+	// The third call comes a quarter of the second token's life before
+	// its exp; both earlier tokens have expired a little later.
+	waitFor(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
+	time.Sleep(time.Until(now.Add(4*time.Second)) + 100*time.Millisecond) // past the second token's exp, at most 4 s
+	harnessMust[string](p, "publish", "secure.news", "after two refreshes")
 }

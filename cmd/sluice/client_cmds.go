@@ -267,9 +267,10 @@ type subFlags struct {
 func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	fs := newFlagSet("sub", "sub [flags] CHANNEL\n\n"+
 		"Prints one JSON line per message: {\"position\":\"EPOCH:OFFSET\",\"message\":...}.\n"+
-		"position is where the message's batch ends (the edge sends what is ready in one\n"+
-		"batch): --position with it resumes after that batch; the last line printed\n"+
-		"always ends a batch. Stops on SIGINT.", s)
+		"position is just after that message: --position with the last line printed\n"+
+		"resumes with the next message, nothing lost or repeated (the edge is asked for\n"+
+		"one message per data PDU, Sluice's batch extension). Each line is written in one\n"+
+		"write, so a sub killed at any point leaves whole lines. Stops on SIGINT.", s)
 	f := &subFlags{}
 	f.common.register(fs)
 	fs.Var(&f.start, "position", "start at this position, inclusive (EPOCH:OFFSET)")
@@ -306,14 +307,11 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer c.Close()
-	out := bufio.NewWriter(s.out)
 	failed := make(chan error, 1)
 	handler := func(m client.Message) {
-		err := writeRecord(out, m.Position, m.Value)
-		if err == nil && m.EndOfBatch {
-			err = out.Flush() // a batch at a time: fast, and never a torn line
-		}
-		if err != nil {
+		// Unbuffered: one write per line, so that a kill leaves no torn
+		// line and every line printed carries its own resume point.
+		if err := writeRecord(s.out, m.Position, m.Value); err != nil {
 			select {
 			case failed <- err:
 			default:
@@ -322,6 +320,7 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	opts := &client.SubscribeOptions{
 		ID: f.id, Position: f.start.p, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
+		Batch: 1, // each Message.Position is then its own message's resume point
 		OnInfo: func(info rtm.SubscriptionInfo) {
 			fmt.Fprintf(s.errw, "sluice sub: %s: %s (%d messages skipped), continuing at %s\n",
 				info.Info, info.Reason, info.MissedMessageCount, info.Position)

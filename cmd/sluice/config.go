@@ -204,6 +204,15 @@ type LimitsConfig struct {
 	// RequestsPerSecond per connection, with a burst of the same size;
 	// past it, requests fail with too_many_requests. Default 1000.
 	RequestsPerSecond int `yaml:"requests_per_second,omitempty"`
+	// AuthFailuresPerConnection: the last failed authentication a
+	// connection may make is answered, then the connection is closed
+	// (1008). Default 5.
+	AuthFailuresPerConnection int `yaml:"auth_failures_per_connection,omitempty"`
+	// AuthFailuresPerMinute bounds the failed authentications from one
+	// source address; past it, authentications are refused with
+	// too_many_requests without their credentials being checked. Behind
+	// a reverse proxy every client has the proxy's address. Default 30.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute,omitempty"`
 	// QueueBytes bounds a connection's replies waiting to be written; a
 	// connection that overflows it is closed (1013). Default 1MiB.
 	QueueBytes Size `yaml:"queue_bytes,omitempty"`
@@ -347,6 +356,8 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			Connections:                cmp.Or(l.Connections, defaultConnections(openFilesLimit())),
 			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
 			RequestsPerSecond:          l.RequestsPerSecond,
+			AuthFailures:               l.AuthFailuresPerConnection,
+			AuthFailuresPerMinute:      l.AuthFailuresPerMinute,
 			QueueBytes:                 int(l.QueueBytes),
 			WriteTimeout:               time.Duration(l.WriteTimeout),
 			FrameTimeout:               time.Duration(l.FrameTimeout),
@@ -387,8 +398,10 @@ func (c *Config) build() ([]*app.App, error) {
 // checkScalars checks the limits, origins, store and log settings.
 func (c *Config) checkScalars() error {
 	l := c.Limits
-	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond}
-	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second"} {
+	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond,
+		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute}
+	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second",
+		"auth_failures_per_connection", "auth_failures_per_minute"} {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}

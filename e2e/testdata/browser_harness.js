@@ -67,6 +67,15 @@ window.harness = (() => {
       return h.client.state;
     });
 
+  // connectWithTokens connects with a token function that hands out
+  // tokens one by one, asynchronously, counting the calls in tokenCalls.
+  h.tokenCalls = 0;
+  h.connectWithTokens = (url, options, tokens) =>
+    h.connect(url, {
+      ...options,
+      token: async () => tokens[Math.min(h.tokenCalls++, tokens.length - 1)],
+    });
+
   h.subscribe = (channel, options) =>
     outcome(async () => {
       const sub = h.client.subscribe(channel, options || {}, (msg, info) => {
@@ -96,6 +105,7 @@ window.harness = (() => {
   h.close = () => outcome(() => h.client.close());
   h.state = () => h.client.state;
   h.count = () => h.received.length;
+  h.tokenCount = () => h.tokenCalls;
 
   return h;
 })();

@@ -176,7 +176,6 @@ func (f *feed) whenApplied(seq uint64, deadline time.Time, fn func()) {
 	f.mu.Unlock()
 }
 
-
 // release records seq as applied and calls the waiters it satisfies.
 func (f *feed) release(seq uint64) {
 	f.mu.Lock()

@@ -30,23 +30,22 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
 	}
+	if err := c.authAllowed(); err != nil {
+		return nil, err
+	}
 	switch b.Method {
 	case rtm.MethodRoleSecret:
 		role, err := c.handshake.Authenticate(c.app, b.Credentials.Hash)
 		if err != nil {
-			c.srv.counters.authFailures.Add(1)
-			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
-			return nil, err
+			return nil, c.authFailed(err, b.Method)
 		}
-		c.role, c.perms, c.grantEnd = role.Name, role.Permissions, time.Time{}
+		c.setGrant(role.Name, role.Permissions, time.Time{})
 	case rtm.MethodJWT:
 		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
 		if err != nil {
-			c.srv.counters.authFailures.Add(1)
-			c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", b.Method)
-			return nil, err
+			return nil, c.authFailed(err, b.Method)
 		}
-		c.role, c.perms, c.grantEnd = g.Role, g.Permissions, g.Expires
+		c.setGrant(g.Role, g.Permissions, g.Expires)
 	default:
 		return nil, rtm.Errorf(rtm.CodeAuthMethodNotAllowed, "authentication method %q is not supported", b.Method)
 	}

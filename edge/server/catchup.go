@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
@@ -28,6 +29,9 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 	st, j := c.srv.store, c.srv.journal
 	switch {
 	case start.Position != nil:
+		if err := c.checkFuture(*start.Position); err != nil {
+			return nil, nil, err
+		}
 		cur, err := st.Subscribe(key, start)
 		if !errors.Is(err, store.ErrExpired) || start.Position.Epoch != j.Epoch() {
 			return cur, nil, err
@@ -57,6 +61,26 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
+}
+
+// checkFuture refuses, with store.ErrFuture, a position of the log's epoch
+// past the log's last sequence + 1: no edge of the cluster assigned it.
+// One past the replica but not the log is only not applied here yet; the
+// cursor waits for it.
+func (c *conn) checkFuture(p rtm.Position) error {
+	if p.Epoch != c.srv.journal.Epoch() || p.Offset <= c.srv.store.Applied()+1 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+	defer cancel()
+	_, last, err := c.srv.journal.Bounds(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	if p.Offset > last+1 {
+		return store.ErrFuture
+	}
+	return nil
 }
 
 // logOldest opens a subscription at the oldest message the channel's

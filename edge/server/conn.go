@@ -37,6 +37,7 @@ type conn struct {
 	ci     int // index of codec in codecs
 	op     websocket.Opcode
 	remote string
+	peer   string // remote's address without port: the key of per-address limits
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -51,6 +52,12 @@ type conn struct {
 	limiter   *rate.Limiter
 	readBuf   []byte
 	scratch   []byte
+	// authFailures counts failed authentications; at the limit the
+	// connection closes, once closeAfter, its close item, is queued after
+	// the last reply. closing says the reader handles no more requests.
+	authFailures int
+	closeAfter   outItem
+	closing      bool
 	// wakeDue is set when replies were queued without waking the writer
 	// because more requests were already read: they go out together.
 	wakeDue bool
@@ -81,6 +88,7 @@ type conn struct {
 	writerDone chan struct{} // closed when the last writer has sent the close frame
 
 	pinger pinger
+	grant  grantTimer // ends a JWT grant at its exp
 
 	// acks orders the replies of publishes waiting for the journal.
 	acks acks
@@ -102,6 +110,7 @@ type subscription struct {
 	cursor      *store.Cursor
 	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
+	batch       int // most messages per data PDU; 0: no limit
 }
 
 // position returns where the subscription reads next.
@@ -119,6 +128,11 @@ type outItem struct {
 	end   *subscription
 	id    rtm.ID
 	reply bool
+	deny  string // with end: the subscription's grant ended; the reason of its rtm/subscription/error
+	// closeCode, when set, closes the connection with closeReason once
+	// the items before have been written.
+	closeCode   websocket.StatusCode
+	closeReason string
 }
 
 // subLocked returns the live subscription with id, nil if none; c.mu is
@@ -188,6 +202,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		ci:         ci,
 		op:         websocket.OpText,
 		remote:     remote,
+		peer:       peerKey(remote),
 		role:       app.DefaultRole,
 		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
 		writerDone: make(chan struct{}),
@@ -225,7 +240,7 @@ func (c *conn) run() {
 			c.logClose(err)
 			break
 		}
-		if c.ctx.Err() != nil {
+		if c.ctx.Err() != nil || c.closing {
 			// Closing: read on until the peer answers the close frame, so
 			// that unread data does not turn the close into a reset.
 			continue
@@ -240,6 +255,7 @@ func (c *conn) run() {
 		}
 	}
 	c.pinger.stop()
+	c.stopGrant()
 	<-c.writerDone
 	c.ws.CloseNow()
 	c.mu.Lock()
@@ -248,6 +264,14 @@ func (c *conn) run() {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.live = nil
+	// Subscriptions ended while the connection was closing, whose end the
+	// writer did not get to: their cursors would keep their channels.
+	for _, it := range c.queue {
+		if it.end != nil {
+			it.end.cursor.Close()
+		}
+	}
+	c.queue = nil
 	c.mu.Unlock()
 }
 

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -55,6 +53,12 @@ func (c *conn) handleFrame(frame []byte) {
 			"more than %d requests per second; slow down", c.srv.limits.RequestsPerSecond), false)
 		return
 	}
+	if err := rtm.CheckEnvelope(env.Action, env.ID); err != nil {
+		// An action or id that long is not echoed back: the answer is an
+		// /error without id, as for a frame that does not decode.
+		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
+		return
+	}
 	if !publishes[env.Action] {
 		c.drainAcks() // its reply follows those of the publishes before it
 	}
@@ -71,6 +75,22 @@ func (c *conn) handleFrame(frame []byte) {
 	case body != nil:
 		c.reply(env.Action, env.ID, body)
 	}
+	if c.closing {
+		c.queueClose()
+	}
+}
+
+// queueClose queues the close item closeAfterReplies prepared, after the
+// replies queued so far; past the queue's byte limit, as it is no reply.
+func (c *conn) queueClose() {
+	if c.closeAfter.closeCode == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.queue = append(c.queue, c.closeAfter)
+	c.mu.Unlock()
+	c.closeAfter = outItem{}
+	c.wakeWriter()
 }
 
 // admit applies the request rate limit. A request with an id over the limit
@@ -155,13 +175,17 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 	c.enqueue(outItem{frame: frame})
 }
 
-// decode decodes a request body, mapping failures to invalid_format.
+// decode decodes a request body, mapping failures to invalid_format, and
+// refuses string fields past their bounds (rtm.LengthChecker).
 func (c *conn) decode(env *rtm.Envelope, v any) error {
 	if err := c.codec.DecodeBody(env.Body, v); err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return err
 		}
 		return rtm.Errorf(rtm.CodeInvalidFormat, "malformed %s body", env.Action)
+	}
+	if l, ok := v.(rtm.LengthChecker); ok {
+		return l.CheckLengths()
 	}
 	return nil
 }
@@ -173,15 +197,4 @@ func checkChannel(name string) error {
 		return e
 	}
 	return nil
-}
-
-// expireGrant returns a connection authenticated by a JWT to the default
-// role once the token has expired.
-func (c *conn) expireGrant() {
-	if c.grantEnd.IsZero() || time.Now().Before(c.grantEnd) {
-		return
-	}
-	c.grantEnd = time.Time{}
-	c.role = app.DefaultRole
-	c.perms = c.app.DefaultPermissions()
 }

@@ -58,6 +58,18 @@ type Limits struct {
 	// RequestsPerSecond per connection, with a burst of the same size;
 	// default 1,000 (too_many_requests past it; the connection stays open).
 	RequestsPerSecond int
+	// AuthFailures is how many failed authentications a connection may
+	// make: the last is answered, then the connection is closed with 1008
+	// "too many failed authentications on this connection"; default 5.
+	AuthFailures int
+	// AuthFailuresPerMinute bounds the failed authentications from one
+	// source address, over all its connections (a token bucket with a
+	// burst of the same size, taken from by failures only); past it,
+	// auth/authenticate is refused with too_many_requests without its
+	// credentials being checked, and counts as a failure of its
+	// connection. Behind a reverse proxy every client has the proxy's
+	// address. Default 30.
+	AuthFailuresPerMinute int
 	// QueueBytes bounds a connection's queue of replies waiting to be
 	// written; default 1 MiB. A connection that lets it overflow is closed
 	// with 1013 "try again later".

@@ -209,18 +209,27 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 
 // nextPosition is the position the channel's next message will get, as
 // far as this edge knows: with a journal, after the last one the replica
-// has applied.
+// has applied. A standalone edge asked about a channel it does not hold
+// answers 0:0, which names no message, rather than create the channel:
+// reads of missing channels must leave nothing behind.
 func (s *Server) nextPosition(key string) rtm.Position {
 	if s.journal != nil {
 		return rtm.Position{Epoch: s.journal.Epoch(), Offset: s.store.Applied() + 1}
 	}
-	return s.store.Next(key)
+	p, _ := s.store.Peek(key)
+	return p
 }
 
 // expiredOr maps store.ErrExpired to expired_position.
 func expiredOr(err error, pos string) error {
 	if errors.Is(err, errLog) {
 		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
+	}
+	if errors.Is(err, store.ErrFuture) {
+		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s is beyond the channel's newest message, so it is from "+
+			"another history (another edge's, or one lost in a restart); resubscribe without it", pos)
+		e.Position = pos
+		return e
 	}
 	if errors.Is(err, store.ErrExpired) {
 		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired or belongs to another history", pos)

@@ -6,7 +6,8 @@
 // Each connection has two goroutines: its reader (the HTTP handler's own
 // goroutine), which handles requests one at a time so replies leave in
 // request order, and its writer, which drains the reply queue and the
-// subscriptions' cursors. Lock order: Server.mu before conn.mu.
+// subscriptions' cursors. Lock order: Server.mu before conn.grant.mu
+// before conn.mu.
 package server
 
 import (
@@ -41,6 +42,7 @@ type Server struct {
 	anyOrigin bool
 	log       *slog.Logger
 	firstSeen Observer // Options.FirstDelivery; nil: not measured
+	authLimit *authLimiter
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -69,6 +71,7 @@ func New(opts *Options) (*Server, error) {
 		firstSeen: opts.FirstDelivery,
 		conns:     make(map[*conn]struct{}),
 	}
+	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -250,6 +253,8 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
 	def(&l.RequestsPerSecond, 1000)
+	def(&l.AuthFailures, 5)
+	def(&l.AuthFailuresPerMinute, 30)
 	def(&l.QueueBytes, 1<<20)
 	defDur(&l.WriteTimeout, 10*time.Second)
 	defDur(&l.PingInterval, 30*time.Second)

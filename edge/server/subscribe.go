@@ -22,6 +22,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err := checkChannel(b.Channel); err != nil {
 		return nil, err
 	}
+	if b.Batch < 0 {
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "batch must not be negative")
+	}
 	id := b.SubscriptionID
 	if id == "" {
 		id = b.Channel
@@ -51,7 +54,8 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err != nil {
 		return nil, expiredOr(err, b.Position)
 	}
-	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward}
+	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
+		batch: int(min(b.Batch, maxBatchMessages))}
 	return nil, c.handOver(sub, env.ID, b.Force, info)
 }
 

@@ -20,6 +20,10 @@ const maxBatchBytes = 64 << 10
 // system call unless they pass this.
 const flushBytes = 128 << 10
 
+// errClosing stops a writer pass at a close item: the next pass sends the
+// close frame.
+var errClosing = errors.New("server: connection closing")
+
 // writer is the state of a writer goroutine. It comes from a pool and
 // goes back when the goroutine ends, so an idle connection holds no
 // buffers and fan-out does not allocate.
@@ -108,17 +112,28 @@ func (c *conn) takeWork(w *writer) []*subscription {
 func (c *conn) writeItems(w *writer) error {
 	for i := range w.items {
 		it := &w.items[i]
+		if it.closeCode != 0 {
+			if err := c.flush(w); err != nil {
+				return err
+			}
+			c.closeWith(it.closeCode, it.closeReason)
+			return errClosing
+		}
 		if it.end != nil {
 			pos := it.end.position()
 			it.end.cursor.Close()
-			if !it.reply {
+			pdu := &rtm.PDU{
+				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
+				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
+			}
+			switch {
+			case it.deny != "":
+				pdu = deniedPDU(it.end, pos, it.deny)
+			case !it.reply:
 				continue
 			}
 			var err error
-			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{
-				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
-				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
-			})
+			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], pdu)
 			if err != nil {
 				return c.internal(err)
 			}
@@ -145,8 +160,23 @@ func (c *conn) pump(w *writer, sub *subscription) error {
 	return c.send(w, sub, w.frames)
 }
 
-// send sends frames, if any, as one rtm/subscription/data of sub.
+// maxBatchMessages bounds the batch option: past it, the writer's own
+// batches are smaller anyway.
+const maxBatchMessages = 1 << 16
+
+// send sends frames, if any, as rtm/subscription/data of sub: one, or
+// several of at most sub.batch messages each.
 func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
+	for n := sub.batch; n > 0 && len(frames) > n; frames = frames[n:] {
+		if err := c.sendData(w, sub, frames[:n]); err != nil {
+			return err
+		}
+	}
+	return c.sendData(w, sub, frames)
+}
+
+// sendData sends frames, if any, as one rtm/subscription/data of sub.
+func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) error {
 	if len(frames) == 0 {
 		return nil
 	}

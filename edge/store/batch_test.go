@@ -56,9 +56,12 @@ func TestReadBatch(t *testing.T) {
 			}
 			return c, 1001
 		}, [][]uint64{{10, 20, 25}, {1000}}},
-		{"future start skips", func(t *testing.T, s *Store) (*Cursor, uint64) {
+		{"start at the next offset", func(t *testing.T, s *Store) (*Cursor, uint64) {
+			for i := range 4 {
+				mustAppend(t, s, "c", payload(i, 4))
+			}
 			c := mustSubscribe(t, s, "c", Start{Position: pos(s.Next("c").Epoch, 5)})
-			for i := range 7 {
+			for i := 4; i < 7; i++ {
 				mustAppend(t, s, "c", payload(i, 4))
 			}
 			return c, 8

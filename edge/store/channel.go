@@ -37,6 +37,7 @@ type channel struct {
 	appends   uint64 // mu: messages appended
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
+	followed  bool   // mu: a cursor was opened on it
 	// wakePending says the channel is queued on the store's notifier (or
 	// being served), so an append finding cursors armed has nothing more
 	// to do. Set by the writer under mu; cleared by the wake round before

@@ -384,3 +384,46 @@ func TestBackgroundSweeper(t *testing.T) {
 		t.Fatalf("stats %+v, want the block expired", st)
 	}
 }
+
+// TestCursorOnlyChannelForgotten: Peek creates nothing, and a channel
+// that only cursors made is forgotten at the first sweep after the last
+// closes, without the clock moving; one that held a message is not.
+func TestCursorOnlyChannelForgotten(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t, nil)
+	if _, ok := s.Peek("nobody"); ok || s.Stats().Channels != 0 {
+		t.Fatalf("Peek of a missing channel: ok %v, %d channels", ok, s.Stats().Channels)
+	}
+	mustAppend(t, s, "written", []byte("v"))
+	var curs []*Cursor
+	for _, name := range []string{"a", "b", "written"} {
+		c, err := s.Subscribe(name, Start{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		curs = append(curs, c, must(s.Subscribe(name, Start{})))
+	}
+	s.Sweep()
+	if n := s.Stats().Channels; n != 3 {
+		t.Fatalf("%d channels with cursors open, want 3", n)
+	}
+	curs[0].Close() // a still has one
+	s.Sweep()
+	if _, ok := s.Peek("a"); !ok {
+		t.Fatal("a forgotten with a cursor open")
+	}
+	for _, c := range curs[1:] {
+		c.Close()
+	}
+	s.Sweep()
+	if n := s.Stats().Channels; n != 1 {
+		t.Fatalf("%d channels after the cursors closed, want 1 (written)", n)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -35,6 +35,8 @@ type mChan struct {
 	nextSize int
 	bytes    int64
 	cursors  int
+	followed bool   // a cursor was opened on it
+	appends  uint64 // messages appended to this incarnation
 }
 
 type mCursor struct {
@@ -134,6 +136,7 @@ func (m *model) append(name string, off uint64, t int64, at bool, data []byte) (
 	tail.t = t
 	ch.last, ch.lastTime, ch.touched = off, t, max(ch.touched, t)
 	m.appends++
+	ch.appends++
 	if nb != nil {
 		m.evict(ch, nb)
 	}
@@ -223,6 +226,9 @@ func (m *model) subscribe(name string, st Start) (*mCursor, error) {
 		if ch = m.chans[name]; ch == nil || p.Epoch != ch.epoch || p.Offset < ch.headOffset() {
 			return nil, ErrExpired
 		}
+		if p.Offset > ch.last+1 {
+			return nil, ErrFuture
+		}
 		next = p.Offset
 	} else {
 		ch = m.obtain(name)
@@ -242,6 +248,7 @@ func (m *model) subscribe(name string, st Start) (*mCursor, error) {
 		}
 	}
 	ch.cursors++
+	ch.followed = true
 	return &mCursor{ch: ch, next: next}, nil
 }
 
@@ -309,13 +316,15 @@ func (m *model) fastForward(mc *mCursor) uint64 {
 }
 
 // sweep applies retention to every channel, then forgets the empty,
-// unused ones past their last message's TTL and grace.
+// unused ones past their last message's TTL and grace, and at once those
+// that cursors alone made and never held a message.
 func (m *model) sweep() {
 	now := m.now()
 	for name, ch := range m.chans {
 		m.expire(ch, now)
 		r := ch.ret
-		if len(ch.live()) == 0 && ch.cursors == 0 && now > ch.touched+int64(r.TTL+r.Grace) {
+		if len(ch.live()) == 0 && ch.cursors == 0 &&
+			(ch.followed && ch.appends == 0 || now > ch.touched+int64(r.TTL+r.Grace)) {
 			delete(m.chans, name)
 		}
 	}

@@ -12,7 +12,8 @@ import (
 type Start struct {
 	// Position starts the cursor at this position, inclusive: at the first
 	// message whose offset is >= it. ErrExpired if it is before the head
-	// or of another epoch; a future offset waits for it.
+	// or of another epoch; ErrFuture if it is past the next offset, except
+	// in a replica (Options.Epoch set), where it waits for it.
 	Position *rtm.Position
 	// HistoryCount, when Position is nil, starts at the oldest of the last
 	// HistoryCount readable messages...
@@ -75,7 +76,9 @@ func (q *queue) newest() (Frame, bool, error) {
 // Subscribe opens a cursor on channel name at start (see Start), creating the
 // channel if missing unless start has a Position. Close the cursor when
 // done: an open cursor keeps its channel, and the blocks after its read
-// point, in memory.
+// point, in memory. A channel the cursor created, or any channel that never
+// held a message, is forgotten at the next sweep after its last cursor
+// closes.
 func (s *Store) Subscribe(name string, start Start) (*Cursor, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
@@ -113,6 +116,11 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		if p.Epoch != ch.epoch || p.Offset < q.headOffset() {
 			return nil, ErrExpired
 		}
+		if ch.s.opts.Epoch == 0 && p.Offset > ch.last+1 {
+			// A replica's offsets number a shared log it may lag behind:
+			// its caller tells a future position from one not applied yet.
+			return nil, ErrFuture
+		}
 		c.at(q, p.Offset)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
 		c.at(q, ch.historyStart(q, start))
@@ -120,6 +128,7 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		c.at(q, ch.last+1)
 	}
 	ch.cursors++
+	ch.followed = true
 	return c, nil
 }
 

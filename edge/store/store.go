@@ -20,11 +20,22 @@ var (
 	ErrOutOfSync = errors.New("store: cursor out of sync")
 	// ErrOffsetOrder: AppendAt was given an offset not above the last one.
 	ErrOffsetOrder = errors.New("store: offset not above the last one")
+	// ErrFuture: the position is of the channel's epoch but beyond the
+	// next offset it will assign, so it cannot be of this history: most
+	// likely of another edge's, or of one lost in a restart. It is an
+	// expired position too: errors.Is(ErrFuture, ErrExpired) holds.
+	ErrFuture error = futureError{}
 	// ErrClosed: the store or the cursor is closed.
 	ErrClosed = errors.New("store: closed")
 	// ErrTooLarge: the message cannot fit within the memory limits.
 	ErrTooLarge = errors.New("store: message too large")
 )
+
+// futureError is ErrFuture: a kind of ErrExpired.
+type futureError struct{}
+
+func (futureError) Error() string        { return "store: position beyond the next offset" }
+func (futureError) Is(target error) bool { return target == ErrExpired }
 
 // numShards splits the channel map so that creating and forgetting
 // channels does not serialize the whole store.
@@ -287,6 +298,22 @@ func (s *Store) Next(channel string) rtm.Position {
 		ch.mu.Unlock()
 		return p
 	}
+}
+
+// Peek returns the position the next message appended to channel will
+// get, like Next, but only if the channel exists: a reader asking about a
+// channel must not create it (ok is false then).
+func (s *Store) Peek(channel string) (p rtm.Position, ok bool) {
+	ch := s.lookup(channel)
+	if ch == nil {
+		return p, false
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if ch.dead {
+		return p, false
+	}
+	return rtm.Position{Epoch: ch.epoch, Offset: ch.last + 1}, true
 }
 
 // Stats returns the store's counters. It visits every channel (to sum

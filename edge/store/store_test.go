@@ -188,7 +188,7 @@ func TestSubscribePositions(t *testing.T) {
 	}{
 		{name: "inclusive start", start: Start{Position: pos(e, 4)}, want: seq(4, 10), after: seq(11, 15), wantPos: 4},
 		{name: "at the next", start: Start{Position: pos(e, 11)}, after: seq(11, 15), wantPos: 11},
-		{name: "future waits for its offset", start: Start{Position: pos(e, 13)}, after: seq(13, 15), wantPos: 13},
+		{name: "future refused", start: Start{Position: pos(e, 13)}, wantErr: ErrFuture},
 		{name: "other epoch", start: Start{Position: pos(e+7, 4)}, wantErr: ErrExpired},
 		{name: "new messages only", start: Start{}, after: seq(11, 15), wantPos: 11},
 		{name: "history count", start: Start{HistoryCount: 3}, want: seq(8, 10), after: seq(11, 15), wantPos: 8},

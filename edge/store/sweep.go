@@ -107,6 +107,13 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		if ch.cursors > 0 {
 			return 0, false
 		}
+		if ch.followed && ch.appends == 0 {
+			// Made by subscribers alone, none left, and never written:
+			// it holds nothing worth an entry, so it goes at the next
+			// sweep. A flood of subscriptions to distinct channels then
+			// leaves nothing behind.
+			return 0, true
+		}
 		return ch.touched + int64(r.TTL+r.Grace) + 1, true
 	}
 	d = math.MaxInt64

@@ -88,7 +88,9 @@ func TestWaitSeesSealedBlock(t *testing.T) {
 func TestWakeBeforeOutOfSync(t *testing.T) {
 	t.Parallel()
 	bb := frameOf(4, 2)
-	s, _ := newTestStore(t, &Options{BlockBytes: bb, FirstBlockBytes: bb, ChannelBytes: int64(2 * bb)})
+	// A replica, where a start past the next offset waits for it (a
+	// standalone store refuses it).
+	s, _ := newTestStore(t, &Options{BlockBytes: bb, FirstBlockBytes: bb, ChannelBytes: int64(2 * bb), Epoch: 7})
 	e := s.Next("c").Epoch
 	c := mustSubscribe(t, s, "c", Start{Position: pos(e, 3)}) // wants 3 and later
 	var w countWaker

@@ -66,6 +66,11 @@ type SubscribeBody struct {
 	Force          bool     `json:"force,omitempty"`
 	Filter         string   `json:"filter,omitempty"`
 	Period         int64    `json:"period,omitempty"`
+	// Batch (extension), when positive, is the most messages one
+	// rtm/subscription/data of the subscription carries; 1 makes each
+	// data position the exact resume point of its one message. Default
+	// (0): whatever is ready.
+	Batch int64 `json:"batch,omitempty"`
 }
 
 // SubscribeReply is the reply to rtm/subscribe.

@@ -66,7 +66,8 @@ func (o options) flag(name string) bool {
 	return ok && f.Truthy()
 }
 
-// clientOptions reads connect's options: appkey, role, secret, token,
+// clientOptions reads connect's options: appkey, role, secret, token (a
+// string or a function, see tokenOption),
 // minBackoff, maxBackoff, dialTimeout and timeout (milliseconds),
 // deliveryBufferBytes, logLevel.
 func clientOptions(v js.Value) (client.Options, timeoutSetting, error) {
@@ -76,10 +77,13 @@ func clientOptions(v js.Value) (client.Options, timeoutSetting, error) {
 	for _, f := range []struct {
 		name string
 		dst  *string
-	}{{"appkey", &co.AppKey}, {"role", &co.Role}, {"secret", &co.RoleSecret}, {"token", &co.Token}} {
+	}{{"appkey", &co.AppKey}, {"role", &co.Role}, {"secret", &co.RoleSecret}} {
 		if *f.dst, err = o.str(f.name); err != nil {
 			return co, 0, err
 		}
+	}
+	if err := tokenOption(o, &co); err != nil {
+		return co, 0, err
 	}
 	for _, f := range []struct {
 		name string

@@ -2,7 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -12,11 +16,8 @@ import (
 // default role).
 func (c *Client) authenticate(ctx context.Context, cn *conn) error {
 	switch {
-	case c.opts.Token != "":
-		body := &rtm.AuthenticateBody{Method: rtm.MethodJWT, Credentials: rtm.Credentials{Token: c.opts.Token}}
-		if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
-			return fmt.Errorf("client: authenticate with token: %w", err)
-		}
+	case c.opts.Token != "" || c.opts.TokenFunc != nil:
+		return c.authenticateToken(ctx, cn)
 	case c.opts.Role != "":
 		hs := &rtm.HandshakeBody{Method: rtm.MethodRoleSecret, Data: rtm.HandshakeData{Role: c.opts.Role}}
 		var reply rtm.HandshakeReply
@@ -30,4 +31,90 @@ func (c *Client) authenticate(ctx context.Context, cn *conn) error {
 		}
 	}
 	return nil
+}
+
+// authenticateToken authenticates cn with a JWT, Options.TokenFunc's if
+// set, and notes when it expires so that the supervisor refreshes it.
+func (c *Client) authenticateToken(ctx context.Context, cn *conn) error {
+	tok := c.opts.Token
+	if f := c.opts.TokenFunc; f != nil {
+		var err error
+		if tok, err = f(ctx); err != nil {
+			return fmt.Errorf("client: get a token: %w", err)
+		}
+	}
+	body := &rtm.AuthenticateBody{Method: rtm.MethodJWT, Credentials: rtm.Credentials{Token: tok}}
+	if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
+		return fmt.Errorf("client: authenticate with token: %w", err)
+	}
+	cn.tokenExp = tokenExpiry(tok)
+	return nil
+}
+
+// refreshDelay returns when to fetch a new token for one expiring at exp:
+// a quarter of its remaining life before exp, at most a minute before;
+// ok is false when there is nothing to refresh (no TokenFunc, no exp
+// known, or already expired).
+func (c *Client) refreshDelay(exp time.Time) (time.Duration, bool) {
+	if c.opts.TokenFunc == nil || exp.IsZero() {
+		return 0, false
+	}
+	left := time.Until(exp)
+	if left <= 0 {
+		return 0, false
+	}
+	return left - min(left/4, time.Minute), true
+}
+
+// refresh authenticates cn again with a new token before the current one
+// expires; on the supervisor goroutine. A failure is logged and retried
+// while the current token lasts: the edge ends what the token alone
+// allowed at its exp.
+func (c *Client) refresh(cn *conn) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.opts.DialTimeout)
+	defer cancel()
+	if err := c.authenticateToken(ctx, cn); err != nil {
+		c.log.Warn("sluice client: token refresh failed", "err", err)
+		if left := time.Until(cn.tokenExp); left > 0 {
+			// Try again halfway to exp, not at once: a failing token
+			// source is not hammered.
+			cn.retryAt = time.Now().Add(left / 2)
+		}
+	}
+}
+
+// tokenExpiry reads the exp claim of a JWT without verifying it (the edge
+// does): when the client must refresh, zero if it cannot tell. A small
+// scanner, not encoding/json, so that the browser build stays small.
+func tokenExpiry(tok string) time.Time {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return time.Time{}
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return time.Time{}
+	}
+	s := string(payload)
+	for i := 0; ; {
+		j := strings.Index(s[i:], `"exp"`)
+		if j < 0 {
+			return time.Time{}
+		}
+		rest := strings.TrimLeft(s[i+j+5:], " \t\r\n")
+		i += j + 5
+		if !strings.HasPrefix(rest, ":") {
+			continue // "exp" as a value, not a key
+		}
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
+		end := strings.IndexAny(rest, ",} \t\r\n")
+		if end < 0 {
+			return time.Time{}
+		}
+		f, err := strconv.ParseFloat(rest[:end], 64)
+		if err != nil {
+			return time.Time{}
+		}
+		return time.Unix(0, int64(f*1e9))
+	}
 }

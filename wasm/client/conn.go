@@ -46,6 +46,12 @@ type conn struct {
 
 	route *Subscription // the last subscription a push was routed to; guarded by Client.mu
 
+	// tokenExp is when the token cn authenticated with expires (zero:
+	// none, or unknown), and retryAt when to retry a failed refresh (zero:
+	// none). Written by whoever authenticates: the dialing goroutine
+	// before the supervisor gets cn, then the supervisor alone.
+	tokenExp, retryAt time.Time
+
 	mu      sync.Mutex // guards pending and err; a leaf lock
 	pending map[int64]*call
 	err     error // why the connection ended, set once

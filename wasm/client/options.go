@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -16,6 +17,13 @@ type Options struct {
 	// Token authenticates with a JWT (Sluice's jwt extension) instead of
 	// a role secret; set Token or Role, not both.
 	Token string
+	// TokenFunc, when set, returns the JWT to authenticate with, at each
+	// connect and again before the token's exp (a quarter of its life
+	// before, at most a minute), so that the edge never ends a
+	// subscription for an expired grant (Sluice's grant refresh
+	// extension). Set Token, TokenFunc or Role, not two. ctx bounds the
+	// call (DialTimeout).
+	TokenFunc func(ctx context.Context) (string, error)
 	// Codec is the encoding: "msgpack" (default), "json" or "cbor". An
 	// edge that does not accept it (no subprotocol chosen) gets JSON, the
 	// RTM default. The browser build speaks msgpack only.
@@ -98,6 +106,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("%w: AppKey is required", ErrOptions)
 	case r.Token != "" && r.Role != "":
 		return r, fmt.Errorf("%w: set Token or Role, not both", ErrOptions)
+	case r.TokenFunc != nil && (r.Token != "" || r.Role != ""):
+		return r, fmt.Errorf("%w: set TokenFunc, Token or Role, not two", ErrOptions)
 	case r.Role != "" && r.RoleSecret == "":
 		return r, fmt.Errorf("%w: role %q needs a RoleSecret", ErrOptions, r.Role)
 	case r.Role == "" && r.RoleSecret != "":

@@ -39,6 +39,12 @@ type SubscribeOptions struct {
 	Filter string
 	// Period is the aggregation period of a Filter view, in whole seconds.
 	Period time.Duration
+	// Batch, when positive, asks the edge for at most Batch messages per
+	// rtm/subscription/data (Sluice's batch extension; other RTM edges
+	// ignore it). With 1 every Message.Position is the exact resume point
+	// of its message, at the cost of one PDU per message. Default: what
+	// the edge has ready.
+	Batch int
 	// OnError is called, on the delivery goroutine, when the subscription
 	// ends because of the edge: out_of_sync (it fell too far behind), or a
 	// failed resubscription after a reconnect (expired_position: the
@@ -73,7 +79,8 @@ type Message struct {
 	// Position is the position after the rtm/subscription/data PDU that
 	// carried the message: a subscription started there continues after
 	// the last message of that batch. It is the exact resume point of
-	// this message only when EndOfBatch is true.
+	// this message only when EndOfBatch is true (always, with
+	// SubscribeOptions.Batch 1 on a Sluice edge).
 	Position rtm.Position
 	// EndOfBatch marks the last message of its PDU.
 	EndOfBatch bool
@@ -234,6 +241,7 @@ func (s *Subscription) resumeBody() *rtm.SubscribeBody {
 		FastForward:    s.opts.FastForward,
 		Filter:         s.opts.Filter,
 		Period:         ceilSeconds(s.opts.Period),
+		Batch:          int64(max(s.opts.Batch, 0)),
 	}
 }
 

@@ -41,6 +41,9 @@ func (c *Client) serve(cn *conn) {
 	if c.settle(cn) {
 		drained = c.drained()
 	}
+	refresh := time.NewTimer(time.Hour)
+	defer refresh.Stop()
+	refreshC := c.armRefresh(cn, refresh)
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -49,6 +52,9 @@ func (c *Client) serve(cn *conn) {
 			return
 		case <-tick:
 			cn.ping(c.opts.PingInterval)
+		case <-refreshC:
+			c.refresh(cn)
+			refreshC = c.armRefresh(cn, refresh)
 		case <-c.work:
 			if c.settle(cn) {
 				drained = c.drained()
@@ -58,6 +64,21 @@ func (c *Client) serve(cn *conn) {
 			c.resubscribe(cn, c.waiting())
 		}
 	}
+}
+
+// armRefresh sets t to the next token refresh of cn and returns its
+// channel, or nil when there is none to make.
+func (c *Client) armRefresh(cn *conn, t *time.Timer) <-chan time.Time {
+	d, ok := c.refreshDelay(cn.tokenExp)
+	if at := cn.retryAt; !at.IsZero() {
+		cn.retryAt = time.Time{}
+		d, ok = time.Until(at), true
+	}
+	if !ok {
+		return nil
+	}
+	t.Reset(d)
+	return t.C
 }
 
 // drained returns a channel closed once the delivery buffer is half empty.

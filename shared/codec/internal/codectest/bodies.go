@@ -74,7 +74,7 @@ func SamplePDUs() []PDU {
 		{"subscribe", rtm.ActionSubscribe, &rtm.SubscribeBody{
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
-			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10,
+			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 1,
 		}},
 		{"subscribe ok", rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}},
 		{"unsubscribe", rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "s1"}},
