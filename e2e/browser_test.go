@@ -432,15 +432,20 @@ func testTokens(t *testing.T, b *chrome) {
 // expires, and once both have, the page still publishes where only the
 // tokens allow it.
 func testTokenFunction(t *testing.T, b *chrome, e *edgeProcess, mint func(string, time.Time) string) {
-	now := time.Now()
-	tokens := []string{mint(browserJWTSecret, now.Add(2*time.Second)), mint(browserJWTSecret, now.Add(4*time.Second)),
-		mint(browserJWTSecret, now.Add(time.Hour))}
 	p := b.newTab(t, e.url)
 	p.openHarness()
+	// Minted once the page is up, so that a slow page load on a busy
+	// machine does not spend the first token's life.
+	now := time.Now()
+	second := now.Add(6 * time.Second)
+	tokens := []string{mint(browserJWTSecret, now.Add(3*time.Second)), mint(browserJWTSecret, second),
+		mint(browserJWTSecret, now.Add(time.Hour))}
 	harnessMust[string](p, "connectWithTokens", e.url, jsConnectOptions(browserAppkey, nil), tokens)
 	// The third call comes a quarter of the second token's life before
 	// its exp; both earlier tokens have expired a little later.
 	waitFor(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
-	time.Sleep(time.Until(now.Add(4*time.Second)) + 100*time.Millisecond) // past the second token's exp, at most 4 s
+	// The grant must outlive the second token: wait for the clock to pass
+	// its exp (a deadline in real time, not a guess at an event).
+	time.Sleep(time.Until(second) + 100*time.Millisecond)
 	harnessMust[string](p, "publish", "secure.news", "after two refreshes")
 }
