@@ -91,7 +91,11 @@ func (d *durability) awaitReplay(ctx context.Context, srv *server.Server, log *s
 // connectNATS connects to an external NATS cluster, reconnecting for as
 // long as the edge runs.
 func connectNATS(c *NATSConfig) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name("sluice-edge"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second)}
+	// No reconnect buffer: a publish sent while NATS is away fails and is
+	// retried by the journal, so one that failed its client is not stored
+	// later from a buffer.
+	opts := []nats.Option{nats.Name("sluice-edge"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second),
+		nats.ReconnectBufSize(-1)}
 	switch {
 	case c.CredsFile != "":
 		opts = append(opts, nats.UserCredentials(c.CredsFile))

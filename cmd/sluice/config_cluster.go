@@ -143,8 +143,10 @@ func logRetention(apps []*app.App) (maxAge, replay time.Duration) {
 
 // clusterFlags are the edge's durability and cluster flags.
 type clusterFlags struct {
-	dataDir, name, listen, nodeName, natsCreds, natsToken string
-	routes, nats                                          []string
+	dataDir, name, listen, nodeName              string
+	natsCreds, natsToken, natsUser, natsPassword string
+	natsCA, natsCert, natsKey                    string
+	routes, nats                                 []string
 }
 
 func (o *clusterFlags) register(fs *flag.FlagSet) {
@@ -162,6 +164,11 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.natsCreds, "nats-creds", "", "NATS credentials file for --nats")
 	fs.StringVar(&o.natsToken, "nats-token", "", "NATS token for --nats")
+	fs.StringVar(&o.natsUser, "nats-user", "", "NATS user for --nats (with --nats-password)")
+	fs.StringVar(&o.natsPassword, "nats-password", "", "NATS password for --nats-user")
+	fs.StringVar(&o.natsCA, "nats-ca", "", "PEM roots trusted for TLS to --nats")
+	fs.StringVar(&o.natsCert, "nats-cert", "", "PEM client certificate for TLS to --nats (with --nats-key)")
+	fs.StringVar(&o.natsKey, "nats-key", "", "PEM private key of --nats-cert")
 }
 
 func (o *clusterFlags) apply(c *Config) {
@@ -171,6 +178,8 @@ func (o *clusterFlags) apply(c *Config) {
 	}{
 		{o.dataDir, &c.Cluster.DataDir}, {o.name, &c.Cluster.Name}, {o.listen, &c.Cluster.Listen},
 		{o.nodeName, &c.Cluster.NodeName}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
+		{o.natsUser, &c.NATS.User}, {o.natsPassword, &c.NATS.Password}, {o.natsCA, &c.NATS.CAFile},
+		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile},
 	} {
 		if p.flag != "" {
 			*p.dst = p.flag

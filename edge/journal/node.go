@@ -133,7 +133,7 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 // Connect returns an in-process client connection to the node, which
 // reconnects for as long as the node runs.
 func (n *Node) Connect(name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	if n.token != "" {
 		opts = append(opts, nats.Token(n.token))
 	}

@@ -1,0 +1,91 @@
+package e2e
+
+// An edge on an external NATS (`sluice edge --nats URL`), the production
+// layout: NATS goes away and comes back.
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/client"
+)
+
+// startNATS runs a NATS server with JetStream on 127.0.0.1:port (0: a
+// free one) with its files in dir, in this process, as an operator's
+// NATS would run beside the edges.
+func startNATS(t *testing.T, port int, dir string) *server.Server {
+	t.Helper()
+	if port == 0 {
+		port = server.RANDOM_PORT // 0 would be NATS's default, 4222
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}
+
+// With its NATS gone, an edge refuses publishes with "unavailable" (no
+// false ok) and keeps its connections and subscriptions; once NATS is
+// back, publishing and delivery resume, and what was stored before is
+// still there.
+func TestExternalNATSOutage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ns := startNATS(t, 0, dir)
+	url, port := ns.ClientURL(), ns.Addr().(*net.TCPAddr).Port
+	cfg := filepath.Join(t.TempDir(), "edge.yaml")
+	if err := os.WriteFile(cfg, []byte("cluster:\n  publish_timeout: 1s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startEdgeProcess(t, "--config", cfg, "--nats", url)
+	sub := subscribeFrom(t, e.url, "ext", nil)
+	pub := dial(t, e.url, client.Options{AppKey: "demo"})
+	before, err := pub.Publish(ctxFor(t), "ext", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first message", func() bool { return sub.has(1) })
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	_, err = pub.Publish(ctxFor(t), "ext", 2)
+	if code := codeOf(err); code != rtm.CodeUnavailable {
+		t.Fatalf("publish with NATS gone: %v (code %q), want unavailable", err, code)
+	}
+
+	startNATS(t, port, dir) // the same address and files: an operator's restart
+	// The edge reconnects by itself; publishes then succeed again.
+	var pos rtm.Position
+	waitFor(t, "a publish after NATS came back", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		pos, err = pub.Publish(ctx, "ext", 3)
+		return err == nil
+	})
+	if pos.Epoch != before.Epoch || pos.Offset <= before.Offset {
+		t.Fatalf("position after the outage %v does not follow %v in the same history", pos, before)
+	}
+	waitFor(t, "the subscriber to get the message published after the outage", func() bool { return sub.has(3) })
+	v, at, err := pub.Read(ctxFor(t), "ext", client.AtPosition(before))
+	if err != nil || at != before || v != int64(1) {
+		t.Fatalf("read of the message stored before the outage = %v at %v (%v)", v, at, err)
+	}
+	// The refused publish was not stored behind the client's back.
+	if got, _ := sub.snapshot(); !slices.Equal(got, []int{1, 3}) {
+		t.Fatalf("subscriber got %v, want [1 3]", got)
+	}
+}
