@@ -67,6 +67,7 @@ type run struct {
 	phase             atomic.Int32 // a Phase
 
 	self     Probe
+	giveUp   giveUpClock // times the stall and drain waits
 	res      Result
 	marks    [4]mark // by markBefore...markEnd
 	measured sync.WaitGroup
@@ -134,7 +135,7 @@ func gcPercent() int {
 
 // newRun lays out the channels, subscribers and lanes of a configuration.
 func newRun(d Driver, cfg Config, opts *Options) *run {
-	r := &run{cfg: cfg, d: d, epoch: time.Now()}
+	r := &run{cfg: cfg, d: d, epoch: time.Now(), giveUp: clockOf(d)}
 	if self := (ProcProbe{PID: os.Getpid()}); r.canSample(self) {
 		r.self = self
 	}
@@ -197,9 +198,11 @@ func (r *run) layoutLanes() []*lane {
 			// At a fixed rate the lanes take turns, evenly spaced, so
 			// that the rate is steady rather than bursts of every lane.
 			offset := interval * time.Duration(len(lanes)) / time.Duration(total)
+			g := newGate(0, 0)
+			g.clock = r.giveUp
 			lanes = append(lanes, &lane{
 				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)),
-				gate: newGate(0, 0), interval: interval, offset: offset,
+				gate: g, interval: interval, offset: offset,
 			})
 		}
 	}
@@ -283,11 +286,12 @@ func (r *run) traffic(ctx context.Context) error {
 		r.endWindow(ctx)
 	}
 	stop()
-	// A publish still waiting for its acknowledgment gets the drain time
-	// to complete, then is cut off.
-	t := time.AfterFunc(r.cfg.Drain, kill)
+	// A synchronous publish still waiting for its acknowledgment gets the
+	// drain time to complete, then is cut off (an asynchronous one's
+	// lane times its own).
+	stopCutOff := afterGiveUp(r.giveUp, r.cfg.Drain, kill)
 	wg.Wait()
-	t.Stop()
+	stopCutOff()
 	r.setPhase(PhaseDrain)
 	r.drain(ctx)
 	return nil
@@ -297,31 +301,39 @@ func (r *run) traffic(ctx context.Context) error {
 // owed, or no message arrived for Drain (on a loaded machine the last ones
 // may take a while, and are not lost), or ten times Drain passed.
 func (r *run) drain(ctx context.Context) {
-	start := time.Now()
-	last, lastAt := r.made(), start
+	idle := r.giveUp.newTimer(r.cfg.Drain)
+	defer idle.Stop()
+	most := r.giveUp.newTimer(10 * r.cfg.Drain)
+	defer most.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		done := true
-		for _, l := range r.lanes {
-			if !l.gate.drained() {
-				done = false
-				break
-			}
-		}
-		now := time.Now()
-		if n := r.made(); n != last {
-			last, lastAt = n, now
-		}
-		if done || now.Sub(lastAt) >= r.cfg.Drain || now.Sub(start) >= 10*r.cfg.Drain {
-			return
-		}
+	last := r.made()
+	for !r.drained() {
 		select {
 		case <-tick.C:
+			if n := r.made(); n != last {
+				last = n
+				idle.Reset(r.cfg.Drain)
+			}
+		case <-idle.C():
+			return
+		case <-most.C():
+			return
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// drained reports whether every lane's messages reached every subscriber
+// (once the lanes stopped).
+func (r *run) drained() bool {
+	for _, l := range r.lanes {
+		if !l.gate.drained() {
+			return false
+		}
+	}
+	return true
 }
 
 // made returns the deliveries made of every lane's messages (any
