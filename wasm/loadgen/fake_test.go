@@ -49,15 +49,18 @@ func (b *broker) giveUpClock() giveUpClock { return &b.quiet }
 
 func (b *broker) Name() string { return "fake" }
 
-func (b *broker) Dial(context.Context, func(error)) (Conn, error) {
-	c := &fakeConn{b: b, wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+func (b *broker) Dial(context.Context, func(error)) (Conn, error) { return b.dialNode(0), nil }
+
+// dialNode opens a connection that says it reached node (see nodeBroker).
+func (b *broker) dialNode(node int) Conn {
+	c := &fakeConn{b: b, node: node, wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	go c.loop()
 	if b.async {
 		a := &asyncFakeConn{fakeConn: c, acks: make(chan func(), 1024), acked: make(chan struct{})}
 		go a.ackLoop()
-		return a, nil
+		return a
 	}
-	return c, nil
+	return c
 }
 
 // asyncFakeConn is a fakeConn that also publishes asynchronously.
@@ -100,6 +103,7 @@ func (a *asyncFakeConn) Close() error {
 // fakeConn delivers on its own goroutine, in order, as a client would.
 type fakeConn struct {
 	b        *broker
+	node     int // the node dialed
 	idx      int
 	on       func(string)
 	wake     chan struct{}

@@ -60,6 +60,7 @@ type run struct {
 	lanes        []*lane
 	subConns     []Conn // parallel to subs; nil where the connection failed
 	pubConns     []Conn
+	nodes        nodes // of a NodeDriver; none for one server
 
 	lat, ack, dialLat *Latency
 	problems          problems
@@ -135,7 +136,7 @@ func gcPercent() int {
 
 // newRun lays out the channels, subscribers and lanes of a configuration.
 func newRun(d Driver, cfg Config, opts *Options) *run {
-	r := &run{cfg: cfg, d: d, epoch: time.Now(), giveUp: clockOf(d)}
+	r := &run{cfg: cfg, d: d, epoch: time.Now(), giveUp: clockOf(d), nodes: newNodes(d)}
 	if self := (ProcProbe{PID: os.Getpid()}); r.canSample(self) {
 		r.self = self
 	}
@@ -160,7 +161,8 @@ func newRun(d Driver, cfg Config, opts *Options) *run {
 	r.subs = make([]*subscriber, cfg.Subscribers)
 	for i := range r.subs {
 		c := i % cfg.Channels
-		r.subs[i] = &subscriber{idx: i, channel: c, r: r, lanes: onChannel[c], streams: make([]Stream, len(onChannel[c]))}
+		r.subs[i] = &subscriber{idx: i, channel: c, node: r.nodes.of(i), r: r,
+			lanes: onChannel[c], streams: make([]Stream, len(onChannel[c]))}
 	}
 	r.subConns = make([]Conn, cfg.Subscribers)
 	return r
@@ -351,6 +353,7 @@ func (r *run) made() uint64 {
 func (r *run) startWindow(ctx context.Context) {
 	r.lat.Reset()
 	r.ack.Reset()
+	r.nodes.startWindow(r.subs)
 	r.marks[markStart] = r.mark(ctx)
 	if r.opts.OnMeasure == nil {
 		return
@@ -365,9 +368,15 @@ func (r *run) startWindow(ctx context.Context) {
 // endWindow marks the end of the measured window.
 func (r *run) endWindow(ctx context.Context) {
 	r.marks[markEnd] = r.mark(ctx)
+	// The nodes' figures are read before the scrape, which takes a
+	// while, so that they cover the window alone.
+	all, multi := r.nodes.endWindow(r.subs)
 	r.scrape(ctx)
 	r.res.Latency = r.lat.Total()
 	r.res.PublishLatency = r.ack.Total()
+	if multi {
+		r.res.Latency = all // the nodes' together, so that they add up
+	}
 }
 
 // mark reads the counters and samples the processes.
