@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,28 +20,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
-
-// freePorts returns n loopback TCP ports that were free a moment ago.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var lns []net.Listener
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return ports
-}
 
 // cluster is n `sluice edge` processes whose embedded NATS nodes form one
 // JetStream cluster; each node also serves NATS clients, so that a test
@@ -56,7 +37,7 @@ type cluster struct {
 // it prints its banner).
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	ports := freePorts(t, 2*n)
+	ports := journaltest.FreePorts(t, 2*n)
 	var routes []string
 	for i := range n {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))

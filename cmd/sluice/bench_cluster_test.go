@@ -5,17 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
@@ -24,60 +22,15 @@ import (
 // cluster share theirs, and returns their URLs.
 func startJournalEdges(t *testing.T, n int) []string {
 	t.Helper()
-	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
-	node, err := journal.StartNode(&journal.NodeOptions{DataDir: t.TempDir(), Logger: discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Close)
+	node := journaltest.Node(t)
 	apps := []*app.App{app.Demo()}
 	maxAge, replay := logRetention(apps)
 	urls := make([]string, n)
 	for i := range urls {
-		urls[i] = startJournalEdge(t, node, apps, &journal.Options{MaxAge: maxAge, Replay: replay, Logger: discard})
+		j := journaltest.Open(t, node, &journal.Options{MaxAge: maxAge, Replay: replay})
+		urls[i] = servertest.Start(t, &server.Options{Apps: apps, Limits: server.Limits{RequestsPerSecond: 1_000_000}}, j).URL
 	}
 	return urls
-}
-
-// startJournalEdge starts one edge on node's stream.
-func startJournalEdge(t *testing.T, node *journal.Node, apps []*app.App, jopts *journal.Options) string {
-	t.Helper()
-	nc, err := node.Connect(t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	j, err := journal.Open(ctx, nc, jopts)
-	if err != nil {
-		nc.Close()
-		t.Fatal(err)
-	}
-	srv, err := server.New(&server.Options{
-		Apps: apps, Journal: j, Limits: server.Limits{RequestsPerSecond: 1_000_000},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Start(ctx, srv.Store()); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		hs.Close()
-		j.Close()
-		nc.Close()
-	})
-	for deadline := time.Now().Add(30 * time.Second); srv.Ready() != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("edge not ready after 30s: %v", srv.Ready())
-		}
-	}
-	return "ws" + strings.TrimPrefix(hs.URL, "http")
 }
 
 // TestBenchAcrossEdges: with two --url, the publisher is on the first

@@ -172,19 +172,12 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 }
 
 func (o *clusterFlags) apply(c *Config) {
-	for _, p := range []struct {
-		flag string
-		dst  *string
-	}{
+	override([]flagValue{
 		{o.dataDir, &c.Cluster.DataDir}, {o.name, &c.Cluster.Name}, {o.listen, &c.Cluster.Listen},
 		{o.nodeName, &c.Cluster.NodeName}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
 		{o.natsUser, &c.NATS.User}, {o.natsPassword, &c.NATS.Password}, {o.natsCA, &c.NATS.CAFile},
 		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile},
-	} {
-		if p.flag != "" {
-			*p.dst = p.flag
-		}
-	}
+	})
 	if len(o.routes) > 0 {
 		c.Cluster.Routes = o.routes
 	}

@@ -242,16 +242,25 @@ func (o *opsFlags) apply(c *Config) {
 	if len(o.domains) > 0 {
 		c.TLS.Domains = slices.Clone(o.domains)
 	}
-	for _, p := range []struct {
-		flag string
-		dst  *string
-	}{
+	override([]flagValue{
 		{o.email, &c.TLS.Email}, {o.acmeCA, &c.TLS.ACMECA}, {o.acmeCARoot, &c.TLS.ACMECARoot},
 		{o.cert, &c.TLS.CertFile}, {o.key, &c.TLS.KeyFile}, {o.certDir, &c.TLS.CertDir},
 		{o.httpListen, &c.TLS.HTTPListen}, {o.adminListen, &c.Admin.Listen},
-	} {
-		if p.flag != "" {
-			*p.dst = p.flag
+	})
+}
+
+// flagValue pairs a string flag's value with the configuration field it
+// overrides.
+type flagValue struct {
+	flag string
+	dst  *string
+}
+
+// override writes each flag given (not empty) over its field.
+func override(fs []flagValue) {
+	for _, f := range fs {
+		if f.flag != "" {
+			*f.dst = f.flag
 		}
 	}
 }

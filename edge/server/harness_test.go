@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
@@ -67,20 +68,8 @@ func startEdge(t testing.TB, mutate func(*server.Options)) *edge {
 	if mutate != nil {
 		mutate(opts)
 	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		hs.Close()
-	})
-	return &edge{srv: srv, http: hs, clock: clock, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
+	e := servertest.Start(t, opts, nil)
+	return &edge{srv: e.Server, http: e.HTTP, clock: clock, url: e.URL}
 }
 
 // rawClient speaks RTM with hand-written frames, as an SDK does.

@@ -3,69 +3,22 @@ package server_test
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 )
-
-// startNodes starts n embedded NATS nodes forming one JetStream cluster,
-// in process.
-func startNodes(t *testing.T, n int) []*journal.Node {
-	t.Helper()
-	var ports []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	nodes := make([]*journal.Node, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			nodes[i], errs[i] = journal.StartNode(&journal.NodeOptions{
-				DataDir: t.TempDir(), Name: "n" + strconv.Itoa(i), ClusterName: "test",
-				ClusterListen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Routes: routes,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			})
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("node %d: %v", i, err)
-		}
-		t.Cleanup(nodes[i].Close)
-	}
-	return nodes
-}
 
 // The node leading the stream is shut down mid-traffic (it steps down
 // first): publishes go on through another edge, and every acknowledged
 // message reaches a third edge's subscriber once, in order, and is there
 // when the channel is read back from its first position.
 func TestJournalLeaderShutdown(t *testing.T) {
-	nodes := startNodes(t, 3)
+	nodes := journaltest.Cluster(t, 3)
 	edges := make([]*edge, 3)
 	for i, n := range nodes {
 		edges[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3})

@@ -1,85 +1,36 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
 // startNode starts an embedded NATS node with JetStream in a fresh
 // directory, closed when the test ends.
-func startNode(t *testing.T) *journal.Node {
-	t.Helper()
-	n, err := journal.StartNode(&journal.NodeOptions{DataDir: t.TempDir(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(n.Close)
-	return n
-}
+func startNode(t *testing.T) *journal.Node { return journaltest.Node(t) }
 
 // startJournalEdge starts an edge whose log of record is the stream on n,
 // with a store clock that starts at the real time (the log's messages
 // carry real times).
 func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *edge {
 	t.Helper()
-	nc, err := n.Connect(t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if jopts == nil {
-		jopts = &journal.Options{}
-	}
-	jopts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	j, err := journal.Open(ctx, nc, jopts)
-	if err != nil {
-		nc.Close()
-		t.Fatal(err)
-	}
+	j := journaltest.Open(t, n, jopts)
 	clock := storetest.NewClock(time.Now())
-	srv, err := server.New(&server.Options{
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	e := servertest.Start(t, &server.Options{
 		Apps:         []*app.App{testApp()},
 		StoreOptions: &store.Options{Clock: clock, SweepInterval: -1},
-		Journal:      j,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Start(ctx, srv.Store()); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		hs.Close()
-		j.Close()
-		nc.Close()
-	})
-	for deadline := time.Now().Add(30 * time.Second); srv.Ready() != nil; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("edge not ready after 30s: %v", srv.Ready())
-		}
-	}
-	return &edge{srv: srv, http: hs, clock: clock, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
+	}, j)
+	return &edge{srv: e.Server, clock: clock, url: e.URL}
 }
 
 // Publishes acknowledged by the log are answered in request order, with
