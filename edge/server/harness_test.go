@@ -16,8 +16,8 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
-	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
