@@ -16,14 +16,23 @@ import (
 
 // feed appends the stream's messages to the edge's store, in stream
 // order, through one ordered consumer (which nats.go recreates after the
-// last sequence it delivered when the connection drops: no gap).
+// last sequence it delivered when the connection drops: no gap). A
+// watchdog replaces the consumer when it stops bringing messages the
+// stream has (its recreation can stall after a node's loss).
 type feed struct {
 	j  *Journal
 	st *store.Store
-	cc jetstream.ConsumeContext
-	// handles caches store handles by subject; the consumer's goroutine
-	// alone uses it.
+
+	// applyMu serializes applying messages (an old consumer's last ones
+	// may race a new one's) and guards the fields below it.
+	applyMu sync.Mutex
+	cc      jetstream.ConsumeContext // the current consumer's
+	gen     int                      // the current consumer's generation; older ones' messages are dropped
+	// handles caches store handles by subject.
 	handles map[string]*store.Channel
+	// progress is when the feed last applied a message (or started), in
+	// unix nanos; written by apply, read by the watchdog.
+	progress atomic.Int64
 	// target is the stream's last sequence when the feed started;
 	// caughtUp is set once the feed has applied it (readiness).
 	target   uint64
@@ -76,31 +85,108 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	if f.target < from {
 		f.markCaughtUp()
 	}
-	var cons jetstream.Consumer
-	err = j.retry(ctx, "create the feed's consumer", func(actx context.Context) (err error) {
-		cons, err = j.stream.OrderedConsumer(actx, jetstream.OrderedConsumerConfig{
-			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-			OptStartSeq:   from,
-		})
-		return err
-	})
-	if err != nil {
+	f.progress.Store(time.Now().UnixNano())
+	if err := j.retry(ctx, "start the feed", func(actx context.Context) error { return f.consume(actx, from) }); err != nil {
 		return err
 	}
-	f.cc, err = cons.Consume(f.onMsg, jetstream.PullHeartbeat(feedHeartbeat),
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			j.log.Warn("journal feed: recovering", "err", err)
-		}))
-	if err != nil {
-		return fmt.Errorf("journal: start the feed: %w", err)
-	}
+	j.wg.Go(f.watch)
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
 		"from", from, "last", info.State.LastSeq)
 	return nil
 }
 
-// onMsg applies one message of the stream.
-func (f *feed) onMsg(m jetstream.Msg) {
+// consume starts a new consumer at from, replacing the current one.
+func (f *feed) consume(ctx context.Context, from uint64) error {
+	cons, err := f.j.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   from,
+	})
+	if err != nil {
+		return err
+	}
+	f.applyMu.Lock()
+	f.gen++
+	gen, old := f.gen, f.cc
+	f.applyMu.Unlock()
+	if old != nil {
+		old.Stop()
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { f.apply(gen, m) }, jetstream.PullHeartbeat(feedHeartbeat),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			f.j.log.Warn("journal feed: recovering", "err", err)
+		}))
+	if err != nil {
+		return fmt.Errorf("journal: start the feed: %w", err)
+	}
+	f.applyMu.Lock()
+	f.cc = cc
+	f.applyMu.Unlock()
+	return nil
+}
+
+// Watchdog timing: the feed is stuck when the stream (or an
+// acknowledgment) shows a sequence it has not applied and it applied
+// nothing for feedStall; the stream's last sequence is asked every
+// watchEvery.
+const (
+	feedStall  = 4 * time.Second
+	watchEvery = time.Second
+)
+
+// watch replaces a stuck consumer with a new one after the last applied
+// sequence, until the journal closes.
+func (f *feed) watch() {
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.j.stop:
+			return
+		case <-tick.C:
+		}
+		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		known := f.knownSeq(ctx)
+		applied := f.st.Applied()
+		if known > applied {
+			f.j.log.Warn("journal feed: stuck behind the stream; starting a new consumer",
+				"applied", applied, "stream_last", known)
+			f.j.counters.feedRestarts.Add(1)
+			if err := f.consume(ctx, applied+1); err != nil {
+				f.j.log.Warn("journal feed: new consumer failed; trying again", "err", err)
+			} else {
+				f.progress.Store(time.Now().UnixNano())
+			}
+		}
+		cancel()
+	}
+}
+
+// knownSeq returns the highest sequence the stream is known to hold: its
+// last, or an acknowledged publish's if the stream cannot be asked.
+func (f *feed) knownSeq(ctx context.Context) uint64 {
+	var known uint64
+	f.mu.Lock()
+	for _, w := range f.waiters {
+		known = max(known, w.seq)
+	}
+	f.mu.Unlock()
+	if info, err := f.j.stream.Info(ctx); err == nil {
+		known = max(known, info.State.LastSeq)
+	}
+	return known
+}
+
+// apply applies one message of the consumer of generation gen.
+func (f *feed) apply(gen int, m jetstream.Msg) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if gen != f.gen {
+		return // a replaced consumer's
+	}
+	f.progress.Store(time.Now().UnixNano())
 	md, err := m.Metadata()
 	if err != nil {
 		f.j.log.Error("journal: message without metadata", "err", err)
@@ -230,8 +316,12 @@ func (f *feed) earliestDeadlineLocked() time.Time {
 // close stops the consumer and acknowledges the waiting publishes (they
 // are stored).
 func (f *feed) close() {
-	if f.cc != nil {
-		f.cc.Stop()
+	f.applyMu.Lock()
+	cc := f.cc
+	f.gen++ // nothing more is applied
+	f.applyMu.Unlock()
+	if cc != nil {
+		cc.Stop()
 	}
 	f.mu.Lock()
 	f.closed = true

@@ -146,7 +146,7 @@ func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {
 
 // counters are the journal's statistics, all atomic.
 type counters struct {
-	published, failed, retries, applied, reads atomic.Uint64
+	published, failed, retries, applied, reads, feedRestarts atomic.Uint64
 }
 
 // Stats is a snapshot of the journal's counters.
@@ -156,8 +156,10 @@ type Stats struct {
 	Retries   uint64 // publish attempts sent again
 	Stored    uint64 // messages the feed appended to the store
 	Reads     uint64 // direct gets (reads the store could not serve)
-	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied   uint64 // the highest sequence the feed has applied
+	// FeedRestarts counts the feed's consumers replaced by its watchdog.
+	FeedRestarts uint64
+	Lag          uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied      uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
@@ -167,12 +169,13 @@ type Stats struct {
 // Stats returns the journal's counters.
 func (j *Journal) Stats() Stats {
 	s := Stats{
-		Published: j.counters.published.Load(),
-		Failed:    j.counters.failed.Load(),
-		Retries:   j.counters.retries.Load(),
-		Stored:    j.counters.applied.Load(),
-		Reads:     j.counters.reads.Load(),
-		Connected: j.nc.IsConnected(),
+		Published:    j.counters.published.Load(),
+		Failed:       j.counters.failed.Load(),
+		Retries:      j.counters.retries.Load(),
+		Stored:       j.counters.applied.Load(),
+		Reads:        j.counters.reads.Load(),
+		FeedRestarts: j.counters.feedRestarts.Load(),
+		Connected:    j.nc.IsConnected(),
 	}
 	s.Reconnects = j.nc.Stats().Reconnects
 	j.feed.mu.Lock()

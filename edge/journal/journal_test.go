@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 func TestMain(m *testing.M) {
@@ -198,5 +199,35 @@ func TestPublishFailsWhenNATSIsGone(t *testing.T) {
 	}
 	if err := j.Ready(); err == nil {
 		t.Fatal("Ready = nil without NATS")
+	}
+}
+
+// A feed whose consumer stops delivering (as when its node went and
+// nats.go cannot recreate it) is replaced by the watchdog, from the last
+// sequence it applied: nothing is missing from the store after.
+func TestFeedWatchdogReplacesStuckConsumer(t *testing.T) {
+	j, st := open(t, node(t, ""), nil)
+	first := publish(t, j, "demo\x00w", "before")
+	j.feed.applyMu.Lock()
+	cc := j.feed.cc
+	j.feed.applyMu.Unlock()
+	cc.Stop() // the consumer is gone; nothing tells the feed
+	second := publish(t, j, "demo\x00w", "after")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, found, err := st.Read("demo\x00w", nil)
+		if err == nil && found && f.Offset == second {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store's newest is %d (%v, %v) 30s after the stall, want %d", f.Offset, found, err, second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if f, found, _ := st.Read("demo\x00w", &rtm.Position{Epoch: j.Epoch(), Offset: first}); !found || f.Offset != first {
+		t.Fatalf("the message before the stall is gone from the store")
+	}
+	if n := j.Stats().FeedRestarts; n != 1 {
+		t.Fatalf("feed restarts = %d, want 1", n)
 	}
 }

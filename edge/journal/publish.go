@@ -21,6 +21,11 @@ import (
 // publish fails at once instead of holding more memory through an outage.
 const maxPending = 1 << 16
 
+// maxFeedWait bounds how long an acknowledged publish waits for the feed
+// to bring it into this edge's store: beyond the watchdog's time to
+// replace a stuck consumer.
+const maxFeedWait = 6 * time.Second
+
 // retryPause is the least time between two sends of a publish while the
 // publisher recovers.
 const retryPause = 100 * time.Millisecond
@@ -193,7 +198,13 @@ func (p *publisher) onReply(m *nats.Msg) {
 	if o := p.j.opts.AckLatency; o != nil {
 		o.Observe(time.Since(r.first).Seconds())
 	}
-	p.j.feed.whenApplied(seq, r.deadline, func() { r.done(seq, nil) })
+	// Stored: the reply waits for this edge's store (a read on this edge
+	// then sees the message), but not long behind a lagging feed.
+	wait := time.Now().Add(maxFeedWait)
+	if r.deadline.Before(wait) {
+		wait = r.deadline
+	}
+	p.j.feed.whenApplied(seq, wait, func() { r.done(seq, nil) })
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
