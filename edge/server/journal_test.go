@@ -170,7 +170,14 @@ func TestJournalUnavailable(t *testing.T) {
 	c.expectOK("rtm/publish", 1, map[string]any{"channel": "a", "message": 1})
 	c.expectOK("rtm/subscribe", 2, map[string]any{"channel": "a", "history": map[string]any{"count": 1}})
 	c.recvData("a", 1)
+	c.expectOK("rtm/publish", 5, map[string]any{"channel": "a", "message": 2})
+	c.recvData("a", 1)
 	node.Close()
+	// History this edge holds is served without the log.
+	c.expectOK("rtm/subscribe", 6, map[string]any{"channel": "a", "subscription_id": "h", "history": map[string]any{"count": 1}})
+	if got, _ := c.recvData("h", 1); got[0].(json.Number).String() != "2" {
+		t.Fatalf("history of 1 with the log gone = %v, want 2", got)
+	}
 	body := c.expectError("rtm/publish", 3, map[string]any{"channel": "a", "message": 2}, "unavailable")
 	if !strings.Contains(body["reason"].(string), "not stored") {
 		t.Fatalf("unavailable reason %q does not say the message was probably not stored", body["reason"])

@@ -59,6 +59,12 @@ func (c *Cursor) MarkDelivered(offset uint64) (prev uint64) {
 	}
 }
 
+// Head returns the oldest offset its channel holds for new readers (the
+// head block's first offset, or the next one when it holds none). In a
+// replica, a history that starts after it was not cut short by the
+// replica's own beginning.
+func (c *Cursor) Head() uint64 { return c.ch.q.Load().headOffset() }
+
 // Position returns the position the cursor reads next.
 func (c *Cursor) Position() rtm.Position {
 	return rtm.Position{Epoch: c.ch.epoch, Offset: c.next}
