@@ -342,6 +342,9 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.validateCluster(); err != nil {
+		return nil, err
+	}
 	l := c.Limits
 	return &server.Options{
 		Apps: apps,

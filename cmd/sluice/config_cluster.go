@@ -100,6 +100,11 @@ func (c *Config) validateCluster() error {
 	if (n.CertFile == "") != (n.KeyFile == "") {
 		return errors.New("nats: cert_file and key_file go together")
 	}
+	if c.durable() {
+		if err := c.checkReplicaFits(); err != nil {
+			return err
+		}
+	}
 	if cl.Replicas < 0 || cl.Replicas > 5 {
 		return fmt.Errorf("cluster.replicas: %d is not from 1 to 5", cl.Replicas)
 	}
@@ -108,6 +113,31 @@ func (c *Config) validateCluster() error {
 	}
 	if n.Token != "" && (n.User != "" || n.CredsFile != "") || n.User != "" && n.CredsFile != "" {
 		return errors.New("nats: token, user/password and creds_file are exclusive")
+	}
+	return nil
+}
+
+// checkReplicaFits refuses limits under which the log would store a
+// message the edge's store cannot hold: the log acknowledges it, and the
+// replica would then skip it. A stored message holds up to one encoding
+// per codec (three) and a small header.
+func (c *Config) checkReplicaFits() error {
+	channel, all := int64(c.Limits.ChannelBytes), int64(c.Limits.StoreBytes)
+	if channel <= 0 {
+		channel = store.DefaultChannelBytes
+	}
+	if all <= 0 {
+		all = store.DefaultStoreBytes
+	}
+	mem := min(channel, all)
+	for i, a := range c.Apps {
+		msg := int64(a.MaxMessageBytes)
+		if msg <= 0 {
+			msg = 64 << 10
+		}
+		if need := 3*msg + 64; need > mem {
+			return fmt.Errorf("apps[%d].max_message_bytes: %d needs limits.channel_bytes and store_bytes of at least %d on a durable edge (the log would take messages the memory cannot)", i, msg, need)
+		}
 	}
 	return nil
 }

@@ -339,6 +339,14 @@ func TestValidate(t *testing.T) {
 		{name: "empty origin", edit: func(c *Config) { c.AllowedOrigins = []string{"a", " "} }, want: "allowed_origins[1]:"},
 		{name: "bad log level", edit: func(c *Config) { c.Log.Level = "loud" }, want: "log.level:"},
 		{name: "bad log format", edit: func(c *Config) { c.Log.Format = "xml" }, want: "log.format:"},
+		{name: "cluster without data dir", edit: func(c *Config) { c.Cluster.Name, c.Cluster.Listen = "c", "127.0.0.1:6222" }, want: "cluster:"},
+		{name: "embedded and external NATS", edit: func(c *Config) { c.Cluster.DataDir, c.NATS.URLs = "/tmp/x", []string{"nats://h:4222"} }, want: "nats.urls"},
+		{name: "publish timeout past the duplicates window", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.PublishTimeout = "/tmp/x", Duration(3*time.Minute) }, want: "cluster.publish_timeout:"},
+		{name: "too many replicas", edit: func(c *Config) { c.Cluster.Replicas = 7 }, want: "cluster.replicas:"},
+		{name: "dotted stream name", edit: func(c *Config) { c.Cluster.Stream = "a.b" }, want: "cluster.stream:"},
+		{name: "messages the replica cannot hold", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Apps[0].MaxMessageBytes, c.Limits.ChannelBytes = "/tmp/x", 1<<20, 2<<20
+		}, want: "apps[0].max_message_bytes:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
