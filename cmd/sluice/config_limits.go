@@ -1,0 +1,83 @@
+package main
+
+// LimitsConfig bounds what clients, and the edge as a whole, may use.
+type LimitsConfig struct {
+	// Connections is the most simultaneous WebSocket connections; past it,
+	// upgrades get HTTP 503. Default: the process's open-files limit less
+	// a tenth of it or 256, whichever is more, at most 100000; so that the
+	// edge answers 503 while it still has descriptors for HTTP, its
+	// listeners and its files (see defaultConnections).
+	Connections int `yaml:"connections,omitempty"`
+	// ConnectionsPerIP is the most open connections, HTTP or WebSocket,
+	// from one source address; past it, requests get HTTP 429 with a JSON
+	// body and the connection is closed. Behind a reverse proxy every
+	// client has the proxy's address: raise it there. -1 turns it off.
+	// Default 1000.
+	ConnectionsPerIP int `yaml:"connections_per_ip,omitempty"`
+	// IdleTimeout closes an HTTP connection that has no request in flight
+	// for that long (a keep-alive never upgraded, or a connection that
+	// sends nothing); it also bounds reading a request (headers within the
+	// lesser of it and 10s, the whole request within the lesser of it and
+	// 30s). Upgraded WebSocket connections are not subject to it; pings
+	// watch them. Default 60s.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty"`
+	// SubscriptionsPerConnection; past it, subscribe fails with
+	// subscription_quota_exceeded. Default 256.
+	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
+	// RequestsPerSecond per connection, with a burst of the same size;
+	// past it, requests fail with too_many_requests. Default 1000.
+	RequestsPerSecond int `yaml:"requests_per_second,omitempty"`
+	// AuthFailuresPerConnection: the last failed authentication a
+	// connection may make is answered, then the connection is closed
+	// (1008). Default 5.
+	AuthFailuresPerConnection int `yaml:"auth_failures_per_connection,omitempty"`
+	// AuthFailuresPerMinute bounds the failed authentications from one
+	// source address; past it, authentications are refused with
+	// too_many_requests without their credentials being checked. Behind
+	// a reverse proxy every client has the proxy's address. Default 30.
+	AuthFailuresPerMinute int `yaml:"auth_failures_per_minute,omitempty"`
+	// QueueBytes bounds a connection's replies waiting to be written; a
+	// connection that overflows it is closed (1013). Default 1MiB.
+	QueueBytes Size `yaml:"queue_bytes,omitempty"`
+	// StoreBytes bounds the memory of all channels; past it the oldest
+	// blocks are evicted. Default 1GiB.
+	StoreBytes Size `yaml:"store_bytes,omitempty"`
+	// ChannelBytes bounds the memory of one channel; past it its oldest
+	// blocks are evicted. Default 64MiB.
+	ChannelBytes Size `yaml:"channel_bytes,omitempty"`
+	// WriteTimeout bounds one WebSocket write; a client that does not read
+	// for that long is closed (1008). Default 10s.
+	WriteTimeout Duration `yaml:"write_timeout,omitempty"`
+	// FrameTimeout bounds how long a frame's payload may take to arrive
+	// after its header; a client that stalls mid-frame is closed (1008).
+	// Default 30s.
+	FrameTimeout Duration `yaml:"frame_timeout,omitempty"`
+	// PingInterval is how often idle connections are pinged; one that does
+	// not answer within another interval is closed. Default 30s.
+	PingInterval Duration `yaml:"ping_interval,omitempty"`
+	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
+	ShutdownTimeout Duration `yaml:"shutdown_timeout,omitempty"`
+}
+
+// StoreConfig tunes the in-memory channel store.
+type StoreConfig struct {
+	// BlockBytes is the capacity of a full-size storage block; a larger
+	// message gets a block of its own size. Default 64KiB.
+	BlockBytes Size `yaml:"block_bytes,omitempty"`
+	// FirstBlockBytes is the capacity of a channel's first block; each
+	// next one doubles up to BlockBytes, so quiet channels stay small.
+	// Default 1KiB.
+	FirstBlockBytes Size `yaml:"first_block_bytes,omitempty"`
+	// SweepInterval is how often expired blocks are deleted. Default 1s.
+	SweepInterval Duration `yaml:"sweep_interval,omitempty"`
+}
+
+// LogConfig configures logging.
+type LogConfig struct {
+	// Level is debug, info, warn or error. Default info; the --log-level
+	// flag overrides it.
+	Level string `yaml:"level,omitempty"`
+	// Format is text or json. Default text; the --log-format flag
+	// overrides it.
+	Format string `yaml:"format,omitempty"`
+}
