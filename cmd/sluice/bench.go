@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/wasm/client"
@@ -19,7 +20,8 @@ import (
 
 // benchFlags are the flags of bench.
 type benchFlags struct {
-	common     commonFlags
+	common     commonFlags // its url is the first of urls
+	urls       urlList
 	cfg        loadgen.Config
 	perChannel int
 	warmup     durationOrSeconds
@@ -59,13 +61,20 @@ reported beside the edge's (they share the machine); it collects garbage
 at GOGC=400 unless GOGC is set, dials a loopback edge from 127.0.0.1 to
 127.0.0.16 in turn (cheaper ramps past 14,000 connections on Linux), and
 --cpuprofile and --connect-cpuprofile profile it. Ctrl-C stops early and
-still reports.`
+still reports.
+
+--url may be given more than once, for the edges of one cluster: the
+publishers connect to the first, the subscribers round-robin to all of
+them, and the report adds a line per edge with its subscribers' latency
+from the publish on the first edge (the overall line covers them all).
+The memory and CPU reported are the first edge's.`
 
 // parseBench parses bench's arguments.
 func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs := newFlagSet("bench", benchUsage, s)
 	f := &benchFlags{}
-	f.common.register(fs)
+	f.common.registerAuth(fs)
+	fs.Var(&f.urls, "url", "edge endpoint, ws:// or wss://; repeat for several edges (env SLUICE_URL; default "+defaultURL+")")
 	c := &f.cfg
 	fs.IntVar(&c.Publishers, "publishers", 0, "publishing connections (default 1; channels 2)")
 	fs.IntVar(&c.Subscribers, "subscribers", 0, "subscribing connections (default 100; idle 1000; publish none); -1 for none")
@@ -97,6 +106,9 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	}
 	if len(pos) != 1 {
 		return nil, fmt.Errorf("%w: want SCENARIO (one of %v)", errUsage, loadgen.Scenarios)
+	}
+	if len(f.urls) > 0 {
+		f.common.url = f.urls[0]
 	}
 	c.Scenario = loadgen.Scenario(pos[0])
 	if !slices.Contains(loadgen.Scenarios, c.Scenario) {
@@ -133,7 +145,11 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	if f.verbose {
 		logger = slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, Options: client.Options{
+	var more []string
+	if len(f.urls) > 1 {
+		more = f.urls[1:]
+	}
+	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, MoreURLs: more, Options: client.Options{
 		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
 		Codec: f.common.codec, Logger: logger,
 	}}
@@ -161,6 +177,19 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 		return cliError(err)
 	}
 	return writeResult(s.out, res, f.jsonOut)
+}
+
+// urlList is a repeatable --url.
+type urlList []string
+
+func (u *urlList) String() string { return strings.Join(*u, ",") }
+
+func (u *urlList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty URL")
+	}
+	*u = append(*u, v)
+	return nil
 }
 
 // writeResult prints the result as a table or as JSON.

@@ -38,6 +38,11 @@ type commonFlags struct {
 // register adds the flags to fs.
 func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "edge endpoint, ws:// or wss:// (env SLUICE_URL; default "+defaultURL+")")
+	f.registerAuth(fs)
+}
+
+// registerAuth adds the flags but --url to fs.
+func (f *commonFlags) registerAuth(fs *flag.FlagSet) {
 	fs.StringVar(&f.appkey, "appkey", "", "appkey (env SLUICE_APPKEY; default "+defaultAppkey+")")
 	fs.StringVar(&f.role, "role", "", "role to authenticate as, with --secret (env SLUICE_ROLE; default: the app's default role)")
 	fs.StringVar(&f.secret, "secret", "", "role secret (env SLUICE_SECRET)")

@@ -11,6 +11,7 @@ import (
 // line stays with the core running it; readers sum every subscriber's.
 type tally struct {
 	missing   atomic.Int64 // gaps open now: messages skipped, not (yet) arrived
+	delivered atomic.Int64 // distinct messages received, for the nodes' figures
 	dups      atomic.Int64
 	reordered atomic.Int64
 }
@@ -36,6 +37,7 @@ func (r *run) tallies() totals {
 type subscriber struct {
 	idx     int
 	channel int
+	node    int // the node it is connected to (0 but for a NodeDriver)
 	r       *run
 	// lanes are the ids of the lanes publishing on the channel, in
 	// ascending order (shared by the channel's subscribers): a stream is
@@ -80,6 +82,10 @@ func (s *subscriber) deliver(payload string) {
 		t.missing.Add(int64(after) - int64(before))
 	}
 	s.r.lat.Record(s.idx, now-st.Sent)
+	if nl := s.r.nodes.lat; nl != nil { // a run over several nodes
+		t.delivered.Add(1)
+		nl[s.node].Record(s.idx, now-st.Sent)
+	}
 	s.r.lanes[st.Publisher].gate.delivered()
 }
 

@@ -54,7 +54,7 @@ func (r *run) feed(ctx context.Context, jobs chan<- int, n int, start time.Time)
 func (r *run) openSubscriber(ctx context.Context, i int) {
 	t0 := time.Now()
 	s := r.subs[i]
-	c, err := r.d.Dial(ctx, r.connProblem)
+	c, err := r.dial(ctx, s.node)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.problems.add("dial", err)
@@ -84,7 +84,7 @@ func (r *run) connectPublishers(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for p := range conns {
 		wg.Go(func() {
-			conns[p], errs[p] = r.d.Dial(ctx, r.connProblem)
+			conns[p], errs[p] = r.dial(ctx, 0)
 		})
 	}
 	wg.Wait()

@@ -63,3 +63,17 @@ var ErrRefused = errors.New("loadgen: refused by the server")
 // ErrStalled is counted when a publisher waited a whole stall timeout for
 // messages that never arrived (lost ones); it writes them off and goes on.
 var ErrStalled = errors.New("loadgen: publisher stalled waiting for deliveries")
+
+// NodeDriver is a Driver for a system of several nodes, such as the edges
+// of a cluster: a run dials its publishers on the first node and spreads
+// its subscribers over all of them, round-robin, so that what it measures
+// crosses nodes; the result then gives every node's share (Result.Nodes).
+// Such a run dials through DialNode alone.
+type NodeDriver interface {
+	Driver
+	// Nodes names the nodes, as in their URLs; the first takes the
+	// publishers. With fewer than two, the run is a single-node one.
+	Nodes() []string
+	// DialNode opens one connection to node i, as Dial does.
+	DialNode(ctx context.Context, i int, problem func(error)) (Conn, error)
+}

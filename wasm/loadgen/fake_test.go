@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // action is what the fake broker does with one message for one
@@ -28,25 +29,38 @@ type broker struct {
 	async bool
 	// silent, with async, stores a message but never acknowledges it.
 	silent func(st Stamp) bool
+	// pause, when set, holds each subscriber's delivery goroutine before
+	// a message for as long as it returns, as a loaded machine may.
+	pause func(st Stamp) time.Duration
 
 	mu    sync.Mutex
 	subs  map[string][]*fakeConn // by channel
 	conns int                    // subscribers so far, to number them
+
+	quiet quiet
 }
 
 func newBroker() *broker { return &broker{subs: map[string][]*fakeConn{}} }
 
+// giveUpClock makes the run give up waiting (a stall, the drain) only
+// when the broker has nothing left to deliver or acknowledge: what it
+// dropped is then truly lost, however slowly the machine runs.
+func (b *broker) giveUpClock() giveUpClock { return &b.quiet }
+
 func (b *broker) Name() string { return "fake" }
 
-func (b *broker) Dial(context.Context, func(error)) (Conn, error) {
-	c := &fakeConn{b: b, wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
+func (b *broker) Dial(context.Context, func(error)) (Conn, error) { return b.dialNode(0), nil }
+
+// dialNode opens a connection that says it reached node (see nodeBroker).
+func (b *broker) dialNode(node int) Conn {
+	c := &fakeConn{b: b, node: node, wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	go c.loop()
 	if b.async {
 		a := &asyncFakeConn{fakeConn: c, acks: make(chan func(), 1024), acked: make(chan struct{})}
 		go a.ackLoop()
-		return a, nil
+		return a
 	}
-	return c, nil
+	return c
 }
 
 // asyncFakeConn is a fakeConn that also publishes asynchronously.
@@ -57,11 +71,17 @@ type asyncFakeConn struct {
 }
 
 func (a *asyncFakeConn) PublishAsync(channel, payload string, done func(error)) error {
-	err := a.PublishNoAck(channel, payload)
-	if st, perr := ParseStamp(payload); perr == nil && a.b.silent != nil && a.b.silent(st) {
-		return nil
+	silent := false
+	if st, perr := ParseStamp(payload); perr == nil && a.b.silent != nil {
+		silent = a.b.silent(st)
 	}
-	a.acks <- func() { done(err) }
+	if !silent {
+		a.b.quiet.add(1) // the acknowledgment, before the deliveries it follows
+	}
+	err := a.PublishNoAck(channel, payload)
+	if !silent {
+		a.acks <- func() { done(err) }
+	}
 	return nil
 }
 
@@ -69,6 +89,7 @@ func (a *asyncFakeConn) ackLoop() {
 	defer close(a.acked)
 	for f := range a.acks {
 		f()
+		a.b.quiet.add(-1)
 	}
 }
 
@@ -82,6 +103,7 @@ func (a *asyncFakeConn) Close() error {
 // fakeConn delivers on its own goroutine, in order, as a client would.
 type fakeConn struct {
 	b        *broker
+	node     int // the node dialed
 	idx      int
 	on       func(string)
 	wake     chan struct{}
@@ -136,12 +158,14 @@ func (c *fakeConn) PublishNoAck(channel, payload string) error {
 // publisher in between would not reorder anything.
 func (c *fakeConn) push(p string, from uint16, a action) {
 	c.mu.Lock()
+	n := len(c.queue)
 	switch a {
 	case deliverIt:
 		c.queue = append(c.queue, p)
 	case dupIt:
 		c.queue = append(c.queue, p, p)
 	case holdIt:
+		// Not on its way until its publisher's next message.
 		c.held, c.heldFrom = p, from
 		c.mu.Unlock()
 		return
@@ -153,6 +177,7 @@ func (c *fakeConn) push(p string, from uint16, a action) {
 		c.queue = append(c.queue, c.held)
 		c.held = ""
 	}
+	c.b.quiet.add(len(c.queue) - n) // under c.mu: counted before loop takes them
 	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
@@ -173,7 +198,99 @@ func (c *fakeConn) loop() {
 		c.queue = nil
 		c.mu.Unlock()
 		for _, p := range q {
+			c.pause(p)
 			c.on(p)
+		}
+		c.b.quiet.add(-len(q))
+	}
+}
+
+// quiet counts what the broker still has to deliver or acknowledge, and
+// is the give-up clock of runs against it: its timers fire (whatever their
+// duration) once that count is zero.
+type quiet struct {
+	mu    sync.Mutex // guards pending and armed
+	pend  int
+	armed map[*quietTimer]bool
+}
+
+// add changes the count; at zero it fires the armed timers.
+func (q *quiet) add(n int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pend += n
+	if q.pend != 0 {
+		return
+	}
+	for t := range q.armed {
+		t.fire()
+		delete(q.armed, t)
+	}
+}
+
+func (q *quiet) newTimer(time.Duration) giveUpTimer {
+	t := &quietTimer{q: q, c: make(chan time.Time, 1)}
+	t.Reset(0)
+	return t
+}
+
+// quietTimer is a timer of quiet.
+type quietTimer struct {
+	q *quiet
+	c chan time.Time // capacity 1
+}
+
+func (t *quietTimer) C() <-chan time.Time { return t.c }
+
+func (t *quietTimer) Reset(time.Duration) {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	t.clear()
+	if t.q.pend == 0 {
+		t.fire()
+		return
+	}
+	if t.q.armed == nil {
+		t.q.armed = map[*quietTimer]bool{}
+	}
+	t.q.armed[t] = true
+}
+
+func (t *quietTimer) Stop() {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	delete(t.q.armed, t)
+	t.clear()
+}
+
+// fire and clear run under q.mu.
+func (t *quietTimer) fire() {
+	select {
+	case t.c <- time.Time{}:
+	default:
+	}
+}
+
+func (t *quietTimer) clear() {
+	select {
+	case <-t.c:
+	default:
+	}
+}
+
+// pause holds the delivery goroutine before p if the broker says so.
+func (c *fakeConn) pause(p string) {
+	if c.b.pause == nil {
+		return
+	}
+	if st, err := ParseStamp(p); err == nil {
+		if d := c.b.pause(st); d > 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-c.stop:
+			}
 		}
 	}
 }

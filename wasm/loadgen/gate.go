@@ -27,9 +27,11 @@ type gate struct {
 	// cleared by the delivery that reaches it.
 	wakeAt atomic.Uint64
 	wake   chan struct{} // capacity 1
+	// clock makes stallTimer; nil means wall-clock time.
+	clock giveUpClock
 	// stallTimer times the publisher's waits, one timer reused;
 	// publisher-only.
-	stallTimer *time.Timer
+	stallTimer giveUpTimer
 }
 
 func newGate(window, fanout int) *gate {
@@ -95,7 +97,7 @@ func (g *gate) wait(ctx context.Context, stall time.Duration) error {
 			t.Stop()
 			g.wakeAt.Store(0)
 			return ctx.Err()
-		case <-t.C:
+		case <-t.C():
 			g.wakeAt.Store(0)
 			if g.made.Load() == before {
 				g.writtenOff += g.debt()
@@ -107,11 +109,14 @@ func (g *gate) wait(ctx context.Context, stall time.Duration) error {
 }
 
 // timer returns the stall timer, started for d.
-func (g *gate) timer(d time.Duration) *time.Timer {
+func (g *gate) timer(d time.Duration) giveUpTimer {
 	if g.stallTimer == nil {
-		g.stallTimer = time.NewTimer(d)
+		if g.clock == nil {
+			g.clock = wallClock{}
+		}
+		g.stallTimer = g.clock.newTimer(d)
 	} else {
-		g.stallTimer.Reset(d) // stopped or fired: no stale tick is left (Go 1.23 timers)
+		g.stallTimer.Reset(d) // stopped or fired: no stale tick is left
 	}
 	return g.stallTimer
 }

@@ -55,9 +55,10 @@ func (l *lane) storedOn(channel int) uint64 {
 	return 0
 }
 
-// run publishes until ctx ends. Each publish runs under pctx instead,
-// which ends later: a publish in flight when the lane stops completes, so
-// whether its message was stored is known.
+// run publishes until ctx ends. Each synchronous publish runs under pctx
+// instead, which ends later, and an asynchronous one gets the drain time
+// after ctx ended (publishAsync): a publish in flight when the lane stops
+// completes, so whether its message was stored is known.
 func (l *lane) run(ctx, pctx context.Context, r *run) {
 	ap, async := l.conn.(AsyncPublisher)
 	async = async && !r.cfg.NoAck
@@ -81,7 +82,7 @@ func (l *lane) run(ctx, pctx context.Context, r *run) {
 			return
 		}
 		if async {
-			if i = l.publishAsync(pctx, i); i < 0 {
+			if i = l.publishAsync(ctx, i); i < 0 {
 				return
 			}
 			continue

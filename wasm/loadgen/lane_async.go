@@ -2,7 +2,7 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync/atomic"
 )
 
@@ -42,22 +42,37 @@ func (l *lane) startAsync(ctx context.Context, r *run, ap AsyncPublisher) {
 
 // publishAsync publishes channel position i and, while it can, the next
 // ones from the acknowledgments. It returns the position of the last
-// message published, or -1 when pctx ended with a publish outstanding:
-// that one is counted as stored, so that it shows if it was lost.
-func (l *lane) publishAsync(pctx context.Context, i int) int {
+// message published, or -1 when the publish outstanding as ctx ended was
+// not acknowledged within the drain time: that one is counted as stored,
+// so that it shows if it was lost.
+func (l *lane) publishAsync(ctx context.Context, i int) int {
 	a := &l.async
 	l.sendAsync(i)
 	select {
 	case <-a.resume:
-	case <-pctx.Done():
+		return a.i
+	case <-ctx.Done():
+	}
+	// The drain time counts from here, once the driver has the publish
+	// outstanding (sendAsync returned, or the acknowledgment that chains
+	// it is running): a give-up clock that watches the driver then sees
+	// it.
+	t := a.r.giveUp.newTimer(a.r.cfg.Drain)
+	defer t.Stop()
+	select {
+	case <-a.resume:
+	case <-t.C():
 		if a.state.CompareAndSwap(laneInflight, laneAbandoned) {
-			l.settle(a.r, a.i, fmt.Errorf("no acknowledgment before the drain ended: %w", pctx.Err()))
+			l.settle(a.r, a.i, errNoAck)
 			return -1
 		}
 		<-a.resume // an acknowledgment is being handled; it hands back
 	}
 	return a.i
 }
+
+// errNoAck is counted for a publish given up at the end of a run.
+var errNoAck = errors.New("loadgen: no acknowledgment before the drain ended")
 
 // sendAsync publishes channel position i; the caller has the lane.
 func (l *lane) sendAsync(i int) {

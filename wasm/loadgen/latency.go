@@ -107,6 +107,16 @@ func (l *Latency) Total() LatencyStats {
 	return Summarize(l.total)
 }
 
+// totalInto summarizes everything recorded since the last Reset, as
+// Total does, and merges it into h.
+func (l *Latency) totalInto(h *hdrhistogram.Histogram) LatencyStats {
+	l.cmu.Lock()
+	defer l.cmu.Unlock()
+	l.tickLocked()
+	h.Merge(l.total)
+	return Summarize(l.total)
+}
+
 // LatencyStats summarizes a histogram of microseconds, in milliseconds.
 type LatencyStats struct {
 	Count int64   `json:"count"`

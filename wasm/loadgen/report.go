@@ -33,6 +33,9 @@ func (res *Result) WriteText(w io.Writer) error {
 		row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
 			Millis(l.P99), Millis(l.P999), Millis(l.Max))
 		row("integrity", "lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+		for i, n := range res.Nodes {
+			row(fmt.Sprintf("node %d", i+1), "%s", n.text(i == 0))
+		}
 	}
 	row("errors", "%d%s", res.ErrorTotal, errorsText(res.Errors))
 	if res.Server != nil {
@@ -43,6 +46,16 @@ func (res *Result) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// text is the node's line of the table.
+func (n *NodeResult) text(publishers bool) string {
+	name := n.Name
+	if publishers {
+		name += " (publishers)"
+	}
+	return fmt.Sprintf("%s: %d subscribers, delivered %d (%s/s), p50 %s  p99 %s, lost %d of %d owed",
+		name, n.Subscribers, n.Delivered, Count(n.DeliverRate), Millis(n.Latency.P50), Millis(n.Latency.P99), n.Lost, n.Expected)
 }
 
 // text is the process's line of the table.

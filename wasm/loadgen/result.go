@@ -42,6 +42,10 @@ type Result struct {
 	ServerMetrics map[string]float64 `json:"server_metrics,omitempty"`
 	// Generator is this process's own.
 	Generator *ProcStats `json:"generator,omitempty"`
+
+	// Nodes, when the driver is a NodeDriver with several nodes, is what
+	// each node's subscribers saw, in the order of NodeDriver.Nodes.
+	Nodes []NodeResult `json:"nodes,omitempty"`
 }
 
 // ConnectStats describe the ramp-up of the subscribers.
@@ -78,9 +82,10 @@ type ProcStats struct {
 // connectStats summarizes the ramp-up.
 func (r *run) connectStats(ramp time.Duration) ConnectStats {
 	cs := ConnectStats{Attempted: r.cfg.Subscribers, Seconds: ramp.Seconds(), Latency: r.dialLat.Total()}
-	for _, c := range r.subConns {
+	for i, c := range r.subConns {
 		if c != nil {
 			cs.Connected++
+			r.nodes.connected(r.subs[i].node)
 		}
 	}
 	if cs.Seconds > 0 {
@@ -102,12 +107,14 @@ func (r *run) finish(interrupted bool) {
 			res.PublishRate = float64(res.Published) / res.Window
 			res.DeliverRate = float64(res.Delivered) / res.Window
 		}
+		r.nodes.rates(res.Window)
 		pre, conn := r.marks[markBefore], r.marks[markConnected]
 		conns := r.cfg.Connections()
 		res.Server = procStats(r.opts.Server, pre.server, conn.server, a.server, b.server, res, conns)
 		res.Generator = procStats(r.self, pre.self, conn.self, a.self, b.self, res, conns)
 	}
 	r.countLoss()
+	res.Nodes = r.nodes.res
 	res.Errors = r.problems.snapshot()
 	res.ErrorTotal = r.problems.total.Load()
 }
@@ -121,10 +128,12 @@ func (r *run) countLoss() {
 		for i, id := range s.lanes {
 			st := &s.streams[i]
 			stored := r.lanes[id].storedOn(s.channel)
+			lost := st.Lost(stored)
 			res.Expected += stored
-			res.Lost += st.Lost(stored)
+			res.Lost += lost
 			res.Duplicates += st.Duplicates()
 			res.Reordered += st.Reordered()
+			r.nodes.count(s.node, stored, lost)
 		}
 		s.mu.Unlock()
 	}

@@ -17,6 +17,10 @@ type RTM struct {
 	Label string
 	// URL is the endpoint, as in "ws://127.0.0.1:8080".
 	URL string
+	// MoreURLs are further endpoints of the same system (the other edges
+	// of a cluster). With any, RTM is a NodeDriver: the publishers
+	// connect to URL, the subscribers round-robin to URL and these.
+	MoreURLs []string
 	// Options configure every connection; AppKey is required. OnState is
 	// the driver's own (it reports lost connections); NetDial defaults to
 	// a SpreadDialer.
@@ -35,8 +39,27 @@ func (d *RTM) Name() string {
 	return d.Label
 }
 
-// Dial implements Driver.
+// Dial implements Driver: it connects to URL.
 func (d *RTM) Dial(ctx context.Context, problem func(error)) (Conn, error) {
+	return d.dial(ctx, d.URL, problem)
+}
+
+// Nodes implements NodeDriver: URL, then MoreURLs.
+func (d *RTM) Nodes() []string { return append([]string{d.URL}, d.MoreURLs...) }
+
+// DialNode implements NodeDriver.
+func (d *RTM) DialNode(ctx context.Context, i int, problem func(error)) (Conn, error) {
+	if i == 0 {
+		return d.Dial(ctx, problem)
+	}
+	if i < 0 || i > len(d.MoreURLs) {
+		return nil, fmt.Errorf("loadgen: no node %d of %d", i, 1+len(d.MoreURLs))
+	}
+	return d.dial(ctx, d.MoreURLs[i-1], problem)
+}
+
+// dial connects to one endpoint.
+func (d *RTM) dial(ctx context.Context, url string, problem func(error)) (Conn, error) {
 	o := d.Options
 	if o.NetDial == nil {
 		o.NetDial = netDial()
@@ -46,7 +69,7 @@ func (d *RTM) Dial(ctx context.Context, problem func(error)) (Conn, error) {
 			problem(errDisconnected)
 		}
 	}
-	c, err := client.Dial(ctx, d.URL, &o)
+	c, err := client.Dial(ctx, url, &o)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ type run struct {
 	lanes        []*lane
 	subConns     []Conn // parallel to subs; nil where the connection failed
 	pubConns     []Conn
+	nodes        nodes // of a NodeDriver; none for one server
 
 	lat, ack, dialLat *Latency
 	problems          problems
@@ -67,6 +68,7 @@ type run struct {
 	phase             atomic.Int32 // a Phase
 
 	self     Probe
+	giveUp   giveUpClock // times the stall and drain waits
 	res      Result
 	marks    [4]mark // by markBefore...markEnd
 	measured sync.WaitGroup
@@ -134,7 +136,7 @@ func gcPercent() int {
 
 // newRun lays out the channels, subscribers and lanes of a configuration.
 func newRun(d Driver, cfg Config, opts *Options) *run {
-	r := &run{cfg: cfg, d: d, epoch: time.Now()}
+	r := &run{cfg: cfg, d: d, epoch: time.Now(), giveUp: clockOf(d), nodes: newNodes(d)}
 	if self := (ProcProbe{PID: os.Getpid()}); r.canSample(self) {
 		r.self = self
 	}
@@ -159,7 +161,8 @@ func newRun(d Driver, cfg Config, opts *Options) *run {
 	r.subs = make([]*subscriber, cfg.Subscribers)
 	for i := range r.subs {
 		c := i % cfg.Channels
-		r.subs[i] = &subscriber{idx: i, channel: c, r: r, lanes: onChannel[c], streams: make([]Stream, len(onChannel[c]))}
+		r.subs[i] = &subscriber{idx: i, channel: c, node: r.nodes.of(i), r: r,
+			lanes: onChannel[c], streams: make([]Stream, len(onChannel[c]))}
 	}
 	r.subConns = make([]Conn, cfg.Subscribers)
 	return r
@@ -197,9 +200,11 @@ func (r *run) layoutLanes() []*lane {
 			// At a fixed rate the lanes take turns, evenly spaced, so
 			// that the rate is steady rather than bursts of every lane.
 			offset := interval * time.Duration(len(lanes)) / time.Duration(total)
+			g := newGate(0, 0)
+			g.clock = r.giveUp
 			lanes = append(lanes, &lane{
 				id: uint16(len(lanes)), channels: mine, seqs: make([]uint64, len(mine)),
-				gate: newGate(0, 0), interval: interval, offset: offset,
+				gate: g, interval: interval, offset: offset,
 			})
 		}
 	}
@@ -283,11 +288,12 @@ func (r *run) traffic(ctx context.Context) error {
 		r.endWindow(ctx)
 	}
 	stop()
-	// A publish still waiting for its acknowledgment gets the drain time
-	// to complete, then is cut off.
-	t := time.AfterFunc(r.cfg.Drain, kill)
+	// A synchronous publish still waiting for its acknowledgment gets the
+	// drain time to complete, then is cut off (an asynchronous one's
+	// lane times its own).
+	stopCutOff := afterGiveUp(r.giveUp, r.cfg.Drain, kill)
 	wg.Wait()
-	t.Stop()
+	stopCutOff()
 	r.setPhase(PhaseDrain)
 	r.drain(ctx)
 	return nil
@@ -297,31 +303,39 @@ func (r *run) traffic(ctx context.Context) error {
 // owed, or no message arrived for Drain (on a loaded machine the last ones
 // may take a while, and are not lost), or ten times Drain passed.
 func (r *run) drain(ctx context.Context) {
-	start := time.Now()
-	last, lastAt := r.made(), start
+	idle := r.giveUp.newTimer(r.cfg.Drain)
+	defer idle.Stop()
+	most := r.giveUp.newTimer(10 * r.cfg.Drain)
+	defer most.Stop()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		done := true
-		for _, l := range r.lanes {
-			if !l.gate.drained() {
-				done = false
-				break
-			}
-		}
-		now := time.Now()
-		if n := r.made(); n != last {
-			last, lastAt = n, now
-		}
-		if done || now.Sub(lastAt) >= r.cfg.Drain || now.Sub(start) >= 10*r.cfg.Drain {
-			return
-		}
+	last := r.made()
+	for !r.drained() {
 		select {
 		case <-tick.C:
+			if n := r.made(); n != last {
+				last = n
+				idle.Reset(r.cfg.Drain)
+			}
+		case <-idle.C():
+			return
+		case <-most.C():
+			return
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// drained reports whether every lane's messages reached every subscriber
+// (once the lanes stopped).
+func (r *run) drained() bool {
+	for _, l := range r.lanes {
+		if !l.gate.drained() {
+			return false
+		}
+	}
+	return true
 }
 
 // made returns the deliveries made of every lane's messages (any
@@ -339,6 +353,7 @@ func (r *run) made() uint64 {
 func (r *run) startWindow(ctx context.Context) {
 	r.lat.Reset()
 	r.ack.Reset()
+	r.nodes.startWindow(r.subs)
 	r.marks[markStart] = r.mark(ctx)
 	if r.opts.OnMeasure == nil {
 		return
@@ -353,9 +368,15 @@ func (r *run) startWindow(ctx context.Context) {
 // endWindow marks the end of the measured window.
 func (r *run) endWindow(ctx context.Context) {
 	r.marks[markEnd] = r.mark(ctx)
+	// The nodes' figures are read before the scrape, which takes a
+	// while, so that they cover the window alone.
+	all, multi := r.nodes.endWindow(r.subs)
 	r.scrape(ctx)
 	r.res.Latency = r.lat.Total()
 	r.res.PublishLatency = r.ack.Total()
+	if multi {
+		r.res.Latency = all // the nodes' together, so that they add up
+	}
 }
 
 // mark reads the counters and samples the processes.

@@ -59,6 +59,29 @@ func TestRunCountsWhatTheSubscribersSee(t *testing.T) {
 	}
 }
 
+// TestSlowDeliveriesAreNotWrittenOff: when the goroutines that deliver
+// do not run for longer than the stall timeout (a loaded machine), the
+// publishers wait for them: nothing is lost, no stall is counted.
+func TestSlowDeliveriesAreNotWrittenOff(t *testing.T) {
+	forEachPublishMode(t, "four lanes", func(t *testing.T, b *broker) {
+		cfg := quick(Fanout)
+		cfg.Inflight = 4
+		// Every subscriber stops before lane 0's 20th message for three
+		// stall timeouts, while the other lanes' gates are closed.
+		b.pause = func(st Stamp) time.Duration {
+			return pickDuration(st.Publisher == 0 && st.Seq == 20, 3*cfg.Stall)
+		}
+		checkCounts(t, b, cfg, 0, 0, 0)
+	})
+}
+
+func pickDuration(cond bool, d time.Duration) time.Duration {
+	if cond {
+		return d
+	}
+	return 0
+}
+
 // forEachPublishMode runs a test against a broker whose connections
 // publish synchronously, then against one whose connections are
 // AsyncPublishers (the lanes then chain publishes from acknowledgments).
