@@ -37,7 +37,11 @@ func sluiceAs(name string, topo topology) system {
 	start := s.start
 	s.name = name
 	s.start = func(ctx context.Context, o *options, _ topology) (*group, loadgen.Driver, error) {
-		return start(ctx, o, topo)
+		g, d, err := start(ctx, o, topo)
+		if rtm, ok := d.(*loadgen.RTM); ok {
+			rtm.Label = name // so the scenario's two runs tell apart
+		}
+		return g, d, err
 	}
 	return s
 }
