@@ -298,7 +298,13 @@ func runOne(ctx context.Context, o *options, sys system, sp spec, errw io.Writer
 		opts.OnTick = func(t loadgen.Tick) { fmt.Fprintln(errw, prefix+t.String()) }
 	}
 	if g.admin != "" && o.profileDir != "" {
-		path := filepath.Join(o.profileDir, sp.name+".pprof")
+		// The durable scenario profiles two Sluice deployments: the
+		// durable edge's profile is named after it.
+		name := sp.name
+		if sys.name != "sluice" {
+			name += "-" + sys.name
+		}
+		path := filepath.Join(o.profileDir, name+".pprof")
 		opts.OnMeasure = func(mctx context.Context, window time.Duration) {
 			if err := profileTo(mctx, g.admin, window, path); err != nil {
 				fmt.Fprintf(errw, "profile %s: %v\n", sp.name, err)
