@@ -14,7 +14,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test vet staticcheck fmt-check bench bench-compare fuzz clean wasm chromium FORCE
+.PHONY: all build run test vet staticcheck fmt-check bench bench-compare fuzz clean wasm chromium redis FORCE
 
 all: build
 
@@ -76,10 +76,24 @@ bench:
 # Sluice and Centrifugo v6.9.1 side by side on this machine, with the
 # issue's targets (e2e/compare, a module of its own). The first run builds
 # Centrifugo into the user cache (minutes). COMPARE_FLAGS=--quick for a
-# smoke run; see `cd e2e/compare && go run . -h`.
+# smoke run, COMPARE_FLAGS=--only=cluster for the two-node scenarios
+# (Centrifugo on Redis); see `cd e2e/compare && go run . -h`.
 COMPARE_FLAGS ?=
-bench-compare:
+bench-compare: redis
 	cd e2e/compare && $(GO) run . $(COMPARE_FLAGS)
+
+# The cluster scenarios run Centrifugo on redis-server from Debian: it is
+# installed when this is root; otherwise only those scenarios need it, and
+# the compare command says so if they are asked for.
+redis:
+	@if [ -x /usr/bin/redis-server ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing redis-server for the cluster comparison"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends redis-server; \
+	else \
+	  echo "The cluster scenarios of bench-compare need /usr/bin/redis-server and this is not root:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends redis-server"; \
+	fi
 
 # Runs every fuzz target for FUZZTIME, one after another.
 fuzz:

@@ -16,8 +16,9 @@ import (
 
 // centrifugoDriver drives Centrifugo through its Go client, so the load
 // generator runs the same scenarios against it as against Sluice.
+// With several URLs (the nodes of a cluster) it is a loadgen.NodeDriver.
 type centrifugoDriver struct {
-	url string // ws://host:port/connection/websocket
+	urls []string // ws://host:port/connection/websocket, node 1 first
 	// json selects Centrifugo's JSON protocol; default protobuf, its
 	// binary one (as msgpack is Sluice's).
 	json bool
@@ -28,9 +29,22 @@ type centrifugoDriver struct {
 
 func (d *centrifugoDriver) Name() string { return "centrifugo" }
 
-// Dial implements loadgen.Driver: it connects and waits for the connect
-// reply.
+// Dial implements loadgen.Driver: it connects to node 1 and waits for the
+// connect reply.
 func (d *centrifugoDriver) Dial(ctx context.Context, problem func(error)) (loadgen.Conn, error) {
+	return d.DialNode(ctx, 0, problem)
+}
+
+// Nodes implements loadgen.NodeDriver; with one URL, the run is a
+// single-node one.
+func (d *centrifugoDriver) Nodes() []string { return d.urls }
+
+// DialNode implements loadgen.NodeDriver: it connects to node i and waits
+// for the connect reply.
+func (d *centrifugoDriver) DialNode(ctx context.Context, i int, problem func(error)) (loadgen.Conn, error) {
+	if i < 0 || i >= len(d.urls) {
+		return nil, fmt.Errorf("centrifugo: no node %d of %d", i, len(d.urls))
+	}
 	cfg := centrifuge.Config{
 		// The same patience as the Sluice client's: under a 19,000
 		// connection ramp on two cores a handshake may take a while.
@@ -41,9 +55,9 @@ func (d *centrifugoDriver) Dial(ctx context.Context, problem func(error)) (loadg
 	}
 	var c *centrifuge.Client
 	if d.json {
-		c = centrifuge.NewJsonClient(d.url, cfg)
+		c = centrifuge.NewJsonClient(d.urls[i], cfg)
 	} else {
-		c = centrifuge.NewProtobufClient(d.url, cfg)
+		c = centrifuge.NewProtobufClient(d.urls[i], cfg)
 	}
 	cn := &centrifugoConn{c: c, json: d.json}
 	// Problems are reported while connected, and not for Close's own

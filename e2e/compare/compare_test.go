@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,109 @@ func TestQuickDefaultsKeepExplicitFlags(t *testing.T) {
 	}
 	if _, err := plan(&options{only: "storm", size: 128}); err == nil {
 		t.Error("an unknown scenario was accepted")
+	}
+}
+
+func TestPlanClusterScenarios(t *testing.T) {
+	o, err := parseFlags([]string{"--quick", "--only", "cluster"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := plan(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		topo     topology
+		scenario loadgen.Scenario
+		rate     float64
+	}{
+		fanoutCluster:     {twoNodes, loadgen.Fanout, 0},
+		fanoutClusterRate: {twoNodes, loadgen.Fanout, 40},
+		channelsCluster:   {twoNodes, loadgen.Channels, 0},
+		channelsDurable:   {durableNode, loadgen.Channels, 0},
+	}
+	if len(specs) != len(want) {
+		t.Fatalf("--only cluster planned %d scenarios, want %d", len(specs), len(want))
+	}
+	for _, sp := range specs {
+		w, ok := want[sp.name]
+		if !ok {
+			t.Errorf("unexpected scenario %q", sp.name)
+			continue
+		}
+		// The quick sizes apply to the cluster scenarios too.
+		if sp.topo != w.topo || sp.cfg.Scenario != w.scenario || sp.cfg.Rate != w.rate || sp.cfg.Subscribers == 0 ||
+			(w.scenario == loadgen.Fanout && sp.cfg.Subscribers != 200) || sp.cfg.Duration != 5*time.Second {
+			t.Errorf("%s: topo %d, config %+v", sp.name, sp.topo, sp.cfg)
+		}
+	}
+	def, err := plan(&options{size: 128, fanoutSubscribers: 10, channels: 10, perChannel: 2, channelPublishers: 2, idle: 10, fanoutRate: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range def {
+		if sp.topo != oneNode {
+			t.Errorf("the default set holds %s", sp.name)
+		}
+	}
+}
+
+func TestSystemsForDurable(t *testing.T) {
+	both := []system{sluiceSystem(), centrifugoSystem()}
+	names := func(ss []system) string {
+		var n []string
+		for _, s := range ss {
+			n = append(n, s.name)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(systemsFor(spec{topo: durableNode}, both)); got != durableSystem+",sluice" {
+		t.Errorf("durable scenario runs %q", got)
+	}
+	if got := names(systemsFor(spec{topo: durableNode}, both[1:])); got != "" {
+		t.Errorf("durable scenario without sluice runs %q", got)
+	}
+	if got := names(systemsFor(spec{topo: twoNodes}, both)); got != "sluice,centrifugo" {
+		t.Errorf("cluster scenario runs %q", got)
+	}
+}
+
+func TestSummaryJudgesDurable(t *testing.T) {
+	res := func(rate float64) *loadgen.Result {
+		return &loadgen.Result{DeliverRate: rate, Delivered: 1000, Server: &loadgen.ProcStats{CPU: 1}}
+	}
+	tests := []struct {
+		name       string
+		durable    float64
+		wantMissed int
+		want       string
+	}{
+		{"kept 80%", 80, 0, ">= 0.7x  PASS"},
+		{"kept 60%", 60, 1, ">= 0.7x  FAIL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			all := []outcome{
+				{Scenario: channelsDurable, System: durableSystem, Result: res(tt.durable)},
+				{Scenario: channelsDurable, System: "sluice", Result: res(100)},
+			}
+			var out bytes.Buffer
+			missed := writeSummary(&out, []spec{{name: channelsDurable, topo: durableNode}}, nil, all)
+			text := out.String()
+			if missed != tt.wantMissed || !strings.Contains(text, tt.want) || !strings.Contains(text, "Durable edge") {
+				t.Errorf("missed %d, want %d and %q:\n%s", missed, tt.wantMissed, tt.want, text)
+			}
+			if strings.Contains(text, "Side by side") {
+				t.Errorf("a durable-only summary printed the peer table:\n%s", text)
+			}
+		})
+	}
+}
+
+func TestMissingRedisNamesApt(t *testing.T) {
+	err := checkRedis(t.TempDir() + "/redis-server")
+	if !errors.Is(err, errNoRedis) || !strings.Contains(err.Error(), redisApt) {
+		t.Errorf("checkRedis = %v", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,8 @@ type options struct {
 	repo              string
 	sluiceBin         string
 	centrifugoBin     string
+	redisBin          string
+	replicas          int
 	profileDir        string
 	genProfile        string
 	jsonPath          string
@@ -83,7 +86,10 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(errw)
 	fs.BoolVar(&o.quick, "quick", false, "a smoke run: 200 subscribers, 500 channels, 2,000 idle connections, 5s windows, one round")
-	fs.StringVar(&o.only, "scenarios", "", "comma-separated subset of "+strings.Join(scenarioNames, ","))
+	only := "comma-separated scenarios: of " + strings.Join(scenarioNames, ",") + " (the default), " +
+		strings.Join(clusterNames, ",") + ", or cluster for those four"
+	fs.StringVar(&o.only, "scenarios", "", only)
+	fs.StringVar(&o.only, "only", "", "the same as --scenarios")
 	fs.StringVar(&o.systems, "systems", "sluice,centrifugo", "systems to run, in the first round's order")
 	fs.IntVar(&o.fanoutSubscribers, "fanout-subscribers", 1000, "subscribers of the fanout scenarios")
 	fs.Float64Var(&o.fanoutRate, "fanout-rate", 40, "messages per second of the fixed-rate fanout")
@@ -104,6 +110,8 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs.StringVar(&o.repo, "repo", "../..", "the Sluice tree to build `sluice` from")
 	fs.StringVar(&o.sluiceBin, "sluice-bin", "", "a sluice binary to use instead of building one")
 	fs.StringVar(&o.centrifugoBin, "centrifugo-bin", "", "a Centrifugo v6 binary (default: built once into the user cache)")
+	fs.StringVar(&o.redisBin, "redis-bin", "/usr/bin/redis-server", "redis-server for Centrifugo's engine in the cluster scenarios ("+redisApt+")")
+	fs.IntVar(&o.replicas, "sluice-replicas", 2, "replicas of the stream of the two-edge Sluice cluster (1 or 2)")
 	fs.StringVar(&o.profileDir, "profile-dir", "", "write a CPU profile of the Sluice edge per scenario here (pprof)")
 	fs.StringVar(&o.genProfile, "generator-profile", "", "write a CPU profile of the load generator (this process) to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")
@@ -152,7 +160,7 @@ func run(ctx context.Context, args []string, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := prepare(ctx, o, systems, errw); err != nil {
+	if err := prepare(ctx, o, specs, systems, errw); err != nil {
 		return err
 	}
 	defer os.RemoveAll(o.workDir)
@@ -195,8 +203,16 @@ func pickSystems(list string) ([]system, error) {
 	return out, nil
 }
 
-// prepare makes the work directory and the binaries.
-func prepare(ctx context.Context, o *options, systems []system, errw io.Writer) error {
+// prepare checks for Redis, and makes the work directory and the
+// binaries.
+func prepare(ctx context.Context, o *options, specs []spec, systems []system, errw io.Writer) error {
+	for _, s := range systems {
+		if s.name == "centrifugo" && slices.ContainsFunc(specs, func(sp spec) bool { return sp.topo == twoNodes }) {
+			if err := checkRedis(o.redisBin); err != nil {
+				return err
+			}
+		}
+	}
 	dir, err := os.MkdirTemp("", "sluice-compare-")
 	if err != nil {
 		return err
@@ -236,9 +252,9 @@ func runAll(ctx context.Context, o *options, specs []spec, systems []system, out
 	var all []outcome
 	for _, sp := range specs {
 		for round := range o.rounds {
-			order := systems
+			order := systemsFor(sp, systems)
 			if round%2 == 1 {
-				order = reversed(systems)
+				order = reversed(order)
 			}
 			for _, sys := range order {
 				if ctx.Err() != nil {
@@ -271,29 +287,33 @@ func reversed(s []system) []system {
 
 // runOne starts a system, runs one scenario on it and stops it.
 func runOne(ctx context.Context, o *options, sys system, sp spec, errw io.Writer) (*loadgen.Result, error) {
-	p, drv, err := sys.start(ctx, o)
+	g, drv, err := sys.start(ctx, o, sp.topo)
 	if err != nil {
 		return nil, err
 	}
-	defer p.stop()
-	opts := &loadgen.Options{Server: loadgen.ProcProbe{PID: p.pid()}}
+	defer g.stop()
+	opts := &loadgen.Options{Server: g.probe()}
 	if !o.quiet {
 		prefix := fmt.Sprintf("[%s %s] ", sys.name, sp.name)
 		opts.OnTick = func(t loadgen.Tick) { fmt.Fprintln(errw, prefix+t.String()) }
 	}
-	if p.admin != "" && o.profileDir != "" {
-		path := filepath.Join(o.profileDir, sp.name+".pprof")
+	if g.admin != "" && o.profileDir != "" {
+		// The durable scenario profiles two Sluice deployments: the
+		// durable edge's profile is named after it.
+		name := sp.name
+		if sys.name != "sluice" {
+			name += "-" + sys.name
+		}
+		path := filepath.Join(o.profileDir, name+".pprof")
 		opts.OnMeasure = func(mctx context.Context, window time.Duration) {
-			if err := profileTo(mctx, p.admin, window, path); err != nil {
+			if err := profileTo(mctx, g.admin, window, path); err != nil {
 				fmt.Fprintf(errw, "profile %s: %v\n", sp.name, err)
 			}
 		}
 	}
 	res, err := loadgen.Run(ctx, drv, sp.cfg, opts)
-	select {
-	case <-p.done:
-		return res, fmt.Errorf("%s exited during the run: %v\n%s", sys.name, p.err, p.out)
-	default:
+	if exit := g.exited(); exit != nil {
+		return res, fmt.Errorf("%s: during the run, %w", sys.name, exit)
 	}
 	return res, err
 }

@@ -10,37 +10,62 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/wasm/client"
 	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // centrifugoModule is the peer measured, built with `go install`.
 const centrifugoModule = "github.com/centrifugal/centrifugo/v6@v6.9.1"
 
-// system is one server under test: how to start it, and how to reach it.
+// system is one server under test: how to start it in a topology, and
+// how to reach it.
 type system struct {
 	name  string
-	start func(ctx context.Context, o *options) (*process, loadgen.Driver, error)
+	start func(ctx context.Context, o *options, topo topology) (*group, loadgen.Driver, error)
 }
+
+// topology is how a scenario deploys a system.
+type topology int
+
+const (
+	// oneNode is a single server, in memory: the original scenarios.
+	oneNode topology = iota
+	// twoNodes is a cluster of two servers on this machine: Sluice edges
+	// in one JetStream cluster, Centrifugo nodes on one Redis.
+	twoNodes
+	// durableNode is one Sluice edge with --data-dir (JetStream files).
+	durableNode
+)
 
 // process is a server running as a child process, with the tail of its
 // output kept for error messages.
 type process struct {
-	cmd   *exec.Cmd
-	out   *tail
-	done  chan struct{} // closed once the process has exited
-	err   error         // its exit status; valid once done is closed
-	admin string        // base URL of its pprof handler, "" for none
+	cmd  *exec.Cmd
+	out  *tail
+	done chan struct{} // closed once the process has exited
+	err  error         // its exit status; valid once done is closed
 }
 
 // startProcess runs bin with args in dir and waits until health answers
 // 200.
 func startProcess(ctx context.Context, bin, dir, health string, args ...string) (*process, error) {
+	p, err := spawn(bin, dir, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.waitReady(ctx, httpReady(health)); err != nil {
+		p.stop()
+		return nil, fmt.Errorf("%s: %w\n%s", filepath.Base(bin), err, p.out)
+	}
+	return p, nil
+}
+
+// spawn starts bin with args in dir, without waiting for it to serve (the
+// nodes of a cluster must all be up before any is ready).
+func spawn(bin, dir string, args ...string) (*process, error) {
 	p := &process{out: &tail{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Dir = dir
@@ -49,40 +74,56 @@ func startProcess(ctx context.Context, bin, dir, health string, args ...string) 
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
+	// The process's owner waits for this goroutine through done (stop).
 	go func() {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
-	if err := p.waitHealthy(ctx, health); err != nil {
-		p.stop()
-		return nil, fmt.Errorf("%s: %w\n%s", filepath.Base(bin), err, p.out)
-	}
 	return p, nil
 }
 
-// waitHealthy polls the health URL until it answers 200, the process
-// exits, or 60s pass.
-func (p *process) waitHealthy(ctx context.Context, url string) error {
+// readiness is one check that a process serves: nil once it does.
+type readiness struct {
+	what  string // for the error, as in a URL
+	check func(ctx context.Context) error
+}
+
+// httpReady checks that url answers 200.
+func httpReady(url string) readiness {
+	return readiness{url, func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}}
+}
+
+// waitReady polls the check until it passes, the process exits, or 60s
+// pass (a JetStream cluster electing its leaders takes a few seconds).
+func (p *process) waitReady(ctx context.Context, r readiness) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		err := r.check(ctx)
+		if err == nil {
+			return nil
 		}
 		select {
 		case <-p.done:
 			return fmt.Errorf("exited before serving: %v", p.err)
 		case <-ctx.Done():
-			return fmt.Errorf("not healthy at %s: %w", url, ctx.Err())
+			return fmt.Errorf("not ready at %s (%v): %w", r.what, err, ctx.Err())
 		case <-tick.C:
 		}
 	}
@@ -132,88 +173,6 @@ func freeAddr() (string, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().String(), nil
-}
-
-// sluiceSystem runs `sluice edge` with limits raised for benchmarking.
-func sluiceSystem() system {
-	return system{name: "sluice", start: func(ctx context.Context, o *options) (*process, loadgen.Driver, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg := fmt.Sprintf("listen: %s\nlimits:\n  requests_per_second: 1000000\n  connections: 100000\n  connections_per_ip: -1\nlog:\n  level: warn\n", addr)
-		admin := ""
-		if o.profileDir != "" {
-			if admin, err = freeAddr(); err != nil {
-				return nil, nil, err
-			}
-			cfg += fmt.Sprintf("admin:\n  listen: %s\n", admin)
-		}
-		path := filepath.Join(o.workDir, "sluice.yaml")
-		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-			return nil, nil, err
-		}
-		p, err := startProcess(ctx, o.sluiceBin, o.workDir, "http://"+addr+"/healthz", "edge", "--config", path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if admin != "" {
-			p.admin = "http://" + admin
-		}
-		d := &loadgen.RTM{Label: "sluice", URL: "ws://" + addr, Options: client.Options{
-			AppKey: "demo", Codec: o.sluiceCodec, Logger: quietLogger(),
-		}}
-		return p, d, nil
-	}}
-}
-
-// centrifugoSystem runs Centrifugo with anonymous publish and subscribe
-// on every channel, the memory engine and no history (its fastest
-// setting), and no usage statistics.
-func centrifugoSystem() system {
-	return system{name: "centrifugo", start: func(ctx context.Context, o *options) (*process, loadgen.Driver, error) {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, nil, err
-		}
-		host, port, _ := net.SplitHostPort(addr)
-		cfg := centrifugoConfig(host, port)
-		path := filepath.Join(o.workDir, "centrifugo.json")
-		if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
-			return nil, nil, err
-		}
-		p, err := startProcess(ctx, o.centrifugoBin, o.workDir, "http://"+addr+"/health", "--config", path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, &centrifugoDriver{url: "ws://" + addr + "/connection/websocket", json: o.centrifugoJSON}, nil
-	}}
-}
-
-// centrifugoConfig is Centrifugo v6's configuration for the comparison:
-// keys from its internal/configtypes (client.*, channel.without_namespace.*).
-func centrifugoConfig(host, port string) string {
-	return `{
-  "http_server": {"address": "` + host + `", "port": ` + port + `},
-  "log": {"level": "warn"},
-  "engine": {"type": "memory"},
-  "usage_stats": {"disabled": true},
-  "health": {"enabled": true},
-  "http_api": {"key": "compare-` + strconv.Itoa(os.Getpid()) + `"},
-  "client": {
-    "allow_anonymous_connect_without_token": true,
-    "allowed_origins": ["*"]
-  },
-  "channel": {
-    "without_namespace": {
-      "allow_subscribe_for_anonymous": true,
-      "allow_subscribe_for_client": true,
-      "allow_publish_for_anonymous": true,
-      "allow_publish_for_client": true
-    }
-  }
-}
-`
 }
 
 // buildSluice builds `sluice` from the tree at repo into dir.

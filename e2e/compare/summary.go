@@ -40,11 +40,43 @@ var metrics = []metric{
 	{fanoutRate, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
 	{channels, "p99 latency", p99, loadgen.Millis, nil, false},
 	{channels, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+	// Two nodes each (the cluster scenarios).
+	{fanoutCluster, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(3), true},
+	{fanoutClusterRate, "p99 latency", p99, loadgen.Millis, atMostRatio(0.5), true},
+	{channelsCluster, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(3), true},
+	{fanoutCluster, "p99 latency", p99, loadgen.Millis, nil, false},
+	{fanoutCluster, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+	{fanoutClusterRate, "p99 latency on node 2", nodeP99(1), loadgen.Millis, nil, false},
+	{fanoutClusterRate, "delivered msgs/s", deliverRate, loadgen.Count, nil, false},
+	{channelsCluster, "p99 latency", p99, loadgen.Millis, nil, false},
+	{channelsCluster, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+	{channelsCluster, "publish ack p99", ackP99, loadgen.Millis, nil, false},
+}
+
+// durableMetrics are the rows of the durable edge against the in-memory
+// one, a table of their own: the peer there is Sluice.
+var durableMetrics = []metric{
+	{channelsDurable, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(0.7), true},
+	{channelsDurable, "p99 latency", p99, loadgen.Millis, nil, false},
+	{channelsDurable, "publish ack p99", ackP99, loadgen.Millis, nil, false},
+	{channelsDurable, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
 }
 
 func deliverRate(r *loadgen.Result) float64 { return r.DeliverRate }
 func p99(r *loadgen.Result) float64         { return r.Latency.P99 }
 func connectRate(r *loadgen.Result) float64 { return r.Connect.Rate }
+func ackP99(r *loadgen.Result) float64      { return r.PublishLatency.P99 }
+
+// nodeP99 is the p99 latency to the subscribers of node i (from 0): the
+// figure across nodes.
+func nodeP99(i int) func(*loadgen.Result) float64 {
+	return func(r *loadgen.Result) float64 {
+		if i >= len(r.Nodes) {
+			return math.NaN()
+		}
+		return r.Nodes[i].Latency.P99
+	}
+}
 
 func cpuPerDelivery(r *loadgen.Result) float64 {
 	if r.Server == nil || r.Delivered == 0 {
@@ -83,22 +115,45 @@ func idleMemory(s, c float64) (string, bool) {
 
 func rampRate(s, _ float64) (string, bool) { return ">= 5000/s", s >= 5000 }
 
-// writeSummary prints the side-by-side table and returns how many
-// targets Sluice missed.
+// writeSummary prints the side-by-side table (and, when the durable
+// scenario ran, the durable edge's against the in-memory one) and returns
+// how many targets Sluice missed.
 func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) int {
+	var peers, durable []spec
+	for _, sp := range specs {
+		if sp.topo == durableNode {
+			durable = append(durable, sp)
+		} else {
+			peers = append(peers, sp)
+		}
+	}
+	missed := 0
+	if len(peers) > 0 || len(durable) == 0 {
+		fmt.Fprintln(w, "== Side by side (medians over rounds; same machine, same run, loopback)")
+		missed += writeTable(w, peers, metrics, all, "sluice", "centrifugo")
+	}
+	if len(durable) > 0 {
+		fmt.Fprintln(w, "== Durable edge (--data-dir) vs the in-memory edge (medians over rounds)")
+		missed += writeTable(w, durable, durableMetrics, all, durableSystem, "sluice")
+	}
+	return missed
+}
+
+// writeTable prints the rows of ms for the scenarios that ran, system a
+// (judged) against system b, and returns how many targets a missed.
+func writeTable(w io.Writer, specs []spec, ms []metric, all []outcome, a, b string) int {
 	ran := map[string]bool{}
 	for _, sp := range specs {
 		ran[sp.name] = true
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "== Side by side (medians over rounds; same machine, same run, loopback)")
-	fmt.Fprintln(tw, "scenario\tmetric\tsluice\tcentrifugo\tratio\ttarget\t")
+	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tratio\ttarget\t\n", a, b)
 	missed := 0
-	for _, m := range metrics {
+	for _, m := range ms {
 		if !ran[m.scenario] {
 			continue
 		}
-		s, c := median(all, m.scenario, "sluice", m.value), median(all, m.scenario, "centrifugo", m.value)
+		s, c := median(all, m.scenario, a, m.value), median(all, m.scenario, b, m.value)
 		target := ""
 		switch {
 		case m.target == nil:
@@ -117,27 +172,27 @@ func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) in
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", m.scenario, m.name, show(s, m.format), show(c, m.format), ratio(s, c), target)
 	}
-	missed += writeProcessRows(tw, specs, all)
+	missed += writeProcessRows(tw, specs, all, a, b)
 	tw.Flush()
 	return missed
 }
 
 // writeProcessRows adds, per scenario, the integrity of each system's
-// deliveries (a target for Sluice: nothing lost, duplicated or
+// deliveries (a target for system a: nothing lost, duplicated or
 // reordered) and each process's CPU time.
-func writeProcessRows(tw io.Writer, specs []spec, all []outcome) int {
+func writeProcessRows(tw io.Writer, specs []spec, all []outcome, a, b string) int {
 	missed := 0
 	for _, sp := range specs {
 		in := func(sys string) string {
 			lost, dup, reord := sum(all, sp.name, sys)
 			return fmt.Sprintf("%d/%d/%d", lost, dup, reord)
 		}
-		sl := in("sluice")
-		ok := sl == "0/0/0" && ranOK(all, sp.name, "sluice")
+		sl := in(a)
+		ok := sl == "0/0/0" && ranOK(all, sp.name, a)
 		if !ok {
 			missed++
 		}
-		fmt.Fprintf(tw, "%s\tlost/dup/reordered\t%s\t%s\t\t== 0  %s\t\n", sp.name, sl, in("centrifugo"), verdict(ok))
+		fmt.Fprintf(tw, "%s\tlost/dup/reordered\t%s\t%s\t\t== 0  %s\t\n", sp.name, sl, in(b), verdict(ok))
 		cpu := func(sys string, f func(*loadgen.Result) *loadgen.ProcStats) string {
 			v := median(all, sp.name, sys, func(r *loadgen.Result) float64 {
 				if p := f(r); p != nil {
@@ -149,8 +204,8 @@ func writeProcessRows(tw io.Writer, specs []spec, all []outcome) int {
 		}
 		server := func(r *loadgen.Result) *loadgen.ProcStats { return r.Server }
 		gen := func(r *loadgen.Result) *loadgen.ProcStats { return r.Generator }
-		fmt.Fprintf(tw, "%s\tcpu time: server\t%s\t%s\t\t\t\n", sp.name, cpu("sluice", server), cpu("centrifugo", server))
-		fmt.Fprintf(tw, "%s\tcpu time: load generator\t%s\t%s\t\t\t\n", sp.name, cpu("sluice", gen), cpu("centrifugo", gen))
+		fmt.Fprintf(tw, "%s\tcpu time: server\t%s\t%s\t\t\t\n", sp.name, cpu(a, server), cpu(b, server))
+		fmt.Fprintf(tw, "%s\tcpu time: load generator\t%s\t%s\t\t\t\n", sp.name, cpu(a, gen), cpu(b, gen))
 	}
 	return missed
 }
