@@ -381,7 +381,7 @@ func (h *harness) checkStats() {
 	st := h.s.Stats()
 	m := h.m
 	want := Stats{
-		Channels: int64(len(m.chans)), Blocks: m.liveBlocks(), Bytes: m.bytes, Appends: m.appends,
+		Channels: int64(len(m.chans)), Blocks: m.liveBlocks(), Bytes: m.bytes, Memory: m.memory, Appends: m.appends,
 		ExpiredBlocks: m.expired, EvictedBlocks: m.evicted, OutOfSync: m.outOfSync,
 	}
 	if st != want {

@@ -107,11 +107,14 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		if ch.cursors > 0 {
 			return 0, false
 		}
-		if ch.followed && ch.appends == 0 {
+		if ch.followed && ch.appends == 0 || ch.drained {
 			// Made by subscribers alone, none left, and never written:
 			// it holds nothing worth an entry, so it goes at the next
 			// sweep. A flood of subscriptions to distinct channels then
-			// leaves nothing behind.
+			// leaves nothing behind. So does a channel whose blocks the
+			// store limit evicted (when its last cursor closes), or a
+			// flood of publishes to distinct channels would keep one
+			// empty channel per publish for a TTL.
 			return 0, true
 		}
 		return ch.touched + int64(r.TTL+r.Grace) + 1, true
