@@ -35,6 +35,13 @@ func startNode(t *testing.T) *journal.Node {
 // carry real times).
 func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *edge {
 	t.Helper()
+	return startJournalEdgeWith(t, n, jopts, nil)
+}
+
+// startJournalEdgeWith is startJournalEdge with mutate adjusting the
+// server's options.
+func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options, mutate func(*server.Options)) *edge {
+	t.Helper()
 	nc, err := n.Connect(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +58,16 @@ func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *ed
 		t.Fatal(err)
 	}
 	clock := storetest.NewClock(time.Now())
-	srv, err := server.New(&server.Options{
+	opts := &server.Options{
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Apps:         []*app.App{testApp()},
 		StoreOptions: &store.Options{Clock: clock, SweepInterval: -1},
 		Journal:      j,
-	})
+	}
+	if mutate != nil {
+		mutate(opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
