@@ -228,3 +228,38 @@ func TestMemoryEstimates(t *testing.T) {
 		t.Errorf("a channel takes %d bytes, counted %d", perChannel, channelOverhead+nameLen)
 	}
 }
+
+// TestStaleSnapshotPastAnAnchor: a reader holding a snapshot from before
+// the channel's tail was deleted follows the links from it to the anchor
+// that replaced the tail, and past it, without taking the anchor for a
+// block of frames.
+func TestStaleSnapshotPastAnAnchor(t *testing.T) {
+	t.Parallel()
+	s, clk := newTestStore(t, &Options{Retention: noHistory(time.Second, -1)})
+	mustAppend(t, s, "c", payload(0, 4))
+	c := mustSubscribe(t, s, "c", Start{}) // keeps the channel through expiry
+	ch := s.lookup("c")
+	stale := ch.q.Load()
+	clk.Advance(2 * time.Second)
+	s.Sweep() // deletes the only block: an anchor follows it
+	for _, tt := range []struct {
+		name string
+		want uint64
+	}{
+		{"up to the anchor", 1},
+		{"past the anchor", 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.want == 2 {
+				mustAppend(t, s, "c", payload(1, 4))
+			}
+			if f, ok, err := stale.newest(); err != nil || !ok || f.Offset != tt.want {
+				t.Fatalf("newest from the stale snapshot = %d, %v, %v, want %d", f.Offset, ok, err, tt.want)
+			}
+			if f, ok := stale.frameAt(tt.want); !ok || f.Offset != tt.want {
+				t.Fatalf("frameAt(%d) from the stale snapshot = %d, %v", tt.want, f.Offset, ok)
+			}
+		})
+	}
+	c.Close()
+}
