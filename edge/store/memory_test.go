@@ -13,7 +13,7 @@ import (
 // limit evicts is forgotten at once when no cursor is open on it (its
 // positions are then expired, and its next message starts a new epoch);
 // one with a cursor stays, releases the block, goes on receiving, and is
-// forgotten at the first sweep after its cursor closes, once drained.
+// forgotten when its cursor closes, once drained again.
 func TestEvictedChannelIsForgotten(t *testing.T) {
 	t.Parallel()
 	bb := frameOf(4, 2)
@@ -53,7 +53,7 @@ func TestEvictedChannelIsForgotten(t *testing.T) {
 		t.Fatalf("cursor at the evicted block's end read %v, want [2]", got)
 	}
 
-	// Drained again, then its cursor closes: the next sweep forgets it.
+	// Drained again, then its cursor closes: that forgets it.
 	mustAppend(t, s, "a", payload(2, 4))
 	mustAppend(t, s, "a", payload(3, 4))
 	mustAppend(t, s, "c", payload(1, 4))
@@ -62,7 +62,6 @@ func TestEvictedChannelIsForgotten(t *testing.T) {
 		t.Fatal("b is not live and drained")
 	}
 	c.Close()
-	s.Sweep()
 	if _, ok := s.Peek("b"); ok {
 		t.Fatal("the drained channel b outlived its cursor")
 	}

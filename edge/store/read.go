@@ -91,8 +91,8 @@ func (q *queue) newest() (Frame, bool, error) {
 // channel if missing unless start has a Position. Close the cursor when
 // done: an open cursor keeps its channel, and the blocks after its read
 // point, in memory. A channel the cursor created, or any channel that never
-// held a message, is forgotten at the next sweep after its last cursor
-// closes.
+// held a message or whose messages the store limit evicted, is forgotten
+// when its last cursor closes.
 func (s *Store) Subscribe(name string, start Start) (*Cursor, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
