@@ -77,6 +77,13 @@ type AppConfig struct {
 	// MaxMessageBytes bounds one encoded message; larger publishes are
 	// refused with message_too_large. Default 64KiB.
 	MaxMessageBytes Size `yaml:"max_message_bytes,omitempty"`
+	// MaxChannels bounds the app's live channels in the edge's store (the
+	// channels holding messages or subscribers; quiet ones are forgotten
+	// once their messages expire): a publish that would create one more
+	// is refused with channel_quota_exceeded and stores nothing, while
+	// publishes to existing channels go on. In a cluster each edge counts
+	// the channels its replica holds. Default 100000; -1: no limit.
+	MaxChannels int `yaml:"max_channels,omitempty"`
 	// JWTKey is an HMAC secret (HS256, HS384, HS512) of at least 32 bytes
 	// enabling the jwt auth extension. Default none: jwt is refused with
 	// auth_method_not_allowed. Exclusive with JWTKeyFile.
@@ -195,6 +202,7 @@ func appConfigOf(a *app.App) AppConfig {
 	ac := AppConfig{
 		Appkey:          a.Key,
 		MaxMessageBytes: Size(a.MaxMessageBytes),
+		MaxChannels:     a.MaxChannels,
 		Roles:           make(map[string]RoleConfig, len(a.Roles)),
 	}
 	for name, r := range a.Roles {
@@ -377,6 +385,7 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	a := &app.App{
 		Key:             ac.Appkey,
 		MaxMessageBytes: int(ac.MaxMessageBytes),
+		MaxChannels:     ac.MaxChannels,
 		Roles:           make(map[string]*app.Role, len(ac.Roles)+1),
 	}
 	if err := fitsInt(ac.MaxMessageBytes); err != nil {
@@ -384,6 +393,9 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	}
 	if a.MaxMessageBytes == 0 {
 		a.MaxMessageBytes = app.DefaultMaxMessageBytes
+	}
+	if a.MaxChannels == 0 {
+		a.MaxChannels = app.DefaultMaxChannels
 	}
 	key, err := ac.jwtKey(dir)
 	if err != nil {

@@ -39,8 +39,10 @@ type LimitsConfig struct {
 	// QueueBytes bounds a connection's replies waiting to be written; a
 	// connection that overflows it is closed (1013). Default 1MiB.
 	QueueBytes Size `yaml:"queue_bytes,omitempty"`
-	// StoreBytes bounds the memory of all channels; past it the oldest
-	// blocks are evicted. Default 1GiB.
+	// StoreBytes bounds the memory of all channels, their messages and
+	// (by an estimate of about half a KiB each) the channels themselves;
+	// past it the oldest blocks are evicted, and channels left without
+	// messages or subscribers are forgotten. Default 1GiB.
 	StoreBytes Size `yaml:"store_bytes,omitempty"`
 	// ChannelBytes bounds the memory of one channel; past it its oldest
 	// blocks are evicted. Default 64MiB.

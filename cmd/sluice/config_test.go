@@ -326,6 +326,7 @@ func TestValidate(t *testing.T) {
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},
 		{name: "duplicate appkey", edit: func(c *Config) { c.Apps = append(c.Apps, c.Apps[0]) }, want: "apps[1].appkey:"},
 		{name: "bad subscribe pattern", edit: func(c *Config) { c.Apps[0].Roles["default"] = RoleConfig{Subscribe: []string{"x", "", "y"}} }, want: "apps[0].roles.default.subscribe[1]:"},
+		{name: "channel limit below -1", edit: func(c *Config) { c.Apps[0].MaxChannels = -2 }, want: "apps[0].max_channels:"},
 		{name: "bad channel pattern", edit: func(c *Config) { c.Apps[0].Channels = []ChannelConfig{{Pattern: "**"}} }, want: "apps[0].channels[0].pattern:"},
 		{name: "negative history", edit: func(c *Config) {
 			c.Apps[0].Channels = []ChannelConfig{{Pattern: "*", History: HistoryConfig{Count: ptr(-1)}}}

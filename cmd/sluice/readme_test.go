@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/edge/app"
 )
 
 // TestReadmeConfigReference loads the configuration reference of the
@@ -35,6 +37,9 @@ func TestReadmeConfigReference(t *testing.T) {
 	}
 	if len(opts.Apps) != 1 || opts.Apps[0].Key != "demo" || opts.Apps[0].JWT == nil {
 		t.Fatalf("README config built apps %+v", opts.Apps)
+	}
+	if got := opts.Apps[0].ChannelLimit(); got != app.DefaultMaxChannels {
+		t.Fatalf("README config: max_channels %d, want the default %d", got, app.DefaultMaxChannels)
 	}
 	if _, ok := opts.Apps[0].Role("admin"); !ok {
 		t.Fatal("README config lost the admin role")

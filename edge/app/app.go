@@ -16,6 +16,10 @@ const DefaultRole = "default"
 // unless configured otherwise.
 const DefaultMaxMessageBytes = 64 << 10
 
+// DefaultMaxChannels is how many live channels an app may have in an
+// edge's store unless configured otherwise.
+const DefaultMaxChannels = 100_000
+
 // App is one appkey's configuration. It is immutable once the edge serves
 // it.
 type App struct {
@@ -24,6 +28,11 @@ type App struct {
 	// MaxMessageBytes bounds one encoded message; default
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// MaxChannels bounds the app's live channels in the edge's store: a
+	// publish that would create one more is refused (existing channels
+	// keep working), so that one app's flood of channels cannot take the
+	// store. 0 means DefaultMaxChannels; -1, no limit.
+	MaxChannels int
 	// JWTKeys verify tokens of the jwt auth extension; nil disables it.
 	JWT *JWTKey
 	// Roles by name; the "default" role applies before authentication.
@@ -69,6 +78,19 @@ func (a *App) MaxMessage() int {
 		return DefaultMaxMessageBytes
 	}
 	return a.MaxMessageBytes
+}
+
+// ChannelLimit returns how many live channels the app may have:
+// MaxChannels, DefaultMaxChannels when it is not set, or 0 (no limit)
+// when it is negative.
+func (a *App) ChannelLimit() int {
+	switch {
+	case a.MaxChannels == 0:
+		return DefaultMaxChannels
+	case a.MaxChannels < 0:
+		return 0
+	}
+	return a.MaxChannels
 }
 
 // Role is a named set of permissions, optionally reachable by role_secret

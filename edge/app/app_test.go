@@ -243,3 +243,23 @@ func TestMaxMessage(t *testing.T) {
 		t.Fatalf("MaxMessage = %d", got)
 	}
 }
+
+func TestChannelLimit(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name       string
+		configured int
+		want       int
+	}{
+		{"unset", 0, DefaultMaxChannels},
+		{"set", 10, 10},
+		{"no limit", -1, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := (&App{MaxChannels: tt.configured}).ChannelLimit(); got != tt.want {
+				t.Fatalf("ChannelLimit() = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -10,13 +10,14 @@ const StatsChannel = "$sys.stats"
 // Demo returns the embedded default app a single edge serves out of the
 // box: appkey "demo", whose default role may publish and subscribe every
 // channel not starting with '$' and subscribe to StatsChannel (the demo
-// dashboard reads it), with the default message size, the store's default
+// dashboard reads it), with the default message size and channel limit, the store's default
 // retention, no secret roles and no jwt key. It is meant for development:
 // anyone who knows the appkey can use every ordinary channel.
 func Demo() *App {
 	return &App{
 		Key:             DemoKey,
 		MaxMessageBytes: DefaultMaxMessageBytes,
+		MaxChannels:     DefaultMaxChannels,
 		Roles: map[string]*Role{
 			DefaultRole: {
 				Name: DefaultRole,

@@ -55,6 +55,9 @@ func (a *App) Validate() error {
 	if a.MaxMessageBytes < 0 {
 		return fmt.Errorf("max_message_bytes: %w", ErrNegative)
 	}
+	if a.MaxChannels < -1 {
+		return fmt.Errorf("max_channels: %w (-1 means no limit)", ErrNegative)
+	}
 	if err := a.validateRoles(); err != nil {
 		return err
 	}

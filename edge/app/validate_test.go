@@ -43,6 +43,8 @@ func TestAppValidate(t *testing.T) {
 		{name: "long key", edit: func(a *App) { a.Key = strings.Repeat("a", MaxKeyLen+1) }, want: ErrKeyLong, prefix: "appkey"},
 		{name: "key charset", edit: func(a *App) { a.Key = "Az09-._~" }},
 		{name: "negative max", edit: func(a *App) { a.MaxMessageBytes = -1 }, want: ErrNegative, prefix: "max_message_bytes"},
+		{name: "no channel limit", edit: func(a *App) { a.MaxChannels = -1 }},
+		{name: "channel limit below -1", edit: func(a *App) { a.MaxChannels = -2 }, want: ErrNegative, prefix: "max_channels"},
 		{name: "no default role", edit: func(a *App) { delete(a.Roles, DefaultRole) }, want: ErrNoDefaultRole, prefix: "roles"},
 		{name: "nil role", edit: func(a *App) { a.Roles["x"] = nil }, want: ErrRoleNil, prefix: "roles.x"},
 		{name: "misnamed role", edit: func(a *App) { a.Roles["x"] = &Role{Name: "y"} }, want: ErrRoleName, prefix: "roles.x"},

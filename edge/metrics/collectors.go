@@ -39,6 +39,7 @@ var (
 	channels      = newMetric("store", "channels", "Channels held in memory.", prometheus.GaugeValue)
 	blocks        = newMetric("store", "blocks", "Storage blocks held in memory.", prometheus.GaugeValue)
 	blockBytes    = newMetric("store", "block_bytes", "Capacity of the storage blocks held in memory, in bytes.", prometheus.GaugeValue)
+	storeMemory   = newMetric("store", "memory_bytes", "What the store holds by its own account, the measure store_bytes bounds: its blocks plus an estimate per block and per channel, in bytes.", prometheus.GaugeValue)
 	appended      = newMetric("store", "appended_messages_total", "Messages stored.", prometheus.CounterValue)
 	expired       = newMetric("store", "expired_blocks_total", "Storage blocks deleted because their messages expired.", prometheus.CounterValue)
 	evicted       = newMetric("store", "evicted_blocks_total", "Storage blocks deleted early to stay within the memory limits.", prometheus.CounterValue)
@@ -59,7 +60,7 @@ func newServerCollector(srv *server.Server) *serverCollector {
 var serverMetrics = []metric{
 	connections, connectionsTotal, codecConns, subscriptions, published, delivered, received, sent,
 	outOfSync, fastForwards, slowCloses, authFailures, draining,
-	channels, blocks, blockBytes, appended, expired, evicted, cursorsBehind,
+	channels, blocks, blockBytes, storeMemory, appended, expired, evicted, cursorsBehind,
 }
 
 // Describe implements prometheus.Collector.
@@ -99,6 +100,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(channels, float64(ss.Channels))
 	emit(blocks, float64(ss.Blocks))
 	emit(blockBytes, float64(ss.Bytes))
+	emit(storeMemory, float64(ss.Memory))
 	emit(appended, float64(ss.Appends))
 	emit(expired, float64(ss.ExpiredBlocks))
 	emit(evicted, float64(ss.EvictedBlocks))

@@ -179,7 +179,7 @@ func TestCountersMoveWithTraffic(t *testing.T) {
 			t.Errorf("%s moved by %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	for _, name := range []string{"sluice_server_received_bytes_total{codec=json}", "sluice_server_sent_bytes_total{codec=json}", "sluice_store_blocks", "sluice_store_block_bytes"} {
+	for _, name := range []string{"sluice_server_received_bytes_total{codec=json}", "sluice_server_sent_bytes_total{codec=json}", "sluice_store_blocks", "sluice_store_block_bytes", "sluice_store_memory_bytes"} {
 		if after[name] <= before[name] {
 			t.Errorf("%s did not grow: %v -> %v", name, before[name], after[name])
 		}

@@ -3,9 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -230,13 +234,7 @@ func (c *conn) run() {
 		_, frame, err := c.ws.ReadMessage(c.readBuf)
 		c.readBuf = frame[:0]
 		if err != nil {
-			code, reason := websocket.StatusNormalClosure, ""
-			var pe *websocket.ProtocolError
-			if errors.As(err, &pe) {
-				// The close frame saying so has been sent already.
-				code, reason = pe.Code, pe.Reason
-			}
-			c.closeWith(code, reason)
+			c.closeWith(readCloseCode(err))
 			c.logClose(err)
 			break
 		}
@@ -306,15 +304,46 @@ func (c *conn) logClose(err error) {
 		"read_error", errorKind(err))
 }
 
-// errorKind summarises a read error for logs without quoting client data.
+// readCloseCode is the close code (and reason) of a connection whose read
+// failed with err, unless the edge had chosen one already: the peer's
+// close was answered (1000 here; the log gives the peer's code), a
+// protocol error was sent with its own, and a peer gone without a close
+// frame (it vanished, reset the connection, or cut a frame off) gets
+// 1006, which is never sent: there is nobody to send it to.
+func readCloseCode(err error) (websocket.StatusCode, string) {
+	var pe *websocket.ProtocolError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Code, pe.Reason // the close frame saying so has been sent already
+	case websocket.CloseStatus(err) != -1:
+		return websocket.StatusNormalClosure, ""
+	}
+	return websocket.StatusAbnormalClosure, ""
+}
+
+// errorKind summarises a read error for logs without quoting client data:
+// what ended the connection, in a few fixed words where it is known.
 func errorKind(err error) string {
+	var pe *websocket.ProtocolError
 	switch {
 	case err == nil:
 		return ""
 	case websocket.CloseStatus(err) != -1:
 		return "peer closed"
+	case errors.As(err, &pe):
+		return "protocol error"
 	case errors.Is(err, context.Canceled):
 		return "canceled"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof mid-frame"
+	case errors.Is(err, io.EOF):
+		return "eof without close frame"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, net.ErrClosed):
+		return "closed by the edge"
 	}
 	return err.Error()
 }

@@ -24,12 +24,23 @@ func startNode(t *testing.T) *journal.Node { return journaltest.Node(t) }
 // carry real times).
 func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *edge {
 	t.Helper()
+	return startJournalEdgeWith(t, n, jopts, nil)
+}
+
+// startJournalEdgeWith is startJournalEdge with mutate adjusting the
+// server's options.
+func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options, mutate func(*server.Options)) *edge {
+	t.Helper()
 	j := journaltest.Open(t, n, jopts)
 	clock := storetest.NewClock(time.Now())
-	e := servertest.Start(t, &server.Options{
+	opts := &server.Options{
 		Apps:         []*app.App{testApp()},
 		StoreOptions: &store.Options{Clock: clock, SweepInterval: -1},
-	}, j)
+	}
+	if mutate != nil {
+		mutate(opts)
+	}
+	e := servertest.Start(t, opts, j)
 	return &edge{srv: e.Server, clock: clock, url: e.URL}
 }
 

@@ -18,7 +18,9 @@ type Options struct {
 	// StoreOptions and closes it on Shutdown.
 	Store *store.Store
 	// StoreOptions configure the store the server creates when Store is
-	// nil; the server sets Retention from the apps' channel rules.
+	// nil; the server sets Retention from the apps' channel rules and
+	// Group to StoreGroup (which a Store given above should use too, or
+	// every app's channels count against each app's limit together).
 	StoreOptions *store.Options
 	// Journal, when set, is the log of record (a durable edge, or a
 	// cluster): publishes are acknowledged once it stored them, the store

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -69,7 +70,11 @@ const maxPubHandles = 4096
 // has stored it.
 func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, error) {
 	if c.srv.journal != nil {
-		c.journalAppend(env.Action, env.ID, storeKey(c.app, channel), payload)
+		key := storeKey(c.app, channel)
+		if err := c.srv.admitChannel(c.app, key); err != nil {
+			return nil, err
+		}
+		c.journalAppend(env.Action, env.ID, key, payload)
 		return nil, nil
 	}
 	h := c.pubHandles[channel]
@@ -82,13 +87,21 @@ func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, e
 		h = c.srv.store.Channel(storeKey(c.app, channel))
 		c.pubHandles[channel] = h
 	}
-	pos, err := h.Append(payload)
+	pos, err := h.AppendWithin(payload, c.app.ChannelLimit())
 	if err != nil {
-		return nil, appendError(err)
+		return nil, c.appendError(err)
 	}
 	c.srv.counters.messagesIn[c.ci].Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
+}
+
+// appendError maps a store error to the client's.
+func (c *conn) appendError(err error) error {
+	if errors.Is(err, store.ErrChannelLimit) {
+		return channelQuotaError(c.app)
+	}
+	return appendError(err)
 }
 
 func appendError(err error) error {
@@ -98,8 +111,36 @@ func appendError(err error) error {
 	return err
 }
 
+// channelQuotaError refuses a publish that would create a channel past
+// the app's limit.
+func channelQuotaError(a *app.App) error {
+	return rtm.Errorf(rtm.CodeChannelQuotaExceeded,
+		"this app has %d live channels, its limit: publish to an existing channel, or wait for idle ones to expire", a.ChannelLimit())
+}
+
+// admitChannel refuses, before the journal stores it, a publish that
+// would create a channel of a past its limit. The store's replica is fed
+// everything the log stored (its AppendAt is never refused), so the check
+// is made here, on what the replica holds: publishes racing to new
+// channels, on this edge or others, may take the app a few past its
+// limit, never further.
+func (s *Server) admitChannel(a *app.App, key string) error {
+	limit := a.ChannelLimit()
+	if limit <= 0 {
+		return nil
+	}
+	if _, ok := s.store.Peek(key); ok {
+		return nil
+	}
+	if s.store.Channels(a.Key) < int64(limit) {
+		return nil
+	}
+	return channelQuotaError(a)
+}
+
 // Publish appends a message to an app's channel on behalf of the edge
-// itself (for example $sys.stats), bypassing permissions. The message must
+// itself (for example $sys.stats), bypassing permissions and the app's
+// channel limit. The message must
 // be in the canonical value model of shared/rtm.
 func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, error) {
 	a, ok := s.apps[appKey]

@@ -101,6 +101,7 @@ func New(opts *Options) (*Server, error) {
 			so = *opts.StoreOptions
 		}
 		so.Retention = s.retention
+		so.Group = StoreGroup
 		if s.journal != nil {
 			so.Epoch = s.journal.Epoch()
 		}
@@ -116,6 +117,16 @@ func (s *Server) Store() *store.Store { return s.store }
 // storeKey names an app's channel in the store, which all apps share:
 // appkeys never contain NUL, so no two apps' channels can collide.
 func storeKey(a *app.App, channel string) string { return a.Key + "\x00" + channel }
+
+// StoreGroup is the group (store.Options.Group) of a store key: its
+// appkey, so that each app's channels are counted apart for its
+// max_channels. A store given in Options.Store should group by it.
+func StoreGroup(key string) string {
+	if i := strings.IndexByte(key, 0); i >= 0 {
+		return key[:i]
+	}
+	return ""
+}
 
 // retention looks up an app channel's rule from its store key.
 func (s *Server) retention(key string) store.Retention {

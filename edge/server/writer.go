@@ -86,11 +86,16 @@ func (c *conn) finish() {
 	c.mu.Lock()
 	code, reason := c.closeCode, c.closeReason
 	c.mu.Unlock()
-	if code == 0 {
-		code = websocket.StatusInternalError
+	switch code {
+	case 0:
+		_ = c.ws.Close(websocket.StatusInternalError, reason)
+	case websocket.StatusAbnormalClosure:
+		// The peer is gone without a close frame: nothing to say to it.
+		c.ws.CloseNow()
+	default:
+		// After a failed write Close fails too and drops the connection.
+		_ = c.ws.Close(code, reason)
 	}
-	// After a failed write Close fails too and drops the connection.
-	_ = c.ws.Close(code, reason)
 	// Only one writer runs and none starts once stopped: this runs once.
 	c.writer.Store(writerStopped)
 	close(c.writerDone)

@@ -81,7 +81,7 @@ func (ch *channel) commit(offset uint64, t int64, at bool, data []byte) (pos rtm
 	if notify {
 		ch.s.nt.queue(ch) // outside mu: other appenders need not wait for it
 	}
-	if s := ch.s; nb != nil && s.counters.bytes.Load() > s.opts.StoreBytes {
+	if s := ch.s; nb != nil && s.counters.memory.Load() > s.opts.StoreBytes {
 		s.evictStore(nb)
 	}
 	return pos, true, nil

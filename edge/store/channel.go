@@ -38,6 +38,10 @@ type channel struct {
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
 	followed  bool   // mu: a cursor was opened on it
+	// drained says the store limit evicted the channel's last block: it
+	// holds nothing worth keeping it for, so once no cursor is open it is
+	// forgotten at once, not a TTL after its newest message. mu.
+	drained bool
 	// wakePending says the channel is queued on the store's notifier (or
 	// being served), so an append finding cursors armed has nothing more
 	// to do. Set by the writer under mu; cleared by the wake round before
@@ -51,7 +55,10 @@ type channel struct {
 	// measuring first-delivery latency. Raised by the subscribers' writers
 	// (Cursor.MarkDelivered); last, away from the fields readers load.
 	delivered atomic.Uint64
-	_         [16]byte // to 256 bytes: see above
+	// group counts the live channels of the channel's group; immutable,
+	// lowered when the channel is forgotten.
+	group *atomic.Int64
+	_     [8]byte // to 256 bytes: see above
 }
 
 // queue is an immutable snapshot of a channel's live blocks.
@@ -105,13 +112,21 @@ func (s *Store) newChannel(name string) *channel {
 	// the channel was created, not those before: its history starts
 	// after the last offset the store had applied then.
 	ch.last = s.applied.Load()
-	ch.tail = newBlock(ch, 0, ch.last+1, ch.last+1)
-	ch.tail.deleted.Store(true)
+	ch.tail = newAnchor(ch)
 	ch.q.Store(&queue{next: ch.last + 1})
 	ch.mu.Lock()
 	ch.schedule()
 	ch.mu.Unlock()
 	return ch
+}
+
+// newAnchor returns an empty block after the channel's last message,
+// marked deleted so that nothing is written into it: the tail of a
+// channel without blocks, which cursors wait on. mu (or a new channel).
+func newAnchor(ch *channel) *block {
+	a := newBlock(ch, 0, ch.last+1, ch.last+1)
+	a.deleted.Store(true)
+	return a
 }
 
 // empty reports whether the channel holds no blocks and no cursors. mu.
@@ -190,9 +205,11 @@ func (ch *channel) link(nb *block) {
 	noHead := old.head == len(old.blocks)
 	ch.tail.next.Store(nb) // seal: readers at the old tail's end move on
 	ch.tail = nb
+	ch.drained = false
 	size := int64(len(nb.buf))
 	ch.bytes += size
 	s.counters.bytes.Add(size)
+	s.counters.memory.Add(blockCost(len(nb.buf)))
 	s.counters.blocks.Add(1)
 	s.fifo.push(nb)
 
@@ -235,16 +252,28 @@ func (ch *channel) publish(q *queue, k, head int, counter *atomic.Uint64) {
 // deleteBlocks marks blocks deleted and releases their bytes. It wakes
 // nobody: a cursor can only lose messages committed past it, and the first
 // of those already woke it. mu.
+//
+// A deleted tail is replaced by an empty anchor linked after it, so that
+// the channel no longer holds the block's memory (a quiet channel whose
+// only block was evicted would otherwise keep it, uncounted), while
+// cursors at its end still find the blocks appended later.
 func (ch *channel) deleteBlocks(bs []*block, counter *atomic.Uint64) {
 	s := ch.s
-	var size int64
+	var size, cost int64
 	for _, b := range bs {
 		b.deleted.Store(true)
 		size += int64(len(b.buf))
+		cost += blockCost(len(b.buf))
 	}
 	s.fifo.remove(bs)
 	ch.bytes -= size
 	s.counters.bytes.Add(-size)
+	s.counters.memory.Add(-cost)
 	s.counters.blocks.Add(-int64(len(bs)))
 	counter.Add(uint64(len(bs)))
+	if t := ch.tail; t.deleted.Load() && len(t.buf) > 0 {
+		a := newAnchor(ch)
+		t.next.Store(a) // seals t: readers at its end move on to a
+		ch.tail = a
+	}
 }

@@ -171,9 +171,16 @@ func (c *Cursor) Close() {
 	ch := c.ch
 	ch.waits.disarm(c) // outside mu: appends need not wait for a round
 	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	forget := false
 	if ch.cursors--; ch.empty() {
+		// A channel holding nothing worth keeping goes now, not at the
+		// next sweep (forget checks again, under the shard's lock).
+		forget = ch.worthless()
 		ch.schedule()
+	}
+	ch.mu.Unlock()
+	if forget {
+		ch.s.forget(ch, ch.s.clockNow())
 	}
 }
 

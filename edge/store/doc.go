@@ -66,8 +66,9 @@
 // a position from before a restart, or from a channel since forgotten, is
 // expired rather than misread. A channel without blocks or cursors is
 // forgotten once its newest message (or its creation) is older than
-// TTL + Grace; an Append racing with that lands in a fresh channel, never
-// in the forgotten one.
+// TTL + Grace, or at once when the store limit evicted its last block;
+// an Append racing with that lands in a fresh channel, never in the
+// forgotten one.
 //
 // A Channel handle appends without looking the channel up by name. It
 // caches the incarnation and, finding it forgotten (under its lock), swaps
@@ -75,11 +76,23 @@
 //
 // # Memory bounds
 //
-// Each channel holds at most ChannelBytes and the store at most StoreBytes
-// of blocks. Past a limit the oldest blocks are deleted at once, with no
-// grace (their readers go out of sync): the channel's own oldest for the
-// channel limit, the store's oldest (a FIFO of blocks in creation order) for
-// the store limit. A slow reader never makes the store buffer more for it.
+// Each channel holds at most ChannelBytes of blocks, and the store at most
+// StoreBytes of everything it keeps: the blocks' capacity plus a fixed
+// estimate for the structures around each block and each channel (with
+// its name), so that a flood of one-message channels is bounded as
+// surely as one big channel. Past a limit the oldest blocks are deleted
+// at once, with no grace (their readers go out of sync): the channel's own
+// oldest for the channel limit, the store's oldest (a FIFO of blocks in
+// creation order) for the store limit. A channel whose last block the
+// store limit took is forgotten there and then if no cursor is open on it
+// (else when its last cursor closes), and a deleted block is never left
+// as a channel's tail (an empty anchor replaces it), so what the store
+// stops counting it also stops holding. A slow reader never makes the
+// store buffer more for it.
+//
+// Options.Group sorts channels into groups (an edge's apps) whose live
+// channels are counted; Channel.AppendWithin refuses to create a channel
+// past a group's limit (ErrChannelLimit), atomically with the count.
 //
 // # Waking readers
 //
@@ -96,13 +109,14 @@
 // Lock order, outermost first:
 //
 //	shard.mu -> channel.mu -> { sweeper.mu | fifo.mu }
+//	shard.mu -> groups.mu
 //	waitList.waking -> waitList.mu
 //	notifier.mu
 //
-// sweeper.mu, fifo.mu, waitList.mu and notifier.mu are leaves: none is
-// held while taking another. channel.mu is the writer lock: it serializes
-// appends and every change to a channel's queue. The wait list's locks and
-// the notifier's are never taken under channel.mu; waitList.waking is held
-// by a wake round while it calls Wakers. Readers of frames take no lock at
-// all.
+// sweeper.mu, fifo.mu, groups.mu, waitList.mu and notifier.mu are leaves:
+// none is held while taking another. channel.mu is the writer lock: it
+// serializes appends and every change to a channel's queue. The wait
+// list's locks and the notifier's are never taken under channel.mu;
+// waitList.waking is held by a wake round while it calls Wakers. Readers
+// of frames take no lock at all.
 package store

@@ -53,9 +53,11 @@ func (f *fifo) oldest() *block {
 // evictStore deletes the store's oldest blocks until it is within
 // StoreBytes, never keep (the block the calling append just opened). It
 // runs outside any channel lock: it takes each victim's channel lock in
-// turn, so two appenders evicting at once cannot deadlock.
+// turn, so two appenders evicting at once cannot deadlock. A victim left
+// without blocks or cursors is forgotten at once, so that its structure
+// is freed (and uncounted) too.
 func (s *Store) evictStore(keep *block) {
-	for s.counters.bytes.Load() > s.opts.StoreBytes {
+	for s.counters.memory.Load() > s.opts.StoreBytes {
 		b := s.fifo.oldest()
 		if b == nil || b == keep {
 			return
@@ -63,6 +65,7 @@ func (s *Store) evictStore(keep *block) {
 		ch := b.ch
 		ch.mu.Lock()
 		q := ch.q.Load()
+		drained := false
 		switch {
 		case b.deleted.Load():
 			// Deleted meanwhile: look again.
@@ -72,8 +75,15 @@ func (s *Store) evictStore(keep *block) {
 		default:
 			ch.publish(q, 1, max(q.head, 1), &s.counters.evicted)
 			ch.protected = false // see link
+			if len(q.blocks) == 1 {
+				ch.drained = true // see nextDeadline
+				drained = ch.empty()
+			}
 			ch.schedule()
 		}
 		ch.mu.Unlock()
+		if drained {
+			s.forget(ch, s.clockNow())
+		}
 	}
 }

@@ -41,7 +41,9 @@ func TestEvictChannelLimit(t *testing.T) {
 func TestEvictStoreLimitOldestFirst(t *testing.T) {
 	t.Parallel()
 	bb := frameOf(4, 2)
-	s, _ := newTestStore(t, &Options{BlockBytes: bb, FirstBlockBytes: bb, StoreBytes: int64(4 * bb)})
+	// Room for two channels and four blocks, as the store counts them.
+	limit := 4*blockCost(bb) + 2*channelCost("a")
+	s, _ := newTestStore(t, &Options{BlockBytes: bb, FirstBlockBytes: bb, StoreBytes: limit})
 	// Blocks in creation order: a1 b1 a2 b2, then a3 evicts a1, b3 evicts b1.
 	for _, ch := range []string{"a", "b", "a", "b"} {
 		mustAppend(t, s, ch, payload(0, 4))
@@ -62,8 +64,8 @@ func TestEvictStoreLimitOldestFirst(t *testing.T) {
 	if _, _, err := s.Read("b", pos(eb, 1)); !errors.Is(err, ErrExpired) {
 		t.Fatalf("b's oldest block kept: %v", err)
 	}
-	if st := s.Stats(); st.Blocks != 4 || st.EvictedBlocks != 2 || st.Bytes != int64(4*bb) {
-		t.Fatalf("after evictions: %+v, want 4 blocks, 2 evicted", st)
+	if st := s.Stats(); st.Blocks != 4 || st.EvictedBlocks != 2 || st.Bytes != int64(4*bb) || st.Memory != limit {
+		t.Fatalf("after evictions: %+v, want 4 blocks, 2 evicted, memory %d", st, limit)
 	}
 }
 

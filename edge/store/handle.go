@@ -39,7 +39,19 @@ func (h *Channel) Append(data []byte) (rtm.Position, error) {
 	if err := h.s.admit(h.name, data); err != nil {
 		return rtm.Position{}, err
 	}
-	return h.append(0, h.s.stampNow(), false, data)
+	return h.append(0, h.s.stampNow(), false, data, 0)
+}
+
+// AppendWithin is Append, except that an append that would create the
+// channel (it is not live: never used, or forgotten) when its group
+// (Options.Group) already has maxChannels live channels stores nothing
+// and returns ErrChannelLimit. Appends to a live channel are never
+// refused, and cost what Append does. maxChannels <= 0 means no limit.
+func (h *Channel) AppendWithin(data []byte, maxChannels int) (rtm.Position, error) {
+	if err := h.s.admit(h.name, data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(0, h.s.stampNow(), false, data, maxChannels)
 }
 
 // AppendAt is Store.AppendAt on the handle's channel.
@@ -50,12 +62,13 @@ func (h *Channel) AppendAt(offset uint64, t time.Time, data []byte) (rtm.Positio
 	if err := h.s.admit(h.name, data); err != nil {
 		return rtm.Position{}, err
 	}
-	return h.append(offset, t.UnixNano(), true, data)
+	return h.append(offset, t.UnixNano(), true, data, 0)
 }
 
 // append commits to the handle's incarnation, obtaining a fresh one first
-// if there is none yet or it was forgotten.
-func (h *Channel) append(offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
+// if there is none yet or it was forgotten (within maxChannels, see
+// AppendWithin).
+func (h *Channel) append(offset uint64, t int64, at bool, data []byte, maxChannels int) (rtm.Position, error) {
 	for {
 		ch := h.ch.Load()
 		if ch != nil {
@@ -63,8 +76,12 @@ func (h *Channel) append(offset uint64, t int64, at bool, data []byte) (rtm.Posi
 				return pos, err
 			}
 		}
+		nc, err := h.s.obtainWithin(h.name, maxChannels)
+		if err != nil {
+			return rtm.Position{}, err
+		}
 		// If another appender replaced ch first, the swap fails and the
 		// next round uses its replacement.
-		h.ch.CompareAndSwap(ch, h.s.obtain(h.name))
+		h.ch.CompareAndSwap(ch, nc)
 	}
 }

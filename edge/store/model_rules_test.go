@@ -37,6 +37,7 @@ type mChan struct {
 	cursors  int
 	followed bool   // a cursor was opened on it
 	appends  uint64 // messages appended to this incarnation
+	drained  bool   // the store limit evicted its last block
 }
 
 type mCursor struct {
@@ -53,6 +54,7 @@ type model struct {
 	order  []*mBlock // every block ever, in creation order
 	epochs map[uint64]bool
 	bytes  int64
+	memory int64 // what the store counts against StoreBytes
 
 	appends, expired, evicted, outOfSync uint64
 }
@@ -76,7 +78,14 @@ func (m *model) obtain(name string) *mChan {
 	}
 	m.epochs[ch.epoch] = true
 	m.chans[name] = ch
+	m.memory += channelOverhead + int64(len(name))
 	return ch
+}
+
+// forget drops a channel, as the store forgets it.
+func (m *model) forget(ch *mChan) {
+	delete(m.chans, ch.name)
+	m.memory -= channelOverhead + int64(len(ch.name))
 }
 
 func (ch *mChan) live() []*mBlock {
@@ -158,10 +167,14 @@ func (m *model) open(ch *mChan, fs int) *mBlock {
 	m.order = append(m.order, b)
 	ch.bytes += int64(size)
 	m.bytes += int64(size)
+	m.memory += int64(size) + blockOverhead
+	ch.drained = false
 	return b
 }
 
-// evict applies the channel limit, then the store limit, sparing nb.
+// evict applies the channel limit, then the store limit, sparing nb; a
+// channel the store limit leaves without blocks is forgotten at once
+// unless a cursor is open on it.
 func (m *model) evict(ch *mChan, nb *mBlock) {
 	for ch.bytes > m.s.opts.ChannelBytes {
 		b := ch.live()[0]
@@ -171,7 +184,7 @@ func (m *model) evict(ch *mChan, nb *mBlock) {
 		m.delete(b)
 		m.evicted++
 	}
-	for m.bytes > m.s.opts.StoreBytes {
+	for m.memory > m.s.opts.StoreBytes {
 		var oldest *mBlock
 		for _, b := range m.order {
 			if !b.deleted {
@@ -184,6 +197,12 @@ func (m *model) evict(ch *mChan, nb *mBlock) {
 		}
 		m.delete(oldest)
 		m.evicted++
+		if v := oldest.ch; len(v.live()) == 0 {
+			v.drained = true
+			if v.cursors == 0 {
+				m.forget(v)
+			}
+		}
 	}
 }
 
@@ -191,6 +210,7 @@ func (m *model) delete(b *mBlock) {
 	b.deleted = true
 	b.ch.bytes -= int64(b.size)
 	m.bytes -= int64(b.size)
+	m.memory -= int64(b.size) + blockOverhead
 }
 
 func (m *model) read(name string, p *rtm.Position) (mMsg, bool, error) {
@@ -317,15 +337,16 @@ func (m *model) fastForward(mc *mCursor) uint64 {
 
 // sweep applies retention to every channel, then forgets the empty,
 // unused ones past their last message's TTL and grace, and at once those
-// that cursors alone made and never held a message.
+// that cursors alone made and never held a message, or that the store
+// limit drained.
 func (m *model) sweep() {
 	now := m.now()
-	for name, ch := range m.chans {
+	for _, ch := range m.chans {
 		m.expire(ch, now)
 		r := ch.ret
 		if len(ch.live()) == 0 && ch.cursors == 0 &&
-			(ch.followed && ch.appends == 0 || now > ch.touched+int64(r.TTL+r.Grace)) {
-			delete(m.chans, name)
+			(ch.followed && ch.appends == 0 || ch.drained || now > ch.touched+int64(r.TTL+r.Grace)) {
+			m.forget(ch)
 		}
 	}
 }

@@ -347,6 +347,9 @@ func (h *harness) doClose() {
 	mc.c.Close()
 	mc.ch.cursors--
 	h.cursors = append(h.cursors[:i], h.cursors[i+1:]...)
+	if ch := mc.ch; ch.cursors == 0 && len(ch.live()) == 0 && (ch.appends == 0 || ch.drained) {
+		h.m.forget(ch) // the store forgets it at once
+	}
 }
 
 // doAdvance moves the clock, sometimes to an exact expiry boundary, and
@@ -381,7 +384,7 @@ func (h *harness) checkStats() {
 	st := h.s.Stats()
 	m := h.m
 	want := Stats{
-		Channels: int64(len(m.chans)), Blocks: m.liveBlocks(), Bytes: m.bytes, Appends: m.appends,
+		Channels: int64(len(m.chans)), Blocks: m.liveBlocks(), Bytes: m.bytes, Memory: m.memory, Appends: m.appends,
 		ExpiredBlocks: m.expired, EvictedBlocks: m.evicted, OutOfSync: m.outOfSync,
 	}
 	if st != want {

@@ -80,10 +80,14 @@ type Options struct {
 	// ChannelBytes bounds the blocks of one channel (default 64 MiB): a
 	// new block evicts the channel's oldest ones past it.
 	ChannelBytes int64
-	// StoreBytes bounds the blocks of the whole store (default 1 GiB): a
-	// new block evicts the store's oldest ones past it, in any channel,
-	// but never itself. Appenders racing may exceed it by a block each
-	// until their evictions finish.
+	// StoreBytes bounds what the whole store holds (default 1 GiB): its
+	// blocks and, by a fixed estimate, the structures of its channels and
+	// blocks (Stats.Memory). A new block evicts the store's oldest ones
+	// past it, in any channel, but never itself; a channel whose last
+	// block is evicted is forgotten at once unless a cursor is open on it.
+	// Appenders racing may exceed it by a block each until their
+	// evictions finish, and channels kept by cursors alone (with no
+	// blocks left to evict) count but cannot be evicted.
 	StoreBytes int64
 	// SweepInterval is how often the background sweeper expires blocks
 	// (default 1s). Negative: no sweeper goroutine (tests call Sweep); the
@@ -103,6 +107,13 @@ type Options struct {
 	// Retention gives a channel's retention when the channel is created;
 	// nil means the defaults, and zero fields of its result too.
 	Retention func(channel string) Retention
+	// Group names the group a channel counts in, for Store.Channels and
+	// the limit of Channel.AppendWithin: an edge serving several apps
+	// from one store groups channels by app. It is called when a channel
+	// is created and must always give a name the same group; groups
+	// should be few (each is counted for the store's life). Nil: every
+	// channel is in the group "".
+	Group func(channel string) string
 }
 
 // normalize returns a copy of o with the defaults filled in.

@@ -44,32 +44,46 @@ func (s *Store) Read(channel string, pos *rtm.Position) (f Frame, found bool, er
 	if pos.Epoch != ch.epoch || pos.Offset < q.headOffset() {
 		return Frame{}, false, ErrExpired
 	}
-	if q.headBlock() == nil {
-		return Frame{}, false, nil
-	}
-	// Blocks linked after the snapshot was taken are reached through next.
-	for b := q.blocks[q.find(pos.Offset)]; b != nil; b = b.next.Load() {
-		end := b.end()
-		if o, _ := b.offsetAt(b.lastStart(end)); o < pos.Offset {
-			continue // not in this block: skip the scan
-		}
-		f, _ := b.frame(b.seek(0, end, pos.Offset))
-		return f, true, nil
-	}
-	return Frame{}, false, nil
+	f, found = q.frameAt(pos.Offset)
+	return f, found, nil
 }
 
-// newest returns the newest message if it is readable.
+// frameAt returns the first message whose offset is >= offset, which is
+// not before the head, if there is one. Blocks linked after the snapshot
+// was taken are reached through next; among them may be an empty anchor
+// (the tail after its predecessor was deleted), which holds no frame.
+func (q *queue) frameAt(offset uint64) (Frame, bool) {
+	if q.headBlock() == nil {
+		return Frame{}, false
+	}
+	for b := q.blocks[q.find(offset)]; b != nil; b = b.next.Load() {
+		end := b.end()
+		if end == 0 {
+			continue // an anchor
+		}
+		if o, _ := b.offsetAt(b.lastStart(end)); o < offset {
+			continue // not in this block: skip the scan
+		}
+		f, _ := b.frame(b.seek(0, end, offset))
+		return f, true
+	}
+	return Frame{}, false
+}
+
+// newest returns the newest message if it is readable: that of the last
+// block holding one, following the blocks linked after the snapshot but
+// not stopping at an anchor among them.
 func (q *queue) newest() (Frame, bool, error) {
 	if q.headBlock() == nil {
 		return Frame{}, false, nil
 	}
 	b := q.blocks[len(q.blocks)-1]
-	for n := b.next.Load(); n != nil; n = b.next.Load() {
-		b = n
+	for n := b.next.Load(); n != nil; n = n.next.Load() {
+		if n.end() > 0 {
+			b = n
+		}
 	}
-	end := b.end()
-	f, _ := b.frame(b.lastStart(end))
+	f, _ := b.frame(b.lastStart(b.end()))
 	return f, true, nil
 }
 
@@ -77,8 +91,8 @@ func (q *queue) newest() (Frame, bool, error) {
 // channel if missing unless start has a Position. Close the cursor when
 // done: an open cursor keeps its channel, and the blocks after its read
 // point, in memory. A channel the cursor created, or any channel that never
-// held a message, is forgotten at the next sweep after its last cursor
-// closes.
+// held a message or whose messages the store limit evicted, is forgotten
+// when its last cursor closes.
 func (s *Store) Subscribe(name string, start Start) (*Cursor, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed

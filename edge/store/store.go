@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,10 @@ var (
 	ErrClosed = errors.New("store: closed")
 	// ErrTooLarge: the message cannot fit within the memory limits.
 	ErrTooLarge = errors.New("store: message too large")
+	// ErrChannelLimit: the append would have created a channel in a group
+	// (Options.Group) that has as many live channels as the limit given
+	// to Channel.AppendWithin; nothing was stored.
+	ErrChannelLimit = errors.New("store: too many channels")
 )
 
 // futureError is ErrFuture: a kind of ErrExpired.
@@ -55,6 +60,7 @@ type Store struct {
 	shards [numShards]shard
 	sw     sweeper
 	fifo   fifo
+	groups groups
 
 	epochBase uint64        // store start in unix micros; immutable
 	epochSeq  atomic.Uint64 // epoch counter; incremented by channel creation
@@ -75,17 +81,21 @@ type Store struct {
 }
 
 // counters are the store-wide statistics, all atomic, written by whoever
-// causes the event.
+// causes the event. memory is what StoreBytes bounds (see memory.go).
 type counters struct {
-	channels, blocks, bytes     atomic.Int64
-	expired, evicted, outOfSync atomic.Uint64
+	channels, blocks, bytes, memory atomic.Int64
+	expired, evicted, outOfSync     atomic.Uint64
 }
 
 // Stats is a snapshot of the store's counters.
 type Stats struct {
-	Channels      int64  // live channels
-	Blocks        int64  // live blocks
-	Bytes         int64  // capacity of the live blocks
+	Channels int64 // live channels
+	Blocks   int64 // live blocks
+	Bytes    int64 // capacity of the live blocks
+	// Memory is what the store holds by its own account, the measure
+	// StoreBytes bounds: the blocks' capacity plus a fixed estimate per
+	// block and per channel (with its name) of the structures around them.
+	Memory        int64
 	Appends       uint64 // messages appended since the store started
 	ExpiredBlocks uint64 // blocks deleted by expiry
 	EvictedBlocks uint64 // blocks deleted by the memory limits
@@ -103,6 +113,7 @@ func New(opts *Options) *Store {
 		s.shards[i].m = make(map[string]*channel)
 	}
 	s.sw.heap = make([]*channel, 0, 64)
+	s.groups.m = make(map[string]*atomic.Int64)
 	s.epochBase = uint64(s.clockNow() / 1e3)
 	s.coarseOn = s.opts.Clock == nil && s.opts.SweepInterval > 0 && s.opts.TimeResolution > 0
 	s.coarse.Store(s.clockNow())
@@ -242,21 +253,39 @@ func (s *Store) lookup(name string) *channel {
 // obtain returns the channel named name, creating it if missing. The
 // caller must still check ch.dead under ch.mu and retry if set.
 func (s *Store) obtain(name string) *channel {
+	ch, _ := s.obtainWithin(name, 0)
+	return ch
+}
+
+// obtainWithin is obtain that, with maxChannels > 0, creates the channel
+// only if its group has fewer live channels than that (ErrChannelLimit
+// otherwise). The count is raised under the shard's lock, by compare and
+// swap, so racing creators never take the group past the limit.
+func (s *Store) obtainWithin(name string, maxChannels int) (*channel, error) {
 	sh := &s.shards[shardIndex(name)]
 	sh.mu.RLock()
 	ch := sh.m[name]
 	sh.mu.RUnlock()
 	if ch != nil {
-		return ch
+		return ch, nil
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if ch = sh.m[name]; ch == nil {
-		ch = s.newChannel(strings.Clone(name))
-		sh.m[name] = ch
-		s.counters.channels.Add(1)
+	if ch = sh.m[name]; ch != nil {
+		return ch, nil
 	}
-	return ch
+	g := s.groups.of(s.group(name))
+	if !reserve(g, maxChannels) {
+		return nil, fmt.Errorf("store: create channel %q: at most %d in its group: %w", name, maxChannels, ErrChannelLimit)
+	}
+	ch = s.newChannel(strings.Clone(name))
+	ch.group = g
+	// The map's key is the channel's own copy of the name: the caller's
+	// string (often built for this call) is not kept as well.
+	sh.m[ch.name] = ch
+	s.counters.channels.Add(1)
+	s.counters.memory.Add(channelCost(ch.name))
+	return ch, nil
 }
 
 // forget removes ch from the map if it is still empty, unused and past its
@@ -278,6 +307,8 @@ func (s *Store) forget(ch *channel, now int64) {
 			delete(sh.m, ch.name)
 		}
 		s.counters.channels.Add(-1)
+		s.counters.memory.Add(-channelCost(ch.name))
+		ch.group.Add(-1)
 		sh.forgotten += ch.appends
 		return
 	}
@@ -324,6 +355,7 @@ func (s *Store) Stats() Stats {
 		Channels:      s.counters.channels.Load(),
 		Blocks:        s.counters.blocks.Load(),
 		Bytes:         s.counters.bytes.Load(),
+		Memory:        s.counters.memory.Load(),
 		ExpiredBlocks: s.counters.expired.Load(),
 		EvictedBlocks: s.counters.evicted.Load(),
 		OutOfSync:     s.counters.outOfSync.Load(),

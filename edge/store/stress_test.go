@@ -152,3 +152,103 @@ func readBatch(c *Cursor, dst []Frame) ([]Frame, error) {
 	}
 	return dst, nil
 }
+
+// TestConcurrentDrain: appenders spray many channels under a store limit
+// so small that each new block drains (and forgets) others, while
+// one-shot readers and short-lived cursors race on the same channels:
+// every frame read is whole and of its channel, and losses are reported
+// as out of sync or expired, never as a wrong or broken frame.
+func TestConcurrentDrain(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t, &Options{BlockBytes: 256, FirstBlockBytes: 64, StoreBytes: 4 << 10})
+	const channels, perWriter = 64, 5000
+	name := func(r *rand.Rand) string { return fmt.Sprintf("drain-%02d", r.IntN(channels)) }
+	check := func(ch string, f Frame) error {
+		if string(f.Data) != ch {
+			return fmt.Errorf("channel %s: frame %d holds %q", ch, f.Offset, f.Data)
+		}
+		return nil
+	}
+	errc := make(chan error, 8)
+	done := make(chan struct{})
+	var writers, readers sync.WaitGroup
+	for w := range 2 {
+		writers.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for range perWriter {
+				ch := name(r)
+				if _, err := s.Append(ch, []byte(ch)); err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	readers.Go(func() { // one-shot reads of the newest and of a position
+		r := rand.New(rand.NewPCG(3, 9))
+		for {
+			select {
+			case <-done:
+				errc <- nil
+				return
+			default:
+			}
+			ch := name(r)
+			if f, ok, err := s.Read(ch, nil); err != nil || ok && check(ch, f) != nil {
+				errc <- fmt.Errorf("Read(%s, newest) = %v, %v: %v", ch, ok, err, check(ch, f))
+				return
+			}
+			p, ok := s.Peek(ch)
+			if !ok || p.Offset < 2 {
+				continue
+			}
+			p.Offset--
+			f, ok, err := s.Read(ch, &p)
+			if err != nil && !errors.Is(err, ErrExpired) || ok && check(ch, f) != nil {
+				errc <- fmt.Errorf("Read(%s, %v) = %v, %v: %v", ch, p, ok, err, check(ch, f))
+				return
+			}
+		}
+	})
+	readers.Go(func() { // cursors that keep drained channels for a while
+		r := rand.New(rand.NewPCG(4, 9))
+		var buf []Frame
+		for {
+			select {
+			case <-done:
+				errc <- nil
+				return
+			default:
+			}
+			ch := name(r)
+			c, err := s.Subscribe(ch, Start{HistoryCount: 2})
+			if err != nil {
+				errc <- err
+				return
+			}
+			for range 3 {
+				buf, err = c.Read(buf[:0], 0)
+				if errors.Is(err, ErrOutOfSync) {
+					c.FastForward()
+					continue
+				}
+				for _, f := range buf {
+					if err := check(ch, f); err != nil {
+						errc <- err
+						c.Close()
+						return
+					}
+				}
+			}
+			c.Close()
+		}
+	})
+	sweepUntil(&readers, s, nil, done)
+	writers.Wait()
+	close(done)
+	readers.Wait()
+	checkErrs(t, errc)
+	if st := s.Stats(); st.Memory > 4<<10+2*blockCost(256)+channelCost("drain-00") { // a block per appender racing
+		t.Fatalf("stats %+v: past the limit", st)
+	}
+}

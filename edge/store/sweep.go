@@ -107,12 +107,8 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		if ch.cursors > 0 {
 			return 0, false
 		}
-		if ch.followed && ch.appends == 0 {
-			// Made by subscribers alone, none left, and never written:
-			// it holds nothing worth an entry, so it goes at the next
-			// sweep. A flood of subscriptions to distinct channels then
-			// leaves nothing behind.
-			return 0, true
+		if ch.worthless() {
+			return 0, true // due now
 		}
 		return ch.touched + int64(r.TTL+r.Grace) + 1, true
 	}
@@ -128,6 +124,17 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		}
 	}
 	return d, true
+}
+
+// worthless reports whether ch, once without blocks and cursors, holds
+// nothing worth keeping it (and its epoch) for: made by subscribers alone
+// and never written, or drained by the store limit. Such a channel is
+// forgotten when its last cursor closes (and is due at once for the
+// sweeper), not a TTL after its newest message, so that a flood of
+// subscriptions or of publishes to distinct channels leaves nothing
+// behind. mu.
+func (ch *channel) worthless() bool {
+	return ch.followed && ch.appends == 0 || ch.drained
 }
 
 // schedule (re)queues ch at its next deadline. mu.

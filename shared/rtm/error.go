@@ -29,6 +29,11 @@ const (
 	CodeMessageTooLarge Code = "message_too_large"
 	CodeTooManyRequests Code = "too_many_requests"
 	CodeInvalidAppkey   Code = "invalid_appkey"
+	// CodeChannelQuotaExceeded: a publish would create a channel past its
+	// app's limit of live channels; nothing was stored. Publishing to an
+	// existing channel still works. Named after RTM's
+	// subscription_quota_exceeded, the same kind of refusal.
+	CodeChannelQuotaExceeded Code = "channel_quota_exceeded"
 	// CodeUnavailable: a durable or clustered edge could not store a
 	// publish (its log is unreachable); nothing was stored, or at most
 	// once: publishing again is safe.

@@ -115,6 +115,10 @@ func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
 	for {
 		h, err := c.readHeader()
 		if err != nil {
+			if op != 0 && errors.Is(err, io.EOF) {
+				// Between the fragments of a message: cut off too.
+				err = fmt.Errorf("websocket read: %w", io.ErrUnexpectedEOF)
+			}
 			return 0, dst, err
 		}
 		if err := c.checkHeader(h); err != nil {
@@ -185,7 +189,7 @@ func (c *Conn) readHeader() (header, error) {
 		return h, nil
 	}
 	if k, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
-		if err := c.readRest(b[2+k:2+n], err); err != nil {
+		if err := c.readRest(b[2+k:2+n], midFrame(err)); err != nil {
 			return h, err
 		}
 	}
@@ -222,7 +226,7 @@ func (c *Conn) checkHeader(h header) error {
 func (c *Conn) readControl(h header) error {
 	p := c.ctl[:h.length]
 	if n, err := io.ReadFull(c.br, p); err != nil {
-		if err := c.readRest(p[n:], err); err != nil {
+		if err := c.readRest(p[n:], midFrame(err)); err != nil {
 			return err
 		}
 	}

@@ -46,10 +46,21 @@ func (c *Conn) readPayload(dst []byte, n int) ([]byte, error) {
 		dst = dst[:len(dst)+m]
 		n -= m
 		if err != nil {
-			return dst, c.payloadError(err)
+			return dst, c.payloadError(midFrame(err))
 		}
 	}
 	return dst, nil
+}
+
+// midFrame is the error of a read that needed a frame's next bytes: an
+// io.EOF there becomes io.ErrUnexpectedEOF, as io.ReadFull reports a
+// partial read, so that a caller tells a peer gone between frames (io.EOF)
+// from one that cut a frame off.
+func midFrame(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // payloadError is the error of a payload read that failed: a stalled

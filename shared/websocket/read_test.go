@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -135,5 +136,45 @@ func TestReadTimeoutSparesIdle(t *testing.T) {
 			<-time.After(3 * timeout) // idle past the frame timeout, on purpose
 			p.send(frame)
 		}
+	}
+}
+
+// TestReadCutOff: a peer that goes away between messages ends the read
+// with io.EOF; one that goes away inside a frame, or between the
+// fragments of a message, with io.ErrUnexpectedEOF, so that the caller
+// can tell a vanished peer from a frame cut off.
+func TestReadCutOff(t *testing.T) {
+	t.Parallel()
+	frame := wireFrame(true, 0, OpBinary, true, bytes.Repeat([]byte{'z'}, 4000)) // header: 2 + 2 + 4 bytes
+	tests := []struct {
+		name string
+		sent []byte
+		want error
+	}{
+		{name: "between messages", sent: wireFrame(true, 0, OpText, true, []byte("hi")), want: io.EOF},
+		{name: "half a header", sent: frame[:1], want: io.ErrUnexpectedEOF},
+		{name: "before the extended length", sent: frame[:2], want: io.ErrUnexpectedEOF},
+		{name: "after the header", sent: frame[:8], want: io.ErrUnexpectedEOF},
+		{name: "inside the payload", sent: frame[:100], want: io.ErrUnexpectedEOF},
+		{name: "between fragments", sent: wireFrame(false, 0, OpText, true, []byte("hi")), want: io.ErrUnexpectedEOF},
+		{name: "inside a control frame", sent: wireFrame(true, 0, OpPing, true, []byte("ping"))[:6], want: io.ErrUnexpectedEOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, p := acceptConn(t, nil)
+			p.send(tt.sent)
+			p.nc.Close()
+			var err error
+			for err == nil { // the whole message of "between messages" first
+				_, _, err = c.ReadMessage(nil)
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("ReadMessage error %v, want %v", err, tt.want)
+			}
+			if tt.want == io.EOF && errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("ReadMessage error %v: a clean end reported as a cut-off frame", err)
+			}
+		})
 	}
 }

@@ -17,7 +17,11 @@ const (
 	StatusProtocolError StatusCode = 1002
 	// StatusNoStatusRcvd is reported for a close frame without a code; it
 	// is never sent.
-	StatusNoStatusRcvd    StatusCode = 1005
+	StatusNoStatusRcvd StatusCode = 1005
+	// StatusAbnormalClosure is the code of a connection that ended
+	// without a close frame either way (the peer vanished, or a frame was
+	// cut off: RFC 6455 section 7.1.5); it is never sent.
+	StatusAbnormalClosure StatusCode = 1006
 	StatusInvalidPayload  StatusCode = 1007
 	StatusPolicyViolation StatusCode = 1008
 	StatusMessageTooBig   StatusCode = 1009
