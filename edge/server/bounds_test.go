@@ -3,8 +3,10 @@ package server_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/store"
 )
 
 // pipeline sends n requests built by body, in rounds of 500 so that
@@ -47,8 +49,9 @@ func TestReadsOfMissingChannelsCreateNothing(t *testing.T) {
 }
 
 // TestSubscriptionsLeaveNothingBehind subscribes to 1,000 distinct
-// channels and unsubscribes: the store's next sweep forgets them all
-// without the clock moving, while a channel holding a message stays.
+// channels and unsubscribes: a sweep TTL + grace later forgets them all
+// (they linger that long for resuming subscribers), while a channel
+// holding a message, within its history, stays.
 func TestSubscriptionsLeaveNothingBehind(t *testing.T) {
 	t.Parallel()
 	e := startEdge(t, func(o *server.Options) {
@@ -67,6 +70,7 @@ func TestSubscriptionsLeaveNothingBehind(t *testing.T) {
 		return map[string]any{"subscription_id": "sub." + itoa(i)}
 	})
 	c.expectOK("rtm/unsubscribe", 2001, map[string]any{"subscription_id": "kept"})
+	e.clock.Advance(store.DefaultTTL + store.DefaultGrace + time.Second)
 	e.srv.Store().Sweep()
 	if n := e.srv.Store().Stats().Channels; n != 1 {
 		t.Fatalf("%d channels after unsubscribing and a sweep, want 1 (the one with a message)", n)

@@ -386,11 +386,12 @@ func TestBackgroundSweeper(t *testing.T) {
 }
 
 // TestCursorOnlyChannelForgotten: Peek creates nothing, and a channel
-// that only cursors made is forgotten at the first sweep after the last
-// closes, without the clock moving; one that held a message is not.
+// that only cursors made is forgotten TTL + grace after the last closes
+// (a subscriber back within that resumes in the same epoch); one that
+// held a message is not.
 func TestCursorOnlyChannelForgotten(t *testing.T) {
 	t.Parallel()
-	s, _ := newTestStore(t, nil)
+	s, clk := newTestStore(t, nil)
 	if _, ok := s.Peek("nobody"); ok || s.Stats().Channels != 0 {
 		t.Fatalf("Peek of a missing channel: ok %v, %d channels", ok, s.Stats().Channels)
 	}
@@ -412,12 +413,18 @@ func TestCursorOnlyChannelForgotten(t *testing.T) {
 	if _, ok := s.Peek("a"); !ok {
 		t.Fatal("a forgotten with a cursor open")
 	}
+	clk.Advance(DefaultTTL) // the channels' creation is older than TTL + grace...
 	for _, c := range curs[1:] {
 		c.Close()
 	}
 	s.Sweep()
+	if n := s.Stats().Channels; n != 3 {
+		t.Fatalf("%d channels just after the cursors closed, want 3: a resume must find them", n)
+	}
+	clk.Advance(DefaultTTL + DefaultGrace + time.Second) // ...but the last close is what counts
+	s.Sweep()
 	if n := s.Stats().Channels; n != 1 {
-		t.Fatalf("%d channels after the cursors closed, want 1 (written)", n)
+		t.Fatalf("%d channels TTL + grace after the cursors closed, want 1 (written)", n)
 	}
 }
 

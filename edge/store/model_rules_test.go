@@ -336,16 +336,16 @@ func (m *model) fastForward(mc *mCursor) uint64 {
 }
 
 // sweep applies retention to every channel, then forgets the empty,
-// unused ones past their last message's TTL and grace, and at once those
-// that cursors alone made and never held a message, or that the store
-// limit drained.
+// unused ones past their last message's (or, for those that cursors alone
+// made, their last cursor's) TTL and grace, and at once those that the
+// store limit drained.
 func (m *model) sweep() {
 	now := m.now()
 	for _, ch := range m.chans {
 		m.expire(ch, now)
 		r := ch.ret
 		if len(ch.live()) == 0 && ch.cursors == 0 &&
-			(ch.followed && ch.appends == 0 || ch.drained || now > ch.touched+int64(r.TTL+r.Grace)) {
+			(ch.drained || now > ch.touched+int64(r.TTL+r.Grace)) {
 			m.forget(ch)
 		}
 	}

@@ -347,8 +347,13 @@ func (h *harness) doClose() {
 	mc.c.Close()
 	mc.ch.cursors--
 	h.cursors = append(h.cursors[:i], h.cursors[i+1:]...)
-	if ch := mc.ch; ch.cursors == 0 && len(ch.live()) == 0 && (ch.appends == 0 || ch.drained) {
-		h.m.forget(ch) // the store forgets it at once
+	if ch := mc.ch; ch.cursors == 0 && len(ch.live()) == 0 {
+		switch {
+		case ch.drained:
+			h.m.forget(ch) // the store forgets it at once
+		case ch.appends == 0:
+			ch.touched = max(ch.touched, h.m.now()) // it lingers from now
+		}
 	}
 }
 

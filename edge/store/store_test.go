@@ -35,7 +35,7 @@ func checkSealed(f Frame) error {
 		return errors.New("bad checksum")
 	}
 	if got := binary.LittleEndian.Uint64(p); got != f.Offset {
-		return errors.New("frame data of another offset")
+		return fmt.Errorf("frame data of another offset: sealed %d, at %d", got, f.Offset)
 	}
 	return nil
 }

@@ -127,14 +127,18 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 }
 
 // worthless reports whether ch, once without blocks and cursors, holds
-// nothing worth keeping it (and its epoch) for: made by subscribers alone
-// and never written, or drained by the store limit. Such a channel is
+// nothing worth keeping it (and its epoch) for: drained by the store
+// limit, whose readers lost its messages anyway. Such a channel is
 // forgotten when its last cursor closes (and is due at once for the
 // sweeper), not a TTL after its newest message, so that a flood of
-// subscriptions or of publishes to distinct channels leaves nothing
-// behind. mu.
+// publishes to distinct channels leaves nothing behind. A channel that
+// subscribers alone made is not: it stays TTL + grace after its last
+// cursor closed (Cursor.Close dates it), so that a subscriber whose
+// connection dropped resumes at its position in the same epoch instead
+// of expired_position. Such channels are bounded by the apps'
+// max_channels and counted in StoreBytes. mu.
 func (ch *channel) worthless() bool {
-	return ch.followed && ch.appends == 0 || ch.drained
+	return ch.drained
 }
 
 // schedule (re)queues ch at its next deadline. mu.
