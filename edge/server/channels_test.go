@@ -1,22 +1,14 @@
 package server_test
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/store/storetest"
 )
-
-// liveHeap returns the bytes of live heap objects, after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
 
 // TestChannelFloodBounded is the attack of issue 14 over loopback: a
 // client publishing to 200,000 distinct channels of an edge whose
@@ -29,7 +21,7 @@ func TestChannelFloodBounded(t *testing.T) {
 		limit    = 8 << 20
 		channels = 200_000
 	)
-	before := liveHeap()
+	before := storetest.LiveHeap()
 	e := startEdge(t, func(o *server.Options) {
 		o.StoreOptions.StoreBytes = limit
 		o.Limits.RequestsPerSecond = 1 << 20
@@ -43,7 +35,7 @@ func TestChannelFloodBounded(t *testing.T) {
 	attacker.pipeline("rtm/publish", channels, func(i int) map[string]any {
 		return map[string]any{"channel": "flood." + itoa(i), "message": "0123456789012345678901234567890123456789"}
 	})
-	held := liveHeap() - before
+	held := storetest.LiveHeap() - before
 	st := e.srv.Store().Stats()
 	t.Logf("%d channels published: live heap +%d KiB; the store counts %d KiB in %d channels (limit %d KiB)",
 		channels, held>>10, st.Memory>>10, st.Channels, limit>>10)

@@ -4,15 +4,9 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-)
 
-// liveHeap returns the bytes of live heap objects, after a collection.
-func liveHeap() int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
-}
+	"github.com/sluicehq/sluice/edge/store/storetest"
+)
 
 // TestFloodOfChannelsStaysWithinStoreBytes is the attack of issue 14: a
 // publisher spraying messages over distinct channels. The store must hold
@@ -24,7 +18,7 @@ func TestFloodOfChannelsStaysWithinStoreBytes(t *testing.T) {
 		limit    = 8 << 20
 		channels = 200_000
 	)
-	before := liveHeap()
+	before := storetest.LiveHeap()
 	s, _ := newTestStore(t, &Options{StoreBytes: limit})
 	data := payload(0, 100)
 	name := []byte("app\x00flood-")
@@ -34,7 +28,7 @@ func TestFloodOfChannelsStaysWithinStoreBytes(t *testing.T) {
 			t.Fatalf("append %d: %v", i, err)
 		}
 	}
-	held := liveHeap() - before
+	held := storetest.LiveHeap() - before
 	st := s.Stats()
 	t.Logf("%d channels published: live heap +%d KiB, store says %d KiB in %d channels, %d blocks (limit %d KiB)",
 		channels, held>>10, st.Memory>>10, st.Channels, st.Blocks, limit>>10)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/edge/store/storetest"
 )
 
 // TestEvictedChannelIsForgotten: a channel whose only block the store
@@ -202,15 +204,15 @@ func TestMemoryEstimates(t *testing.T) {
 	for i := range names {
 		names[i] = "app\x00channel-" + strconv.Itoa(i)
 	}
-	base := liveHeap()
+	base := storetest.LiveHeap()
 	for _, name := range names {
 		s.Next(name) // a channel without blocks
 	}
-	withChannels := liveHeap()
+	withChannels := storetest.LiveHeap()
 	for _, name := range names {
 		mustAppend(t, s, name, payload(0, 4)) // and with one block each
 	}
-	withBlocks := liveHeap()
+	withBlocks := storetest.LiveHeap()
 	st := s.Stats()
 	perChannel := (withChannels - base) / n
 	perBlock := (withBlocks - withChannels - st.Bytes) / n

@@ -3,6 +3,7 @@
 package storetest
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -29,4 +30,13 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// LiveHeap returns the bytes of live heap objects after a collection: for
+// tests that bound what a flood makes the process hold.
+func LiveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
 }
