@@ -33,12 +33,11 @@ type feed struct {
 	// progress is when the feed last applied a message (or started), in
 	// unix nanos; written by apply, read by the watchdog.
 	progress atomic.Int64
-	// target is the stream's last sequence when the feed started;
-	// caughtUp is set once the feed has applied it (readiness).
-	target   uint64
-	caughtUp atomic.Bool
-	caught   chan struct{} // closed once caughtUp is set
-	once     sync.Once
+	// target is the stream's last sequence when the feed started; caught
+	// is closed once the feed has applied it (readiness).
+	target uint64
+	caught chan struct{}
+	once   sync.Once
 
 	mu      sync.Mutex // guards applied, waiters and closed; a leaf lock
 	applied uint64
@@ -230,10 +229,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 // markCaughtUp records that the feed has reached the stream's end as it
 // was at the start.
 func (f *feed) markCaughtUp() {
-	f.once.Do(func() {
-		f.caughtUp.Store(true)
-		close(f.caught)
-	})
+	f.once.Do(func() { close(f.caught) })
 }
 
 // CaughtUp is closed once the feed has brought the store up to the stream
@@ -340,7 +336,9 @@ func (j *Journal) Ready() error {
 	if !j.nc.IsConnected() {
 		return errors.New("journal: not connected to NATS")
 	}
-	if !j.feed.caughtUp.Load() {
+	select {
+	case <-j.feed.caught:
+	default:
 		return errors.New("journal: replaying the stream")
 	}
 	return nil

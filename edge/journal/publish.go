@@ -219,16 +219,19 @@ func (p *publisher) recover() {
 // pending (only one of its answers, retries and deadline wins), and ends
 // a recovery that it completes.
 func (p *publisher) take(tok uint64) bool {
+	return p.remove(tok) != nil
+}
+
+// remove takes the publish with token tok out of the pending ones, sends
+// what a recovery it completes held, and returns it (nil if not pending).
+func (p *publisher) remove(tok uint64) *pubReq {
 	p.mu.Lock()
-	if _, ok := p.pending[tok]; !ok {
-		p.mu.Unlock()
-		return false
-	}
+	r := p.pending[tok]
 	delete(p.pending, tok)
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
 	p.sendHeld(held)
-	return true
+	return r
 }
 
 // endRecoveryLocked ends the recovery once no publish up to recoverUntil
@@ -263,16 +266,10 @@ func (p *publisher) sendHeld(held []resendReq) {
 
 // finish ends the publish with token tok with an error.
 func (p *publisher) finish(tok uint64, err error) {
-	p.mu.Lock()
-	r := p.pending[tok]
-	delete(p.pending, tok)
-	held := p.endRecoveryLocked()
-	p.mu.Unlock()
-	if r != nil {
+	if r := p.remove(tok); r != nil {
 		p.j.counters.failed.Add(1)
 		r.done(0, err)
 	}
-	p.sendHeld(held)
 }
 
 // resendReq is a publish to send.

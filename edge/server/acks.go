@@ -1,11 +1,10 @@
 package server
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 
-	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -120,23 +119,22 @@ func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byt
 }
 
 // ackFrame encodes the reply to a journal publish; nil without an id.
-func (s *Server) ackFrame(cd interface {
-	AppendPDU([]byte, *rtm.PDU) ([]byte, error)
-}, action string, id rtm.ID, offset uint64, err error) []byte {
+func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, offset uint64, err error) []byte {
 	if id.IsZero() {
 		return nil
 	}
 	pdu := &rtm.PDU{ID: id}
-	switch {
-	case errors.Is(err, store.ErrTooLarge):
-		pdu.Action = rtm.Reply(action, rtm.OutcomeError)
-		pdu.Body = rtm.Errorf(rtm.CodeMessageTooLarge, "message is larger than the cluster's log takes").Body()
-	case err != nil:
-		s.log.Warn("publish not confirmed by the log", "err", err)
-		pdu.Action = rtm.Reply(action, rtm.OutcomeError)
-		pdu.Body = rtm.Errorf(rtm.CodeUnavailable,
-			"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)").Body()
-	default:
+	if err != nil {
+		// The store's refusals map as for an edge alone; anything else is
+		// the log not confirming in time.
+		e, ok := rtm.AsError(appendError(err))
+		if !ok {
+			s.log.Warn("publish not confirmed by the log", "err", err)
+			e = rtm.Errorf(rtm.CodeUnavailable,
+				"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
+		}
+		pdu.Action, pdu.Body = rtm.Reply(action, rtm.OutcomeError), e.Body()
+	} else {
 		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
 		pdu.Body = &rtm.PositionBody{Position: rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}.String()}
 	}

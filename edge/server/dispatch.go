@@ -59,7 +59,7 @@ func (c *conn) handleFrame(frame []byte) {
 		c.replyError(rtm.ActionError, rtm.ID{}, err, true)
 		return
 	}
-	if !publishes[env.Action] {
+	if c.acks.n.Load() != 0 && !publishes[env.Action] {
 		c.drainAcks() // its reply follows those of the publishes before it
 	}
 	h, ok := handlers[env.Action]

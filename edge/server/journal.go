@@ -75,8 +75,7 @@ func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (sto
 		}
 		return f, ok && readable(ret, now, f.Time, 0), nil
 	}
-	f, ok, err := s.logFirst(ctx, key, at.Offset, ret, now)
-	return f, ok, err
+	return s.logFirst(ctx, key, at.Offset, ret, now)
 }
 
 // logFirst returns the channel's first message at or after offset from
