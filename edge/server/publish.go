@@ -129,7 +129,7 @@ func (s *Server) admitChannel(a *app.App, key string) error {
 	if limit <= 0 {
 		return nil
 	}
-	if _, ok := s.store.Peek(key); ok {
+	if s.store.Has(key) {
 		return nil
 	}
 	if s.store.Channels(a.Key) < int64(limit) {

@@ -331,6 +331,11 @@ func (s *Store) Next(channel string) rtm.Position {
 	}
 }
 
+// Has reports whether channel is live, under the shard's read lock alone
+// (not the channel's writer lock, which its appender holds): a check on
+// every publish of a replica, whose feeder appends meanwhile.
+func (s *Store) Has(channel string) bool { return s.lookup(channel) != nil }
+
 // Peek returns the position the next message appended to channel will
 // get, like Next, but only if the channel exists: a reader asking about a
 // channel must not create it (ok is false then).
