@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/netip"
 	"sync"
+
+	"github.com/sluicehq/sluice/edge/server"
 )
 
 // defaultConnectionsPerIP is limits.connections_per_ip's default.
@@ -135,13 +136,7 @@ func (p *peerLimit) handler(h http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("Connection", "close")
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_ = json.NewEncoder(w).Encode(map[string]string{
-			"error":  "too_many_connections",
-			"reason": "too many connections open from this address",
-		})
+		server.Refuse(w, http.StatusTooManyRequests, "too_many_connections", "too many connections open from this address")
 	})
 }

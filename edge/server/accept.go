@@ -7,9 +7,10 @@ import (
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
-// refuse answers a request that cannot be upgraded with a short JSON body;
+// Refuse answers a request that cannot be served with a short JSON body
+// {"error": code, "reason": reason}, as every refusal of the edge's is;
 // nothing about the edge's configuration is leaked.
-func refuse(w http.ResponseWriter, status int, code, reason string) {
+func Refuse(w http.ResponseWriter, status int, code, reason string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -28,16 +29,16 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		if key == "" {
 			reason = "missing appkey query parameter"
 		}
-		refuse(w, http.StatusUnauthorized, "invalid_appkey", reason)
+		Refuse(w, http.StatusUnauthorized, "invalid_appkey", reason)
 		return
 	}
 	if !s.enter() {
-		refuse(w, http.StatusServiceUnavailable, "unavailable", "edge is shutting down; reconnect elsewhere")
+		Refuse(w, http.StatusServiceUnavailable, "unavailable", "edge is shutting down; reconnect elsewhere")
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
-		refuse(w, http.StatusServiceUnavailable, "too_many_connections", "edge is at its connection limit")
+		Refuse(w, http.StatusServiceUnavailable, "too_many_connections", "edge is at its connection limit")
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
