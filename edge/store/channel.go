@@ -37,10 +37,15 @@ type channel struct {
 	appends   uint64 // mu: messages appended
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
-	followed  bool   // mu: a cursor was opened on it
-	// drained says the store limit evicted the channel's last block: it
-	// holds nothing worth keeping it for, so once no cursor is open it is
-	// forgotten at once, not a TTL after its newest message. mu.
+	// drained says the store limit evicted the channel's last block: its
+	// readers lost its messages anyway, so once no cursor is open it is
+	// forgotten at once (a flood of publishes to distinct channels leaves
+	// nothing behind), not a TTL after its newest message. A channel that
+	// subscribers alone made is not drained: it stays TTL + grace after
+	// its last cursor closed (Cursor.Close dates it), so that a subscriber
+	// whose connection dropped resumes at its position in the same epoch
+	// rather than at expired_position; such channels are counted in
+	// StoreBytes and bounded by the apps' max_channels. mu.
 	drained bool
 	// wakePending says the channel is queued on the store's notifier (or
 	// being served), so an append finding cursors armed has nothing more

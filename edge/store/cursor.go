@@ -175,12 +175,12 @@ func (c *Cursor) Close() {
 	if ch.cursors--; ch.empty() {
 		if ch.appends == 0 {
 			// Made by subscribers alone: it lingers from now, for the
-			// last of them to come back to it (see worthless).
+			// last of them to come back to it (see channel.drained).
 			ch.touched = max(ch.touched, ch.s.stampNow())
 		}
 		// A channel holding nothing worth keeping goes now, not at the
 		// next sweep (forget checks again, under the shard's lock).
-		forget = ch.worthless()
+		forget = ch.drained
 		ch.schedule()
 	}
 	ch.mu.Unlock()

@@ -142,7 +142,6 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		c.at(q, ch.last+1)
 	}
 	ch.cursors++
-	ch.followed = true
 	return c, nil
 }
 

@@ -107,7 +107,7 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		if ch.cursors > 0 {
 			return 0, false
 		}
-		if ch.worthless() {
+		if ch.drained {
 			return 0, true // due now
 		}
 		return ch.touched + int64(r.TTL+r.Grace) + 1, true
@@ -124,21 +124,6 @@ func (ch *channel) nextDeadline() (d int64, ok bool) {
 		}
 	}
 	return d, true
-}
-
-// worthless reports whether ch, once without blocks and cursors, holds
-// nothing worth keeping it (and its epoch) for: drained by the store
-// limit, whose readers lost its messages anyway. Such a channel is
-// forgotten when its last cursor closes (and is due at once for the
-// sweeper), not a TTL after its newest message, so that a flood of
-// publishes to distinct channels leaves nothing behind. A channel that
-// subscribers alone made is not: it stays TTL + grace after its last
-// cursor closed (Cursor.Close dates it), so that a subscriber whose
-// connection dropped resumes at its position in the same epoch instead
-// of expired_position. Such channels are bounded by the apps'
-// max_channels and counted in StoreBytes. mu.
-func (ch *channel) worthless() bool {
-	return ch.drained
 }
 
 // schedule (re)queues ch at its next deadline. mu.
