@@ -242,34 +242,41 @@ func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
 type waiter struct {
 	seq      uint64
 	deadline time.Time
-	fn       func()
+	done     func(seq uint64, err error)
 }
 
-// whenApplied calls fn once the store holds the message at seq (at once
-// if it does), or at deadline (the publish's own) if the feed lags.
-func (f *feed) whenApplied(seq uint64, deadline time.Time, fn func()) {
+// call completes the publish: stored at seq.
+func (w waiter) call() { w.done(w.seq, nil) }
+
+// whenApplied calls done(seq, nil) once the store holds the message at
+// seq (at once if it does), or at deadline (the publish's own) if the
+// feed lags.
+func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, error)) {
+	w := waiter{seq: seq, deadline: deadline, done: done}
 	f.mu.Lock()
 	if f.applied >= seq || f.closed {
 		f.mu.Unlock()
-		fn()
+		w.call()
 		return
 	}
-	heap.Push(&f.waiters, waiter{seq: seq, deadline: deadline, fn: fn})
+	f.waiters.push(w)
 	f.mu.Unlock()
 }
 
-// release records seq as applied and calls the waiters it satisfies.
+// release records seq as applied and calls the waiters it satisfies. The
+// feed applies one message at a time, and an acknowledgment is mostly
+// there before its message: release calls one waiter at a time, under
+// no lock, with no list to allocate.
 func (f *feed) release(seq uint64) {
 	f.mu.Lock()
 	f.applied = max(f.applied, seq)
-	var ready []func()
 	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
-		ready = append(ready, heap.Pop(&f.waiters).(waiter).fn)
+		w := f.waiters.pop()
+		f.mu.Unlock()
+		w.call()
+		f.mu.Lock()
 	}
 	f.mu.Unlock()
-	for _, fn := range ready {
-		fn()
-	}
 }
 
 // expireWaiters acknowledges the publishes whose message the feed has not
@@ -281,20 +288,21 @@ func (f *feed) expireWaiters(now time.Time) {
 		f.mu.Unlock()
 		return
 	}
-	var due []func()
+	var due []waiter
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
 		if now.After(w.deadline) {
-			due = append(due, w.fn)
+			due = append(due, w)
 		} else {
 			kept = append(kept, w)
 		}
 	}
+	clear(f.waiters[len(kept):])
 	f.waiters = kept
 	heap.Init(&f.waiters)
 	f.mu.Unlock()
-	for _, fn := range due {
-		fn()
+	for _, w := range due {
+		w.call()
 	}
 }
 
@@ -325,7 +333,7 @@ func (f *feed) close() {
 	f.waiters = nil
 	f.mu.Unlock()
 	for _, w := range ws {
-		w.fn()
+		w.call()
 	}
 }
 
@@ -344,8 +352,27 @@ func (j *Journal) Ready() error {
 	return nil
 }
 
-// waitHeap is a min-heap of waiters by sequence.
+// waitHeap is a min-heap of waiters by sequence. push and pop are the
+// typed forms of heap.Push and heap.Pop: no waiter boxed into an any.
 type waitHeap []waiter
+
+func (h *waitHeap) push(w waiter) {
+	*h = append(*h, w)
+	heap.Fix(h, len(*h)-1)
+}
+
+func (h *waitHeap) pop() waiter {
+	old := *h
+	w := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	old[n] = waiter{}
+	*h = old[:n]
+	if n > 0 {
+		heap.Fix(h, 0)
+	}
+	return w
+}
 
 func (h waitHeap) Len() int           { return len(h) }
 func (h waitHeap) Less(i, k int) bool { return h[i].seq < h[k].seq }

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 // node starts an embedded single node in a fresh directory (or dir).
-func node(t *testing.T, dir string) *Node {
+func node(t testing.TB, dir string) *Node {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -31,15 +32,22 @@ func node(t *testing.T, dir string) *Node {
 }
 
 // open connects to n and opens a journal feeding a new replica store.
-func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
+func open(t testing.TB, n *Node, opts *Options) (*Journal, *store.Store) {
 	t.Helper()
 	nc, err := n.Connect(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j, err := Open(ctx, nc, opts)
+	j, err := Open(ctx, nc, &o)
 	if err != nil {
 		nc.Close()
 		t.Fatal(err)
@@ -58,7 +66,7 @@ func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
 }
 
 // waitReady waits until the feed has caught up with the stream.
-func waitReady(t *testing.T, j *Journal) {
+func waitReady(t testing.TB, j *Journal) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for j.Ready() != nil {
