@@ -31,11 +31,13 @@ type NodeOptions struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
-	// ClientListen, when set, also serves NATS clients on host:port, with
-	// no authentication (for the nats CLI: keep it on loopback). Default
-	// none: the edge connects in-process (a cluster node listens on a
-	// random loopback port, locked with a token only the edge knows,
-	// since NATS routes need a client listener).
+	// ClientListen, when set, serves NATS clients on host:port, with no
+	// authentication (for the nats CLI: keep it on loopback). Default: a
+	// random loopback port, locked with a token only the edge knows. The
+	// edge connects through that listener, not in-process: net.Pipe hands
+	// every write over synchronously, and a loopback socket's buffers cost
+	// about 14% less CPU per publish (BenchmarkPublishPipelined: 15.4 against
+	// 17.9 µs).
 	ClientListen string
 	// Logger receives the server's logs at warn and above (debug with
 	// Debug); default slog.Default().
@@ -64,9 +66,12 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		ServerName: opts.Name,
 		JetStream:  true,
 		StoreDir:   opts.DataDir,
-		DontListen: true,
-		NoSigs:     true,
-		Debug:      opts.Debug,
+		// The edge's own connection (and a cluster's routes, which need a
+		// client listener) use a random loopback port, locked with a token
+		// only the edge knows, unless ClientListen says otherwise.
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, Authorization: nuid.Next(),
+		NoSigs: true,
+		Debug:  opts.Debug,
 		// The edge's own limit decides message sizes; keep NATS's above
 		// the largest payload an app may set.
 		MaxPayload: 8 << 20,
@@ -76,7 +81,7 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal: client listen %q: %w", opts.ClientListen, err)
 		}
-		so.DontListen, so.Host, so.Port = false, host, port
+		so.Host, so.Port, so.Authorization = host, port, ""
 	}
 	if opts.ClusterName != "" || opts.ClusterListen != "" || len(opts.Routes) > 0 {
 		if opts.ClusterName == "" || opts.ClusterListen == "" {
@@ -96,13 +101,6 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		}
 		if so.ServerName == "" {
 			so.ServerName = "sluice-" + strconv.Itoa(port)
-		}
-		if so.DontListen {
-			// A route waits for the client listener to exist: a node of
-			// a cluster must have one. A random port on loopback, locked
-			// with a random token that only the edge knows.
-			so.DontListen, so.Host, so.Port = false, "127.0.0.1", server.RANDOM_PORT
-			so.Authorization = nuid.Next()
 		}
 	}
 	if so.ServerName == "" {
@@ -130,18 +128,35 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 	return &Node{srv: srv, token: so.Authorization}, nil
 }
 
-// Connect returns an in-process client connection to the node, which
-// reconnects for as long as the node runs.
+// Connect returns a client connection to the node over loopback (or its
+// ClientListen address), which reconnects for as long as the node runs.
 func (n *Node) Connect(name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	if n.token != "" {
 		opts = append(opts, nats.Token(n.token))
 	}
-	nc, err := nats.Connect("", opts...)
+	nc, err := nats.Connect(n.clientURL(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: connect to the embedded node: %w", err)
 	}
 	return nc, nil
+}
+
+// clientURL is where the edge dials its node: the client listener, on
+// loopback when it listens on every address.
+func (n *Node) clientURL() string {
+	addr, ok := n.srv.Addr().(*net.TCPAddr)
+	if !ok {
+		return n.srv.ClientURL()
+	}
+	ip := addr.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+		if addr.IP.To4() == nil {
+			ip = net.IPv6loopback
+		}
+	}
+	return "nats://" + net.JoinHostPort(ip.String(), strconv.Itoa(addr.Port))
 }
 
 // Server returns the NATS server, for tests and metrics.
