@@ -38,9 +38,13 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
 		}
 	} else {
+		var token string
+		if token, err = cl.routeToken(); err != nil {
+			return nil, err
+		}
 		d.node, err = journal.StartNode(&journal.NodeOptions{
 			DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
-			Routes: cl.Routes, ClientListen: cl.ClientListen, Logger: log,
+			Routes: cl.Routes, RouteToken: token, ClientListen: cl.ClientListen, Logger: log,
 		})
 		if err == nil {
 			d.nc, err = d.node.Connect("sluice-edge")

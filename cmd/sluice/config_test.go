@@ -343,6 +343,19 @@ func TestValidate(t *testing.T) {
 		{name: "cluster without data dir", edit: func(c *Config) { c.Cluster.Name, c.Cluster.Listen = "c", "127.0.0.1:6222" }, want: "cluster:"},
 		{name: "embedded and external NATS", edit: func(c *Config) { c.Cluster.DataDir, c.NATS.URLs = "/tmp/x", []string{"nats://h:4222"} }, want: "nats.urls"},
 		{name: "publish timeout past the duplicates window", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.PublishTimeout = "/tmp/x", Duration(3*time.Minute) }, want: "cluster.publish_timeout:"},
+		{name: "routes open to other hosts without a token", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "0.0.0.0:6222"
+		}, want: "cluster.listen 0.0.0.0:6222"},
+		{name: "short route token", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen, c.Cluster.Token = "/tmp/x", "c", "10.0.0.5:6222", "short"
+		}, want: "cluster.token:"},
+		{name: "route token twice", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "127.0.0.1:6222"
+			c.Cluster.Token, c.Cluster.TokenFile = strings.Repeat("t", 16), "token"
+		}, want: "cluster: set token or token_file"},
+		{name: "unauthenticated client listener off loopback", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.ClientListen = "/tmp/x", ":4222"
+		}, want: "cluster.client_listen :4222"},
 		{name: "too many replicas", edit: func(c *Config) { c.Cluster.Replicas = 7 }, want: "cluster.replicas:"},
 		{name: "dotted stream name", edit: func(c *Config) { c.Cluster.Stream = "a.b" }, want: "cluster.stream:"},
 		{name: "messages the replica cannot hold", edit: func(c *Config) {
@@ -362,6 +375,32 @@ func TestValidate(t *testing.T) {
 				t.Fatal("ServerOptions accepted an invalid config")
 			}
 		})
+	}
+}
+
+// TestClusterToken: routes on another host's reach are taken with a
+// token, from the config, its file (relative to the config) or the
+// environment.
+func TestClusterToken(t *testing.T) {
+	secret := "a-secret-every-node-shares"
+	path, _ := writeConfig(t, "cluster:\n  data_dir: data\n  name: c\n  listen: 10.0.0.5:6222\n  token_file: token\n")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "token"), []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatalf("a token file beside the config: %v", err)
+	}
+	if got, err := c.Cluster.routeToken(); got != secret || err != nil {
+		t.Fatalf("routeToken = %q, %v; want the file's first line", got, err)
+	}
+	c.Cluster.TokenFile = ""
+	t.Setenv("SLUICE_CLUSTER_TOKEN", secret)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the token from SLUICE_CLUSTER_TOKEN: %v", err)
+	}
+	if got, _ := c.Cluster.routeToken(); got != secret {
+		t.Fatalf("routeToken = %q from the environment", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,11 @@ type NodeOptions struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
+	// RouteToken, when set, is a secret every node of the cluster shares:
+	// a node accepts a route only from a node that presents it (and
+	// presents it to the others). Without it, anyone who reaches
+	// ClusterListen can join the cluster and read every message.
+	RouteToken string
 	// ClientListen, when set, serves NATS clients on host:port, with no
 	// authentication (for the nats CLI: keep it on loopback). Default: a
 	// random loopback port, locked with a token only the edge knows. The
@@ -47,6 +53,10 @@ type NodeOptions struct {
 	// accept connections; default 30s.
 	ReadyTimeout time.Duration
 }
+
+// routeUser is the user a node presents on its routes, with the token as
+// password.
+const routeUser = "sluice"
 
 // Node is an embedded NATS server with JetStream.
 type Node struct {
@@ -92,12 +102,21 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 			return nil, fmt.Errorf("journal: cluster listen %q: %w", opts.ClusterListen, err)
 		}
 		so.Cluster = server.ClusterOpts{Name: opts.ClusterName, Host: host, Port: port}
+		if opts.RouteToken != "" {
+			// NATS checks a route's user and password; the token is the
+			// password of a fixed user. Routes found by gossip get them
+			// from these options, configured ones from their URL.
+			so.Cluster.Username, so.Cluster.Password = routeUser, opts.RouteToken
+		}
 		for _, r := range opts.Routes {
-			u := server.RoutesFromStr(r)
-			if len(u) == 0 {
-				return nil, fmt.Errorf("journal: route %q is not a URL", r)
+			u, err := url.Parse(r)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("journal: route %q is not a URL (nats-route://host:port)", r)
 			}
-			so.Routes = append(so.Routes, u...)
+			if opts.RouteToken != "" && u.User == nil {
+				u.User = url.UserPassword(routeUser, opts.RouteToken)
+			}
+			so.Routes = append(so.Routes, u)
 		}
 		if so.ServerName == "" {
 			so.ServerName = "sluice-" + strconv.Itoa(port)
