@@ -26,7 +26,10 @@ type durability struct {
 // startDurability starts the embedded node (or connects to the external
 // NATS) and opens the stream; it waits for JetStream (a new cluster first
 // elects its leader) until ctx ends.
-func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, log *slog.Logger) (*durability, error) {
+//
+// lost is called if the stream is deleted under the running edge (see
+// journal.ErrStreamLost): the edge must stop.
+func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, lost func(error), log *slog.Logger) (*durability, error) {
 	d := &durability{}
 	cl := &cfg.Cluster
 	var err error
@@ -65,6 +68,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log, AckLatency: ack,
+		OnLost: lost,
 	})
 	if err != nil {
 		d.close()

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 )
@@ -28,9 +30,14 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	opts.Logger = logger
 	m := metrics.New(version)
+	// A durable edge whose stream is deleted under it drains and exits
+	// with the reason (journal.ErrStreamLost), so that its supervisor
+	// restarts it on the stream as it is now.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var dur *durability
 	if cfg.durable() {
-		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), logger); err != nil {
+		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), stop, logger); err != nil {
 			return err
 		}
 		// After the server's drain: publishes in flight get their answer.
@@ -62,7 +69,11 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
 	printBanner(s, l, opts, dur)
-	return l.run(ctx, opts.Limits.ShutdownTimeout)
+	err = l.run(ctx, opts.Limits.ShutdownTimeout)
+	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
+		return errors.Join(cause, err)
+	}
+	return err
 }
 
 // edgeConfig parses the edge's flags and loads its configuration: the

@@ -143,11 +143,17 @@ func (f *feed) watch() {
 			return
 		case <-tick.C:
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		info := f.j.checkStream(ctx)
+		if f.j.Lost() != nil {
+			cancel()
+			return
+		}
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
+			cancel()
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		known := f.knownSeq(ctx)
+		known := f.knownSeq(info)
 		applied := f.st.Applied()
 		if known > applied {
 			f.j.log.Warn("journal feed: stuck behind the stream; starting a new consumer",
@@ -164,15 +170,16 @@ func (f *feed) watch() {
 }
 
 // knownSeq returns the highest sequence the stream is known to hold: its
-// last, or an acknowledged publish's if the stream cannot be asked.
-func (f *feed) knownSeq(ctx context.Context) uint64 {
+// last (info, nil if the stream could not be asked), or an acknowledged
+// publish's.
+func (f *feed) knownSeq(info *jetstream.StreamInfo) uint64 {
 	var known uint64
 	f.mu.Lock()
 	for _, w := range f.waiters {
 		known = max(known, w.seq)
 	}
 	f.mu.Unlock()
-	if info, err := f.j.stream.Info(ctx); err == nil {
+	if info != nil {
 		known = max(known, info.State.LastSeq)
 	}
 	return known
@@ -256,6 +263,10 @@ func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, err
 	f.mu.Lock()
 	if f.applied >= seq || f.closed {
 		f.mu.Unlock()
+		if err := f.j.Lost(); err != nil {
+			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			return
+		}
 		w.call()
 		return
 	}
@@ -319,7 +330,12 @@ func (f *feed) earliestDeadlineLocked() time.Time {
 
 // close stops the consumer and acknowledges the waiting publishes (they
 // are stored).
-func (f *feed) close() {
+func (f *feed) close() { f.stop(nil) }
+
+// stop stops the consumer and completes the waiting publishes: stored
+// (err nil), or failed with err (the stream they were stored in is
+// lost). Nothing is applied after it.
+func (f *feed) stop(err error) {
 	f.applyMu.Lock()
 	cc := f.cc
 	f.gen++ // nothing more is applied
@@ -333,7 +349,11 @@ func (f *feed) close() {
 	f.waiters = nil
 	f.mu.Unlock()
 	for _, w := range ws {
-		w.call()
+		if err != nil {
+			w.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+		} else {
+			w.call()
+		}
 	}
 }
 
@@ -341,6 +361,9 @@ func (f *feed) close() {
 // unreachable, or the feed has not caught up with the stream as it was
 // when the edge started.
 func (j *Journal) Ready() error {
+	if err := j.Lost(); err != nil {
+		return err
+	}
 	if !j.nc.IsConnected() {
 		return errors.New("journal: not connected to NATS")
 	}

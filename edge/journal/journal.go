@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,6 +89,10 @@ type Options struct {
 	// AckLatency, when set, observes the seconds from a publish's first
 	// send to JetStream's acknowledgment (a prometheus.Histogram fits).
 	AckLatency Observer
+	// OnLost, when set, is called once if the stream is deleted (or
+	// deleted and created again) under the journal: the edge should stop
+	// and be restarted. See ErrStreamLost.
+	OnLost func(error)
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -142,6 +147,8 @@ type Journal struct {
 	pub      publisher
 	feed     feed
 	counters counters
+
+	lost atomic.Pointer[error] // set once by loseStream
 
 	closeOnce sync.Once
 	stop      chan struct{}

@@ -117,6 +117,10 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 	switch {
 	case p.closed:
 		p.mu.Unlock()
+		if err := j.Lost(); err != nil {
+			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			return
+		}
 		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
 		return
 	case len(p.pending) >= maxPending:
@@ -261,6 +265,12 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if !p.take(tok) {
 		return
 	}
+	if err := p.j.Lost(); err != nil {
+		// Stored, perhaps, but in a stream this edge no longer serves.
+		p.j.counters.failed.Add(1)
+		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+		return
+	}
 	p.j.counters.published.Add(1)
 	if o := p.j.opts.AckLatency; o != nil {
 		o.Observe(time.Since(r.first).Seconds())
@@ -400,6 +410,20 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 	}
 	slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
 	return resend, failed
+}
+
+// failAll fails every publish in flight, and every later one, with err
+// (the stream is lost); the replies subscription stays until close.
+func (p *publisher) failAll(err error) {
+	p.mu.Lock()
+	p.closed = true
+	pending := p.pending
+	p.pending = map[uint64]*pubReq{}
+	p.mu.Unlock()
+	for _, r := range pending {
+		p.j.counters.failed.Add(1)
+		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+	}
 }
 
 // close fails every publish in flight.
