@@ -46,7 +46,9 @@ func TestSubAfterResumes(t *testing.T) {
 	defer stop()
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- runSub(ctx, []string{"chat", "--after", pos[2]}, stdio{out: &out, errw: &bytes.Buffer{}}) }()
+	go func() {
+		done <- runSub(ctx, []string{"chat", "--after", pos[2]}, stdio{out: &out, errw: &bytes.Buffer{}})
+	}()
 	// Published until sub prints: sub says nothing once subscribed.
 	var fourth []string
 	for out.lines() == nil {
