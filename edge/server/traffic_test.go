@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,16 +10,6 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
 )
-
-// refused returns the refusal count of code in st.
-func refused(t *testing.T, st server.Stats, code string) uint64 {
-	t.Helper()
-	i := slices.Index(server.RefusalCodes(), code)
-	if i < 0 {
-		t.Fatalf("no refusal counter for %q", code)
-	}
-	return st.Refused[i]
-}
 
 // TestRefusalsCounted checks that every refused request counts once under
 // its error code: answered or not (a publish without id gets no reply),
