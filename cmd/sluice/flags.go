@@ -64,15 +64,17 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // any other failure into one usage error that points at -h.
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
-	h, ok := fs.Output().(*helpOutput)
-	if !ok {
-		return err
+	h, ok := fs.Output().(*helpOutput) // else package flag printed it all already
+	if ok {
+		defer h.buf.Reset()
 	}
-	defer h.buf.Reset()
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
+		if !ok {
+			return err
+		}
 		_, werr := h.w.Write(h.buf.Bytes())
 		return errors.Join(err, werr)
 	}
