@@ -41,6 +41,7 @@ const chatTexts = `[...document.querySelectorAll("#messages li .text")].map((e) 
 func chatOpen(t *testing.T, b *chrome, e *edgeProcess, room, user string) *tab {
 	t.Helper()
 	p := b.newTab(t, e.url)
+	p.name = user
 	p.open("/chat.html#" + room)
 	p.run("wait for "+user+"'s chat to join",
 		chromedp.WaitEnabled(chromedp.CSS("#send")),
@@ -78,7 +79,7 @@ func testChatBothWays(t *testing.T, b *chrome) {
 		got := evalJS[[]string](p, chatTexts)
 		want := []string{"hello bob, it's alice 👋", "hi alice! ünïcode works"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s shows %q, want %q", p.base, got, want)
+			t.Errorf("%s shows %q, want %q", p, got, want)
 		}
 	}
 	// Who said what: bob sees alice's line under her name.

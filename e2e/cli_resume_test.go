@@ -39,7 +39,7 @@ func parseSubLines(t *testing.T, out string) []subLine {
 
 // TestCLISubKilledResumesExactly publishes 20,000 messages, runs `sluice
 // sub` over their history and kills it (SIGKILL) while it prints: every
-// line printed is whole, and `sluice sub --position` with the last line's
+// line printed is whole, and `sluice sub --after` with the last line's
 // position prints the rest: together, every message once, in order.
 // Before, lines carried their batch's end, and the resume skipped the rest
 // of the batch the kill fell in.
@@ -78,7 +78,7 @@ func TestCLISubKilledResumesExactly(t *testing.T) {
 
 	var second *process
 	if len(lines) < n {
-		second = startProcess(t, edge.env(), "sub", "resume", "--position", last)
+		second = startProcess(t, edge.env(), "sub", "resume", "--after", last)
 		waitFor(t, "the resumed sub to print the rest", func() bool {
 			return strings.Count(second.stdout.String(), "\n") >= n-len(lines)
 		})

@@ -141,6 +141,9 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	f.common.fill()
+	if err := f.common.check(); err != nil {
+		return err
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if f.verbose {
 		logger = slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -188,7 +191,7 @@ func (u *urlList) Set(v string) error {
 	if v == "" {
 		return errors.New("empty URL")
 	}
-	*u = append(*u, v)
+	*u = append(*u, endpointURL(v))
 	return nil
 }
 

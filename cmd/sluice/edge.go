@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 
@@ -76,11 +75,16 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	return err
 }
 
+const edgeUsage = `edge [flags]
+
+Serves RTM v2 over WebSocket, the demo pages and the browser client. Without
+--config: the app "demo" on 127.0.0.1:8080, in memory. Flags override the
+config file. Stops on SIGINT or SIGTERM, draining connections first.`
+
 // edgeConfig parses the edge's flags and loads its configuration: the
 // file's (or the default), with the flags given written over it.
 func edgeConfig(args []string, s stdio) (*Config, error) {
-	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
-	fs.SetOutput(s.errw)
+	fs := newFlagSet("edge", edgeUsage, s)
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
@@ -89,7 +93,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	ops.register(fs)
 	var cl clusterFlags
 	cl.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

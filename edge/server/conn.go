@@ -34,14 +34,15 @@ const readOverhead = 16 << 10
 // owns the cursors once a subscription is handed over; mu guards what
 // they share.
 type conn struct {
-	srv    *Server
-	app    *app.App
-	ws     *websocket.Conn
-	codec  codec.Codec
-	ci     int // index of codec in codecs
-	op     websocket.Opcode
-	remote string
-	peer   string // remote's address without port: the key of per-address limits
+	srv     *Server
+	app     *app.App
+	traffic *appTraffic // the app's counters
+	ws      *websocket.Conn
+	codec   codec.Codec
+	ci      int // index of codec in codecs
+	op      websocket.Opcode
+	remote  string
+	peer    string // remote's address without port: the key of per-address limits
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -115,6 +116,10 @@ type subscription struct {
 	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
 	batch       int // most messages per data PDU; 0: no limit
+	// since is the store's clock when the subscription was made: messages
+	// stored from then on reach it live, older ones are history
+	// (observeFirst).
+	since int64
 }
 
 // position returns where the subscription reads next.
@@ -201,6 +206,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	c := &conn{
 		srv:        s,
 		app:        a,
+		traffic:    s.traffic[a.Key],
 		ws:         ws,
 		codec:      cd,
 		ci:         ci,
@@ -244,6 +250,7 @@ func (c *conn) run() {
 			continue
 		}
 		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
+		c.traffic.bytesIn.Add(uint64(len(frame)))
 		c.handleFrame(frame)
 		if c.ws.Buffered() == 0 {
 			c.wakeIfDue()

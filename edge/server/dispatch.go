@@ -154,15 +154,16 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 // the unsolicited /error for an undecodable frame. Errors that are not
 // protocol errors are logged and reported without detail.
 func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool) {
-	if id.IsZero() && !unsolicited {
-		return
-	}
-	c.drainAcks()
 	e, ok := rtm.AsError(err)
 	if !ok {
 		c.srv.log.Error("request failed", "remote", c.remote, "action", action, "err", err)
 		e = rtm.Errorf(rtm.CodeInvalidOperation, "internal error")
 	}
+	c.srv.countRefusal(e.Code)
+	if id.IsZero() && !unsolicited {
+		return
+	}
+	c.drainAcks()
 	replyAction := rtm.ActionError
 	if !unsolicited {
 		replyAction = rtm.Reply(action, rtm.OutcomeError)

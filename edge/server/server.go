@@ -34,6 +34,7 @@ var ErrShutdown = errors.New("server: shutdown deadline passed with connections 
 // WebSocket endpoint /v2; the caller owns the listener and the http.Server.
 type Server struct {
 	apps      map[string]*app.App
+	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
 	journal   Journal // nil: a standalone edge
@@ -66,6 +67,7 @@ func New(opts *Options) (*Server, error) {
 	}
 	s := &Server{
 		apps:      make(map[string]*app.App, len(opts.Apps)),
+		traffic:   make(map[string]*appTraffic, len(opts.Apps)),
 		limits:    opts.Limits.withDefaults(),
 		log:       opts.Logger,
 		firstSeen: opts.FirstDelivery,
@@ -83,6 +85,7 @@ func New(opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("server: appkey %q configured twice", a.Key)
 		}
 		s.apps[a.Key] = a
+		s.traffic[a.Key] = &appTraffic{}
 	}
 	s.origins = opts.AllowedOrigins
 	if len(s.origins) == 0 {
