@@ -239,3 +239,40 @@ func TestFeedWatchdogReplacesStuckConsumer(t *testing.T) {
 		t.Fatalf("feed restarts = %d, want 1", n)
 	}
 }
+
+// TestOpenNeverLowersLimits: edges share the stream; one opened with
+// shorter rules (another app config, or mid-rollout) raises what is
+// lower and keeps what is higher, so it never cuts the history the other
+// edges keep.
+func TestOpenNeverLowersLimits(t *testing.T) {
+	t.Parallel()
+	n := node(t, "")
+	limits := func(j *Journal) (time.Duration, int64) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		info, err := j.stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Config.MaxAge, info.Config.MaxBytes
+	}
+	steps := []struct {
+		age      time.Duration
+		bytes    int64
+		wantAge  time.Duration
+		wantSize int64
+	}{
+		{2 * time.Hour, 1 << 30, 2 * time.Hour, 1 << 30},
+		{time.Hour, 1 << 20, 2 * time.Hour, 1 << 30}, // shorter rules: kept
+		{3 * time.Hour, 2 << 30, 3 * time.Hour, 2 << 30},
+		{time.Hour, 0, 3 * time.Hour, -1}, // unbounded bytes: raised to unbounded
+		{time.Hour, 1 << 30, 3 * time.Hour, -1},
+	}
+	for i, s := range steps {
+		j, _ := open(t, n, &Options{MaxAge: s.age, MaxBytes: s.bytes})
+		if age, size := limits(j); age != s.wantAge || size != s.wantSize {
+			t.Fatalf("step %d: an edge wanting %v / %d bytes left the stream at %v / %d, want %v / %d",
+				i, s.age, s.bytes, age, size, s.wantAge, s.wantSize)
+		}
+	}
+}
