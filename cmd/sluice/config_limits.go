@@ -24,9 +24,17 @@ type LimitsConfig struct {
 	// SubscriptionsPerConnection; past it, subscribe fails with
 	// subscription_quota_exceeded. Default 256.
 	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
-	// RequestsPerSecond per connection, with a burst of the same size;
-	// past it, requests fail with too_many_requests. Default 1000.
+	// RequestsPerSecond per connection, on average: a token bucket
+	// refilling at this rate, of RequestBurst tokens. Past it, requests
+	// with an id fail with too_many_requests (the connection stays open);
+	// those without (fire-and-forget publishes) are read more slowly
+	// instead. Default 1000.
 	RequestsPerSecond int `yaml:"requests_per_second,omitempty"`
+	// RequestBurst is how many requests a connection may send at once
+	// after a quiet spell (the bucket's size): a page subscribing to its
+	// channels as it loads, a client resubscribing after a reconnect.
+	// Default twice requests_per_second.
+	RequestBurst int `yaml:"request_burst,omitempty"`
 	// AuthFailuresPerConnection: the last failed authentication a
 	// connection may make is answered, then the connection is closed
 	// (1008). Default 5.

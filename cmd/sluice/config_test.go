@@ -52,6 +52,7 @@ limits:
   connections: 5000
   subscriptions_per_connection: 64
   requests_per_second: 200
+  request_burst: 500
   queue_bytes: 2MiB
   store_bytes: 4GiB
   channel_bytes: 64MB
@@ -122,7 +123,7 @@ func TestLoadFullConfig(t *testing.T) {
 			Roles:      map[string]RoleConfig{"writer": {Publish: []string{"sensor.*"}}},
 		}},
 		Limits: LimitsConfig{
-			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200,
+			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200, RequestBurst: 500,
 			QueueBytes: 2 << 20, StoreBytes: 4 << 30, ChannelBytes: 64e6,
 			WriteTimeout: Duration(5 * time.Second), PingInterval: Duration(20 * time.Second),
 			ShutdownTimeout: Duration(3 * time.Second),
@@ -163,7 +164,7 @@ func checkFullOptions(t *testing.T, c *Config, priv ed25519.PrivateKey) {
 	}
 	l := opts.Limits
 	if l.Connections != 5000 || l.SubscriptionsPerConnection != 64 || l.RequestsPerSecond != 200 ||
-		l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
+		l.RequestBurst != 500 || l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
 		l.ShutdownTimeout != 3*time.Second {
 		t.Errorf("limits = %+v", l)
 	}
@@ -337,6 +338,7 @@ func TestValidate(t *testing.T) {
 		{name: "missing key file", edit: func(c *Config) { c.Apps[0].JWTKeyFile = "/nonexistent/k.pem" }, want: "apps[0].jwt_key_file:"},
 		{name: "negative connections", edit: func(c *Config) { c.Limits.Connections = -1 }, want: "limits.connections:"},
 		{name: "negative rate", edit: func(c *Config) { c.Limits.RequestsPerSecond = -5 }, want: "limits.requests_per_second:"},
+		{name: "negative burst", edit: func(c *Config) { c.Limits.RequestBurst = -1 }, want: "limits.request_burst:"},
 		{name: "empty origin", edit: func(c *Config) { c.AllowedOrigins = []string{"a", " "} }, want: "allowed_origins[1]:"},
 		{name: "bad log level", edit: func(c *Config) { c.Log.Level = "loud" }, want: "log.level:"},
 		{name: "bad log format", edit: func(c *Config) { c.Log.Format = "xml" }, want: "log.format:"},

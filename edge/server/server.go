@@ -264,6 +264,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
 	def(&l.RequestsPerSecond, 1000)
+	def(&l.RequestBurst, 2*l.RequestsPerSecond)
 	def(&l.AuthFailures, 5)
 	def(&l.AuthFailuresPerMinute, 30)
 	def(&l.QueueBytes, 1<<20)
