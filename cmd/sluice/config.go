@@ -293,6 +293,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			FrameTimeout:               time.Duration(l.FrameTimeout),
 			PingInterval:               time.Duration(l.PingInterval),
 			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
+			DrainSpread:                l.drainSpread(),
 		},
 		AllowedOrigins: slices.Clone(c.AllowedOrigins),
 	}, nil
@@ -335,6 +336,9 @@ func (c *Config) checkScalars() error {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}
+	}
+	if err := l.checkDrain(); err != nil {
+		return err
 	}
 	if l.ConnectionsPerIP < -1 {
 		return fmt.Errorf("limits.connections_per_ip: %d is neither a count nor -1 (no limit)", l.ConnectionsPerIP)

@@ -253,8 +253,9 @@ func TestDefaultConfig(t *testing.T) {
 	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {
 		t.Fatalf("demo default role: %+v", p)
 	}
-	// Connections is derived from the open-files limit (TestDefaultConnections).
-	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit())}) || opts.AllowedOrigins != nil {
+	// Connections is derived from the open-files limit (TestDefaultConnections);
+	// the drain's spread is the edge's (the server's default is none).
+	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit()), DrainSpread: defaultDrainSpread}) || opts.AllowedOrigins != nil {
 		t.Fatalf("default limits %+v, origins %v: want the server's defaults", opts.Limits, opts.AllowedOrigins)
 	}
 	// Partial files keep the other defaults.
@@ -323,6 +324,9 @@ func TestValidate(t *testing.T) {
 		{name: "negative idle timeout", edit: func(c *Config) { c.Limits.IdleTimeout = Duration(-time.Second) }, want: "limits.idle_timeout:"},
 		{name: "negative frame timeout", edit: func(c *Config) { c.Limits.FrameTimeout = Duration(-time.Second) }, want: "limits.frame_timeout:"},
 		{name: "no apps", edit: func(c *Config) { c.Apps = nil }, want: "apps:"},
+		{name: "spread past the shutdown timeout", edit: func(c *Config) {
+			c.Limits.ShutdownTimeout, c.Limits.DrainSpread = Duration(4*time.Second), dur(4*time.Second)
+		}, want: "limits.drain_spread:"},
 		{name: "empty appkey", edit: func(c *Config) { c.Apps[0].Appkey = "" }, want: "apps[0].appkey:"},
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},
 		{name: "duplicate appkey", edit: func(c *Config) { c.Apps = append(c.Apps, c.Apps[0]) }, want: "apps[1].appkey:"},
@@ -457,4 +461,36 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		_ = c.Validate() // must not panic
 	})
+}
+
+// TestDrainDefaults: the drain's delay and spread have defaults, the
+// spread within the shutdown timeout, and 0s turns either off.
+func TestDrainDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		yaml          string
+		delay, spread time.Duration
+	}{
+		{name: "defaults", yaml: "", delay: 5 * time.Second, spread: 5 * time.Second},
+		{name: "a short shutdown timeout halves the spread", yaml: "limits: {shutdown_timeout: 3s}", delay: 5 * time.Second, spread: 1500 * time.Millisecond},
+		{name: "set", yaml: "limits: {drain_delay: 12s, drain_spread: 4s}", delay: 12 * time.Second, spread: 4 * time.Second},
+		{name: "off", yaml: "limits: {drain_delay: 0s, drain_spread: 0s}", delay: 0, spread: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, _ := writeConfig(t, tt.yaml+"\n")
+			c, err := LoadConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, err := c.ServerOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := c.Limits.drainDelay(); d != tt.delay || opts.Limits.DrainSpread != tt.spread {
+				t.Fatalf("delay %v, spread %v; want %v, %v", d, opts.Limits.DrainSpread, tt.delay, tt.spread)
+			}
+		})
+	}
 }

@@ -12,7 +12,8 @@ import (
 
 // runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
 // reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" and returns within the shutdown timeout (listeners.run).
+// "going away" and returns within the shutdown timeout (listeners.run,
+// drain).
 func runEdge(ctx context.Context, args []string, s stdio) error {
 	cfg, err := edgeConfig(args, s)
 	if err != nil {
@@ -62,7 +63,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
 	printBanner(s, l, opts, dur)
-	return l.run(ctx, opts.Limits.ShutdownTimeout)
+	return l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
 }
 
 // edgeConfig parses the edge's flags and loads its configuration: the

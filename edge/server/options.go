@@ -94,4 +94,8 @@ type Limits struct {
 	PingInterval time.Duration
 	// ShutdownTimeout bounds a graceful shutdown; default 10s.
 	ShutdownTimeout time.Duration
+	// DrainSpread is the window over which Shutdown closes the open
+	// connections, evenly, so that their reconnects reach the other edges
+	// over that time rather than at once; default 0: all at once.
+	DrainSpread time.Duration
 }
