@@ -165,3 +165,55 @@ func TestEdgeRestartGap(t *testing.T) {
 		t.Errorf("states %v: want a disconnection, then connected", ss)
 	}
 }
+
+// TestLaggingSubscriptionAcrossRestartGap: a subscription paused for a
+// slow handler (its data dropped until the handler catches up) whose edge
+// restarts meanwhile: once the handler has caught up, it resubscribes on
+// the new edge, which does not have its position, and carries on there
+// with a gap rather than ending.
+func TestLaggingSubscriptionAcrossRestartGap(t *testing.T) {
+	t.Parallel()
+	a := startEdgeProcess(t)
+	px := newProxy(t, strings.TrimPrefix(a.url, "ws://"))
+	var logs logRecorder
+	// A buffer of less than one message: the handler falls behind at once.
+	c := dial(t, px.url(), client.Options{AppKey: a.appkey, DeliveryBufferBytes: 300, Logger: logs.logger()})
+	ctx := ctxFor(t)
+	var l gapLog
+	release, stuck := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	handler := func(m client.Message) {
+		once.Do(func() {
+			close(stuck)
+			<-release
+		})
+		l.message(client.Message{Value: m.Value.(map[string]any)["i"]})
+	}
+	s, err := c.Subscribe(ctx, "lag", l.options(false), handler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
+	flood(t, onA, "lag", 0, 0)
+	recv(t, "the handler to block", stuck)
+	flood(t, onA, "lag", 1, 3)
+	waitFor(t, "the subscription to pause", func() bool { return logs.contains("subscription paused") })
+
+	a.kill()
+	b := startEdgeProcess(t)
+	px.retarget(strings.TrimPrefix(b.url, "ws://"))
+	px.cut()
+	waitFor(t, "the client on the new edge", func() bool { return c.State() == client.Connected })
+	close(release)
+	waitFor(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
+	onB := dial(t, b.url, client.Options{AppKey: b.appkey})
+	flood(t, onB, "lag", 100, 100)
+	waitFor(t, "the message on the new edge", func() bool {
+		ev, _, _ := l.get()
+		return len(ev) > 0 && ev[len(ev)-1] == "msg:100"
+	})
+	events, _, errs := l.get()
+	if len(errs) != 0 || s.Err() != nil || events[0] != "msg:0" || events[len(events)-2] != "gap" {
+		t.Fatalf("events %v, errors %v, Err %v; want the messages before, a gap, then 100, and no error", events, errs, s.Err())
+	}
+}

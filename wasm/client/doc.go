@@ -43,7 +43,8 @@
 // out_of_sync push ends the subscription and reaches
 // OnError, as does a slow handler's resubscription (see below) refused
 // with expired_position: there the edge kept the messages, and it was the
-// application that could not keep up.
+// application that could not keep up (unless the connection was lost
+// meanwhile: that resubscription follows a reconnect, and carries on).
 //
 // # Callbacks and the delivery buffer
 //

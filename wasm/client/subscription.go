@@ -121,6 +121,7 @@ type Subscription struct {
 	next      rtm.Position  // where to resume: after the last batch queued for the handler
 	delivered rtm.Position  // after the last batch handed to the handler
 	lag       bool          // the delivery buffer overflowed: data is dropped until resubscribed
+	moved     bool          // a connection was lost since it lagged: its resubscription follows a reconnect
 	asked     *rtm.Position // the position the edge was last asked to start at, until data or a fast_forward notice answers it
 	finished  bool          // no longer live: out of c.subs, no data accepted
 	abandoned bool          // Subscribe gave up before the edge's reply
@@ -298,7 +299,7 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 			return
 		}
 		c.subs[s.id] = s
-		s.conn, s.next, s.lag, s.asked = cn, pos, false, asked
+		s.conn, s.next, s.lag, s.moved, s.asked = cn, pos, false, false, asked
 		if first {
 			s.delivered = pos
 		}

@@ -169,6 +169,7 @@ func (c *Client) lost(cn *conn) {
 		if s.conn == cn {
 			s.conn = nil
 		}
+		s.moved = s.moved || s.lag
 	}
 	c.setStateLocked(Disconnected)
 }
@@ -252,11 +253,14 @@ func (c *Client) resubscribe(cn *conn, subs []*Subscription, reconnect bool) err
 // resubscribeAll sends the resubscriptions of subs (with fast_forward if
 // forward), then waits for their replies. It ends the subscriptions the
 // edge refused and returns those refused with expired_position that carry
-// on instead when carryOn is set.
-func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, carryOn bool) ([]*Subscription, error) {
+// on instead: after a reconnect (reconnect set, or a lagging subscription
+// whose connection was lost meanwhile), unless Strict.
+func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconnect bool) ([]*Subscription, error) {
 	calls := make([]*call, 0, len(subs))
+	carryOn := make([]bool, 0, len(subs))
 	for _, s := range subs {
 		c.mu.Lock()
+		carryOn = append(carryOn, !forward && (reconnect || s.moved))
 		body := s.resumeBody()
 		body.FastForward = body.FastForward || forward
 		asked := s.next
@@ -273,7 +277,7 @@ func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, carryOn
 	for i, cl := range calls {
 		err := cn.wait(c.ctx, cl, nil)
 		if e, ok := rtm.AsError(err); ok && !errors.Is(err, ErrDisconnected) {
-			if carryOn && subs[i].carriesOn(e) {
+			if carryOn[i] && subs[i].carriesOn(e) {
 				c.log.Info("sluice client: resume position gone, carrying on from the oldest message",
 					"subscription_id", subs[i].id, "position", e.Position)
 				expired = append(expired, subs[i])
