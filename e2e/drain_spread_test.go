@@ -42,6 +42,16 @@ func watchCloses(t *testing.T, e *edgeProcess, n int) []*closeWatch {
 			cancel()
 			t.Fatal(err)
 		}
+		// A reply proves the edge tracks the connection (a connection
+		// still being set up when the drain begins is closed at once).
+		if err := conn.Write(ctx, websocket.MessageText, []byte(`{"action":"rtm/read","id":1,"body":{"channel":"x"}}`)); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if _, _, err := conn.Read(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
 		w := &closeWatch{done: make(chan struct{})}
 		go func() {
 			defer close(w.done)
