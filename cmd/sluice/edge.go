@@ -13,7 +13,8 @@ import (
 
 // runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
 // reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" and returns within the shutdown timeout (listeners.run).
+// "going away" and returns within the shutdown timeout (listeners.run,
+// drain).
 func runEdge(ctx context.Context, args []string, s stdio) error {
 	cfg, err := edgeConfig(args, s)
 	if err != nil {
@@ -68,7 +69,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
 	printBanner(s, l, opts, dur)
-	err = l.run(ctx, opts.Limits.ShutdownTimeout)
+	err = l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
 	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
 		return errors.Join(cause, err)
 	}
