@@ -27,7 +27,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	opts.Logger = logger
-	m := metrics.New(version)
+	m := metrics.New(Version())
 	var dur *durability
 	if cfg.durable() {
 		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), logger); err != nil {
@@ -109,7 +109,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 }
 
 func printBanner(s stdio, l *listeners, opts *server.Options, dur *durability) {
-	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", version)
+	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", Version())
 	fmt.Fprintf(s.out, "  url:    %s\n", l.url)
 	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(l.url))
 	if l.certs != nil {
