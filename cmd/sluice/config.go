@@ -63,10 +63,16 @@ type Config struct {
 	Cluster ClusterConfig `yaml:"cluster,omitempty"`
 	// NATS uses an external NATS cluster instead. Default off.
 	NATS NATSConfig `yaml:"nats,omitempty"`
+	// Web configures the browser files and demo pages (config_web.go).
+	Web WebConfig `yaml:"web,omitempty"`
 
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
 	dir string
+	// path is the file loaded, "" for the defaults.
+	path string
+	// checkOnly is set by --check-config: validate, report, exit.
+	checkOnly bool
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.
@@ -223,6 +229,7 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.dir = filepath.Dir(path)
+	c.path = path
 	c.TLS.resolve(c.dir)
 	c.resolveCluster(c.dir)
 	if err := c.Validate(); err != nil {

@@ -18,12 +18,16 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/andybalholm/brotli"
 
 	clientjs "github.com/sluicehq/sluice/client-js"
 )
@@ -53,38 +57,76 @@ var routes = map[string]string{
 // Handler serves the embedded files. It is safe for concurrent use.
 type Handler struct {
 	assets map[string]*asset // by embedded name; a missing file is absent
+	noDemo bool
 }
 
-// New returns a Handler for the files embedded in the binary. A file that
-// is not there (sluice.wasm and wasm_exec.js before `make wasm`) is
-// answered with a 404 that says how to build it.
-func New() *Handler { return newHandler(clientjs.Files) }
-
-// newHandler indexes the routed files of fsys.
-func newHandler(fsys fs.FS) *Handler {
-	h := &Handler{assets: make(map[string]*asset)}
-	for _, name := range routes {
-		if a, err := load(fsys, name); err == nil {
-			h.assets[name] = a
-		}
-	}
-	return h
+// Options configure a Handler; nil means the defaults.
+type Options struct {
+	// NoDemo leaves the demo pages out (404): an edge in production
+	// serves the client files only.
+	NoDemo bool
 }
 
-// load reads a file and the variants compressed beside it, if any.
-func load(fsys fs.FS, name string) (*asset, error) {
-	data, err := fs.ReadFile(fsys, name)
+// New returns a Handler for the files embedded in the binary. It fails
+// only for a binary whose embedded files are corrupt, which TestEmbedded
+// keeps from being built.
+func New(opts *Options) (*Handler, error) {
+	h, err := newHandler(clientjs.Files, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("web: the embedded browser client: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	a := &asset{name: name, data: data, etag: hex.EncodeToString(sum[:8]), ctype: contentType(name)}
+	return h, nil
+}
+
+// newHandler indexes the routed files of fsys. A routed file that is
+// missing is answered with a 404 that says how to build it; one that is
+// there but cannot be decoded is an error.
+func newHandler(fsys fs.FS, opts *Options) (*Handler, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &Handler{assets: make(map[string]*asset), noDemo: opts.NoDemo}
+	for _, name := range routes {
+		a, err := load(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		h.assets[name] = a
+	}
+	return h, nil
+}
+
+// load reads a file and the variants compressed beside it, if any; a
+// file embedded only as FILE.br is checked to decode (sluice.wasm, which
+// is committed that way) and tagged by its compressed bytes.
+func load(fsys fs.FS, name string) (*asset, error) {
+	a := &asset{name: name, ctype: contentType(name)}
 	if b, err := fs.ReadFile(fsys, name+".br"); err == nil {
 		a.br = variant{data: b, ready: true}
 	}
 	if b, err := fs.ReadFile(fsys, name+".gz"); err == nil {
 		a.gz = variant{data: b, ready: true}
 	}
+	data, err := fs.ReadFile(fsys, name)
+	switch {
+	case err == nil:
+		a.data = data
+	case errors.Is(err, fs.ErrNotExist) && a.br.ready:
+		// Decoding here would cost every edge some 40 ms and 3.6 MB at
+		// startup for sluice.wasm; reading it through checks the stream.
+		if _, err := io.Copy(io.Discard, brotli.NewReader(bytes.NewReader(a.br.data))); err != nil {
+			return nil, fmt.Errorf("%s.br: %w", name, err)
+		}
+		a.brOnly = true
+		data = a.br.data
+	default:
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	a.etag = hex.EncodeToString(sum[:8])
 	return a, nil
 }
 
@@ -112,7 +154,7 @@ func contentType(name string) string {
 // ServeHTTP serves the routed files; other paths are 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := routes[r.URL.Path]
-	if !ok {
+	if !ok || h.noDemo && strings.HasPrefix(name, "demo/") {
 		http.NotFound(w, r)
 		return
 	}
@@ -124,7 +166,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a := h.assets[name]
 	if a == nil {
 		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, fmt.Sprintf("%s is not in this binary: run `make wasm`, then build sluice again", path.Base(name)), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("%s is not in this binary: it was built from an incomplete tree (run `make wasm`, then build sluice again)", path.Base(name)), http.StatusNotFound)
 		return
 	}
 	hdr := w.Header()
