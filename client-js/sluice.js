@@ -11,13 +11,21 @@
 //
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
-const here = import.meta.url;
-
-/** Where sluice.wasm and wasm_exec.js are: beside this module by default. */
-const defaults = {
-  wasmURL: new URL("./dist/sluice.wasm", here).href,
-  wasmExecURL: new URL("./dist/wasm_exec.js", here).href,
-};
+/**
+ * defaultWasmURL is where sluice.wasm is unless {wasmURL} says: beside this
+ * module, in dist/. Written as the literal new URL("...", import.meta.url),
+ * which Vite and webpack recognize and turn into an asset they emit with
+ * the bundle; esbuild leaves it as it is (copy dist/sluice.wasm beside the
+ * bundle, or import it with the file loader and pass {wasmURL}: see the
+ * README). null where import.meta.url is not set (a bundle in IIFE format).
+ */
+function defaultWasmURL() {
+  try {
+    return new URL("./dist/sluice.wasm", import.meta.url).href;
+  } catch {
+    return null;
+  }
+}
 
 /** The states a client goes through. */
 export const States = Object.freeze(["connecting", "connected", "disconnected", "reconnecting", "closed"]);
@@ -60,12 +68,12 @@ let loading = null;
 
 /**
  * load fetches and starts sluice.wasm once per page; connect calls it.
- * Call it yourself to start the download early or to load the files from
- * elsewhere ({wasmURL, wasmExecURL}).
+ * Call it yourself to start the download early or to load sluice.wasm
+ * from elsewhere ({wasmURL}).
  */
 export function load(options = {}) {
   if (!loading) {
-    loading = boot({ ...defaults, ...options }).catch((e) => {
+    loading = boot(options).catch((e) => {
       loading = null; // let a later call try again
       throw new SluiceError(`sluice: could not load the WebAssembly client: ${e && e.message ? e.message : e}`, {
         code: "load_failed",
@@ -78,7 +86,13 @@ export function load(options = {}) {
 
 async function boot({ wasmURL, wasmExecURL }) {
   if (typeof globalThis.Go !== "function") {
-    await import(wasmExecURL); // defines globalThis.Go
+    // Defines globalThis.Go. A literal path, so that bundlers bundle it;
+    // wasmExecURL is the way of older versions to load it from elsewhere.
+    await (wasmExecURL ? import(/* @vite-ignore */ wasmExecURL) : import("./dist/wasm_exec.js"));
+  }
+  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
+  if (!wasmURL) {
+    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
   }
   const go = new globalThis.Go();
   const { instance } = await instantiate(wasmURL, go.importObject);
@@ -102,7 +116,11 @@ async function instantiate(url, imports) {
     }
   }
   const r = await response;
-  if (!r.ok) throw new Error(`${url}: HTTP ${r.status} ${await r.text()}`);
+  if (!r.ok) {
+    throw new Error(
+      `${url}: HTTP ${r.status} ${await r.text()} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
+    );
+  }
   return WebAssembly.instantiate(await r.arrayBuffer(), imports);
 }
 
