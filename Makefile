@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test vet staticcheck fmt-check bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
+.PHONY: npm-pack all build run test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium fmt-check vet staticcheck
+test: wasm-check chromium fmt-check vet staticcheck typecheck
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
@@ -66,6 +66,18 @@ wasm-check:
 	  fi; \
 	done; echo "wasm-check: $(WASM_DIR) is what make wasm builds"
 
+# The npm package, versioned as the release: bin/sluicehq-sluice-V.tgz,
+# with V the VERSION without its v (a VERSION that is not a release tag,
+# such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
+# bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
+npm-pack: wasm node
+	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
+	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
+	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
+	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
+	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
+
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.
 chromium:
 	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
@@ -75,6 +87,25 @@ chromium:
 	else \
 	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium"; \
+	  exit 1; \
+	fi
+
+# client-js's types, as an application compiles against them: tsc
+# --strict on an example (client-js/testdata/types), with the TypeScript
+# its package-lock.json pins, installed by npm ci.
+TYPES_DIR := client-js/testdata/types
+typecheck: node
+	cd $(TYPES_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(TYPES_DIR) && ./node_modules/.bin/tsc -p . && echo "typecheck: tsc --strict passed on $(TYPES_DIR)/example.ts"
+
+node:
+	@if command -v npm >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Node.js and npm for the type check"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; \
+	else \
+	  echo "The type check needs npm and this is not root:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends nodejs npm"; \
 	  exit 1; \
 	fi
 
