@@ -4,10 +4,12 @@
 // loads it once and gives it a Promise and event API.
 //
 //   import { Sluice } from "/sluice.js";
-//   const client = await Sluice.connect("wss://edge.example.com", { appkey: "demo" });
+//   const client = await Sluice.connect("wss://edge.example.com", {
+//     appkey: "demo",
+//     onState: (state) => { ... }, // connecting, connected, disconnected, reconnecting, closed
+//   });
 //   const sub = client.subscribe("chat", { history: { count: 20 } }, (msg, info) => { ... });
 //   await client.publish("chat", { text: "hi" });
-//   client.on("state", (state) => { ... }); // connecting, connected, disconnected, reconnecting, closed
 //
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
@@ -34,9 +36,9 @@ export const States = Object.freeze(["connecting", "connected", "disconnected", 
  * The error of every failed call and "error" event. code is what to
  * branch on: an RTM code from the edge (authorization_denied,
  * authentication_failed, expired_position, out_of_sync, invalid_appkey,
- * ...) or one of the client's own (closed, disconnected, timeout,
- * invalid_options, invalid_url, invalid_value, handler_error,
- * internal_error, load_failed).
+ * ...) or one of the client's own (network, refused, closed,
+ * disconnected, timeout, invalid_options, invalid_url, invalid_value,
+ * handler_error, internal_error, load_failed, error): see sluice.d.ts.
  */
 export class SluiceError extends Error {
   constructor(message, { code = "error", reason = "", position = null, subscriptionId = null, cause } = {}) {

@@ -8,8 +8,10 @@
 // ETag and "Cache-Control: no-cache", so browsers revalidate and get 304
 // Not Modified until the binary changes; files are sent gzip- or
 // brotli-compressed when the browser accepts it (brotli first), from
-// variants compressed once: sluice.wasm and wasm_exec.js by `make wasm`,
-// the small text files on first request. The client files are served with
+// variants compressed once: sluice.wasm is embedded brotli-compressed
+// only (as `make wasm` writes and the repository holds it) and decoded on
+// the first request that cannot take brotli; the text files are
+// compressed on first request. The client files are served with
 // "Access-Control-Allow-Origin: *", so any page may load them from an
 // edge: the edge authenticates by appkey and role, not by cookie.
 package web
