@@ -8,7 +8,9 @@ package clientjs
 import "embed"
 
 // Files are the embedded files, by their path in this directory:
-// sluice.js, sluice.d.ts, demo/, and the two generated files that are
+// sluice.js, sluice.d.ts, demo/, what the edge's npm package adds
+// (package.json, README.md, LICENSE: a copy of the repository's, which
+// TestLicense keeps equal), and the two generated files that are
 // committed, so that every build of the binary (`go build`, `go install
 // ...@VERSION`) serves a working client: dist/sluice.wasm.br (sluice.wasm
 // brotli-compressed, which the edge decodes for browsers that cannot take
@@ -19,4 +21,5 @@ import "embed"
 // checkout.
 //
 //go:embed sluice.js sluice.d.ts demo dist/README.md dist/sluice.wasm.br dist/wasm_exec.js
+//go:embed package.json README.md LICENSE
 var Files embed.FS

@@ -110,3 +110,19 @@ func TestNoRegistryURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestLicense checks that the package's LICENSE, which the edge's npm
+// package carries, is the repository's.
+func TestLicense(t *testing.T) {
+	ours, err := os.ReadFile("LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := os.ReadFile("../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ours) != string(repo) || !strings.Contains(string(ours), "Apache License") {
+		t.Error("client-js/LICENSE is not the repository's LICENSE (Apache-2.0): copy it")
+	}
+}

@@ -1,9 +1,9 @@
 package e2e
 
-// The npm package as an application uses it: installed under
-// node_modules, bundled with esbuild (in-process, no npm), the bundle
-// served from a site of its own, so every page talks to the edge from
-// another origin.
+// The npm package as an application uses it: installed with npm from the
+// edge's /sluice.tgz, bundled with esbuild (in-process), the bundle served
+// from a site of its own, so every page talks to the edge from another
+// origin.
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -58,30 +59,51 @@ type roundTrip struct {
 	Message any    `json:"message"`
 }
 
-// installPackage lays the package out as npm installs it, under
-// dir/node_modules/@sluicehq/sluice: package.json, the module, its types
-// and dist/ (sluice.wasm decoded from the committed sluice.wasm.br, as
-// `make wasm` would build it).
-func installPackage(t *testing.T, dir string) {
+// installFromEdge installs the package as the package README says, with
+// npm from the edge's /sluice.tgz, into a directory of its own, and
+// returns its node_modules. npm's cache is the test's, so nothing another
+// run left there is used.
+func installFromEdge(t *testing.T, e *edgeProcess) string {
 	t.Helper()
-	pkg := filepath.Join(dir, "node_modules", "@sluicehq", "sluice")
-	if err := os.MkdirAll(filepath.Join(pkg, "dist"), 0o755); err != nil {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("this test installs the package with npm (`make test` installs it when run as root; or apt-get install npm): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name": "bundled-app", "private": true}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"package.json", "sluice.js", "sluice.d.ts", "dist/wasm_exec.js"} {
-		copyFile(t, filepath.Join("..", "client-js", name), filepath.Join(pkg, name))
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error",
+		"http"+strings.TrimPrefix(e.url, "ws")+"/sluice.tgz")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "npm_config_cache="+t.TempDir(), "npm_config_update_notifier=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install the edge's /sluice.tgz: %v\n%s", err, out)
+	}
+	// What npm installed is what the edge serves, built from this tree.
+	pkg := filepath.Join(dir, "node_modules", "@sluicehq", "sluice")
+	got, err := os.ReadFile(filepath.Join(pkg, "dist", "sluice.wasm"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	br, err := os.ReadFile(filepath.Join("..", "client-js", "dist", "sluice.wasm.br"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wasm, err := io.ReadAll(brotli.NewReader(bytes.NewReader(br)))
+	want, err := io.ReadAll(brotli.NewReader(bytes.NewReader(br)))
 	if err != nil {
 		t.Fatalf("decode sluice.wasm.br: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(pkg, "dist", "sluice.wasm"), wasm, 0o644); err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(got, want) {
+		t.Fatal("npm installed a dist/sluice.wasm that is not client-js/dist/sluice.wasm.br decoded")
 	}
+	for _, name := range []string{"sluice.js", "sluice.d.ts", "dist/wasm_exec.js"} {
+		a, errA := os.ReadFile(filepath.Join(pkg, name))
+		b, errB := os.ReadFile(filepath.Join("..", "client-js", name))
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			t.Fatalf("npm installed a %s that is not client-js's: %v %v", name, errA, errB)
+		}
+	}
+	return filepath.Join(dir, "node_modules")
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -122,13 +144,12 @@ func (s *site) requested() []string {
 	return slices.Clone(s.paths)
 }
 
-// bundleSite installs the package, bundles app (bundleApp with
-// WASM_IMPORT replaced) into site/assets with esbuild, writes the page,
-// and returns the site's directory.
-func bundleSite(t *testing.T, wasmImport string) string {
+// bundleSite bundles app (bundleApp with WASM_IMPORT replaced, importing
+// the package from modules) into site/assets with esbuild, writes the
+// page, and returns the site's directory.
+func bundleSite(t *testing.T, modules, wasmImport string) string {
 	t.Helper()
 	dir := t.TempDir()
-	installPackage(t, dir)
 	app := strings.Replace(bundleApp, "WASM_IMPORT", wasmImport, 1)
 	if err := os.WriteFile(filepath.Join(dir, "app.js"), []byte(app), 0o644); err != nil {
 		t.Fatal(err)
@@ -136,6 +157,7 @@ func bundleSite(t *testing.T, wasmImport string) string {
 	root := filepath.Join(dir, "site")
 	res := api.Build(api.BuildOptions{
 		AbsWorkingDir: dir,
+		NodePaths:     []string{modules},
 		EntryPoints:   []string{"app.js"},
 		Bundle:        true,
 		Format:        api.FormatESModule,
@@ -171,12 +193,13 @@ func openSite(t *testing.T, b *chrome, s *site) *tab {
 func TestBrowserBundle(t *testing.T) {
 	b := startChrome(t)
 	e := startBrowserEdge(t)
+	modules := installFromEdge(t, e)
 	want := map[string]any{"text": "from a bundle"}
 
 	t.Run("WasmImportedWithTheFileLoader", func(t *testing.T) {
 		// The way the package README gives for esbuild: import the
 		// WebAssembly file as a URL and pass it. wasm_exec.js is bundled.
-		s := serveSite(t, bundleSite(t, `import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";`))
+		s := serveSite(t, bundleSite(t, modules, `import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";`))
 		p := openSite(t, b, s)
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.file")`)
 		if !got.OK || !reflect.DeepEqual(got.Message, want) {
@@ -198,11 +221,11 @@ func TestBrowserBundle(t *testing.T) {
 
 	t.Run("WasmBesideTheBundle", func(t *testing.T) {
 		// No option: sluice.wasm is looked for beside the bundle, in dist/.
-		root := bundleSite(t, `const wasmURL = undefined;`)
+		root := bundleSite(t, modules, `const wasmURL = undefined;`)
 		if err := os.MkdirAll(filepath.Join(root, "assets", "dist"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		copyFile(t, filepath.Join(root, "..", "node_modules", "@sluicehq", "sluice", "dist", "sluice.wasm"), filepath.Join(root, "assets", "dist", "sluice.wasm"))
+		copyFile(t, filepath.Join(modules, "@sluicehq", "sluice", "dist", "sluice.wasm"), filepath.Join(root, "assets", "dist", "sluice.wasm"))
 		s := serveSite(t, root)
 		p := openSite(t, b, s)
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.beside")`)
@@ -215,7 +238,7 @@ func TestBrowserBundle(t *testing.T) {
 	})
 
 	t.Run("WasmMissingSaysWhatToDo", func(t *testing.T) {
-		s := serveSite(t, bundleSite(t, `const wasmURL = undefined;`))
+		s := serveSite(t, bundleSite(t, modules, `const wasmURL = undefined;`))
 		p := openSite(t, b, s)
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.missing")`)
 		if got.OK || got.Code != "load_failed" || !strings.Contains(got.Message.(string), "pass {wasmURL}") {
@@ -224,7 +247,7 @@ func TestBrowserBundle(t *testing.T) {
 	})
 
 	t.Run("ErrorCodesAcrossOrigins", func(t *testing.T) {
-		s := serveSite(t, bundleSite(t, `import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";`))
+		s := serveSite(t, bundleSite(t, modules, `import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";`))
 		p := openSite(t, b, s)
 		// The edge lets the page read its refusal (CORS for an origin it
 		// allows), so the RTM code survives.

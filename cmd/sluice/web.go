@@ -17,7 +17,7 @@ import (
 // unless web.demo is false, the demo pages, a chat room and a dashboard of
 // the edge, at /.
 func webHandler(cfg WebConfig) (http.Handler, error) {
-	return web.New(&web.Options{NoDemo: !cfg.demo()})
+	return web.New(&web.Options{NoDemo: !cfg.demo(), Version: Version()})
 }
 
 // startStats publishes the edge's numbers on $sys.stats (which the

@@ -28,6 +28,9 @@ type asset struct {
 	// committed that way to keep the repository small): data is decoded
 	// from br on the first request that cannot take brotli.
 	brOnly bool
+	// packed marks a file that is compressed already (the npm package):
+	// sent as it is.
+	packed bool
 
 	once   sync.Once // decodes data if brOnly, makes the variants that were not embedded
 	data   []byte    // written by once when brOnly
@@ -45,7 +48,18 @@ type variant struct {
 // compressible reports whether the asset is sent compressed to browsers
 // that accept it. Every served file is text or WebAssembly, which
 // compress well; tiny ones are not worth it.
-func (a *asset) compressible() bool { return a.brOnly || len(a.data) >= minCompress }
+func (a *asset) compressible() bool {
+	return !a.packed && (a.brOnly || len(a.data) >= minCompress)
+}
+
+// identity returns the file's bytes, decoding a brOnly file first.
+func (a *asset) identity() ([]byte, error) {
+	if !a.compressible() {
+		return a.data, nil
+	}
+	a.once.Do(a.compress)
+	return a.data, a.err
+}
 
 // pick returns the body, Content-Encoding ("" for none) and ETag (without
 // quotes) of the best encoding the Accept-Encoding header allows: brotli,

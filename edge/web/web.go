@@ -1,8 +1,9 @@
 // Package web serves the browser side of Sluice from the edge's own
 // binary: the JavaScript client (/sluice.js, /sluice.d.ts), the
 // WebAssembly client it loads (/sluice.wasm, /wasm_exec.js, also under
-// /dist/ where sluice.js looks for them) and the demo pages at / (a chat
-// room and a live dashboard of the edge).
+// /dist/ where sluice.js looks for them), all of it as an npm package
+// (/sluice.tgz) and the demo pages at / (a chat room and a live dashboard
+// of the edge), which Options.NoDemo turns off.
 //
 // Every file is embedded (package client-js). Responses carry a strong
 // ETag and "Cache-Control: no-cache", so browsers revalidate and get 304
@@ -18,6 +19,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -27,6 +29,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/andybalholm/brotli"
@@ -58,8 +61,13 @@ var routes = map[string]string{
 
 // Handler serves the embedded files. It is safe for concurrent use.
 type Handler struct {
-	assets map[string]*asset // by embedded name; a missing file is absent
-	noDemo bool
+	assets  map[string]*asset // by embedded name; a missing file is absent
+	noDemo  bool
+	fsys    fs.FS
+	version string
+
+	tgzOnce sync.Once
+	tgz     *asset // nil when it could not be built (a file missing)
 }
 
 // Options configure a Handler; nil means the defaults.
@@ -67,6 +75,10 @@ type Options struct {
 	// NoDemo leaves the demo pages out (404): an edge in production
 	// serves the client files only.
 	NoDemo bool
+	// Version is the edge's, which the npm package at /sluice.tgz takes
+	// (made valid for npm: v1.2.3 is 1.2.3, "dev" 0.0.0-dev). Default
+	// "dev".
+	Version string
 }
 
 // New returns a Handler for the files embedded in the binary. It fails
@@ -87,7 +99,7 @@ func newHandler(fsys fs.FS, opts *Options) (*Handler, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	h := &Handler{assets: make(map[string]*asset), noDemo: opts.NoDemo}
+	h := &Handler{assets: make(map[string]*asset), noDemo: opts.NoDemo, fsys: fsys, version: cmp.Or(opts.Version, "dev")}
 	for _, name := range routes {
 		a, err := load(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -132,6 +144,24 @@ func load(fsys fs.FS, name string) (*asset, error) {
 	return a, nil
 }
 
+// tarball returns the npm package, built on first request (some 300 ms:
+// sluice.wasm is decoded and compressed again), or nil when a file of it
+// is missing.
+func (h *Handler) tarball() *asset {
+	h.tgzOnce.Do(func() {
+		wasm := h.assets["dist/sluice.wasm"]
+		if wasm == nil {
+			return
+		}
+		data, err := wasm.identity()
+		if err != nil {
+			return
+		}
+		h.tgz, _ = tarballAsset(h.fsys, h.version, data)
+	})
+	return h.tgz
+}
+
 // contentType is the media type of a file, by extension.
 func contentType(name string) string {
 	switch path.Ext(name) {
@@ -153,9 +183,13 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// ServeHTTP serves the routed files; other paths are 404.
+// ServeHTTP serves the routed files and the npm package; other paths are
+// 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := routes[r.URL.Path]
+	if r.URL.Path == tarballPath {
+		name, ok = "sluice.tgz", true
+	}
 	if !ok || h.noDemo && strings.HasPrefix(name, "demo/") {
 		http.NotFound(w, r)
 		return
@@ -166,6 +200,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.assets[name]
+	if name == "sluice.tgz" {
+		a = h.tarball()
+	}
 	if a == nil {
 		w.Header().Set("Cache-Control", "no-store")
 		http.Error(w, fmt.Sprintf("%s is not in this binary: it was built from an incomplete tree (run `make wasm`, then build sluice again)", path.Base(name)), http.StatusNotFound)
