@@ -69,10 +69,9 @@ type Config struct {
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
 	dir string
-	// path is the file loaded, "" for the defaults.
-	path string
-	// checkOnly is set by --check-config: validate, report, exit.
-	checkOnly bool
+	// checkPath is the file --check-config names: validate, report,
+	// exit. Set by edgeConfig alone.
+	checkPath string
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.
@@ -229,7 +228,6 @@ func LoadConfig(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.dir = filepath.Dir(path)
-	c.path = path
 	c.TLS.resolve(c.dir)
 	c.resolveCluster(c.dir)
 	if err := c.Validate(); err != nil {

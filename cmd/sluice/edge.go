@@ -23,7 +23,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
-	if cfg.checkOnly {
+	if cfg.checkPath != "" {
 		return reportConfig(s, cfg)
 	}
 	logger, err := newLogger(cfg.Log.Level, cfg.Log.Format, s.errw)
@@ -119,7 +119,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.checkOnly = *checkPath != ""
+	cfg.checkPath = *checkPath
 	return cfg, nil
 }
 
@@ -134,7 +134,7 @@ func reportConfig(s stdio, cfg *Config) error {
 	if len(ws) > 0 {
 		what = fmt.Sprintf("valid, with %d warning(s)", len(ws))
 	}
-	_, err := fmt.Fprintf(s.out, "config %s: %s\n", cfg.path, what)
+	_, err := fmt.Fprintf(s.out, "config %s: %s\n", cfg.checkPath, what)
 	return err
 }
 
