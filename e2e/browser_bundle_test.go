@@ -149,6 +149,13 @@ func (s *site) requested() []string {
 // page, and returns the site's directory.
 func bundleSite(t *testing.T, modules, wasmImport string) string {
 	t.Helper()
+	return bundleSiteAs(t, api.FormatESModule, modules, wasmImport)
+}
+
+// bundleSiteAs is bundleSite in another format. In IIFE format esbuild
+// warns that import.meta is empty, as the package README says.
+func bundleSiteAs(t *testing.T, format api.Format, modules, wasmImport string) string {
+	t.Helper()
 	dir := t.TempDir()
 	app := strings.Replace(bundleApp, "WASM_IMPORT", wasmImport, 1)
 	if err := os.WriteFile(filepath.Join(dir, "app.js"), []byte(app), 0o644); err != nil {
@@ -160,15 +167,20 @@ func bundleSite(t *testing.T, modules, wasmImport string) string {
 		NodePaths:     []string{modules},
 		EntryPoints:   []string{"app.js"},
 		Bundle:        true,
-		Format:        api.FormatESModule,
+		Format:        format,
 		Outdir:        filepath.Join(root, "assets"),
 		PublicPath:    "/assets",
 		Loader:        map[string]api.Loader{".wasm": api.LoaderFile},
 		Write:         true,
 		LogLevel:      api.LogLevelSilent,
 	})
-	for _, m := range append(res.Errors, res.Warnings...) {
+	for _, m := range res.Errors {
 		t.Errorf("esbuild: %s (%v)", m.Text, m.Location)
+	}
+	for _, m := range res.Warnings {
+		if format != api.FormatIIFE || !strings.Contains(m.Text, `"import.meta" is not available`) {
+			t.Errorf("esbuild warns: %s (%v)", m.Text, m.Location)
+		}
 	}
 	if len(res.Errors) > 0 {
 		t.FailNow()
@@ -243,6 +255,21 @@ func TestBrowserBundle(t *testing.T) {
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.missing")`)
 		if got.OK || got.Code != "load_failed" || !strings.Contains(got.Message.(string), "pass {wasmURL}") {
 			t.Fatalf("without sluice.wasm: %+v, want load_failed saying to pass {wasmURL}", got)
+		}
+	})
+
+	t.Run("IIFEBundle", func(t *testing.T) {
+		// No import.meta.url: without {wasmURL} the error says to pass
+		// it; with it, the bundle works.
+		p := openSite(t, b, serveSite(t, bundleSiteAs(t, api.FormatIIFE, modules, `const wasmURL = undefined;`)))
+		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.iife")`)
+		if got.OK || got.Code != "load_failed" || !strings.Contains(got.Message.(string), "pass {wasmURL}") {
+			t.Fatalf("IIFE without wasmURL: %+v, want load_failed saying to pass {wasmURL}", got)
+		}
+		p = openSite(t, b, serveSite(t, bundleSiteAs(t, api.FormatIIFE, modules, `import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";`)))
+		got = evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.iife")`)
+		if !got.OK || !reflect.DeepEqual(got.Message, want) {
+			t.Fatalf("IIFE with wasmURL: %+v\n%s", got, p.consoleText())
 		}
 	})
 
