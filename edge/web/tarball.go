@@ -41,7 +41,7 @@ var npmEpoch = time.Date(1985, time.October, 26, 8, 15, 0, 0, time.UTC)
 // without the scripts (prepack builds dist/, which is built).
 func tarball(fsys fs.FS, version string, wasm []byte) ([]byte, error) {
 	var b bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // a valid level cannot fail
+	zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level cannot fail; see asset.compress
 	tw := tar.NewWriter(zw)
 	for _, f := range tarballFiles {
 		data, err := fs.ReadFile(fsys, f.embedded)

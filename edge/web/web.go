@@ -101,6 +101,9 @@ func newHandler(fsys fs.FS, opts *Options) (*Handler, error) {
 	}
 	h := &Handler{assets: make(map[string]*asset), noDemo: opts.NoDemo, fsys: fsys, version: cmp.Or(opts.Version, "dev")}
 	for _, name := range routes {
+		if h.assets[name] != nil {
+			continue // routed twice (/sluice.wasm and /dist/sluice.wasm)
+		}
 		a, err := load(fsys, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -129,8 +132,9 @@ func load(fsys fs.FS, name string) (*asset, error) {
 	case err == nil:
 		a.data = data
 	case errors.Is(err, fs.ErrNotExist) && a.br.ready:
-		// Decoding here would cost every edge some 40 ms and 3.6 MB at
-		// startup for sluice.wasm; reading it through checks the stream.
+		// Decoded through once (some 40 ms of CPU for sluice.wasm) so that
+		// a corrupt file fails here, not on a request; the 3.6 MB it
+		// decodes to are kept only once a request needs them.
 		if _, err := io.Copy(io.Discard, brotli.NewReader(bytes.NewReader(a.br.data))); err != nil {
 			return nil, fmt.Errorf("%s.br: %w", name, err)
 		}
