@@ -131,7 +131,10 @@ func TestBenchReadsTheEdgesMetrics(t *testing.T) {
 	if err := m.Watch(srv); err != nil {
 		t.Fatal(err)
 	}
-	mux := newHandler(srv)
+	mux, err := newHandler(srv, WebConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux.Handle("/metrics", m.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {

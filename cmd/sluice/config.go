@@ -63,10 +63,15 @@ type Config struct {
 	Cluster ClusterConfig `yaml:"cluster,omitempty"`
 	// NATS uses an external NATS cluster instead. Default off.
 	NATS NATSConfig `yaml:"nats,omitempty"`
+	// Web configures the browser files and demo pages (config_web.go).
+	Web WebConfig `yaml:"web,omitempty"`
 
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
 	dir string
+	// checkPath is the file --check-config names: validate, report,
+	// exit. Set by edgeConfig alone.
+	checkPath string
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.

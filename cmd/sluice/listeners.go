@@ -58,7 +58,11 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
-	mainMux := newHandler(srv)
+	mainMux, err := newHandler(srv, cfg.Web)
+	if err != nil {
+		main.Close()
+		return nil, err
+	}
 	if err := l.openAdmin(cfg, m); err != nil {
 		main.Close()
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -302,4 +303,49 @@ func TestStalledClientIsDropped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // poll the gauge
 	}
 	pub.expectOK("rtm/publish", 1, map[string]any{"channel": "flood", "message": "the others go on"})
+}
+
+// TestRefusalReadableCrossOrigin checks the CORS header of a refusal
+// before the upgrade, which the browser client fetches to learn why its
+// WebSocket failed: present for a page whose origin may connect, absent
+// for others, so that a page the edge would not serve learns nothing.
+func TestRefusalReadableCrossOrigin(t *testing.T) {
+	t.Parallel()
+	open := startEdge(t, nil)
+	listed := startEdge(t, func(o *server.Options) { o.AllowedOrigins = []string{"app.example.com"} })
+	tests := []struct {
+		name, base, origin, acao string
+	}{
+		{name: "any origin allowed", base: open.http.URL, origin: "https://page.example.net", acao: "https://page.example.net"},
+		{name: "listed origin", base: listed.http.URL, origin: "https://app.example.com", acao: "https://app.example.com"},
+		{name: "unlisted origin", base: listed.http.URL, origin: "https://evil.example.net", acao: ""},
+		{name: "no origin (not a page)", base: open.http.URL, origin: "", acao: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodGet, tt.base+"/v2?appkey=wrong", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), `"invalid_appkey"`) {
+				t.Fatalf("%d %s, want 401 invalid_appkey", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tt.acao {
+				t.Errorf("Access-Control-Allow-Origin %q, want %q", got, tt.acao)
+			}
+			if tt.origin != "" && resp.Header.Get("Vary") != "Origin" {
+				t.Errorf("Vary %q, want Origin", resp.Header.Get("Vary"))
+			}
+		})
+	}
 }
