@@ -1,0 +1,165 @@
+package view
+
+import (
+	"bytes"
+	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
+)
+
+// The fields a view reads form a tree of path segments (a.b and a.c
+// share the node a). Loading a message walks its top-level map once:
+// a key that is in the tree has its value's bytes noted in its slot, or
+// is descended into when its node has children; every other value is
+// stepped over by wire.Scanner, which checks it. Nothing is decoded
+// until an expression asks for a slot's value, and then only that item.
+
+// pathNode is a segment of the field paths of a view.
+type pathNode struct {
+	key    []byte
+	slot   int // the slot of the path ending here; -1 if no field ends here
+	kids   []*pathNode
+	lo, hi int // the slots of this node and those below it, [lo, hi)
+}
+
+// span is where a field's msgpack item lies in the message; start is -1
+// when the message lacks the field.
+type span struct{ start, end int }
+
+var missing = span{-1, -1}
+
+// add returns the node of path below n, adding what is missing.
+func (n *pathNode) add(path []string) *pathNode {
+	for _, seg := range path {
+		var next *pathNode
+		for _, k := range n.kids {
+			if string(k.key) == seg {
+				next = k
+				break
+			}
+		}
+		if next == nil {
+			next = &pathNode{key: []byte(seg), slot: -1}
+			n.kids = append(n.kids, next)
+		}
+		n = next
+	}
+	return n
+}
+
+// number gives the slots, depth first so that each node's are
+// contiguous, starting at next; it returns the next free slot.
+func (n *pathNode) number(next int, ends map[*pathNode]bool) int {
+	n.lo = next
+	if ends[n] {
+		n.slot = next
+		next++
+	}
+	for _, k := range n.kids {
+		next = k.number(next, ends)
+	}
+	n.hi = next
+	return next
+}
+
+func (n *pathNode) find(key []byte) *pathNode {
+	for _, k := range n.kids {
+		if bytes.Equal(k.key, key) {
+			return k
+		}
+	}
+	return nil
+}
+
+// load notes where msg holds the view's fields. It is false when msg is
+// not one whole msgpack map, or not valid (a length past the end, bad
+// UTF-8, an extension, nesting deeper than wire.MaxNesting): such a
+// message is dropped.
+func (e *Evaluator) load(msg []byte) bool {
+	for i := range e.slots {
+		e.slots[i] = missing
+	}
+	e.msg = msg
+	e.scratch = e.scratch[:0]
+	k, n, i, err := wire.Head(msg, 0)
+	if err != nil || k != wire.KindMap {
+		return false
+	}
+	end, ok := e.scanMap(msg, i, n, &e.v.root, 1)
+	return ok && end == len(msg)
+}
+
+// scanMap reads the n pairs of a map that starts at b[i], nested depth
+// containers deep, under the path node at; it returns the index past
+// the map. A key given twice counts once, with its last value, as every
+// decoder of the edge reads it.
+func (e *Evaluator) scanMap(b []byte, i int, n uint64, at *pathNode, depth int) (int, bool) {
+	if n > uint64(len(b)-i)/2 {
+		return 0, false // each pair takes two bytes at least
+	}
+	for ; n > 0; n-- {
+		key, next, ok := readKey(b, i)
+		if !ok {
+			return 0, false
+		}
+		i = next
+		kid := at.find(key)
+		if kid == nil {
+			var err error
+			if i, err = e.sc.Skip(b, i, depth); err != nil {
+				return 0, false
+			}
+			continue
+		}
+		for s := kid.lo; s < kid.hi; s++ {
+			e.slots[s] = missing // a key given again replaces all it held
+		}
+		start := i
+		if i, ok = e.scanValue(b, i, kid, depth); !ok {
+			return 0, false
+		}
+		if kid.slot >= 0 {
+			e.slots[kid.slot] = span{start, i}
+		}
+	}
+	return i, true
+}
+
+// scanValue steps over the value at b[i] of the path node at, descending
+// into it when it is a map and at has children.
+func (e *Evaluator) scanValue(b []byte, i int, at *pathNode, depth int) (int, bool) {
+	if len(at.kids) > 0 {
+		k, n, j, err := wire.Head(b, i)
+		if err == nil && k == wire.KindMap {
+			if depth+1 > wire.MaxNesting {
+				return 0, false
+			}
+			return e.scanMap(b, j, n, at, depth+1)
+		}
+	}
+	end, err := e.sc.Skip(b, i, depth)
+	return end, err == nil
+}
+
+// readKey reads a map key as the edge's decoders do: a string (valid
+// UTF-8), binary, or nil for the empty key. Anything else is a fault.
+func readKey(b []byte, i int) (key []byte, next int, ok bool) {
+	k, n, j, err := wire.Head(b, i)
+	if err != nil {
+		return nil, 0, false
+	}
+	switch k {
+	case wire.KindNil:
+		return nil, j, true
+	case wire.KindString, wire.KindBinary:
+		if n > uint64(len(b)-j) {
+			return nil, 0, false
+		}
+		key = b[j : j+int(n)]
+		if k == wire.KindString && !utf8.Valid(key) {
+			return nil, 0, false
+		}
+		return key, j + int(n), true
+	}
+	return nil, 0, false
+}
