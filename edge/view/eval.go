@@ -1,5 +1,29 @@
 package view
 
+// tri is the value of a condition: SQL's three-valued logic.
+type tri uint8
+
+const (
+	tFalse tri = iota
+	tTrue
+	tNull
+)
+
+func triOf(t bool) tri {
+	if t {
+		return tTrue
+	}
+	return tFalse
+}
+
+// value is the condition as an expression's value.
+func (t tri) value() value {
+	if t == tNull {
+		return value{}
+	}
+	return value{k: kBool, i: int64(t)}
+}
+
 // eval computes n for the message the evaluator has loaded. It never
 // fails: what SQL would reject at run time (a type mismatch, a division
 // by zero) is null, and a WHERE that is null drops the message.
@@ -11,34 +35,76 @@ func (e *Evaluator) eval(n *node) value {
 		return e.field(n.slot)
 	case opAggRef:
 		return e.aggs[n.slot]
-	case opAnd:
-		return e.and(n)
-	case opOr:
-		return e.or(n)
-	case opNot:
-		return not(e.eval(n.args[0]))
-	case opEq:
-		return equal(e.eval(n.args[0]), e.eval(n.args[1]))
-	case opNe:
-		return not(equal(e.eval(n.args[0]), e.eval(n.args[1])))
-	case opLt, opLe, opGt, opGe:
-		return order(n.op, e.eval(n.args[0]), e.eval(n.args[1]))
 	case opAdd, opSub, opMul, opDiv, opMod:
 		return arith(n.op, e.eval(n.args[0]), e.eval(n.args[1]))
 	case opNeg:
 		return negate(e.eval(n.args[0]))
+	case opCall:
+		return e.call(n)
+	}
+	return e.test(n).value()
+}
+
+// test computes a condition: the operators that give booleans, without
+// building values for their results; any other expression is true only
+// when it is the boolean true.
+func (e *Evaluator) test(n *node) tri {
+	switch n.op {
+	case opAnd:
+		l := e.test(n.args[0])
+		if l == tFalse {
+			return tFalse // the right side is not evaluated
+		}
+		if r := e.test(n.args[1]); r != tTrue {
+			return r
+		}
+		return l
+	case opOr:
+		l := e.test(n.args[0])
+		if l == tTrue {
+			return tTrue
+		}
+		if r := e.test(n.args[1]); r != tFalse {
+			return r
+		}
+		return l
+	case opNot:
+		return not(e.test(n.args[0]))
+	case opEq:
+		return equal(e.arg(n.args[0]), e.arg(n.args[1]))
+	case opNe:
+		return not(equal(e.arg(n.args[0]), e.arg(n.args[1])))
+	case opLt, opLe, opGt, opGe:
+		return order(n.op, e.arg(n.args[0]), e.arg(n.args[1]))
 	case opLike:
 		return negateIf(n.not, like(e.eval(n.args[0]), e.eval(n.args[1])))
 	case opIn:
 		return negateIf(n.not, e.in(n))
 	case opIsNull:
-		return boolValue((e.eval(n.args[0]).k == kNull) != n.not)
+		return triOf((e.eval(n.args[0]).k == kNull) != n.not)
 	case opBetween:
 		return negateIf(n.not, e.between(n))
-	case opCall:
-		return e.call(n)
 	}
-	return value{}
+	v := e.eval(n)
+	if v.k != kBool {
+		return tNull
+	}
+	return tri(v.i)
+}
+
+// arg is eval for an operand, with the two commonest, fields and
+// literals, taken without a call of eval.
+func (e *Evaluator) arg(n *node) value {
+	switch n.op {
+	case opField:
+		if s := e.slots[n.slot]; s.start >= 0 {
+			return decode(e.msg[s.start:s.end])
+		}
+		return value{}
+	case opLit:
+		return n.lit
+	}
+	return e.eval(n)
 }
 
 // field is the value of the field in slot i; null if it is missing.
@@ -50,87 +116,49 @@ func (e *Evaluator) field(i int) value {
 	return decode(e.msg[s.start:s.end])
 }
 
-// and is three-valued: false if either side is false (the right side is
-// then not evaluated when the left is), true if both are true, else null.
-func (e *Evaluator) and(n *node) value {
-	l, lok := e.eval(n.args[0]).truth()
-	if lok && !l {
-		return boolValue(false)
+// not is NOT: null stays null.
+func not(t tri) tri {
+	if t == tNull {
+		return tNull
 	}
-	r, rok := e.eval(n.args[1]).truth()
-	switch {
-	case rok && !r:
-		return boolValue(false)
-	case lok && rok:
-		return boolValue(true)
-	}
-	return value{}
+	return 1 - t
 }
 
-// or is three-valued: true if either side is true, false if both are
-// false, else null.
-func (e *Evaluator) or(n *node) value {
-	l, lok := e.eval(n.args[0]).truth()
-	if lok && l {
-		return boolValue(true)
-	}
-	r, rok := e.eval(n.args[1]).truth()
-	switch {
-	case rok && r:
-		return boolValue(true)
-	case lok && rok:
-		return boolValue(false)
-	}
-	return value{}
-}
-
-// not is NOT: null stays null, as does anything not a boolean.
-func not(v value) value {
-	t, ok := v.truth()
-	if !ok {
-		return value{}
-	}
-	return boolValue(!t)
-}
-
-func negateIf(neg bool, v value) value {
+func negateIf(neg bool, t tri) tri {
 	if neg {
-		return not(v)
+		return not(t)
 	}
-	return v
+	return t
 }
 
 // in is x IN (list): true if x equals an item, else null if x or an
 // item is null, else false (as in SQL).
-func (e *Evaluator) in(n *node) value {
+func (e *Evaluator) in(n *node) tri {
 	x := e.eval(n.args[0])
 	if x.k == kNull {
-		return value{}
+		return tNull
 	}
-	unknown := false
+	r := tFalse
 	for _, a := range n.args[1:] {
-		t, ok := equal(x, e.eval(a)).truth()
-		if ok && t {
-			return boolValue(true)
+		switch equal(x, e.eval(a)) {
+		case tTrue:
+			return tTrue
+		case tNull:
+			r = tNull
 		}
-		unknown = unknown || !ok
 	}
-	if unknown {
-		return value{}
-	}
-	return boolValue(false)
+	return r
 }
 
 // between is x >= low AND x <= high, three-valued.
-func (e *Evaluator) between(n *node) value {
-	x := e.eval(n.args[0])
-	lo, lok := order(opGe, x, e.eval(n.args[1])).truth()
-	hi, hok := order(opLe, x, e.eval(n.args[2])).truth()
-	switch {
-	case lok && !lo, hok && !hi:
-		return boolValue(false)
-	case lok && hok:
-		return boolValue(true)
+func (e *Evaluator) between(n *node) tri {
+	x := e.arg(n.args[0])
+	lo := order(opGe, x, e.arg(n.args[1]))
+	if lo == tFalse {
+		return tFalse
 	}
-	return value{}
+	if hi := order(opLe, x, e.arg(n.args[2])); hi != tTrue {
+		return hi
+	}
+	return lo
 }

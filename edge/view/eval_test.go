@@ -232,11 +232,11 @@ func TestMalformed(t *testing.T) {
 	v := compile(t, "select * from ch where a = 1 or a is null")
 	for _, b := range [][]byte{
 		nil,
-		{0x81, 0xa1, 'a'},             // cut
-		{0x81, 0xa1, 'a', 0x01, 0xc0}, // extra data
-		{0x81, 0xa1, 'b', 0xa2, 0xc3, 0x28}, // bad UTF-8 in a skipped value
-		{0x81, 0x01, 0x01},                  // an integer key
-		{0xdf, 0xff, 0xff, 0xff, 0xff},      // forged length
+		{0x81, 0xa1, 'a'},                         // cut
+		{0x81, 0xa1, 'a', 0x01, 0xc0},             // extra data
+		{0x81, 0xa1, 'a', 0xa2, 0xc3, 0x28},       // bad UTF-8 in a field the view reads
+		{0x81, 0x01, 0x01},                        // an integer key
+		{0xdf, 0xff, 0xff, 0xff, 0xff},            // forged length
 		{0x81, 0xa1, 'b', 0xd6, 0xff, 0, 0, 0, 1}, // an extension
 	} {
 		if _, ok := v.Append(nil, b); ok {

@@ -5,11 +5,11 @@ import "unicode/utf8"
 // like is s LIKE pattern: % matches any run of characters, _ any one
 // character, everything else itself, case-sensitively (there is no
 // escape character). Null unless both are strings.
-func like(s, pattern value) value {
+func like(s, pattern value) tri {
 	if s.k != kString || pattern.k != kString {
-		return value{}
+		return tNull
 	}
-	return boolValue(match(s.b, pattern.b))
+	return triOf(match(s.b, pattern.b))
 }
 
 // match runs the pattern over s without recursion: on a mismatch it goes

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
@@ -20,6 +19,12 @@ type pathNode struct {
 	slot   int // the slot of the path ending here; -1 if no field ends here
 	kids   []*pathNode
 	lo, hi int // the slots of this node and those below it, [lo, hi)
+
+	// The lengths (those under 64) and first bytes of the children's
+	// keys, so that find turns most keys of a message away at once.
+	lens   uint64
+	firsts [4]uint64
+	long   bool // a child's key is 64 bytes or longer
 }
 
 // span is where a field's msgpack item lies in the message; start is -1
@@ -51,6 +56,16 @@ func (n *pathNode) add(path []string) *pathNode {
 // contiguous, starting at next; it returns the next free slot.
 func (n *pathNode) number(next int, ends map[*pathNode]bool) int {
 	n.lo = next
+	for _, k := range n.kids {
+		if len(k.key) >= 64 {
+			n.long = true
+		} else {
+			n.lens |= 1 << len(k.key)
+		}
+		if len(k.key) > 0 {
+			n.firsts[k.key[0]>>6] |= 1 << (k.key[0] & 63)
+		}
+	}
 	if ends[n] {
 		n.slot = next
 		next++
@@ -62,9 +77,23 @@ func (n *pathNode) number(next int, ends map[*pathNode]bool) int {
 	return next
 }
 
+// find returns the child of n for key. It is the inner loop of loading
+// a message (every key of the message against every child), so the
+// length and the first byte are compared before the bytes.
 func (n *pathNode) find(key []byte) *pathNode {
+	if len(key) == 0 {
+		for _, k := range n.kids {
+			if len(k.key) == 0 {
+				return k
+			}
+		}
+		return nil
+	}
+	if len(key) < 64 && n.lens&(1<<len(key)) == 0 && !n.long || n.firsts[key[0]>>6]&(1<<(key[0]&63)) == 0 {
+		return nil
+	}
 	for _, k := range n.kids {
-		if bytes.Equal(k.key, key) {
+		if len(k.key) == len(key) && k.key[0] == key[0] && string(k.key) == string(key) {
 			return k
 		}
 	}
@@ -98,15 +127,14 @@ func (e *Evaluator) scanMap(b []byte, i int, n uint64, at *pathNode, depth int) 
 		return 0, false // each pair takes two bytes at least
 	}
 	for ; n > 0; n-- {
-		key, next, ok := readKey(b, i)
+		key, next, ok := scanKey(b, i)
 		if !ok {
 			return 0, false
 		}
 		i = next
 		kid := at.find(key)
 		if kid == nil {
-			var err error
-			if i, err = e.sc.Skip(b, i, depth); err != nil {
+			if i, ok = skip(b, i, depth); !ok {
 				return 0, false
 			}
 			continue
@@ -139,6 +167,71 @@ func (e *Evaluator) scanValue(b []byte, i int, at *pathNode, depth int) (int, bo
 	}
 	end, err := e.sc.Skip(b, i, depth)
 	return end, err == nil
+}
+
+// scanKey reads a key as readKey does, without its UTF-8 check: the
+// key is only compared with the view's paths, which are valid UTF-8.
+func scanKey(b []byte, i int) (key []byte, next int, ok bool) {
+	if i < len(b) && b[i]&0xe0 == 0xa0 { // fixstr, nearly every key
+		end := i + 1 + int(b[i]&0x1f)
+		if end > len(b) {
+			return nil, 0, false
+		}
+		return b[i+1 : end], end, true
+	}
+	return readKey(b, i)
+}
+
+// skip steps over the item at b[i], nested depth containers deep, for a
+// field the view does not read. It checks what keeps the walk in bounds
+// (lengths, nesting as wire.MaxNesting allows, no extension nor
+// reserved byte) but not UTF-8, which costs as much as the rest of the
+// walk: the edge's store holds only messages its codecs checked when
+// they were published, and the values a view reads or projects are
+// checked by wire.Scanner in scanValue.
+func skip(b []byte, i, depth int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+		return i + 1, true
+	case c&0xe0 == 0xa0: // fixstr
+		end := i + 1 + int(c&0x1f)
+		return end, end <= len(b)
+	case c == 0xcb: // float64
+		return i + 9, i+9 <= len(b)
+	}
+	k, n, j, err := wire.Head(b, i)
+	if err != nil {
+		return 0, false
+	}
+	switch k {
+	case wire.KindExt:
+		return 0, false
+	case wire.KindString, wire.KindBinary:
+		if n > uint64(len(b)-j) {
+			return 0, false
+		}
+		return j + int(n), true
+	case wire.KindArray, wire.KindMap:
+		if depth++; depth > wire.MaxNesting {
+			return 0, false
+		}
+		if k == wire.KindMap {
+			n *= 2 // n < 1<<32
+		}
+		if n > uint64(len(b)-j) {
+			return 0, false // each item takes a byte at least
+		}
+		var ok bool
+		for ; n > 0; n-- {
+			if j, ok = skip(b, j, depth); !ok {
+				return 0, false
+			}
+		}
+	}
+	return j, true
 }
 
 // readKey reads a map key as the edge's decoders do: a string (valid

@@ -52,10 +52,6 @@ func floatValue(f float64) value {
 	return value{k: kFloat, f: f}
 }
 
-// truth is a value as a condition: true, false, or unknown (ok false)
-// for null and every value that is not a boolean.
-func (v value) truth() (t, ok bool) { return v.i == 1, v.k == kBool }
-
 // number returns a numeric value as a float.
 func (v value) float() float64 {
 	if v.k == kInt {
@@ -71,6 +67,16 @@ func (v value) numeric() bool { return v.k == kInt || v.k == kFloat }
 // one place a number loses precision), and an item that cannot be read
 // is null.
 func decode(item []byte) value {
+	if len(item) > 0 { // the commonest items, without the call of Head
+		switch c := item[0]; {
+		case c <= 0x7f:
+			return intValue(int64(c))
+		case c&0xe0 == 0xa0 && len(item) > int(c&0x1f):
+			return value{k: kString, b: item[1 : 1+int(c&0x1f)]}
+		case c == 0xcb && len(item) >= 9:
+			return floatValue(math.Float64frombits(binary.BigEndian.Uint64(item[1:])))
+		}
+	}
 	k, n, i, err := wire.Head(item, 0)
 	if err != nil {
 		return value{}
@@ -195,28 +201,31 @@ func cmpFloat(a, b float64) int {
 
 // equal is a = b: null if either is null, false for values of
 // different kinds.
-func equal(a, b value) value {
+func equal(a, b value) tri {
 	if a.k == kNull || b.k == kNull {
-		return value{}
+		return tNull
+	}
+	if a.k == kInt && b.k == kInt {
+		return triOf(a.i == b.i)
 	}
 	c, _, ok := compare(a, b)
-	return boolValue(ok && c == 0)
+	return triOf(ok && c == 0)
 }
 
 // order applies an ordering comparison: null unless a and b are of one
 // ordered kind (numbers, strings, binary, booleans).
-func order(o op, a, b value) value {
+func order(o op, a, b value) tri {
 	c, ordered, ok := compare(a, b)
 	if !ok || !ordered {
-		return value{}
+		return tNull
 	}
 	switch o {
 	case opLt:
-		return boolValue(c < 0)
+		return triOf(c < 0)
 	case opLe:
-		return boolValue(c <= 0)
+		return triOf(c <= 0)
 	case opGt:
-		return boolValue(c > 0)
+		return triOf(c > 0)
 	}
-	return boolValue(c >= 0)
+	return triOf(c >= 0)
 }

@@ -105,8 +105,7 @@ func (e *Evaluator) Match(msg []byte) bool {
 	if e.v.where == nil {
 		return true
 	}
-	t, ok := e.eval(e.v.where).truth()
-	return ok && t
+	return e.test(e.v.where) == tTrue
 }
 
 // Append is View.Append.
