@@ -147,6 +147,6 @@ func compareRank(a, b value) int {
 	if ra, rb := rank(a), rank(b); ra != rb {
 		return ra - rb
 	}
-	c, _, _ := compare(a, b)
+	c, _, _ := compare(&a, &b)
 	return c
 }

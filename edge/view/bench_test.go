@@ -51,6 +51,22 @@ func BenchmarkWhere3(b *testing.B) {
 	}
 }
 
+// BenchmarkWhere3Small is BenchmarkWhere3 on a message the size of
+// those of Satori's examples: three fields, 50 bytes.
+func BenchmarkWhere3Small(b *testing.B) {
+	v := compile(b, where3)
+	m := enc(b, M{"who": "zebra", "speed": 42.5, "pos": M{"lat": 1.2921, "lon": 36.8219}})
+	b.ReportAllocs()
+	b.SetBytes(int64(len(m)))
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for b.Loop() {
+		if !v.Match(m) {
+			b.Fatal("dropped")
+		}
+	}
+}
+
 // BenchmarkWhere3Evaluator is the same with an Evaluator of its own, as
 // a caller evaluating from one goroutine may keep one.
 func BenchmarkWhere3Evaluator(b *testing.B) {

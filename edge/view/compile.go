@@ -32,14 +32,17 @@ func compile(src string, st *statement) (*View, error) {
 	if err := c.items(st.items); err != nil {
 		return nil, err
 	}
-	for _, n := range append([]*node{st.where}, st.groupBy...) {
-		c.fields(n)
+	// In a simple view only the select list reaches the result; in an
+	// aggregate view GROUP BY values do too.
+	c.fields(st.where, v.aggregate)
+	for _, n := range st.groupBy {
+		c.fields(n, true)
 	}
 	for _, it := range v.items {
-		c.fields(it.expr)
+		c.fields(it.expr, true)
 	}
 	for _, a := range v.aggs {
-		c.fields(a.arg)
+		c.fields(a.arg, true)
 	}
 	v.slots = v.root.number(0, c.ends)
 	for n, p := range c.refs {
@@ -127,13 +130,15 @@ func (c *compiler) aggregates(n *node) {
 	}
 }
 
-// fields gives every field node under n its path node.
-func (c *compiler) fields(n *node) {
+// fields gives every field node under n its path node; check says
+// whether their values may reach the result.
+func (c *compiler) fields(n *node, check bool) {
 	n.walk(func(f *node) bool {
 		if f.op == opField {
 			p := c.v.root.add(f.path)
 			c.ends[p] = true
 			c.refs[f] = p
+			p.check = p.check || check
 		}
 		return true
 	})

@@ -70,12 +70,12 @@ func (e *Evaluator) test(n *node) tri {
 		return l
 	case opNot:
 		return not(e.test(n.args[0]))
-	case opEq:
-		return equal(e.arg(n.args[0]), e.arg(n.args[1]))
-	case opNe:
-		return not(equal(e.arg(n.args[0]), e.arg(n.args[1])))
+	case opEq, opNe:
+		x, y := e.arg(n.args[0]), e.arg(n.args[1])
+		return negateIf(n.op == opNe, equal(&x, &y))
 	case opLt, opLe, opGt, opGe:
-		return order(n.op, e.arg(n.args[0]), e.arg(n.args[1]))
+		x, y := e.arg(n.args[0]), e.arg(n.args[1])
+		return order(n.op, &x, &y)
 	case opLike:
 		return negateIf(n.not, like(e.eval(n.args[0]), e.eval(n.args[1])))
 	case opIn:
@@ -140,7 +140,8 @@ func (e *Evaluator) in(n *node) tri {
 	}
 	r := tFalse
 	for _, a := range n.args[1:] {
-		switch equal(x, e.eval(a)) {
+		y := e.eval(a)
+		switch equal(&x, &y) {
 		case tTrue:
 			return tTrue
 		case tNull:
@@ -152,12 +153,13 @@ func (e *Evaluator) in(n *node) tri {
 
 // between is x >= low AND x <= high, three-valued.
 func (e *Evaluator) between(n *node) tri {
-	x := e.arg(n.args[0])
-	lo := order(opGe, x, e.arg(n.args[1]))
+	x, low := e.arg(n.args[0]), e.arg(n.args[1])
+	lo := order(opGe, &x, &low)
 	if lo == tFalse {
 		return tFalse
 	}
-	if hi := order(opLe, x, e.arg(n.args[2])); hi != tTrue {
+	high := e.arg(n.args[2])
+	if hi := order(opLe, &x, &high); hi != tTrue {
 		return hi
 	}
 	return lo

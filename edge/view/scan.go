@@ -25,6 +25,12 @@ type pathNode struct {
 	lens   uint64
 	firsts [4]uint64
 	long   bool // a child's key is 64 bytes or longer
+
+	// check is set when the field's value may reach a result (it is in
+	// the select list, or the view aggregates): wire.Scanner then checks
+	// all of it, UTF-8 included. A field only tested by WHERE is checked
+	// as skip checks, which is enough to evaluate it safely.
+	check bool
 }
 
 // span is where a field's msgpack item lies in the message; start is -1
@@ -134,6 +140,9 @@ func (e *Evaluator) scanMap(b []byte, i int, n uint64, at *pathNode, depth int) 
 		i = next
 		kid := at.find(key)
 		if kid == nil {
+			if i, ok = skipScalar(b, i); ok {
+				continue
+			}
 			if i, ok = skip(b, i, depth); !ok {
 				return 0, false
 			}
@@ -162,8 +171,16 @@ func (e *Evaluator) scanValue(b []byte, i int, at *pathNode, depth int) (int, bo
 			if depth+1 > wire.MaxNesting {
 				return 0, false
 			}
-			return e.scanMap(b, j, n, at, depth+1)
+			end, ok := e.scanMap(b, j, n, at, depth+1)
+			if ok && at.check {
+				_, err := e.sc.Skip(b, i, depth)
+				ok = err == nil
+			}
+			return end, ok
 		}
+	}
+	if !at.check {
+		return skip(b, i, depth)
 	}
 	end, err := e.sc.Skip(b, i, depth)
 	return end, err == nil
@@ -180,6 +197,22 @@ func scanKey(b []byte, i int) (key []byte, next int, ok bool) {
 		return b[i+1 : end], end, true
 	}
 	return readKey(b, i)
+}
+
+// skipScalar steps over the commonest items (one-byte ones, short
+// strings, floats) in a function small enough to be inlined in the loop
+// of scanMap; false (with i unchanged) for the others, left to skip.
+func skipScalar(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch c := b[i]; {
+	case c <= 0x7f || c >= 0xe0:
+		return i + 1, true
+	case c&0xe0 == 0xa0 && i+1+int(c&0x1f) <= len(b):
+		return i + 1 + int(c&0x1f), true
+	}
+	return i, false
 }
 
 // skip steps over the item at b[i], nested depth containers deep, for a

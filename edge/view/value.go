@@ -53,14 +53,14 @@ func floatValue(f float64) value {
 }
 
 // number returns a numeric value as a float.
-func (v value) float() float64 {
+func (v *value) float() float64 {
 	if v.k == kInt {
 		return float64(v.i)
 	}
 	return v.f
 }
 
-func (v value) numeric() bool { return v.k == kInt || v.k == kFloat }
+func (v *value) numeric() bool { return v.k == kInt || v.k == kFloat }
 
 // decode reads the value of one msgpack item, which Scanner.Skip has
 // checked. An unsigned integer above math.MaxInt64 becomes a float (the
@@ -156,7 +156,7 @@ func appendString(dst, b []byte) []byte {
 // edge's canonical messages, where keys are sorted and numbers shortest.
 // ok is false for every other pair: null with anything, and values of
 // different kinds, which SQL would coerce and JSON cannot ('5' and 5).
-func compare(a, b value) (cmp int, ordered, ok bool) {
+func compare(a, b *value) (cmp int, ordered, ok bool) {
 	switch {
 	case a.k == kInt && b.k == kInt:
 		return cmpInt(a.i, b.i), true, true
@@ -201,7 +201,7 @@ func cmpFloat(a, b float64) int {
 
 // equal is a = b: null if either is null, false for values of
 // different kinds.
-func equal(a, b value) tri {
+func equal(a, b *value) tri {
 	if a.k == kNull || b.k == kNull {
 		return tNull
 	}
@@ -214,7 +214,7 @@ func equal(a, b value) tri {
 
 // order applies an ordering comparison: null unless a and b are of one
 // ordered kind (numbers, strings, binary, booleans).
-func order(o op, a, b value) tri {
+func order(o op, a, b *value) tri {
 	c, ordered, ok := compare(a, b)
 	if !ok || !ordered {
 		return tNull
