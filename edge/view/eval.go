@@ -71,11 +71,25 @@ func (e *Evaluator) test(n *node) tri {
 	case opNot:
 		return not(e.test(n.args[0]))
 	case opEq, opNe:
-		x, y := e.arg(n.args[0]), e.arg(n.args[1])
-		return negateIf(n.op == opNe, equal(&x, &y))
+		var tx, ty value
+		x, y := e.operand(n.args[0], &tx), e.operand(n.args[1], &ty)
+		if x == nil {
+			tx, x = e.eval(n.args[0]), &tx
+		}
+		if y == nil {
+			ty, y = e.eval(n.args[1]), &ty
+		}
+		return negateIf(n.op == opNe, equal(x, y))
 	case opLt, opLe, opGt, opGe:
-		x, y := e.arg(n.args[0]), e.arg(n.args[1])
-		return order(n.op, &x, &y)
+		var tx, ty value
+		x, y := e.operand(n.args[0], &tx), e.operand(n.args[1], &ty)
+		if x == nil {
+			tx, x = e.eval(n.args[0]), &tx
+		}
+		if y == nil {
+			ty, y = e.eval(n.args[1]), &ty
+		}
+		return order(n.op, x, y)
 	case opLike:
 		return negateIf(n.not, like(e.eval(n.args[0]), e.eval(n.args[1])))
 	case opIn:
@@ -92,19 +106,21 @@ func (e *Evaluator) test(n *node) tri {
 	return tri(v.i)
 }
 
-// arg is eval for an operand, with the two commonest, fields and
-// literals, taken without a call of eval.
-func (e *Evaluator) arg(n *node) value {
+// operand is a literal's value or, into tmp, a field's; nil for any
+// other node, which the caller evaluates itself. So the commonest
+// operands cost no copy of a value. It does not call eval: a function in
+// eval's cycle of calls that takes tmp would move it to the heap.
+func (e *Evaluator) operand(n *node, tmp *value) *value {
 	switch n.op {
+	case opLit:
+		return &n.lit
 	case opField:
 		if s := e.slots[n.slot]; s.start >= 0 {
-			return decode(e.msg[s.start:s.end])
+			decodeTo(e.msg[s.start:s.end], tmp)
 		}
-		return value{}
-	case opLit:
-		return n.lit
+		return tmp
 	}
-	return e.eval(n)
+	return nil
 }
 
 // field is the value of the field in slot i; null if it is missing.
@@ -140,8 +156,13 @@ func (e *Evaluator) in(n *node) tri {
 	}
 	r := tFalse
 	for _, a := range n.args[1:] {
-		y := e.eval(a)
-		switch equal(&x, &y) {
+		var ty value
+		y := e.operand(a, &ty)
+		if y == nil {
+			ty = e.eval(a)
+			y = &ty
+		}
+		switch equal(&x, y) {
 		case tTrue:
 			return tTrue
 		case tNull:
@@ -153,13 +174,22 @@ func (e *Evaluator) in(n *node) tri {
 
 // between is x >= low AND x <= high, three-valued.
 func (e *Evaluator) between(n *node) tri {
-	x, low := e.arg(n.args[0]), e.arg(n.args[1])
-	lo := order(opGe, &x, &low)
+	var tx, tlow, thigh value
+	x, low, high := e.operand(n.args[0], &tx), e.operand(n.args[1], &tlow), e.operand(n.args[2], &thigh)
+	if x == nil {
+		tx, x = e.eval(n.args[0]), &tx
+	}
+	if low == nil {
+		tlow, low = e.eval(n.args[1]), &tlow
+	}
+	lo := order(opGe, x, low)
 	if lo == tFalse {
 		return tFalse
 	}
-	high := e.arg(n.args[2])
-	if hi := order(opLe, &x, &high); hi != tTrue {
+	if high == nil {
+		thigh, high = e.eval(n.args[2]), &thigh
+	}
+	if hi := order(opLe, x, high); hi != tTrue {
 		return hi
 	}
 	return lo

@@ -62,54 +62,71 @@ func (v *value) float() float64 {
 
 func (v *value) numeric() bool { return v.k == kInt || v.k == kFloat }
 
-// decode reads the value of one msgpack item, which Scanner.Skip has
-// checked. An unsigned integer above math.MaxInt64 becomes a float (the
-// one place a number loses precision), and an item that cannot be read
-// is null.
+// decode reads the value of one msgpack item, which Scanner.Skip or
+// skip has checked. An unsigned integer above math.MaxInt64 becomes a
+// float (the one place a number loses precision), and an item that
+// cannot be read is null.
 func decode(item []byte) value {
+	var v value
+	decodeTo(item, &v)
+	return v
+}
+
+// decodeTo is decode into *v, which must be null: the evaluator's hot
+// path, where returning the value would copy it.
+func decodeTo(item []byte, v *value) {
 	if len(item) > 0 { // the commonest items, without the call of Head
 		switch c := item[0]; {
 		case c <= 0x7f:
-			return intValue(int64(c))
+			v.k, v.i = kInt, int64(c)
+			return
 		case c&0xe0 == 0xa0 && len(item) > int(c&0x1f):
-			return value{k: kString, b: item[1 : 1+int(c&0x1f)]}
+			v.k, v.b = kString, item[1:1+int(c&0x1f)]
+			return
 		case c == 0xcb && len(item) >= 9:
-			return floatValue(math.Float64frombits(binary.BigEndian.Uint64(item[1:])))
+			setFloat(v, math.Float64frombits(binary.BigEndian.Uint64(item[1:])))
+			return
 		}
 	}
 	k, n, i, err := wire.Head(item, 0)
 	if err != nil {
-		return value{}
+		return
 	}
 	switch k {
 	case wire.KindBool:
-		return value{k: kBool, i: int64(n)}
+		v.k, v.i = kBool, int64(n)
 	case wire.KindInt:
-		return intValue(int64(n))
+		v.k, v.i = kInt, int64(n)
 	case wire.KindUint:
 		if n > math.MaxInt64 {
-			return floatValue(float64(n))
+			setFloat(v, float64(n))
+			return
 		}
-		return intValue(int64(n))
+		v.k, v.i = kInt, int64(n)
 	case wire.KindFloat32:
-		return floatValue(float64(math.Float32frombits(uint32(n))))
+		setFloat(v, float64(math.Float32frombits(uint32(n))))
 	case wire.KindFloat64:
-		return floatValue(math.Float64frombits(n))
+		setFloat(v, math.Float64frombits(n))
 	case wire.KindString, wire.KindBinary:
 		if n > uint64(len(item)-i) {
-			return value{}
+			return
 		}
-		v := value{k: kString, b: item[i : i+int(n)]}
+		v.k, v.b = kString, item[i:i+int(n)]
 		if k == wire.KindBinary {
 			v.k = kBinary
 		}
-		return v
 	case wire.KindArray:
-		return value{k: kArray, i: int64(n), b: item}
+		v.k, v.i, v.b = kArray, int64(n), item
 	case wire.KindMap:
-		return value{k: kMap, i: int64(n), b: item}
+		v.k, v.i, v.b = kMap, int64(n), item
 	}
-	return value{}
+}
+
+// setFloat sets *v to f, or leaves it null if f is not finite.
+func setFloat(v *value, f float64) {
+	if !math.IsNaN(f) && !math.IsInf(f, 0) {
+		v.k, v.f = kFloat, f
+	}
 }
 
 // appendValue appends v in msgpack, as the edge's canonical encoder
