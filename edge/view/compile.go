@@ -44,6 +44,9 @@ func compile(src string, st *statement) (*View, error) {
 	for _, a := range v.aggs {
 		c.fields(a.arg, true)
 	}
+	for _, a := range v.aggs {
+		v.merges = v.merges || a.fn == aggMerge
+	}
 	v.slots = v.root.number(0, c.ends)
 	for n, p := range c.refs {
 		n.slot = p.slot

@@ -120,6 +120,11 @@ func (e *Evaluator) load(msg []byte) bool {
 	if err != nil || k != wire.KindMap {
 		return false
 	}
+	if e.v.merges {
+		if _, err := e.sc.Skip(msg, 0, 0); err != nil {
+			return false
+		}
+	}
 	end, ok := e.scanMap(msg, i, n, &e.v.root, 1)
 	return ok && end == len(msg)
 }

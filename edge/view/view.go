@@ -20,6 +20,7 @@ type View struct {
 	groupBy   []*node
 	aggs      []aggSpec
 	spread    int // the aggregate of the unnamed MERGE(*) whose fields the result takes; -1 if none
+	merges    bool // MERGE(*) copies every field: load checks all of the message
 	root      pathNode
 	slots     int
 	pool      sync.Pool // of *Evaluator, for Match and Append
