@@ -62,6 +62,10 @@ func (c *acc) addNumber(x value) {
 	c.fsum += x.float()
 }
 
+// maxMergeFields bounds the fields a MERGE(*) keeps per group, as
+// MaxGroups bounds the groups: a field first seen past it is left out.
+const maxMergeFields = 1024
+
 // merge notes the last value of every top-level field of msg, which
 // Match has checked is a valid map.
 func (c *acc) merge(msg []byte) {
@@ -81,7 +85,7 @@ func (c *acc) merge(msg []byte) {
 		}
 		if b, ok := c.fields[string(key)]; ok {
 			*b = append((*b)[:0], msg[next:end]...)
-		} else {
+		} else if len(c.fields) < maxMergeFields {
 			b := slices.Clone(msg[next:end])
 			c.fields[string(key)] = &b
 		}

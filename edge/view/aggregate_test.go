@@ -1,6 +1,7 @@
 package view_test
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -216,5 +217,19 @@ func TestConcurrent(t *testing.T) {
 	}
 	if total != writers*each {
 		t.Fatalf("counted %d, want %d", total, writers*each)
+	}
+}
+
+func TestMergeBounded(t *testing.T) {
+	t.Parallel()
+	a := compile(t, "SELECT merge(*) FROM ch").NewAggregate()
+	for i := range 1100 {
+		a.Add(enc(t, M{fmt.Sprintf("k%04d", i): int64(i)}))
+	}
+	a.Add(enc(t, M{"k0000": "again"}))
+	got := flush(t, a)
+	m := got[0].(M)
+	if len(m) != 1024 || m["k0000"] != "again" || m["k1023"] != int64(1023) || m["k1024"] != nil {
+		t.Fatalf("%d fields, k0000 %v, k1023 %v", len(m), m["k0000"], m["k1023"])
 	}
 }

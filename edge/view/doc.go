@@ -38,13 +38,21 @@
 // Messages are never decoded into Go values. Compile gathers the fields
 // a view reads into a tree of path segments and numbers them; loading a
 // message walks its top-level map once, notes the byte range of each
-// wanted field and steps over everything else with wire.Scanner, which
-// also checks it (lengths, UTF-8, nesting). Expressions then decode only
-// the items they ask for into a small value that aliases the message,
-// and a projected field is copied as its original bytes. Strings made
-// by lower and upper go to a scratch buffer the Evaluator reuses, so
-// evaluation allocates nothing; View takes Evaluators from a sync.Pool.
-// Results are canonical msgpack: keys sorted, integers shortest.
+// wanted field and steps over everything else. Every item's structure is
+// checked (lengths against the data, nesting, no extension), so no input
+// can make the evaluator read out of bounds or panic, and a message that
+// is not one valid map is dropped. UTF-8 is checked, by wire.Scanner,
+// only where a string can reach a result: the fields of the select list
+// (all fields, in an aggregate view; the whole message with MERGE(*)).
+// A field only WHERE tests, and the rest of a SELECT * message, is left
+// as the edge's codecs checked it on publish: checking every string of
+// every message would cost as much as the rest of the walk. Expressions
+// then decode only the items they ask for into a small value that
+// aliases the message, and a projected field is copied as its original
+// bytes. Strings made by lower and upper go to a scratch buffer the
+// Evaluator reuses, so evaluation allocates nothing; View takes
+// Evaluators from a sync.Pool. Results are canonical msgpack: keys
+// sorted, integers shortest.
 //
 //	msg  {a: {b: 2}, c: "X", d: [...]}     view fields: a.b -> slot 0, c -> slot 1
 //	      └─ a: descend ─ b: slot 0       WHERE a.b > 1 AND lower(c) = 'x'
@@ -90,8 +98,9 @@
 // nulls. A field outside any aggregate is the group's last message's
 // (SELECT who, count(*) ... GROUP BY who); SELECT * ... GROUP BY k is
 // each group's last message. MERGE(*) is the last value of every field
-// seen: unnamed, its fields make the result (beside the other items,
-// which win over them); with AS it is one field.
+// seen (up to 1024 fields per group): unnamed, its fields make the
+// result (beside the other items, which win over them); with AS it is
+// one field. A period holds at most MaxGroups groups.
 //
 // # Why a hand-written parser
 //

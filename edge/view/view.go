@@ -19,7 +19,7 @@ type View struct {
 	items     []item // sorted by name, without the spread MERGE(*)
 	groupBy   []*node
 	aggs      []aggSpec
-	spread    int // the aggregate of the unnamed MERGE(*) whose fields the result takes; -1 if none
+	spread    int  // the aggregate of the unnamed MERGE(*) whose fields the result takes; -1 if none
 	merges    bool // MERGE(*) copies every field: load checks all of the message
 	root      pathNode
 	slots     int
