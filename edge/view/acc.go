@@ -2,6 +2,7 @@ package view
 
 import (
 	"slices"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 )
@@ -83,13 +84,16 @@ func (c *acc) merge(msg []byte) {
 		if err != nil {
 			return
 		}
+		i = end
+		if !utf8.Valid(key) {
+			continue // a binary key no codec could send as a string
+		}
 		if b, ok := c.fields[string(key)]; ok {
 			*b = append((*b)[:0], msg[next:end]...)
 		} else if len(c.fields) < maxMergeFields {
 			b := slices.Clone(msg[next:end])
 			c.fields[string(key)] = &b
 		}
-		i = end
 	}
 }
 

@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxStatement is the longest statement Compile takes, in bytes, and
@@ -44,6 +45,17 @@ type parser struct {
 func parse(src string) (*statement, error) {
 	if len(src) > MaxStatement {
 		return nil, errorAt(src, MaxStatement, "statement longer than %d bytes", MaxStatement)
+	}
+	if !utf8.ValidString(src) {
+		off := 0
+		for off < len(src) {
+			r, size := utf8.DecodeRuneInString(src[off:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			off += size
+		}
+		return nil, errorAt(src, off, "statement is not valid UTF-8")
 	}
 	p := &parser{lex: lexer{src: src}}
 	if err := p.advance(); err != nil {
