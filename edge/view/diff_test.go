@@ -27,7 +27,7 @@ func (g gen) scalar() any {
 	case 3:
 		return []int64{math.MaxInt64, math.MinInt64, 1 << 62, -1 << 62}[g.r.IntN(4)]
 	case 4:
-		return []float64{-1.5, 0.5, 2.0, 2.5, 1e300, -0.0}[g.r.IntN(6)]
+		return []float64{-1.5, 0.5, 2.0, 2.5, 1e300, math.Copysign(0, -1)}[g.r.IntN(6)]
 	case 5:
 		return []byte(strs[g.r.IntN(len(strs))])
 	case 6:
