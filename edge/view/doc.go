@@ -28,10 +28,14 @@
 //     (msgpack, the edge's carrier) or reports that the view drops msg.
 //     For SELECT * (SelectsAll) Match is enough and the edge can send the
 //     encodings it already holds.
-//   - an aggregate view: one *Aggregate per view and period; Add each
-//     message, and at the end of each period Flush returns one message
-//     per group. The package starts no goroutine and no timer: the edge
-//     owns the period's clock and calls Flush.
+//   - an aggregate view: one *Aggregate per view (and period, which
+//     Period reads); Add each message, and at the end of each period
+//     Flush returns one message per group and empties it for the next.
+//     The package starts no goroutine and no timer: the edge owns the
+//     period's clock and calls Flush.
+//
+// View's methods take an Evaluator from a pool; a caller that evaluates
+// from one goroutine may keep its own (NewEvaluator) and save the pool.
 //
 // # Evaluating on msgpack
 //
