@@ -21,10 +21,9 @@ type pathNode struct {
 	lo, hi int // the slots of this node and those below it, [lo, hi)
 
 	// The lengths (those under 64) and first bytes of the children's
-	// keys, so that find turns most keys of a message away at once.
+	// keys, so that maybe turns most keys of a message away at once.
 	lens   uint64
 	firsts [4]uint64
-	long   bool // a child's key is 64 bytes or longer
 
 	// check is set when the field's value may reach a result (it is in
 	// the select list, or the view aggregates): wire.Scanner then checks
@@ -63,9 +62,7 @@ func (n *pathNode) add(path []string) *pathNode {
 func (n *pathNode) number(next int, ends map[*pathNode]bool) int {
 	n.lo = next
 	for _, k := range n.kids {
-		if len(k.key) >= 64 {
-			n.long = true
-		} else {
+		if len(k.key) < 64 {
 			n.lens |= 1 << len(k.key)
 		}
 		if len(k.key) > 0 {
@@ -83,23 +80,20 @@ func (n *pathNode) number(next int, ends map[*pathNode]bool) int {
 	return next
 }
 
-// find returns the child of n for key. It is the inner loop of loading
-// a message (every key of the message against every child), so the
-// length and the first byte are compared before the bytes.
+// maybe reports whether n may have a child for key, by its length and
+// first byte: loading a message asks it of every key, most of which no
+// view reads, so it is small enough to be inlined.
+func (n *pathNode) maybe(key []byte) bool {
+	if len(key) == 0 || len(key) >= 64 {
+		return true // find decides
+	}
+	return n.lens&(1<<len(key)) != 0 && n.firsts[key[0]>>6]&(1<<(key[0]&63)) != 0
+}
+
+// find returns the child of n for key.
 func (n *pathNode) find(key []byte) *pathNode {
-	if len(key) == 0 {
-		for _, k := range n.kids {
-			if len(k.key) == 0 {
-				return k
-			}
-		}
-		return nil
-	}
-	if len(key) < 64 && n.lens&(1<<len(key)) == 0 && !n.long || n.firsts[key[0]>>6]&(1<<(key[0]&63)) == 0 {
-		return nil
-	}
 	for _, k := range n.kids {
-		if len(k.key) == len(key) && k.key[0] == key[0] && string(k.key) == string(key) {
+		if string(k.key) == string(key) {
 			return k
 		}
 	}
@@ -138,12 +132,17 @@ func (e *Evaluator) scanMap(b []byte, i int, n uint64, at *pathNode, depth int) 
 		return 0, false // each pair takes two bytes at least
 	}
 	for ; n > 0; n-- {
-		key, next, ok := scanKey(b, i)
-		if !ok {
+		var key []byte
+		var ok bool
+		if i < len(b) && b[i]&0xe0 == 0xa0 && i+1+int(b[i]&0x1f) <= len(b) { // fixstr: nearly every key
+			key, i = b[i+1:i+1+int(b[i]&0x1f)], i+1+int(b[i]&0x1f)
+		} else if key, i, ok = readKey(b, i); !ok {
 			return 0, false
 		}
-		i = next
-		kid := at.find(key)
+		var kid *pathNode
+		if at.maybe(key) {
+			kid = at.find(key)
+		}
 		if kid == nil {
 			if i, ok = skipScalar(b, i); ok {
 				continue
@@ -189,19 +188,6 @@ func (e *Evaluator) scanValue(b []byte, i int, at *pathNode, depth int) (int, bo
 	}
 	end, err := e.sc.Skip(b, i, depth)
 	return end, err == nil
-}
-
-// scanKey reads a key as readKey does, without its UTF-8 check: the
-// key is only compared with the view's paths, which are valid UTF-8.
-func scanKey(b []byte, i int) (key []byte, next int, ok bool) {
-	if i < len(b) && b[i]&0xe0 == 0xa0 { // fixstr, nearly every key
-		end := i + 1 + int(b[i]&0x1f)
-		if end > len(b) {
-			return nil, 0, false
-		}
-		return b[i+1 : end], end, true
-	}
-	return readKey(b, i)
 }
 
 // skipScalar steps over the commonest items (one-byte ones, short
