@@ -139,6 +139,9 @@ func (p *parser) like(left *node, not bool) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if pattern.op == opLit && pattern.lit.k == kString && !checkPattern(pattern.lit.b) {
+		return nil, errorAt(p.lex.src, pattern.pos, "LIKE pattern has more than %d characters between two %%s with a _ among them", maxWild)
+	}
 	return &node{op: opLike, not: not, args: []*node{left, pattern}, pos: left.pos, end: pattern.end}, nil
 }
 

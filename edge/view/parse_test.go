@@ -104,6 +104,7 @@ func TestCompileBad(t *testing.T) {
 		{name: "columns count characters", statement: "SELECT * FROM `\u65e5\u672c` WHERE a = \u00e9", column: 30, reason: "unexpected character '\u00e9'"},
 		{name: "too deep", statement: "SELECT * FROM ch WHERE " + strings.Repeat("(", 70) + "1" + strings.Repeat(")", 70), column: 88, reason: "nested more than 64 deep"},
 		{name: "too deep not", statement: "SELECT * FROM ch WHERE " + strings.Repeat("NOT ", 70) + "a", column: 24 + 4*64, reason: "nested more than 64 deep"},
+		{name: "long wild segment", statement: "SELECT * FROM ch WHERE s LIKE '%" + strings.Repeat("a_", 33) + "%'", column: 31, reason: "more than 64 characters"},
 		{name: "not UTF-8", statement: "SELECT a AS `\u00e9\xff` FROM ch", column: 15, reason: "not valid UTF-8"},
 		{name: "too long", statement: "SELECT * FROM ch WHERE a = '" + strings.Repeat("x", view.MaxStatement) + "'", column: view.MaxStatement + 1, reason: "longer than"},
 	}
