@@ -41,6 +41,8 @@ func (e *Evaluator) eval(n *node) value {
 		return negate(e.eval(n.args[0]))
 	case opCall:
 		return e.call(n)
+	case opStar, opAgg: // only inside aggregates, which compile replaces
+		return value{}
 	}
 	return e.test(n).value()
 }
