@@ -190,21 +190,44 @@ func (e *Evaluator) scanValue(b []byte, i int, at *pathNode, depth int) (int, bo
 	return end, err == nil
 }
 
-// skipScalar steps over the commonest items (one-byte ones, short
-// strings, floats) in a function small enough to be inlined in the loop
-// of scanMap; false (with i unchanged) for the others, left to skip.
+// skipScalar steps over an item of a fixed size (nil, booleans,
+// numbers) or a short string, in a function small enough to be inlined
+// in the loop of scanMap; false (with i unchanged) for the others, which
+// are left to skip.
 func skipScalar(b []byte, i int) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
-	switch c := b[i]; {
-	case c <= 0x7f || c >= 0xe0:
-		return i + 1, true
-	case c&0xe0 == 0xa0 && i+1+int(c&0x1f) <= len(b):
-		return i + 1 + int(c&0x1f), true
+	c := b[i]
+	n := int(scalarSize[c])
+	if c&0xe0 == 0xa0 { // fixstr
+		n = 1 + int(c&0x1f)
 	}
-	return i, false
+	if n == 0 || i+n > len(b) {
+		return i, false
+	}
+	return i + n, true
 }
+
+// scalarSize is the whole size of each item of a fixed size, by type
+// byte; 0 for the others.
+var scalarSize = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+			t[c] = 1
+		case c == 0xcc || c == 0xd0:
+			t[c] = 2
+		case c == 0xcd || c == 0xd1:
+			t[c] = 3
+		case c == 0xca || c == 0xce || c == 0xd2:
+			t[c] = 5
+		case c == 0xcb || c == 0xcf || c == 0xd3:
+			t[c] = 9
+		}
+	}
+	return t
+}()
 
 // skip steps over the item at b[i], nested depth containers deep, for a
 // field the view does not read. It checks what keeps the walk in bounds
@@ -214,17 +237,8 @@ func skipScalar(b []byte, i int) (int, bool) {
 // they were published, and the values a view reads or projects are
 // checked by wire.Scanner in scanValue.
 func skip(b []byte, i, depth int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch c := b[i]; {
-	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		return i + 1, true
-	case c&0xe0 == 0xa0: // fixstr
-		end := i + 1 + int(c&0x1f)
-		return end, end <= len(b)
-	case c == 0xcb: // float64
-		return i + 9, i+9 <= len(b)
+	if j, ok := skipScalar(b, i); ok {
+		return j, true
 	}
 	k, n, j, err := wire.Head(b, i)
 	if err != nil {
