@@ -113,7 +113,8 @@ type subscription struct {
 	cursor      *store.Cursor
 	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
-	batch       int // most messages per data PDU; 0: no limit
+	batch       int               // most messages per data PDU; 0: no limit
+	view        *subscriptionView // the filter's, or nil
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).

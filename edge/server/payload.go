@@ -142,6 +142,11 @@ func transcode(p []byte, i int) ([]byte, error) {
 	if len(m) == 0 {
 		return nil, errPayload
 	}
+	return transcodeCarrier(m, i)
+}
+
+// transcodeCarrier encodes in codec i a value in canonical msgpack.
+func transcodeCarrier(m []byte, i int) ([]byte, error) {
 	d := wire.NewDecoder(m)
 	v, err := d.Value(0)
 	if err == nil {

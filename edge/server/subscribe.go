@@ -16,8 +16,14 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
 	}
-	if b.Filter != "" || b.Period != 0 {
-		return nil, rtm.Errorf(rtm.CodeInvalidFilter, "stream views (filter, period) are not supported by this edge yet")
+	var sv *subscriptionView
+	if b.Filter != "" {
+		var err error
+		if sv, b.Channel, err = compileView(&b); err != nil {
+			return nil, err
+		}
+	} else if b.Period != 0 {
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "period applies to a subscription with a filter")
 	}
 	if err := checkChannel(b.Channel); err != nil {
 		return nil, err
@@ -58,7 +64,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, expiredOr(err, b.Position)
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
-		batch: int(min(b.Batch, maxBatchMessages)), since: since}
+		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
 	return nil, c.handOver(sub, env.ID, b.Force, info)
 }
 

@@ -186,19 +186,28 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		return nil
 	}
 	w.msgs = w.msgs[:0]
-	for _, f := range frames {
-		m, err := payloadFor(f.Data, c.ci)
-		if err != nil {
+	if sub.view != nil {
+		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
 		}
-		w.msgs = append(w.msgs, m)
+		if len(w.msgs) == 0 {
+			return nil // the view dropped them all; the next PDU's position covers them
+		}
+	} else {
+		for _, f := range frames {
+			m, err := payloadFor(f.Data, c.ci)
+			if err != nil {
+				return c.internal(err)
+			}
+			w.msgs = append(w.msgs, m)
+		}
 	}
 	last := frames[len(frames)-1]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
-	c.srv.counters.messagesOut[c.ci].Add(uint64(len(frames)))
-	c.traffic.messagesOut.Add(uint64(len(frames)))
+	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
+	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
