@@ -121,6 +121,14 @@ type subscription struct {
 	since int64
 }
 
+// close closes the subscription's cursor and stops its view's ticker.
+func (s *subscription) close() {
+	s.cursor.Close()
+	if s.view != nil {
+		s.view.stop()
+	}
+}
+
 // position returns where the subscription reads next.
 func (s *subscription) position() rtm.Position {
 	if cu := s.catchup; cu != nil {
@@ -264,7 +272,7 @@ func (c *conn) run() {
 	c.ws.CloseNow()
 	c.mu.Lock()
 	for _, sub := range c.live {
-		sub.cursor.Close()
+		sub.close()
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.live = nil
@@ -272,7 +280,7 @@ func (c *conn) run() {
 	// writer did not get to: their cursors would keep their channels.
 	for _, it := range c.queue {
 		if it.end != nil {
-			it.end.cursor.Close()
+			it.end.close()
 		}
 	}
 	c.queue = nil

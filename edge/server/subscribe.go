@@ -65,7 +65,13 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
 		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
-	return nil, c.handOver(sub, env.ID, b.Force, info)
+	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
+		return nil, err
+	}
+	if sv != nil {
+		sv.start(c)
+	}
+	return nil, nil
 }
 
 // fastForwardStart serves a subscribe with fast_forward at a position

@@ -2,6 +2,9 @@ package server
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/view"
@@ -16,7 +19,11 @@ import (
 // and subscriber. History and catch-up go through it too; a data PDU's
 // position stays the channel's position after its batch.
 //
-// Aggregate views (COUNT, GROUP BY, MERGE...) are refused for now.
+// An aggregate view (COUNT, GROUP BY, MERGE...) counts the messages as
+// the writer reads them and sends one message per group at the end of
+// each period, as one data PDU whose position is the channel's after the
+// last message counted; a period with no input sends nothing. History
+// counts into the first period.
 
 // subscriptionView is a subscription's compiled view.
 type subscriptionView struct {
@@ -25,6 +32,16 @@ type subscriptionView struct {
 	// buf holds one batch's projections; outs are their ends in it.
 	buf  []byte
 	outs []int
+
+	// Aggregate views only. The ticker goroutine sets due and wakes the
+	// writer; the rest is the writer's.
+	agg      *view.Aggregate
+	period   time.Duration
+	due      atomic.Bool
+	stopOnce sync.Once
+	done     chan struct{} // closed by stop: the ticker ends
+	next     rtm.Position  // after the last message counted
+	results  [][]byte
 }
 
 // compileView checks and compiles the filter of a subscribe body, and
@@ -43,13 +60,86 @@ func compileView(b *rtm.SubscribeBody) (*subscriptionView, string, error) {
 	if b.Channel != "" && b.Channel != v.Channel() {
 		return nil, "", rtm.Errorf(rtm.CodeInvalidFilter, "channel %q is not the filter's FROM channel %q", b.Channel, v.Channel())
 	}
-	if v.Aggregates() {
-		return nil, "", rtm.Errorf(rtm.CodeInvalidFilter, "aggregate views (COUNT, SUM, GROUP BY, MERGE, ...) are not supported by this edge yet; a filter without them is")
-	}
-	if _, err := view.Period(b.Period); err != nil {
+	period, err := view.Period(b.Period)
+	if err != nil {
 		return nil, "", rtm.Errorf(rtm.CodeInvalidFormat, "period: %v", err)
 	}
-	return &subscriptionView{v: v, ev: v.NewEvaluator()}, v.Channel(), nil
+	sv := &subscriptionView{v: v, ev: v.NewEvaluator()}
+	if v.Aggregates() {
+		sv.agg, sv.period, sv.done = v.NewAggregate(), period, make(chan struct{})
+	}
+	return sv, v.Channel(), nil
+}
+
+// start runs an aggregate view's period ticker, which wakes c's writer at
+// the end of each period, until stop.
+func (sv *subscriptionView) start(c *conn) {
+	if sv.agg == nil {
+		return
+	}
+	go func() {
+		t := time.NewTicker(sv.period)
+		defer t.Stop()
+		for {
+			select {
+			case <-sv.done:
+				return
+			case <-t.C:
+				sv.due.Store(true)
+				c.Wake()
+			}
+		}
+	}()
+}
+
+// stop ends the ticker, if any. Idempotent.
+func (sv *subscriptionView) stop() {
+	if sv.done != nil {
+		sv.stopOnce.Do(func() { close(sv.done) })
+	}
+}
+
+// count adds frames to an aggregate view's period; next is the channel's
+// position after them.
+func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position) error {
+	for _, f := range frames {
+		m, err := encodingAt(f.Data, carrier)
+		if err != nil || len(m) == 0 {
+			return fmt.Errorf("%w: a view needs the carrier", errPayload)
+		}
+		sv.agg.Add(m)
+	}
+	sv.next = next
+	return nil
+}
+
+// flushAggregate sends, if its period ended, the groups of sub's
+// aggregate view as one data PDU.
+func (c *conn) flushAggregate(w *writer, sub *subscription) error {
+	sv := sub.view
+	if sv == nil || sv.agg == nil || !sv.due.Swap(false) {
+		return nil
+	}
+	sv.results = sv.agg.Flush(sv.results[:0])
+	if len(sv.results) == 0 {
+		return nil
+	}
+	w.msgs = w.msgs[:0]
+	for _, m := range sv.results {
+		if c.ci != carrier {
+			var err error
+			if m, err = transcodeCarrier(m, c.ci); err != nil {
+				return c.internal(fmt.Errorf("server: a view's result: %w", err))
+			}
+		}
+		w.msgs = append(w.msgs, m)
+	}
+	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sv.next, w.msgs)
+	clear(w.msgs)
+	clear(sv.results)
+	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
+	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
+	return c.write(w, w.pdu)
 }
 
 // viewMessages appends to w.msgs, encoded for codec ci, what the view

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestViewFiltersAndProjects: a subscription with a filter gets what the
@@ -83,7 +84,7 @@ func TestViewRefusals(t *testing.T) {
 		{"bad statement", map[string]any{"subscription_id": "v", "filter": "SELECT * FROM zoo WHERE"}, "invalid_filter", "column 24"},
 		{"not the FROM channel", map[string]any{"subscription_id": "v", "channel": "farm", "filter": "SELECT * FROM zoo"}, "invalid_filter", `"zoo"`},
 		{"no subscription id", map[string]any{"filter": "SELECT * FROM zoo"}, "invalid_format", "subscription_id"},
-		{"aggregate", map[string]any{"subscription_id": "v", "filter": "SELECT COUNT(*) FROM zoo"}, "invalid_filter", "aggregate"},
+		{"negative period", map[string]any{"subscription_id": "v", "filter": "SELECT COUNT(*) FROM zoo", "period": -1}, "invalid_format", "period"},
 		{"period past 60", map[string]any{"subscription_id": "v", "filter": "SELECT * FROM zoo", "period": 61}, "invalid_format", "period"},
 		{"period without a filter", map[string]any{"channel": "zoo", "period": 5}, "invalid_format", "period"},
 	}
@@ -94,4 +95,53 @@ func TestViewRefusals(t *testing.T) {
 		}
 	}
 	c.expectOK("rtm/subscribe", 100, map[string]any{"subscription_id": "v", "filter": "SELECT * FROM zoo"})
+}
+
+// TestAggregateView: an aggregate view sends one message per group at the
+// end of each period (1 s by default), as one data PDU. However the
+// publishes fall across periods, the counts over the PDUs add up to what
+// was published, and a period without input sends nothing: the PDU after
+// the totals carries only the next message's group.
+func TestAggregateView(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	c := e.dial(t, "test", "")
+	c.expectOK("rtm/subscribe", 1, map[string]any{"subscription_id": "stats",
+		"filter": "SELECT who, COUNT(*) AS n, MAX(speed) AS top FROM zoo GROUP BY who"})
+	pub := e.dial(t, "test", "")
+	for i, a := range []map[string]any{
+		{"who": "zebra", "speed": 40}, {"who": "snail", "speed": 1}, {"who": "zebra", "speed": 55},
+		{"who": "zebra", "speed": 12}, {"who": "snail", "speed": 2},
+	} {
+		pub.expectOK("rtm/publish", i+1, map[string]any{"channel": "zoo", "message": a})
+	}
+	counts := map[string]int{}
+	for counts["zebra"] < 3 || counts["snail"] < 2 {
+		p := c.recvWithin(10 * time.Second)
+		if p.Action != "rtm/subscription/data" || p.Body["subscription_id"] != "stats" {
+			t.Fatalf("got %s %v", p.Action, p.Body)
+		}
+		msgs := p.Body["messages"].([]any)
+		if len(msgs) == 0 {
+			t.Fatalf("an aggregate PDU without results: %v", p.Body)
+		}
+		for _, m := range msgs {
+			row := m.(map[string]any)
+			n, _ := row["n"].(json.Number).Int64()
+			counts[row["who"].(string)] += int(n)
+			if _, ok := row["top"].(json.Number); !ok {
+				t.Fatalf("MAX(speed) of %v is not a number", row)
+			}
+		}
+	}
+	if counts["zebra"] != 3 || counts["snail"] != 2 {
+		t.Fatalf("counts over the periods: %v", counts)
+	}
+	pub.expectOK("rtm/publish", 10, map[string]any{"channel": "zoo", "message": map[string]any{"who": "slug", "speed": 0}})
+	p := c.recvWithin(10 * time.Second)
+	msgs, _ := p.Body["messages"].([]any)
+	if p.Action != "rtm/subscription/data" || len(msgs) != 1 || msgs[0].(map[string]any)["who"] != "slug" {
+		t.Fatalf("after the totals: %s %v, want only the slug's group (empty periods send nothing)", p.Action, p.Body)
+	}
+	c.expectOK("rtm/unsubscribe", 11, map[string]any{"subscription_id": "stats"})
 }

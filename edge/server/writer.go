@@ -126,7 +126,7 @@ func (c *conn) writeItems(w *writer) error {
 		}
 		if it.end != nil {
 			pos := it.end.position()
-			it.end.cursor.Close()
+			it.end.close()
 			pdu := &rtm.PDU{
 				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
 				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
@@ -154,15 +154,18 @@ func (c *conn) writeItems(w *writer) error {
 
 // pump sends one batch of ready messages of sub.
 func (c *conn) pump(w *writer, sub *subscription) error {
-	if sub.catchup != nil {
-		return c.pumpLog(w, sub)
-	}
 	var err error
-	w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes)
-	if err != nil {
+	if sub.catchup != nil {
+		err = c.pumpLog(w, sub)
+	} else if w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
 		return c.outOfSync(w, sub, err)
+	} else {
+		err = c.send(w, sub, w.frames)
 	}
-	return c.send(w, sub, w.frames)
+	if err == nil && sub.view != nil {
+		err = c.flushAggregate(w, sub)
+	}
+	return err
 }
 
 // maxBatchMessages bounds the batch option: past it, the writer's own
@@ -186,6 +189,14 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		return nil
 	}
 	w.msgs = w.msgs[:0]
+	last := frames[len(frames)-1]
+	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
+	if sv := sub.view; sv != nil && sv.agg != nil {
+		if err := sv.count(frames, next); err != nil {
+			return c.internal(err)
+		}
+		return nil // sent at the period's end (flushAggregate)
+	}
 	if sub.view != nil {
 		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
@@ -202,8 +213,6 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			w.msgs = append(w.msgs, m)
 		}
 	}
-	last := frames[len(frames)-1]
-	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
@@ -280,7 +289,7 @@ func (c *conn) endSub(sub *subscription) {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.mu.Unlock()
-	sub.cursor.Close()
+	sub.close()
 }
 
 // arm asks every cursor to ring the doorbell on new data. It returns false
