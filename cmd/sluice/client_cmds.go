@@ -280,6 +280,7 @@ type subFlags struct {
 	age        durationOrSeconds
 	ff, strict bool
 	id, filter string
+	period     int
 }
 
 // parseSub parses sub's arguments; it returns the channel ("" with a
@@ -302,6 +303,7 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 		"to resume from (by default sub carries on from the oldest message it has, with a warning on stderr)")
 	fs.StringVar(&f.id, "id", "", "subscription id (default: the channel)")
 	fs.StringVar(&f.filter, "filter", "", "stream SQL view: SELECT ... FROM channel WHERE ... (needs --id)")
+	fs.IntVar(&f.period, "period", 0, "seconds per result of an aggregate --filter (COUNT, GROUP BY, ...; default 1, at most 60)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return nil, "", err
@@ -311,6 +313,10 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 		return nil, "", fmt.Errorf("%w: set --position or --after, not both", errUsage)
 	case f.count < 0:
 		return nil, "", fmt.Errorf("%w: negative --history-count", errUsage)
+	case f.period != 0 && f.filter == "":
+		return nil, "", fmt.Errorf("%w: --period needs --filter", errUsage)
+	case f.period < 0 || f.period > 60:
+		return nil, "", fmt.Errorf("%w: --period %d is not from 1 to 60 seconds", errUsage, f.period)
 	case len(pos) == 1:
 		return f, pos[0], nil
 	case len(pos) == 0 && f.filter != "":
@@ -354,9 +360,9 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	opts := &client.SubscribeOptions{
 		ID: f.id, Position: start, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
-		Strict: f.strict,
-		Batch:  1, // each message then has its own PDU, so its own position (ownPosition)
-		OnGap:  func(g client.Gap) { warnGap(s.errw, g) },
+		Period: time.Duration(f.period) * time.Second, Strict: f.strict,
+		Batch: 1, // each message then has its own PDU, so its own position (ownPosition)
+		OnGap: func(g client.Gap) { warnGap(s.errw, g) },
 	}
 	sub, err := c.Subscribe(ctx, channel, opts, handler)
 	if err != nil {

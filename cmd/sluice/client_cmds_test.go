@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -402,5 +403,51 @@ func TestClientCommandErrors(t *testing.T) {
 				t.Errorf("stderr %q, want it to start with %q", errw.String(), tt.want)
 			}
 		})
+	}
+}
+
+// TestSubFilter: sub --filter prints what a stream view makes of the
+// channel, and --period sets an aggregate view's period.
+func TestSubFilter(t *testing.T) {
+	url := startTestEdge(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var viewOut, countOut syncBuffer
+	var viewErr, countErr bytes.Buffer
+	done := make(chan error, 2)
+	go func() {
+		done <- runSub(ctx, []string{"--url", url, "--id", "big", "--history-count", "10", "--filter", "SELECT n * 10 AS x FROM nums WHERE n > 1"},
+			stdio{out: &viewOut, errw: &viewErr})
+	}()
+	go func() {
+		done <- runSub(ctx, []string{"--url", url, "--id", "count", "--history-count", "10", "--period", "1", "--filter", "SELECT COUNT(*) AS c FROM nums"},
+			stdio{out: &countOut, errw: &countErr})
+	}()
+	// With history, what is published before a subscription is made
+	// still reaches it, through the view.
+	var pos []string
+	for i := 1; i <= 3; i++ {
+		pos = append(pos, strings.TrimSpace(cmdOut(t, runPub, "", "--url", url, "nums", `{"n":`+strconv.Itoa(i)+`}`)))
+	}
+	lines := waitLines(t, &viewOut, 2)
+	for i, want := range []string{`{"position":"` + pos[1] + `","message":{"x":20}}`, `{"position":"` + pos[2] + `","message":{"x":30}}`} {
+		if lines[i] != want {
+			t.Errorf("view line %d = %s, want %s", i, lines[i], want)
+		}
+	}
+	counts := waitLines(t, &countOut, 1)
+	if !strings.Contains(counts[0], `"message":{"c":`) {
+		t.Errorf("aggregate line %s", counts[0])
+	}
+	stop()
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatalf("sub: %v (stderr %q %q)", err, viewErr.String(), countErr.String())
+		}
+	}
+	var out, errw bytes.Buffer
+	if code := run([]string{"sub", "--url", url, "--period", "5", "nums"}, stdio{in: strings.NewReader(""), out: &out, errw: &errw}); code != 2 ||
+		!strings.Contains(errw.String(), "--period needs --filter") {
+		t.Errorf("--period without --filter: exit %d, %q", code, errw.String())
 	}
 }
