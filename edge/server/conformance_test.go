@@ -141,7 +141,7 @@ func TestSubscriptionErrors(t *testing.T) {
 	c.expectOK("rtm/subscribe", 4, map[string]any{"channel": "x", "subscription_id": "x2"})
 	c.expectError("rtm/unsubscribe", 5, map[string]any{"subscription_id": "nope"}, "not_subscribed")
 	c.expectError("rtm/subscribe", 6, map[string]any{"channel": "x", "subscription_id": "v",
-		"filter": "SELECT * FROM x"}, "invalid_filter")
+		"filter": "SELECT * FROM y"}, "invalid_filter") // not the FROM channel
 	c.expectError("rtm/subscribe", 7, map[string]any{"channel": "x", "subscription_id": "p", "position": "1:"}, "invalid_format")
 	c.expectError("rtm/subscribe", 8, map[string]any{"channel": "x", "subscription_id": "e", "position": "1:1"}, "expired_position")
 }
