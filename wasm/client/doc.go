@@ -37,7 +37,11 @@
 // after the last message it had queued. The handler still sees every
 // message exactly once and in order; a handler slower than the channel for
 // longer than the edge's retention ends with expired_position via OnError,
-// as a slow consumer would on the edge. Replies to requests never wait
+// as a slow consumer would on the edge (also when the edge found its own
+// read point, past the data the client dropped, expired first and said
+// out_of_sync: the client resubscribes from its position regardless, and
+// the edge answers for that). A subscription the edge itself could not
+// keep up with, before any pause, ends with out_of_sync. Replies to requests never wait
 // behind the buffer, so a handler may publish, subscribe or unsubscribe.
 // A subscription with SubscribeOptions.Direct skips the buffer: its
 // handler runs on the connection's reader as data arrives, for handlers
