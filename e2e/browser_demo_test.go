@@ -72,13 +72,20 @@ func testChatBothWays(t *testing.T, b *chrome) {
 	chatSay(alice, "hello bob, it's alice 👋")
 	chatWait(bob, "hello bob, it's alice 👋")
 	chatSay(bob, "hi alice! ünïcode works")
+	// Bob's own line reaches his page as it reaches alice's: through his
+	// subscription, which may deliver it after hers did. So both pages
+	// are waited for before their lines are compared.
 	chatWait(alice, "hi alice! ünïcode works")
+	chatWait(bob, "hi alice! ünïcode works")
 	// Each sees both lines, in the order they were said.
-	for _, p := range []*tab{alice, bob} {
-		got := evalJS[[]string](p, chatTexts)
+	for _, p := range []struct {
+		user string
+		tab  *tab
+	}{{"alice", alice}, {"bob", bob}} {
+		got := evalJS[[]string](p.tab, chatTexts)
 		want := []string{"hello bob, it's alice 👋", "hi alice! ünïcode works"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s shows %q, want %q", p.base, got, want)
+			t.Errorf("%s's chat page (%schat.html#%s) shows %q, want %q", p.user, p.tab.base, room, got, want)
 		}
 	}
 	// Who said what: bob sees alice's line under her name.
