@@ -35,6 +35,15 @@ type Result struct {
 	Errors     map[string]ErrorCount `json:"errors"`
 	ErrorTotal uint64                `json:"error_total"`
 
+	// Killed is how many subscriber connections Config.Churn dropped;
+	// KillsMissed how many times the subscriber picked was reconnecting
+	// already (nothing to drop).
+	Killed      uint64 `json:"killed,omitempty"`
+	KillsMissed uint64 `json:"kills_missed,omitempty"`
+	// Resources is the server's memory and goroutines over the window,
+	// when Config.SampleInterval is set and a probe answers.
+	Resources *Resources `json:"resources,omitempty"`
+
 	// Server is the server's resource use; nil when no probe was given.
 	Server *ProcStats `json:"server,omitempty"`
 	// ServerMetrics are the server's own unlabelled metrics at the end of
