@@ -32,7 +32,11 @@ func (res *Result) WriteText(w io.Writer) error {
 		l := res.Latency
 		row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
 			Millis(l.P99), Millis(l.P999), Millis(l.Max))
-		row("integrity", "lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+		integrity := fmt.Sprintf("lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+		if res.Unconfirmed > 0 {
+			integrity += fmt.Sprintf("; %d publishes unconfirmed (no known outcome: not owed)", res.Unconfirmed)
+		}
+		row("integrity", "%s", integrity)
 		for i, n := range res.Nodes {
 			row(fmt.Sprintf("node %d", i+1), "%s", n.text(i == 0))
 		}

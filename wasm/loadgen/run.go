@@ -409,7 +409,9 @@ func (r *run) scrape(ctx context.Context) {
 	}
 	m, err := r.opts.Metrics.Scrape(ctx)
 	if err != nil {
-		r.problems.add("metrics", err)
+		if ctx.Err() == nil { // an interrupted run's scrape is cut short, not failed
+			r.problems.add("metrics", err)
+		}
 		return
 	}
 	for name := range m {

@@ -181,3 +181,49 @@ func TestTrend(t *testing.T) {
 		t.Error("no samples, or one: want nil, and no slope")
 	}
 }
+
+// TestUnconfirmedPublishesAreNotOwed: a publish sent and never
+// acknowledged (the server dropped it, say with the connection) has no
+// known outcome. Missing, it is not lost: the server promised nothing.
+// It is an error, which fails a soak. Before, it was counted as stored
+// and lost on every subscriber of its channel: the "lost=256 with 128
+// publishes unacknowledged" of the soak that hid a stuck client.
+func TestUnconfirmedPublishesAreNotOwed(t *testing.T) {
+	b := newBroker()
+	b.async = true
+	b.silent = func(st Stamp) bool { return st.Publisher == 0 && st.Seq == 5 }
+	b.fault = func(_ int, st Stamp) action { return pick(st.Publisher == 0 && st.Seq == 5, dropIt) }
+	cfg := quick(Fanout)
+	cfg.Inflight = 2
+	res, err := Run(context.Background(), b, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost != 0 || res.Unconfirmed != 1 || res.Errors["publish"].Count != 1 {
+		t.Errorf("lost %d, unconfirmed %d, publish errors %v; want 0, 1, 1", res.Lost, res.Unconfirmed, res.Errors)
+	}
+	res.Config.Scenario = Soak
+	if err := res.Check(); !errors.Is(err, ErrIntegrity) {
+		t.Errorf("a soak with an unacknowledged publish: Check %v, want ErrIntegrity", err)
+	}
+}
+
+// TestUnsentPublishesAreTakenBack: a publish that fails before it is
+// sent (the client reconnecting) stored nothing: its sequence number is
+// used again, so nothing is missing, and it is counted as an error only.
+func TestUnsentPublishesAreTakenBack(t *testing.T) {
+	b := newBroker()
+	b.async = true
+	var once atomic.Bool
+	b.unsent = func(st Stamp) bool { return st.Publisher == 0 && st.Seq == 5 && once.CompareAndSwap(false, true) }
+	cfg := quick(Fanout)
+	cfg.Inflight = 2
+	res, err := Run(context.Background(), b, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lost != 0 || res.Unconfirmed != 0 || res.Errors["publish"].Count != 1 || res.Expected != 4*storedTotal(res) {
+		t.Errorf("lost %d, unconfirmed %d, owed %d, errors %v; want nothing lost or unconfirmed, one error",
+			res.Lost, res.Unconfirmed, res.Expected, res.Errors)
+	}
+}
