@@ -63,6 +63,7 @@ export interface ConnectOptions extends LoadOptions {
   /** Listeners registered before connecting, so the first states are heard too. */
   onState?: (state: State) => void;
   onError?: (error: SluiceError) => void;
+  onGap?: (gap: Gap) => void;
 }
 
 export interface SubscribeOptions {
@@ -72,8 +73,15 @@ export interface SubscribeOptions {
   position?: Position;
   /** Start with the last count messages and/or those younger than age seconds. */
   history?: { count?: number; age?: number };
-  /** Skip messages that expired before they were read (an "info" event) instead of ending with out_of_sync. */
+  /** Skip messages that expired before they were read (an "info" and a "gap" event) instead of ending with out_of_sync. */
   fastForward?: boolean;
+  /**
+   * End the subscription with expired_position (an "error" event) when, after
+   * a reconnect, the edge no longer has the position to resume from. By
+   * default the client carries on from the oldest message the edge has and
+   * emits a "gap" event instead.
+   */
+  strict?: boolean;
   /** Replace a live subscription with the same id. */
   force?: boolean;
   /** A stream SQL view, "SELECT ... FROM channel WHERE ..."; needs an id. */
@@ -98,6 +106,27 @@ export interface SubscriptionInfo {
   position: Position;
   subscriptionId: string;
   missedMessageCount: number | bigint;
+}
+
+/**
+ * A gap: the subscription carries on, but messages between requested and
+ * resumed may be missing. It comes before the first message after the gap.
+ * The usual cause is a reconnect whose position the edge no longer had (it
+ * restarted without persistence, the client moved to another edge, or the
+ * connection stayed down past the channel's retention); also a fast_forward
+ * of a subscription that fell behind.
+ */
+export interface Gap {
+  subscriptionId: string;
+  channel: string;
+  /** Where the subscription would have continued (after the last message handed over, or its start position). */
+  requested: Position;
+  /** Where it carries on: the oldest message the edge holds. */
+  resumed: Position;
+  /** How many messages the edge skipped when it knows; 0 when it cannot (after a reconnect). */
+  missedMessageCount: number | bigint;
+  /** The edge's explanation, for people. */
+  reason: string;
 }
 
 /**
@@ -126,8 +155,10 @@ declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
 export type ClientEvents = {
   /** A new connection state. */
   state: (state: State) => void;
-  /** A subscription ended by the edge (out_of_sync; expired_position when resuming), refused, or whose handler threw. */
+  /** A subscription ended by the edge (out_of_sync; expired_position when resuming with strict), refused, or whose handler threw. */
   error: (error: SluiceError) => void;
+  /** A subscription of this client carries on past messages it may have missed. */
+  gap: (gap: Gap) => void;
 };
 
 /** A connection to an edge, kept up (reconnect, re-authenticate, resume) until close(). */
@@ -143,8 +174,9 @@ export declare class Client extends Emitter<ClientEvents> {
   read(channel: string, options?: { position?: Position }): Promise<{ message: Value; position: Position | null }>;
   /**
    * Subscribe; returns at once. handler gets every message in order, once,
-   * across reconnects as long as the edge still holds them; what cannot be
-   * recovered ends the subscription with an "error" event.
+   * across reconnects as long as the edge still holds them. When it no longer
+   * does, the subscription carries on from the oldest message it has and a
+   * "gap" event says so (with strict, it ends with an "error" event).
    */
   subscribe(channel: string, options: SubscribeOptions, handler: (message: Value, info: MessageInfo) => void): Subscription;
   subscribe(channel: string, handler: (message: Value, info: MessageInfo) => void): Subscription;
@@ -157,6 +189,8 @@ export type SubscriptionEvents = {
   error: (error: SluiceError) => void;
   /** The edge fast-forwarded the subscription. */
   info: (info: SubscriptionInfo) => void;
+  /** The subscription carries on past messages it may have missed (also emitted on the client). */
+  gap: (gap: Gap) => void;
 };
 
 export declare class Subscription extends Emitter<SubscriptionEvents> {

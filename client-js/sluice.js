@@ -176,10 +176,11 @@ export class Client extends Emitter {
     this.#options = options;
     if (typeof options.onState === "function") this.on("state", options.onState);
     if (typeof options.onError === "function") this.on("error", options.onError);
+    if (typeof options.onGap === "function") this.on("gap", options.onGap);
   }
 
   async _connect(url) {
-    const { onState, onError, wasmURL, wasmExecURL, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, ...goOptions } = this.#options;
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
@@ -274,7 +275,14 @@ export class Subscription extends Emitter {
       this.#end(err);
     };
     const onInfo = (info) => this.emit("info", info);
-    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo).then(
+    // A gap: the subscription carries on, but messages may be missing
+    // (after a reconnect whose position the edge no longer had, unless
+    // strict). Heard on the subscription and on its client.
+    const onGap = (gap) => {
+      this.emit("gap", gap);
+      this.#client.emit("gap", gap);
+    };
+    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap).then(
       (r) => {
         this.#n = r.sub;
         this.id = r.id;

@@ -41,6 +41,7 @@ const chatTexts = `[...document.querySelectorAll("#messages li .text")].map((e) 
 func chatOpen(t *testing.T, b *chrome, e *edgeProcess, room, user string) *tab {
 	t.Helper()
 	p := b.newTab(t, e.url)
+	p.name = user
 	p.open("/chat.html#" + room)
 	p.run("wait for "+user+"'s chat to join",
 		chromedp.WaitEnabled(chromedp.CSS("#send")),
@@ -78,14 +79,11 @@ func testChatBothWays(t *testing.T, b *chrome) {
 	chatWait(alice, "hi alice! ünïcode works")
 	chatWait(bob, "hi alice! ünïcode works")
 	// Each sees both lines, in the order they were said.
-	for _, p := range []struct {
-		user string
-		tab  *tab
-	}{{"alice", alice}, {"bob", bob}} {
-		got := evalJS[[]string](p.tab, chatTexts)
+	for _, p := range []*tab{alice, bob} {
+		got := evalJS[[]string](p, chatTexts)
 		want := []string{"hello bob, it's alice 👋", "hi alice! ünïcode works"}
 		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("%s's chat page (%schat.html#%s) shows %q, want %q", p.user, p.tab.base, room, got, want)
+			t.Errorf("%s shows %q, want %q", p, got, want)
 		}
 	}
 	// Who said what: bob sees alice's line under her name.
@@ -150,6 +148,10 @@ func testDemoPages(t *testing.T, b *chrome) {
 					if (!b.disabled && !window.trafficDoneAt) window.trafficDoneAt = performance.now();
 					return window.trafficDoneAt && performance.now() - window.trafficDoneAt > 2200;
 				})()`)
+				// Within the default limits: nothing refused.
+				if shown := evalJS[bool](p, `document.querySelector("#error").classList.contains("shown")`); shown {
+					t.Errorf("the traffic button failed: %q", evalJS[string](p, `document.querySelector("#error").textContent`))
+				}
 			}},
 	}
 	for _, pg := range pages {

@@ -75,6 +75,8 @@ type tab struct {
 	t    *testing.T
 	ctx  context.Context
 	base string // the edge's http:// URL, ending in "/"
+	name string // who uses the tab ("alice"), for failure messages; may be ""
+	url  string // the page last opened, for failure messages
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
@@ -85,6 +87,7 @@ func (b *chrome) newTab(t *testing.T, edgeURL string) *tab {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
 	p := &tab{t: t, ctx: ctx, base: "http" + strings.TrimPrefix(edgeURL, "ws") + "/"}
+	p.url = p.base
 	messages := chromedp.Console(ctx) // opens the tab
 	done := make(chan struct{})
 	go func() {
@@ -105,20 +108,30 @@ func (b *chrome) newTab(t *testing.T, edgeURL string) *tab {
 	return p
 }
 
+// String names the tab in failure messages: whose it is, when two tabs
+// open the same page, and the page.
+func (p *tab) String() string {
+	if p.name == "" {
+		return p.url
+	}
+	return p.name + "'s tab (" + p.url + ")"
+}
+
 // run runs actions in the tab, failing the test on error.
 func (p *tab) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, pageTimeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
-		p.t.Fatalf("%s: %v\n%s", what, err, p.consoleText())
+		p.t.Fatalf("%s: %s: %v\n%s", p, what, err, p.consoleText())
 	}
 }
 
 // open navigates to a path of the edge and waits for the page to load.
 func (p *tab) open(path string) {
 	p.t.Helper()
-	p.run("open "+path, chromedp.Navigate(p.base+strings.TrimPrefix(path, "/")))
+	p.url = p.base + strings.TrimPrefix(path, "/")
+	p.run("open "+path, chromedp.Navigate(p.url))
 }
 
 // evalJS evaluates a JavaScript expression (awaiting a Promise) and decodes
@@ -129,7 +142,7 @@ func evalJS[T any](p *tab, expr string) T {
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
 	if err != nil {
-		p.t.Fatalf("evaluate %s: %v\n%s", expr, err, p.consoleText())
+		p.t.Fatalf("%s: evaluate %s: %v\n%s", p, expr, err, p.consoleText())
 	}
 	return v
 }
@@ -142,7 +155,7 @@ func (p *tab) waitJS(what, expr string) {
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr,
 		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(pageTimeout)))
 	if err != nil {
-		p.t.Fatalf("waiting for %s (%s): %v\n%s", what, expr, err, p.consoleText())
+		p.t.Fatalf("%s: waiting for %s (%s): %v\n%s", p, what, expr, err, p.consoleText())
 	}
 }
 
@@ -151,7 +164,7 @@ func (p *tab) consoleText() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "console of %s (%d messages):\n", p.base, len(p.console))
+	fmt.Fprintf(&b, "console of %s (%d messages):\n", p, len(p.console))
 	for _, m := range p.console {
 		fmt.Fprintf(&b, "  %s\n", m)
 	}
@@ -180,7 +193,7 @@ func (p *tab) screenshot(name string) string {
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		p.t.Fatalf("screenshot %s: %v", name, err)
+		p.t.Fatalf("%s: screenshot %s: %v", p, name, err)
 	}
 	path := filepath.Join(p.t.ArtifactDir(), name+".png")
 	if err := os.WriteFile(path, png, 0o644); err != nil {

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/edge/auth"
 	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
@@ -52,7 +51,7 @@ func (f *commonFlags) registerAuth(fs *flag.FlagSet) {
 
 // fill applies the environment and the defaults to flags left empty.
 func (f *commonFlags) fill() {
-	f.url = firstOf(f.url, os.Getenv("SLUICE_URL"), defaultURL)
+	f.url = endpointURL(firstOf(f.url, os.Getenv("SLUICE_URL"), defaultURL))
 	f.appkey = firstOf(f.appkey, os.Getenv("SLUICE_APPKEY"), defaultAppkey)
 	f.role = firstOf(f.role, os.Getenv("SLUICE_ROLE"))
 	f.secret = firstOf(f.secret, os.Getenv("SLUICE_SECRET"))
@@ -69,10 +68,28 @@ func firstOf(ss ...string) string {
 	return ""
 }
 
+// check refuses credentials that do not go together, naming the flags
+// and variables the user sets (the client's own check names its Options
+// fields, which a command-line user never sees).
+func (f *commonFlags) check() error {
+	switch {
+	case f.role != "" && f.token != "":
+		return fmt.Errorf("%w: set --token (SLUICE_TOKEN) or --role (SLUICE_ROLE), not both", errUsage)
+	case f.role != "" && f.secret == "":
+		return fmt.Errorf("%w: role %q needs its secret: set --secret or SLUICE_SECRET", errUsage, f.role)
+	case f.role == "" && f.secret != "":
+		return fmt.Errorf("%w: a secret needs its role: set --role or SLUICE_ROLE", errUsage)
+	}
+	return nil
+}
+
 // dial connects with the flags; the client logs warnings (reconnects) to
 // standard error.
 func (f *commonFlags) dial(ctx context.Context, s stdio) (*client.Client, error) {
 	f.fill()
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	opts := &client.Options{
 		AppKey: f.appkey, Role: f.role, RoleSecret: f.secret, Token: f.token, Codec: f.codec,
 		Logger: slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn})),
@@ -102,51 +119,25 @@ func cliError(err error) error {
 	return err
 }
 
-// parseArgs parses flags placed anywhere among the arguments ("sluice read
-// CHANNEL --position P") and returns the positional ones. "--" ends the
-// flags, so a message starting with '-' can follow it. A bad flag is a
-// usage error (exit code 2); -h is flag.ErrHelp.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %v", errUsage, err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// newFlagSet returns a flag set that reports errors (and -h) to the caller
-// and prints its usage line and flags to standard error.
-func newFlagSet(name, usage string, s stdio) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(s.errw)
-	fs.Usage = func() {
-		fmt.Fprintf(s.errw, "usage: sluice %s\n\nflags:\n", usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
 // parseMessage reads a message argument or input line: a JSON value, or
-// else the text itself as a string.
-func parseMessage(text string) any {
+// with asString the text itself as a string. Text that is not JSON is
+// refused rather than sent as a string, so that a typo in a JSON value
+// ('{bad json') is not published as something else.
+func parseMessage(text string, asString bool) (any, error) {
+	if asString {
+		return text, nil
+	}
 	var v any
 	if err := (jsoncodec.Codec{}).DecodeBody([]byte(text), &v); err != nil {
-		return text
+		reason := err.Error()
+		if re, ok := rtm.AsError(err); ok {
+			// Without the codec's RTM code and preamble, meant for the
+			// edge's replies.
+			reason = strings.TrimPrefix(re.Reason, "body is not valid JSON: ")
+		}
+		return nil, fmt.Errorf("not a JSON value: %s; --string sends text as a string", reason)
 	}
-	return v
+	return v, nil
 }
 
 // writeRecord prints {"position":...,"message":...} and a newline; a zero
@@ -174,11 +165,13 @@ func writeRecord(w io.Writer, pos rtm.Position, msg any) error {
 // prints the position of each once acknowledged.
 func runPub(ctx context.Context, args []string, s stdio) error {
 	fs := newFlagSet("pub", "pub [flags] CHANNEL [MESSAGE|-]\n\n"+
-		"Publishes MESSAGE (a JSON value; other text is sent as a string), or with - or\n"+
-		"no MESSAGE one message per line of standard input, and prints the position of\n"+
-		"each once the edge acknowledged it. Put -- before a MESSAGE starting with '-'.", s)
+		"Publishes MESSAGE, a JSON value, or with - or no MESSAGE one JSON value per\n"+
+		"line of standard input, and prints the position (EPOCH:OFFSET) of each once\n"+
+		"the edge acknowledged it. Text that is not JSON is refused, unless --string\n"+
+		"sends it as a string. Put -- before a MESSAGE starting with '-'.", s)
 	var cf commonFlags
 	cf.register(fs)
+	asString := fs.Bool("string", false, "send MESSAGE (or each line) as a string, not as JSON")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -187,13 +180,20 @@ func runPub(ctx context.Context, args []string, s stdio) error {
 		return fmt.Errorf("%w: want CHANNEL [MESSAGE|-]", errUsage)
 	}
 	channel := pos[0]
+	var single any
+	if len(pos) == 2 && pos[1] != "-" {
+		// Checked before dialing: a bad argument sends nothing.
+		if single, err = parseMessage(pos[1], *asString); err != nil {
+			return fmt.Errorf("%w: MESSAGE is %v", errUsage, err)
+		}
+	}
 	c, err := cf.dial(ctx, s)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	publish := func(text string) error {
-		p, err := c.Publish(ctx, channel, parseMessage(text))
+	publish := func(msg any) error {
+		p, err := c.Publish(ctx, channel, msg)
 		if err != nil {
 			return cliError(err)
 		}
@@ -201,16 +201,30 @@ func runPub(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	if len(pos) == 2 && pos[1] != "-" {
-		return publish(pos[1])
+		return publish(single)
 	}
-	sc := bufio.NewScanner(s.in)
+	return publishLines(s.in, *asString, publish)
+}
+
+// publishLines publishes each non-blank line of in, in order, and stops
+// at the first line that is not a message, naming it: the lines before
+// it are published (their positions printed), it and those after are not.
+func publishLines(in io.Reader, asString bool, publish func(any) error) error {
+	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if !asString {
+			line = strings.TrimSpace(line)
+		}
+		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if err := publish(line); err != nil {
+		msg, err := parseMessage(line, asString)
+		if err != nil {
+			return fmt.Errorf("standard input, line %d: %w", n, err)
+		}
+		if err := publish(msg); err != nil {
 			return err
 		}
 	}
@@ -261,9 +275,10 @@ func (v *positionFlag) Set(s string) error {
 type subFlags struct {
 	common     commonFlags
 	start      positionFlag
+	after      positionFlag
 	count      int
 	age        durationOrSeconds
-	ff         bool
+	ff, strict bool
 	id, filter string
 }
 
@@ -271,17 +286,20 @@ type subFlags struct {
 // filter naming it).
 func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	fs := newFlagSet("sub", "sub [flags] CHANNEL\n\n"+
-		"Prints one JSON line per message: {\"position\":\"EPOCH:OFFSET\",\"message\":...}.\n"+
-		"position is just after that message: --position with the last line printed\n"+
-		"resumes with the next message, nothing lost or repeated (the edge is asked for\n"+
-		"one message per data PDU, Sluice's batch extension). Each line is written in one\n"+
-		"write, so a sub killed at any point leaves whole lines. Stops on SIGINT.", s)
+		"Prints one JSON line per message: {\"position\":\"EPOCH:OFFSET\",\"message\":...},\n"+
+		"where position is that message's own, the one pub printed for it. --after with\n"+
+		"the last line's position resumes with the next message, nothing lost or\n"+
+		"repeated; --position starts at a message, inclusive. Each line is written in\n"+
+		"one write, so a sub killed at any point leaves whole lines. Stops on SIGINT.", s)
 	f := &subFlags{}
 	f.common.register(fs)
-	fs.Var(&f.start, "position", "start at this position, inclusive (EPOCH:OFFSET)")
+	fs.Var(&f.start, "position", "start at this position, inclusive: the message at P first (EPOCH:OFFSET)")
+	fs.Var(&f.after, "after", "start after this position: the message after P first (a line's position, to resume)")
 	fs.IntVar(&f.count, "history-count", 0, "start with the last N messages")
 	fs.Var(&f.age, "history-age", "start with the messages younger than this (90s, 1h, or seconds)")
 	fs.BoolVar(&f.ff, "fast-forward", false, "skip messages that expired unread (reported on stderr) instead of failing with out_of_sync")
+	fs.BoolVar(&f.strict, "strict", false, "exit with expired_position when, after a reconnect, the edge no longer has the position\n"+
+		"to resume from (by default sub carries on from the oldest message it has, with a warning on stderr)")
 	fs.StringVar(&f.id, "id", "", "subscription id (default: the channel)")
 	fs.StringVar(&f.filter, "filter", "", "stream SQL view: SELECT ... FROM channel WHERE ... (needs --id)")
 	pos, err := parseArgs(fs, args)
@@ -289,6 +307,8 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 		return nil, "", err
 	}
 	switch {
+	case f.start.p != nil && f.after.p != nil:
+		return nil, "", fmt.Errorf("%w: set --position or --after, not both", errUsage)
 	case f.count < 0:
 		return nil, "", fmt.Errorf("%w: negative --history-count", errUsage)
 	case len(pos) == 1:
@@ -301,7 +321,9 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 
 // runSub prints every message of a subscription as a JSON line until
 // SIGINT (exit 0) or until the subscription ends (exit 1 with the edge's
-// error: out_of_sync, expired_position).
+// error: out_of_sync, or expired_position with --strict). A gap (the edge
+// restarted, or the connection stayed down past retention) is a warning
+// on stderr, and the subscription carries on.
 func runSub(ctx context.Context, args []string, s stdio) error {
 	f, channel, err := parseSub(args, s)
 	if err != nil {
@@ -315,21 +337,26 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	failed := make(chan error, 1)
 	handler := func(m client.Message) {
 		// Unbuffered: one write per line, so that a kill leaves no torn
-		// line and every line printed carries its own resume point.
-		if err := writeRecord(s.out, m.Position, m.Value); err != nil {
+		// line and every line printed carries its own position.
+		if err := writeRecord(s.out, ownPosition(m), m.Value); err != nil {
 			select {
 			case failed <- err:
 			default:
 			}
 		}
 	}
+	start := f.start.p
+	if f.after.p != nil {
+		// The first message after P: subscribing is inclusive and finds
+		// the first offset at or past P's + 1, however offsets skip.
+		next := f.after.p.Next()
+		start = &next
+	}
 	opts := &client.SubscribeOptions{
-		ID: f.id, Position: f.start.p, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
-		Batch: 1, // each Message.Position is then its own message's resume point
-		OnInfo: func(info rtm.SubscriptionInfo) {
-			fmt.Fprintf(s.errw, "sluice sub: %s: %s (%d messages skipped), continuing at %s\n",
-				info.Info, info.Reason, info.MissedMessageCount, info.Position)
-		},
+		ID: f.id, Position: start, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
+		Strict: f.strict,
+		Batch:  1, // each message then has its own PDU, so its own position (ownPosition)
+		OnGap:  func(g client.Gap) { warnGap(s.errw, g) },
 	}
 	sub, err := c.Subscribe(ctx, channel, opts, handler)
 	if err != nil {
@@ -343,6 +370,29 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	case <-sub.Done():
 		return cliError(sub.Err())
 	}
+}
+
+// ownPosition returns the position of the message itself, which pub
+// printed: an rtm/subscription/data position is the one just after the
+// PDU's last message, its offset + 1 (the protocol's rule), so the last
+// message of a PDU is at that offset - 1. With the batch extension every
+// message is the last of its PDU; from an edge that ignores it, the
+// others' positions are not known and print as null.
+func ownPosition(m client.Message) rtm.Position {
+	if !m.EndOfBatch || m.Position.Offset == 0 {
+		return rtm.Position{}
+	}
+	return rtm.Position{Epoch: m.Position.Epoch, Offset: m.Position.Offset - 1}
+}
+
+// warnGap says on stderr that messages may be missing, and from where.
+func warnGap(w io.Writer, g client.Gap) {
+	skipped := "an unknown number of messages"
+	if g.MissedMessageCount > 0 {
+		skipped = fmt.Sprintf("%d messages", g.MissedMessageCount)
+	}
+	fmt.Fprintf(w, "sluice sub: warning: messages may be missing (%s): %s; continuing at %s instead of %s\n",
+		skipped, g.Reason, g.Resumed, g.Requested)
 }
 
 // runRead prints a channel's newest message, or the one at --position, as
@@ -376,114 +426,4 @@ func runRead(ctx context.Context, args []string, s stdio) error {
 		return cliError(err)
 	}
 	return writeRecord(s.out, p, msg)
-}
-
-// listFlag collects channel patterns from repeated or comma-separated
-// flags.
-type listFlag []string
-
-func (l *listFlag) String() string { return strings.Join(*l, ",") }
-
-func (l *listFlag) Set(s string) error {
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l = append(*l, p)
-		}
-	}
-	return nil
-}
-
-// runToken mints a JWT for the jwt auth extension and prints it.
-func runToken(_ context.Context, args []string, s stdio) error {
-	fs := newFlagSet("token", "token [flags]\n\n"+
-		"Mints a JWT for the jwt auth extension (sluice pub --token ...). It is signed\n"+
-		"with one of: --jwt-key, the app's jwt_key (an HMAC secret); --jwt-key-file, a\n"+
-		"PEM private key whose public key is the app's jwt_key_file; or --config and\n"+
-		"--appkey, to take the app's jwt_key from the edge's config file.", s)
-	role := fs.String("role", "", "role the token grants (env SLUICE_ROLE)")
-	var publish, subscribe listFlag
-	fs.Var(&publish, "publish", "channel patterns the token may publish to, on top of the role's (repeatable, comma-separated)")
-	fs.Var(&subscribe, "subscribe", "channel patterns the token may subscribe to, on top of the role's (repeatable, comma-separated)")
-	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
-	subject := fs.String("subject", "", "who the token is for (sub claim; edges log it)")
-	secret := fs.String("jwt-key", "", "HMAC secret of the app, 32 bytes or more (env SLUICE_JWT_KEY)")
-	keyFile := fs.String("jwt-key-file", "", "PEM private key (RSA, ECDSA or Ed25519)")
-	configPath := fs.String("config", "", "edge config file holding the app's jwt_key")
-	appkey := fs.String("appkey", "", "app whose jwt_key --config provides (env SLUICE_APPKEY; default "+defaultAppkey+")")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
-	}
-	*role = firstOf(*role, os.Getenv("SLUICE_ROLE"))
-	if *role == "" && len(publish) == 0 && len(subscribe) == 0 {
-		return fmt.Errorf("%w: the token would grant nothing: set --role, --publish or --subscribe", errUsage)
-	}
-	if *ttl <= 0 {
-		return fmt.Errorf("%w: --ttl must be positive", errUsage)
-	}
-	key, err := signingKey(*secret, *keyFile, *configPath, firstOf(*appkey, os.Getenv("SLUICE_APPKEY"), defaultAppkey))
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	tok, err := auth.Mint(key, auth.Claims{
-		Role: *role, Publish: publish, Subscribe: subscribe,
-		Expires: now.Add(*ttl), IssuedAt: now, Subject: *subject,
-	})
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(s.out, tok)
-	return err
-}
-
-// signingKey loads the key of `sluice token` from exactly one source; the
-// environment's SLUICE_JWT_KEY counts only when no flag names one.
-func signingKey(secret, keyFile, configPath, appkey string) (any, error) {
-	n := 0
-	for _, v := range []string{secret, keyFile, configPath} {
-		if v != "" {
-			n++
-		}
-	}
-	if n == 0 {
-		secret = os.Getenv("SLUICE_JWT_KEY")
-		if secret == "" {
-			return nil, fmt.Errorf("%w: no signing key: set --jwt-key, --jwt-key-file or --config", errUsage)
-		}
-	}
-	if n > 1 {
-		return nil, fmt.Errorf("%w: set only one of --jwt-key, --jwt-key-file and --config", errUsage)
-	}
-	switch {
-	case keyFile != "":
-		data, err := os.ReadFile(keyFile)
-		if err != nil {
-			return nil, err
-		}
-		k, err := auth.ParsePrivateKeyPEM(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", keyFile, err)
-		}
-		return k, nil
-	case configPath != "":
-		cfg, err := LoadConfig(configPath)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range cfg.Apps {
-			if a.Appkey != appkey {
-				continue
-			}
-			if a.JWTKey == "" {
-				return nil, fmt.Errorf("app %q in %s has no jwt_key (for a jwt_key_file, sign with --jwt-key-file and the private key)", appkey, configPath)
-			}
-			return []byte(a.JWTKey), nil
-		}
-		return nil, fmt.Errorf("no app %q in %s", appkey, configPath)
-	}
-	return []byte(secret), nil
 }

@@ -57,20 +57,32 @@ func TestParseMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, in string
+		asString bool
 		want     any
+		bad      bool
 	}{
 		{name: "object", in: `{"text":"hi"}`, want: map[string]any{"text": "hi"}},
 		{name: "big integer keeps precision", in: `9007199254740993`, want: int64(9007199254740993)},
 		{name: "float", in: `1.5`, want: 1.5},
 		{name: "json string", in: `"quoted"`, want: "quoted"},
 		{name: "null", in: `null`, want: nil},
-		{name: "plain text becomes a string", in: `hello world`, want: "hello world"},
-		{name: "broken json becomes a string", in: `{"a":`, want: `{"a":`},
+		{name: "plain text is refused", in: `hello world`, bad: true},
+		{name: "broken json is refused", in: `{bad json`, bad: true},
+		{name: "two values are refused", in: `1 2`, bad: true},
+		{name: "--string sends text", in: `{bad json`, asString: true, want: `{bad json`},
+		{name: "--string sends JSON text as text", in: `{"a":1}`, asString: true, want: `{"a":1}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := parseMessage(tt.in); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("parseMessage(%q) = %#v, want %#v", tt.in, got, tt.want)
+			got, err := parseMessage(tt.in, tt.asString)
+			if tt.bad {
+				if err == nil || !strings.Contains(err.Error(), "--string") {
+					t.Errorf("parseMessage(%q) = %#v, %v; want an error pointing at --string", tt.in, got, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("parseMessage(%q) = %#v, %v; want %#v", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -154,7 +166,12 @@ func TestClientCommandUsage(t *testing.T) {
 		{name: "sub bad history age", args: []string{"sub", "chat", "--history-age", "soon"}},
 		{name: "read without channel", args: []string{"read"}},
 		{name: "read unknown flag", args: []string{"read", "chat", "--bogus"}},
-		{name: "pub bad url", args: []string{"pub", "--url", "localhost:8080", "chat", "1"}},
+		{name: "pub bad url", args: []string{"pub", "--url", "ftp://localhost:8080", "chat", "1"}},
+		{name: "pub invalid JSON", args: []string{"pub", "chat", "{bad json"}},
+		{name: "pub role without secret", args: []string{"pub", "--role", "admin", "chat", "1"}},
+		{name: "sub secret without role", args: []string{"sub", "--secret", "s", "chat"}},
+		{name: "read role and token", args: []string{"read", "--role", "admin", "--secret", "s", "--token", "t", "chat"}},
+		{name: "sub position and after", args: []string{"sub", "chat", "--position", "1:1", "--after", "1:1"}},
 		{name: "token grants nothing", args: []string{"token", "--jwt-key", strings.Repeat("k", 32)}},
 		{name: "token two keys", args: []string{"token", "--role", "r", "--jwt-key", "k", "--jwt-key-file", "f"}},
 	}
@@ -283,6 +300,9 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) lines() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.b.Len() == 0 {
+		return nil
+	}
 	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
 }
 
@@ -298,6 +318,9 @@ func cmdOut(t *testing.T, cmd command, stdin string, args ...string) string {
 	return out.String()
 }
 
+// TestPubSubReadAgainstEdge publishes with pub (an argument, lines of
+// standard input, --string) and checks that sub prints every message with
+// the very position pub printed for it, as read does.
 func TestPubSubReadAgainstEdge(t *testing.T) {
 	t.Setenv("SLUICE_URL", startTestEdge(t)) // the env fallback of --url
 	ctx, stop := context.WithCancel(context.Background())
@@ -313,43 +336,50 @@ func TestPubSubReadAgainstEdge(t *testing.T) {
 	if _, err := rtm.ParsePosition(first); err != nil {
 		t.Fatalf("pub printed %q, want a position", first)
 	}
-	positions := strings.Fields(cmdOut(t, runPub, "1\nplain text\n\n[1,2]\n", "--codec", "json", "chat", "-"))
-	if len(positions) != 3 {
-		t.Fatalf("pub - printed %q, want 3 positions", positions)
+	positions := append([]string{first}, strings.Fields(cmdOut(t, runPub, "1\n\"quoted\"\n\n[1,2]\n", "--codec", "json", "chat", "-"))...)
+	positions = append(positions, strings.TrimSpace(cmdOut(t, runPub, "", "chat", "--string", "plain {text")))
+	want := []string{`{"text":"hi"}`, `1`, `"quoted"`, `[1,2]`, `"plain {text"`}
+	if len(positions) != len(want) {
+		t.Fatalf("pub printed %q, want %d positions", positions, len(want))
 	}
-	want := []string{`{"text":"hi"}`, `1`, `"plain text"`, `[1,2]`}
-	deadline := time.After(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for waiting := true; waiting && len(subOut.lines()) < len(want); {
-		select { // poll the output until the deadline
-		case <-tick.C:
-		case <-deadline:
-			waiting = false
-		}
-	}
+	lines := waitLines(t, &subOut, len(want))
 	stop()
 	if err := <-subDone; err != nil {
 		t.Fatalf("sub: %v (stderr %q)", err, subErr.String())
 	}
-	lines := subOut.lines()
-	if len(lines) != len(want) {
-		t.Fatalf("sub printed %q, want %d lines", lines, len(want))
-	}
 	for i, line := range lines {
-		if !strings.HasSuffix(line, `,"message":`+want[i]+`}`) || !strings.HasPrefix(line, `{"position":"`) {
-			t.Errorf("sub line %d = %s, want message %s", i, line, want[i])
+		if w := `{"position":"` + positions[i] + `","message":` + want[i] + `}`; line != w {
+			t.Errorf("sub line %d = %s, want %s: the message at the position pub printed", i, line, w)
 		}
 	}
 
 	got := cmdOut(t, runRead, "", "chat")
-	if wantRead := `{"position":"` + positions[2] + `","message":[1,2]}` + "\n"; got != wantRead {
+	if wantRead := `{"position":"` + positions[4] + `","message":"plain {text"}` + "\n"; got != wantRead {
 		t.Errorf("read = %q, want %q", got, wantRead)
 	}
 	got = cmdOut(t, runRead, "", "chat", "--position", first)
 	if wantRead := `{"position":"` + first + `","message":{"text":"hi"}}` + "\n"; got != wantRead {
 		t.Errorf("read --position = %q, want %q", got, wantRead)
 	}
+}
+
+// waitLines polls out until it holds n lines, or 10 s, and returns them.
+func waitLines(t *testing.T, out *syncBuffer, n int) []string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for len(out.lines()) < n {
+		select { // poll the output until the deadline
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("sub printed %q, want %d lines", out.lines(), n)
+		}
+	}
+	if lines := out.lines(); len(lines) != n {
+		t.Fatalf("sub printed %q, want %d lines", lines, n)
+	}
+	return out.lines()
 }
 
 func TestClientCommandErrors(t *testing.T) {

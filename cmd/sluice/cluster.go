@@ -26,7 +26,10 @@ type durability struct {
 // startDurability starts the embedded node (or connects to the external
 // NATS) and opens the stream; it waits for JetStream (a new cluster first
 // elects its leader) until ctx ends.
-func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, log *slog.Logger) (*durability, error) {
+//
+// lost is called if the stream is deleted under the running edge (see
+// journal.ErrStreamLost): the edge must stop.
+func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, lost func(error), log *slog.Logger) (*durability, error) {
 	d := &durability{}
 	cl := &cfg.Cluster
 	var err error
@@ -38,9 +41,13 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
 		}
 	} else {
+		var token string
+		if token, err = cl.routeToken(); err != nil {
+			return nil, err
+		}
 		d.node, err = journal.StartNode(&journal.NodeOptions{
 			DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
-			Routes: cl.Routes, ClientListen: cl.ClientListen, Logger: log,
+			Routes: cl.Routes, RouteToken: token, ClientListen: cl.ClientListen, Logger: log,
 		})
 		if err == nil {
 			d.nc, err = d.node.Connect("sluice-edge")
@@ -61,6 +68,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log, AckLatency: ack,
+		OnLost: lost,
 	})
 	if err != nil {
 		d.close()

@@ -285,6 +285,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			Connections:                cmp.Or(l.Connections, defaultConnections(openFilesLimit())),
 			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
 			RequestsPerSecond:          l.RequestsPerSecond,
+			RequestBurst:               l.RequestBurst,
 			AuthFailures:               l.AuthFailuresPerConnection,
 			AuthFailuresPerMinute:      l.AuthFailuresPerMinute,
 			QueueBytes:                 int(l.QueueBytes),
@@ -292,6 +293,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			FrameTimeout:               time.Duration(l.FrameTimeout),
 			PingInterval:               time.Duration(l.PingInterval),
 			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
+			DrainSpread:                l.drainSpread(),
 		},
 		AllowedOrigins: slices.Clone(c.AllowedOrigins),
 	}, nil
@@ -327,13 +329,16 @@ func (c *Config) build() ([]*app.App, error) {
 // checkScalars checks the limits, origins, store and log settings.
 func (c *Config) checkScalars() error {
 	l := c.Limits
-	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond,
+	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond, l.RequestBurst,
 		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute}
-	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second",
+	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second", "request_burst",
 		"auth_failures_per_connection", "auth_failures_per_minute"} {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}
+	}
+	if err := l.checkDrain(); err != nil {
+		return err
 	}
 	if l.ConnectionsPerIP < -1 {
 		return fmt.Errorf("limits.connections_per_ip: %d is neither a count nor -1 (no limit)", l.ConnectionsPerIP)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -33,8 +35,17 @@ type ClusterConfig struct {
 	// NodeName names this node in the cluster (unique per edge). Default
 	// "sluice-" and the cluster port.
 	NodeName string `yaml:"node_name,omitempty"`
+	// Token is a secret of at least 16 bytes that every node of the
+	// cluster shares: a node accepts routes only from nodes that present
+	// it. Required when Listen is not on loopback (anyone who reaches an
+	// open route port can join the cluster and read every message).
+	// TokenFile holds it instead (its first line), and the environment
+	// variable SLUICE_CLUSTER_TOKEN when neither is set. Default none.
+	Token     string `yaml:"token,omitempty"`
+	TokenFile string `yaml:"token_file,omitempty"`
 	// ClientListen also serves NATS clients from the embedded node on
-	// host:port (for the nats CLI). Default none.
+	// host:port (for the nats CLI), with no authentication: loopback
+	// only. Default none.
 	ClientListen string `yaml:"client_listen,omitempty"`
 	// Replicas of the stream when the edge creates it. Default 3 in a
 	// cluster, 1 alone or with an external NATS (set it there).
@@ -77,6 +88,48 @@ func (c *ClusterConfig) clustered() bool {
 	return c.Name != "" || c.Listen != "" || len(c.Routes) > 0
 }
 
+// minRouteToken is the shortest route token taken: a secret, not a name.
+const minRouteToken = 16
+
+// routeToken returns the cluster's route token: Token, TokenFile's first
+// line, or SLUICE_CLUSTER_TOKEN; "" if none is set.
+func (c *ClusterConfig) routeToken() (string, error) {
+	token := c.Token
+	switch {
+	case c.Token != "" && c.TokenFile != "":
+		return "", errors.New("cluster: set token or token_file, not both")
+	case c.TokenFile != "":
+		b, err := os.ReadFile(c.TokenFile)
+		if err != nil {
+			return "", fmt.Errorf("cluster.token_file: %w", err)
+		}
+		token, _, _ = strings.Cut(string(b), "\n")
+		token = strings.TrimSpace(token)
+		if token == "" {
+			return "", fmt.Errorf("cluster.token_file %s: empty", c.TokenFile)
+		}
+	case token == "":
+		token = os.Getenv("SLUICE_CLUSTER_TOKEN")
+	}
+	if token != "" && len(token) < minRouteToken {
+		return "", fmt.Errorf("cluster.token: %d bytes is too short for a secret (at least %d)", len(token), minRouteToken)
+	}
+	return token, nil
+}
+
+// onLoopback reports whether host:port listens on loopback only.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // validateCluster checks the cluster and nats sections.
 func (c *Config) validateCluster() error {
 	cl, n := &c.Cluster, &c.NATS
@@ -90,6 +143,16 @@ func (c *Config) validateCluster() error {
 		if cl.Name == "" || cl.Listen == "" {
 			return errors.New("cluster: name and listen are both required for a cluster node")
 		}
+		token, err := cl.routeToken()
+		if err != nil {
+			return err
+		}
+		if token == "" && !onLoopback(cl.Listen) {
+			return fmt.Errorf("cluster.listen %s takes routes from other hosts, and anyone who reaches it could join the cluster and read every message: set cluster.token (or token_file, or SLUICE_CLUSTER_TOKEN), the same secret on every node", cl.Listen)
+		}
+	}
+	if cl.ClientListen != "" && !onLoopback(cl.ClientListen) {
+		return fmt.Errorf("cluster.client_listen %s: the embedded node serves NATS clients with no authentication, so only on loopback (127.0.0.1:PORT)", cl.ClientListen)
 	}
 	if t := time.Duration(cl.PublishTimeout); t < 0 || t >= journal.DefaultDuplicates {
 		return fmt.Errorf("cluster.publish_timeout: %v must be positive and under %v (the log's window for recognising a retry)", t, journal.DefaultDuplicates)
@@ -144,7 +207,7 @@ func (c *Config) checkReplicaFits() error {
 
 // resolveCluster makes the section's relative paths relative to dir.
 func (c *Config) resolveCluster(dir string) {
-	for _, p := range []*string{&c.Cluster.DataDir, &c.NATS.CredsFile, &c.NATS.CAFile, &c.NATS.CertFile, &c.NATS.KeyFile} {
+	for _, p := range []*string{&c.Cluster.DataDir, &c.Cluster.TokenFile, &c.NATS.CredsFile, &c.NATS.CAFile, &c.NATS.CertFile, &c.NATS.KeyFile} {
 		if *p != "" && !filepath.IsAbs(*p) && dir != "" {
 			*p = filepath.Join(dir, *p)
 		}

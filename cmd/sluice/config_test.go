@@ -52,6 +52,7 @@ limits:
   connections: 5000
   subscriptions_per_connection: 64
   requests_per_second: 200
+  request_burst: 500
   queue_bytes: 2MiB
   store_bytes: 4GiB
   channel_bytes: 64MB
@@ -122,7 +123,7 @@ func TestLoadFullConfig(t *testing.T) {
 			Roles:      map[string]RoleConfig{"writer": {Publish: []string{"sensor.*"}}},
 		}},
 		Limits: LimitsConfig{
-			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200,
+			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200, RequestBurst: 500,
 			QueueBytes: 2 << 20, StoreBytes: 4 << 30, ChannelBytes: 64e6,
 			WriteTimeout: Duration(5 * time.Second), PingInterval: Duration(20 * time.Second),
 			ShutdownTimeout: Duration(3 * time.Second),
@@ -163,7 +164,7 @@ func checkFullOptions(t *testing.T, c *Config, priv ed25519.PrivateKey) {
 	}
 	l := opts.Limits
 	if l.Connections != 5000 || l.SubscriptionsPerConnection != 64 || l.RequestsPerSecond != 200 ||
-		l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
+		l.RequestBurst != 500 || l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
 		l.ShutdownTimeout != 3*time.Second {
 		t.Errorf("limits = %+v", l)
 	}
@@ -252,8 +253,9 @@ func TestDefaultConfig(t *testing.T) {
 	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {
 		t.Fatalf("demo default role: %+v", p)
 	}
-	// Connections is derived from the open-files limit (TestDefaultConnections).
-	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit())}) || opts.AllowedOrigins != nil {
+	// Connections is derived from the open-files limit (TestDefaultConnections);
+	// the drain's spread is the edge's (the server's default is none).
+	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit()), DrainSpread: defaultDrainSpread}) || opts.AllowedOrigins != nil {
 		t.Fatalf("default limits %+v, origins %v: want the server's defaults", opts.Limits, opts.AllowedOrigins)
 	}
 	// Partial files keep the other defaults.
@@ -322,6 +324,9 @@ func TestValidate(t *testing.T) {
 		{name: "negative idle timeout", edit: func(c *Config) { c.Limits.IdleTimeout = Duration(-time.Second) }, want: "limits.idle_timeout:"},
 		{name: "negative frame timeout", edit: func(c *Config) { c.Limits.FrameTimeout = Duration(-time.Second) }, want: "limits.frame_timeout:"},
 		{name: "no apps", edit: func(c *Config) { c.Apps = nil }, want: "apps:"},
+		{name: "spread past the shutdown timeout", edit: func(c *Config) {
+			c.Limits.ShutdownTimeout, c.Limits.DrainSpread = Duration(4*time.Second), dur(4*time.Second)
+		}, want: "limits.drain_spread:"},
 		{name: "empty appkey", edit: func(c *Config) { c.Apps[0].Appkey = "" }, want: "apps[0].appkey:"},
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},
 		{name: "duplicate appkey", edit: func(c *Config) { c.Apps = append(c.Apps, c.Apps[0]) }, want: "apps[1].appkey:"},
@@ -337,12 +342,26 @@ func TestValidate(t *testing.T) {
 		{name: "missing key file", edit: func(c *Config) { c.Apps[0].JWTKeyFile = "/nonexistent/k.pem" }, want: "apps[0].jwt_key_file:"},
 		{name: "negative connections", edit: func(c *Config) { c.Limits.Connections = -1 }, want: "limits.connections:"},
 		{name: "negative rate", edit: func(c *Config) { c.Limits.RequestsPerSecond = -5 }, want: "limits.requests_per_second:"},
+		{name: "negative burst", edit: func(c *Config) { c.Limits.RequestBurst = -1 }, want: "limits.request_burst:"},
 		{name: "empty origin", edit: func(c *Config) { c.AllowedOrigins = []string{"a", " "} }, want: "allowed_origins[1]:"},
 		{name: "bad log level", edit: func(c *Config) { c.Log.Level = "loud" }, want: "log.level:"},
 		{name: "bad log format", edit: func(c *Config) { c.Log.Format = "xml" }, want: "log.format:"},
 		{name: "cluster without data dir", edit: func(c *Config) { c.Cluster.Name, c.Cluster.Listen = "c", "127.0.0.1:6222" }, want: "cluster:"},
 		{name: "embedded and external NATS", edit: func(c *Config) { c.Cluster.DataDir, c.NATS.URLs = "/tmp/x", []string{"nats://h:4222"} }, want: "nats.urls"},
 		{name: "publish timeout past the duplicates window", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.PublishTimeout = "/tmp/x", Duration(3*time.Minute) }, want: "cluster.publish_timeout:"},
+		{name: "routes open to other hosts without a token", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "0.0.0.0:6222"
+		}, want: "cluster.listen 0.0.0.0:6222"},
+		{name: "short route token", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen, c.Cluster.Token = "/tmp/x", "c", "10.0.0.5:6222", "short"
+		}, want: "cluster.token:"},
+		{name: "route token twice", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "127.0.0.1:6222"
+			c.Cluster.Token, c.Cluster.TokenFile = strings.Repeat("t", 16), "token"
+		}, want: "cluster: set token or token_file"},
+		{name: "unauthenticated client listener off loopback", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.ClientListen = "/tmp/x", ":4222"
+		}, want: "cluster.client_listen :4222"},
 		{name: "too many replicas", edit: func(c *Config) { c.Cluster.Replicas = 7 }, want: "cluster.replicas:"},
 		{name: "dotted stream name", edit: func(c *Config) { c.Cluster.Stream = "a.b" }, want: "cluster.stream:"},
 		{name: "messages the replica cannot hold", edit: func(c *Config) {
@@ -362,6 +381,32 @@ func TestValidate(t *testing.T) {
 				t.Fatal("ServerOptions accepted an invalid config")
 			}
 		})
+	}
+}
+
+// TestClusterToken: routes on another host's reach are taken with a
+// token, from the config, its file (relative to the config) or the
+// environment.
+func TestClusterToken(t *testing.T) {
+	secret := "a-secret-every-node-shares"
+	path, _ := writeConfig(t, "cluster:\n  data_dir: data\n  name: c\n  listen: 10.0.0.5:6222\n  token_file: token\n")
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), "token"), []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err != nil {
+		t.Fatalf("a token file beside the config: %v", err)
+	}
+	if got, err := c.Cluster.routeToken(); got != secret || err != nil {
+		t.Fatalf("routeToken = %q, %v; want the file's first line", got, err)
+	}
+	c.Cluster.TokenFile = ""
+	t.Setenv("SLUICE_CLUSTER_TOKEN", secret)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("the token from SLUICE_CLUSTER_TOKEN: %v", err)
+	}
+	if got, _ := c.Cluster.routeToken(); got != secret {
+		t.Fatalf("routeToken = %q from the environment", got)
 	}
 }
 
@@ -455,4 +500,36 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		_ = c.Validate() // must not panic
 	})
+}
+
+// TestDrainDefaults: the drain's delay and spread have defaults, the
+// spread within the shutdown timeout, and 0s turns either off.
+func TestDrainDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		yaml          string
+		delay, spread time.Duration
+	}{
+		{name: "defaults", yaml: "", delay: 5 * time.Second, spread: 5 * time.Second},
+		{name: "a short shutdown timeout halves the spread", yaml: "limits: {shutdown_timeout: 3s}", delay: 5 * time.Second, spread: 1500 * time.Millisecond},
+		{name: "set", yaml: "limits: {drain_delay: 12s, drain_spread: 4s}", delay: 12 * time.Second, spread: 4 * time.Second},
+		{name: "off", yaml: "limits: {drain_delay: 0s, drain_spread: 0s}", delay: 0, spread: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, _ := writeConfig(t, tt.yaml+"\n")
+			c, err := LoadConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, err := c.ServerOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := c.Limits.drainDelay(); d != tt.delay || opts.Limits.DrainSpread != tt.spread {
+				t.Fatalf("delay %v, spread %v; want %v, %v", d, opts.Limits.DrainSpread, tt.delay, tt.spread)
+			}
+		})
+	}
 }

@@ -2,17 +2,19 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"log/slog"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
 // runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
 // reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" and returns within the shutdown timeout (listeners.run).
+// "going away" and returns within the shutdown timeout (listeners.run,
+// drain).
 func runEdge(ctx context.Context, args []string, s stdio) error {
 	cfg, err := edgeConfig(args, s)
 	if err != nil {
@@ -28,9 +30,14 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	opts.Logger = logger
 	m := metrics.New(version)
+	// A durable edge whose stream is deleted under it drains and exits
+	// with the reason (journal.ErrStreamLost), so that its supervisor
+	// restarts it on the stream as it is now.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var dur *durability
 	if cfg.durable() {
-		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), logger); err != nil {
+		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), stop, logger); err != nil {
 			return err
 		}
 		// After the server's drain: publishes in flight get their answer.
@@ -62,14 +69,23 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
 	printBanner(s, l, opts, dur)
-	return l.run(ctx, opts.Limits.ShutdownTimeout)
+	err = l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
+	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
+		return errors.Join(cause, err)
+	}
+	return err
 }
+
+const edgeUsage = `edge [flags]
+
+Serves RTM v2 over WebSocket, the demo pages and the browser client. Without
+--config: the app "demo" on 127.0.0.1:8080, in memory. Flags override the
+config file. Stops on SIGINT or SIGTERM, draining connections first.`
 
 // edgeConfig parses the edge's flags and loads its configuration: the
 // file's (or the default), with the flags given written over it.
 func edgeConfig(args []string, s stdio) (*Config, error) {
-	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
-	fs.SetOutput(s.errw)
+	fs := newFlagSet("edge", edgeUsage, s)
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
@@ -78,7 +94,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	ops.register(fs)
 	var cl clusterFlags
 	cl.register(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/sluicehq/sluice/edge/app"
 )
@@ -43,5 +47,113 @@ func TestReadmeConfigReference(t *testing.T) {
 	}
 	if _, ok := opts.Apps[0].Role("admin"); !ok {
 		t.Fatal("README config lost the admin role")
+	}
+}
+
+// mdLink is a Markdown link target: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// mdPath is a file named in code in the docs with a directory, such as
+// `shared/rtm/PROTOCOL.md` or `../shared/PROTOCOL.md`.
+var mdPath = regexp.MustCompile("`((?:\\.\\./|[\\w.-]+/)[\\w./-]*\\.md)`")
+
+// headingSlug is the anchor GitHub gives a heading: lower case, spaces to
+// dashes, punctuation other than dashes and underscores dropped.
+func headingSlug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// anchors returns the heading anchors of a Markdown file.
+func anchors(doc string) map[string]bool {
+	out := map[string]bool{}
+	inCode := false
+	for line := range strings.Lines(doc) {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if h, ok := strings.CutPrefix(line, "#"); ok && !inCode {
+			out[headingSlug(strings.TrimLeft(h, "#"))] = true
+		}
+	}
+	return out
+}
+
+// TestDocLinksResolve checks every relative link, and every file path
+// the docs name, in the repository's Markdown files: the file exists, and
+// the #anchor is a heading of it.
+func TestDocLinksResolve(t *testing.T) {
+	root := "../.."
+	var docs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			docs = append(docs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < 3 {
+		t.Fatalf("found only %v", docs)
+	}
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var targets []string
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			if u := m[1]; !strings.Contains(u, "://") && !strings.HasPrefix(u, "mailto:") {
+				targets = append(targets, u)
+			}
+		}
+		for _, m := range mdPath.FindAllStringSubmatch(string(data), -1) {
+			targets = append(targets, m[1])
+		}
+		for _, target := range targets {
+			file, anchor, _ := strings.Cut(target, "#")
+			path := doc
+			if file != "" {
+				path = filepath.Join(filepath.Dir(doc), file)
+				if rel, err := filepath.Rel(root, path); err != nil || strings.HasPrefix(rel, "..") {
+					t.Errorf("%s: %q is outside the repository", doc, target)
+					continue
+				}
+				if _, err := os.Stat(path); err != nil {
+					// A path in code may be from the repository's root.
+					if _, rerr := os.Stat(filepath.Join(root, file)); rerr != nil {
+						t.Errorf("%s: %q does not resolve: %v", doc, target, err)
+						continue
+					}
+					path = filepath.Join(root, file)
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			body, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("%s: %q: %v", doc, target, err)
+				continue
+			}
+			if !anchors(string(body))[anchor] {
+				t.Errorf("%s: %q: no heading #%s in %s", doc, target, anchor, path)
+			}
+		}
 	}
 }

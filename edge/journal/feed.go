@@ -143,11 +143,17 @@ func (f *feed) watch() {
 			return
 		case <-tick.C:
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		info := f.j.checkStream(ctx)
+		if f.j.Lost() != nil {
+			cancel()
+			return
+		}
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
+			cancel()
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		known := f.knownSeq(ctx)
+		known := f.knownSeq(info)
 		applied := f.st.Applied()
 		if known > applied {
 			f.j.log.Warn("journal feed: stuck behind the stream; starting a new consumer",
@@ -164,15 +170,16 @@ func (f *feed) watch() {
 }
 
 // knownSeq returns the highest sequence the stream is known to hold: its
-// last, or an acknowledged publish's if the stream cannot be asked.
-func (f *feed) knownSeq(ctx context.Context) uint64 {
+// last (info, nil if the stream could not be asked), or an acknowledged
+// publish's.
+func (f *feed) knownSeq(info *jetstream.StreamInfo) uint64 {
 	var known uint64
 	f.mu.Lock()
 	for _, w := range f.waiters {
 		known = max(known, w.seq)
 	}
 	f.mu.Unlock()
-	if info, err := f.j.stream.Info(ctx); err == nil {
+	if info != nil {
 		known = max(known, info.State.LastSeq)
 	}
 	return known
@@ -242,34 +249,45 @@ func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
 type waiter struct {
 	seq      uint64
 	deadline time.Time
-	fn       func()
+	done     func(seq uint64, err error)
 }
 
-// whenApplied calls fn once the store holds the message at seq (at once
-// if it does), or at deadline (the publish's own) if the feed lags.
-func (f *feed) whenApplied(seq uint64, deadline time.Time, fn func()) {
+// call completes the publish: stored at seq.
+func (w waiter) call() { w.done(w.seq, nil) }
+
+// whenApplied calls done(seq, nil) once the store holds the message at
+// seq (at once if it does), or at deadline (the publish's own) if the
+// feed lags.
+func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, error)) {
+	w := waiter{seq: seq, deadline: deadline, done: done}
 	f.mu.Lock()
 	if f.applied >= seq || f.closed {
 		f.mu.Unlock()
-		fn()
+		if err := f.j.Lost(); err != nil {
+			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			return
+		}
+		w.call()
 		return
 	}
-	heap.Push(&f.waiters, waiter{seq: seq, deadline: deadline, fn: fn})
+	f.waiters.push(w)
 	f.mu.Unlock()
 }
 
-// release records seq as applied and calls the waiters it satisfies.
+// release records seq as applied and calls the waiters it satisfies. The
+// feed applies one message at a time, and an acknowledgment is mostly
+// there before its message: release calls one waiter at a time, under
+// no lock, with no list to allocate.
 func (f *feed) release(seq uint64) {
 	f.mu.Lock()
 	f.applied = max(f.applied, seq)
-	var ready []func()
 	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
-		ready = append(ready, heap.Pop(&f.waiters).(waiter).fn)
+		w := f.waiters.pop()
+		f.mu.Unlock()
+		w.call()
+		f.mu.Lock()
 	}
 	f.mu.Unlock()
-	for _, fn := range ready {
-		fn()
-	}
 }
 
 // expireWaiters acknowledges the publishes whose message the feed has not
@@ -281,20 +299,21 @@ func (f *feed) expireWaiters(now time.Time) {
 		f.mu.Unlock()
 		return
 	}
-	var due []func()
+	var due []waiter
 	kept := f.waiters[:0]
 	for _, w := range f.waiters {
 		if now.After(w.deadline) {
-			due = append(due, w.fn)
+			due = append(due, w)
 		} else {
 			kept = append(kept, w)
 		}
 	}
+	clear(f.waiters[len(kept):])
 	f.waiters = kept
 	heap.Init(&f.waiters)
 	f.mu.Unlock()
-	for _, fn := range due {
-		fn()
+	for _, w := range due {
+		w.call()
 	}
 }
 
@@ -311,7 +330,12 @@ func (f *feed) earliestDeadlineLocked() time.Time {
 
 // close stops the consumer and acknowledges the waiting publishes (they
 // are stored).
-func (f *feed) close() {
+func (f *feed) close() { f.stop(nil) }
+
+// stop stops the consumer and completes the waiting publishes: stored
+// (err nil), or failed with err (the stream they were stored in is
+// lost). Nothing is applied after it.
+func (f *feed) stop(err error) {
 	f.applyMu.Lock()
 	cc := f.cc
 	f.gen++ // nothing more is applied
@@ -325,7 +349,11 @@ func (f *feed) close() {
 	f.waiters = nil
 	f.mu.Unlock()
 	for _, w := range ws {
-		w.fn()
+		if err != nil {
+			w.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+		} else {
+			w.call()
+		}
 	}
 }
 
@@ -333,6 +361,9 @@ func (f *feed) close() {
 // unreachable, or the feed has not caught up with the stream as it was
 // when the edge started.
 func (j *Journal) Ready() error {
+	if err := j.Lost(); err != nil {
+		return err
+	}
 	if !j.nc.IsConnected() {
 		return errors.New("journal: not connected to NATS")
 	}
@@ -344,8 +375,27 @@ func (j *Journal) Ready() error {
 	return nil
 }
 
-// waitHeap is a min-heap of waiters by sequence.
+// waitHeap is a min-heap of waiters by sequence. push and pop are the
+// typed forms of heap.Push and heap.Pop: no waiter boxed into an any.
 type waitHeap []waiter
+
+func (h *waitHeap) push(w waiter) {
+	*h = append(*h, w)
+	heap.Fix(h, len(*h)-1)
+}
+
+func (h *waitHeap) pop() waiter {
+	old := *h
+	w := old[0]
+	n := len(old) - 1
+	old[0] = old[n]
+	old[n] = waiter{}
+	*h = old[:n]
+	if n > 0 {
+		heap.Fix(h, 0)
+	}
+	return w
+}
 
 func (h waitHeap) Len() int           { return len(h) }
 func (h waitHeap) Less(i, k int) bool { return h[i].seq < h[k].seq }

@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -88,6 +89,10 @@ type Options struct {
 	// AckLatency, when set, observes the seconds from a publish's first
 	// send to JetStream's acknowledgment (a prometheus.Histogram fits).
 	AckLatency Observer
+	// OnLost, when set, is called once if the stream is deleted (or
+	// deleted and created again) under the journal: the edge should stop
+	// and be restarted. See ErrStreamLost.
+	OnLost func(error)
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -142,6 +147,8 @@ type Journal struct {
 	pub      publisher
 	feed     feed
 	counters counters
+
+	lost atomic.Pointer[error] // set once by loseStream
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -209,8 +216,11 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 	}
 }
 
-// ensure creates the stream, or finds it and brings its limits up to
-// date (keeping its replicas: changing them is an operator's decision).
+// ensure creates the stream, or finds it and raises its limits to what
+// this edge's rules need. It never lowers them: the edges of a cluster
+// share the stream, and one started with shorter rules (or mid-rollout of
+// a config change) must not cut the history the others keep; lowering is
+// an operator's decision (nats stream edit), as are the replicas.
 func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := j.js.Stream(actx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -220,11 +230,22 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 		return nil, err
 	}
 	cur := s.CachedInfo().Config
-	if cur.MaxAge == cfg.MaxAge && cur.MaxBytes == cfg.MaxBytes && cur.Duplicates == cfg.Duplicates {
+	want := cur
+	want.MaxAge = max(cur.MaxAge, cfg.MaxAge)
+	want.Duplicates = max(cur.Duplicates, cfg.Duplicates)
+	if cur.MaxBytes > 0 && (cfg.MaxBytes <= 0 || cfg.MaxBytes > cur.MaxBytes) {
+		want.MaxBytes = cfg.MaxBytes // larger, or unbounded
+	}
+	looserBytes := cfg.MaxBytes > 0 && (want.MaxBytes <= 0 || want.MaxBytes > cfg.MaxBytes)
+	if want.MaxAge > cfg.MaxAge || looserBytes {
+		// Not an error: the stream keeps at least what this edge needs.
+		j.log.Warn("journal: the stream's limits are looser than this edge's rules need; keeping them (lower them with the nats CLI if no edge needs them)",
+			"stream", cfg.Name, "max_age", want.MaxAge, "edge_max_age", cfg.MaxAge, "max_bytes", want.MaxBytes, "edge_max_bytes", cfg.MaxBytes)
+	}
+	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates {
 		return s, nil
 	}
-	cur.MaxAge, cur.MaxBytes, cur.Duplicates = cfg.MaxAge, cfg.MaxBytes, cfg.Duplicates
-	return j.js.UpdateStream(actx, cur)
+	return j.js.UpdateStream(actx, want)
 }
 
 // Epoch returns the stream's incarnation: the EPOCH of every position.

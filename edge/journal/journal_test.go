@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ func TestMain(m *testing.M) {
 }
 
 // node starts an embedded single node in a fresh directory (or dir).
-func node(t *testing.T, dir string) *Node {
+func node(t testing.TB, dir string) *Node {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
@@ -31,15 +32,22 @@ func node(t *testing.T, dir string) *Node {
 }
 
 // open connects to n and opens a journal feeding a new replica store.
-func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
+func open(t testing.TB, n *Node, opts *Options) (*Journal, *store.Store) {
 	t.Helper()
 	nc, err := n.Connect(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j, err := Open(ctx, nc, opts)
+	j, err := Open(ctx, nc, &o)
 	if err != nil {
 		nc.Close()
 		t.Fatal(err)
@@ -58,7 +66,7 @@ func open(t *testing.T, n *Node, opts *Options) (*Journal, *store.Store) {
 }
 
 // waitReady waits until the feed has caught up with the stream.
-func waitReady(t *testing.T, j *Journal) {
+func waitReady(t testing.TB, j *Journal) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for j.Ready() != nil {
@@ -229,5 +237,42 @@ func TestFeedWatchdogReplacesStuckConsumer(t *testing.T) {
 	}
 	if n := j.Stats().FeedRestarts; n != 1 {
 		t.Fatalf("feed restarts = %d, want 1", n)
+	}
+}
+
+// TestOpenNeverLowersLimits: edges share the stream; one opened with
+// shorter rules (another app config, or mid-rollout) raises what is
+// lower and keeps what is higher, so it never cuts the history the other
+// edges keep.
+func TestOpenNeverLowersLimits(t *testing.T) {
+	t.Parallel()
+	n := node(t, "")
+	limits := func(j *Journal) (time.Duration, int64) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		info, err := j.stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Config.MaxAge, info.Config.MaxBytes
+	}
+	steps := []struct {
+		age      time.Duration
+		bytes    int64
+		wantAge  time.Duration
+		wantSize int64
+	}{
+		{2 * time.Hour, 1 << 30, 2 * time.Hour, 1 << 30},
+		{time.Hour, 1 << 20, 2 * time.Hour, 1 << 30}, // shorter rules: kept
+		{3 * time.Hour, 2 << 30, 3 * time.Hour, 2 << 30},
+		{time.Hour, 0, 3 * time.Hour, -1}, // unbounded bytes: raised to unbounded
+		{time.Hour, 1 << 30, 3 * time.Hour, -1},
+	}
+	for i, s := range steps {
+		j, _ := open(t, n, &Options{MaxAge: s.age, MaxBytes: s.bytes})
+		if age, size := limits(j); age != s.wantAge || size != s.wantSize {
+			t.Fatalf("step %d: an edge wanting %v / %d bytes left the stream at %v / %d, want %v / %d",
+				i, s.age, s.bytes, age, size, s.wantAge, s.wantSize)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,11 +32,18 @@ type NodeOptions struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
-	// ClientListen, when set, also serves NATS clients on host:port, with
-	// no authentication (for the nats CLI: keep it on loopback). Default
-	// none: the edge connects in-process (a cluster node listens on a
-	// random loopback port, locked with a token only the edge knows,
-	// since NATS routes need a client listener).
+	// RouteToken, when set, is a secret every node of the cluster shares:
+	// a node accepts a route only from a node that presents it (and
+	// presents it to the others). Without it, anyone who reaches
+	// ClusterListen can join the cluster and read every message.
+	RouteToken string
+	// ClientListen, when set, serves NATS clients on host:port, with no
+	// authentication (for the nats CLI: keep it on loopback). Default: a
+	// random loopback port, locked with a token only the edge knows. The
+	// edge connects through that listener, not in-process: net.Pipe hands
+	// every write over synchronously, and a loopback socket's buffers cost
+	// about 14% less CPU per publish (BenchmarkPublishPipelined: 15.4 against
+	// 17.9 µs).
 	ClientListen string
 	// Logger receives the server's logs at warn and above (debug with
 	// Debug); default slog.Default().
@@ -45,6 +53,10 @@ type NodeOptions struct {
 	// accept connections; default 30s.
 	ReadyTimeout time.Duration
 }
+
+// routeUser is the user a node presents on its routes, with the token as
+// password.
+const routeUser = "sluice"
 
 // Node is an embedded NATS server with JetStream.
 type Node struct {
@@ -64,9 +76,12 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		ServerName: opts.Name,
 		JetStream:  true,
 		StoreDir:   opts.DataDir,
-		DontListen: true,
-		NoSigs:     true,
-		Debug:      opts.Debug,
+		// The edge's own connection (and a cluster's routes, which need a
+		// client listener) use a random loopback port, locked with a token
+		// only the edge knows, unless ClientListen says otherwise.
+		Host: "127.0.0.1", Port: server.RANDOM_PORT, Authorization: nuid.Next(),
+		NoSigs: true,
+		Debug:  opts.Debug,
 		// The edge's own limit decides message sizes; keep NATS's above
 		// the largest payload an app may set.
 		MaxPayload: 8 << 20,
@@ -76,7 +91,7 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal: client listen %q: %w", opts.ClientListen, err)
 		}
-		so.DontListen, so.Host, so.Port = false, host, port
+		so.Host, so.Port, so.Authorization = host, port, ""
 	}
 	if opts.ClusterName != "" || opts.ClusterListen != "" || len(opts.Routes) > 0 {
 		if opts.ClusterName == "" || opts.ClusterListen == "" {
@@ -87,22 +102,24 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 			return nil, fmt.Errorf("journal: cluster listen %q: %w", opts.ClusterListen, err)
 		}
 		so.Cluster = server.ClusterOpts{Name: opts.ClusterName, Host: host, Port: port}
+		if opts.RouteToken != "" {
+			// NATS checks a route's user and password; the token is the
+			// password of a fixed user. Routes found by gossip get them
+			// from these options, configured ones from their URL.
+			so.Cluster.Username, so.Cluster.Password = routeUser, opts.RouteToken
+		}
 		for _, r := range opts.Routes {
-			u := server.RoutesFromStr(r)
-			if len(u) == 0 {
-				return nil, fmt.Errorf("journal: route %q is not a URL", r)
+			u, err := url.Parse(r)
+			if err != nil || u.Host == "" {
+				return nil, fmt.Errorf("journal: route %q is not a URL (nats-route://host:port)", r)
 			}
-			so.Routes = append(so.Routes, u...)
+			if opts.RouteToken != "" && u.User == nil {
+				u.User = url.UserPassword(routeUser, opts.RouteToken)
+			}
+			so.Routes = append(so.Routes, u)
 		}
 		if so.ServerName == "" {
 			so.ServerName = "sluice-" + strconv.Itoa(port)
-		}
-		if so.DontListen {
-			// A route waits for the client listener to exist: a node of
-			// a cluster must have one. A random port on loopback, locked
-			// with a random token that only the edge knows.
-			so.DontListen, so.Host, so.Port = false, "127.0.0.1", server.RANDOM_PORT
-			so.Authorization = nuid.Next()
 		}
 	}
 	if so.ServerName == "" {
@@ -130,18 +147,35 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 	return &Node{srv: srv, token: so.Authorization}, nil
 }
 
-// Connect returns an in-process client connection to the node, which
-// reconnects for as long as the node runs.
+// Connect returns a client connection to the node over loopback (or its
+// ClientListen address), which reconnects for as long as the node runs.
 func (n *Node) Connect(name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.InProcessServer(n.srv), nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	if n.token != "" {
 		opts = append(opts, nats.Token(n.token))
 	}
-	nc, err := nats.Connect("", opts...)
+	nc, err := nats.Connect(n.clientURL(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("journal: connect to the embedded node: %w", err)
 	}
 	return nc, nil
+}
+
+// clientURL is where the edge dials its node: the client listener, on
+// loopback when it listens on every address.
+func (n *Node) clientURL() string {
+	addr, ok := n.srv.Addr().(*net.TCPAddr)
+	if !ok {
+		return n.srv.ClientURL()
+	}
+	ip := addr.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+		if addr.IP.To4() == nil {
+			ip = net.IPv6loopback
+		}
+	}
+	return "nats://" + net.JoinHostPort(ip.String(), strconv.Itoa(addr.Port))
 }
 
 // Server returns the NATS server, for tests and metrics.

@@ -46,10 +46,12 @@ const retryPause = 100 * time.Millisecond
 // later one is stored is still stored after it: its retry comes AckWait
 // later. Its position says so.)
 type publisher struct {
-	j      *Journal
-	inbox  string // reply subject prefix; a publish's token follows it
-	idBase string // Msg-Id prefix, unique to this journal
-	sub    *nats.Subscription
+	j     *Journal
+	inbox string // reply subject prefix, unique to this journal; a publish's token follows it
+	sub   *nats.Subscription
+	// ackHead is how JetStream starts an acknowledgment from the stream:
+	// ackSeq reads those without a JSON decoder.
+	ackHead []byte
 
 	mu      sync.Mutex // guards the fields below; a leaf lock
 	next    uint64     // the last token given
@@ -63,14 +65,14 @@ type publisher struct {
 
 // pubReq is one publish in flight.
 type pubReq struct {
-	msg      *nats.Msg
+	msg      nats.Msg
 	first    time.Time // first send; zero while held
 	sent     time.Time // last send; zero while held
 	deadline time.Time
 	done     func(seq uint64, err error)
 }
 
-// pubAck is JetStream's answer to a publish.
+// pubAck is JetStream's answer to a publish, in any form.
 type pubAck struct {
 	Stream    string `json:"stream"`
 	Seq       uint64 `json:"seq"`
@@ -87,7 +89,9 @@ func (p *publisher) start(j *Journal) error {
 	p.pending = make(map[uint64]*pubReq)
 	id := nuid.Next()
 	p.inbox = "_INBOX.sluice." + id + "."
-	p.idBase = id + "-"
+	// As the server writes it (stream.go, mset.pubAck); a domain's or
+	// any other form goes through encoding/json.
+	p.ackHead = fmt.Appendf(nil, "{%q:%q,%q:", "stream", j.opts.Stream, "seq")
 	sub, err := j.nc.Subscribe(p.inbox+"*", p.onReply)
 	if err != nil {
 		return fmt.Errorf("journal: subscribe to publish replies: %w", err)
@@ -113,6 +117,10 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 	switch {
 	case p.closed:
 		p.mu.Unlock()
+		if err := j.Lost(); err != nil {
+			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			return
+		}
 		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
 		return
 	case len(p.pending) >= maxPending:
@@ -122,16 +130,21 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 		return
 	}
 	p.next++
-	tok := strconv.FormatUint(p.next, 36)
-	m := &nats.Msg{
-		Subject: Subject(key),
-		Reply:   p.inbox + tok,
-		Header:  nats.Header{"Nats-Msg-Id": []string{p.idBase + tok}},
-		// Sent again on a retry, after the caller reused its buffer.
-		Data: bytes.Clone(payload),
-	}
+	reply := p.replyTo(p.next)
 	now := time.Now()
-	r := &pubReq{msg: m, deadline: now.Add(j.opts.PublishTimeout), done: done}
+	r := &pubReq{
+		msg: nats.Msg{
+			Subject: Subject(key),
+			Reply:   reply,
+			// The reply subject is unique to this journal and publish: it
+			// is the Msg-Id too, one string fewer per publish.
+			Header: nats.Header{"Nats-Msg-Id": []string{reply}},
+			// Sent again on a retry, after the caller reused its buffer.
+			Data: bytes.Clone(payload),
+		},
+		deadline: now.Add(j.opts.PublishTimeout), done: done,
+	}
+	m := &r.msg
 	p.pending[p.next] = r
 	held := p.recovering
 	if !held {
@@ -142,6 +155,13 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 	if !held {
 		p.send(token, m)
 	}
+}
+
+// replyTo returns the reply subject of the publish with token tok. p.mu.
+func (p *publisher) replyTo(tok uint64) string {
+	var buf [64]byte
+	b := append(buf[:0], p.inbox...)
+	return string(strconv.AppendUint(b, tok, 36))
 }
 
 // send sends one attempt. A send the connection refuses for size fails
@@ -173,8 +193,49 @@ func (p *publisher) onReply(m *nats.Msg) {
 		p.recover() // no responders: no stream leader yet
 		return
 	}
+	seq, ok := p.ackSeq(m.Data)
+	if !ok {
+		p.onSlowReply(tok, m.Data)
+		return
+	}
+	p.stored(tok, r, seq)
+}
+
+// ackDuplicate ends an acknowledgment of a publish JetStream had stored
+// before (a retry's), after the sequence.
+const ackDuplicate = `,"duplicate": true}`
+
+// ackSeq returns the sequence of a plain acknowledgment, in the exact
+// form the server writes, or false for anything else (errors included):
+// the one decoding every publish pays for, without encoding/json's
+// reflection and allocations.
+func (p *publisher) ackSeq(data []byte) (uint64, bool) {
+	rest, ok := bytes.CutPrefix(data, p.ackHead)
+	if !ok {
+		return 0, false
+	}
+	var seq uint64
+	n := 0
+	for ; n < len(rest) && rest[n] >= '0' && rest[n] <= '9'; n++ {
+		if n == 19 { // more digits than a uint64 surely holds
+			return 0, false
+		}
+		seq = seq*10 + uint64(rest[n]-'0')
+	}
+	if n == 0 || seq == 0 || (rest[0] == '0' && n > 1) {
+		return 0, false
+	}
+	if tail := string(rest[n:]); tail != "}" && tail != ackDuplicate {
+		return 0, false
+	}
+	return seq, true
+}
+
+// onSlowReply handles an answer that is not a plain acknowledgment: an
+// error, or a form ackSeq does not know.
+func (p *publisher) onSlowReply(tok uint64, data []byte) {
 	var ack pubAck
-	if err := json.Unmarshal(m.Data, &ack); err != nil {
+	if err := json.Unmarshal(data, &ack); err != nil {
 		p.finish(tok, fmt.Errorf("journal: unreadable publish acknowledgment: %w", err))
 		return
 	}
@@ -186,12 +247,28 @@ func (p *publisher) onReply(m *nats.Msg) {
 		p.finish(tok, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
 		return
 	}
-	seq := ack.Seq
-	if seq == 0 {
+	if ack.Seq == 0 {
 		p.finish(tok, errors.New("journal: publish acknowledgment without a sequence"))
 		return
 	}
+	p.mu.Lock()
+	r := p.pending[tok]
+	p.mu.Unlock()
+	if r != nil {
+		p.stored(tok, r, ack.Seq)
+	}
+}
+
+// stored completes the publish r, with token tok, that JetStream stored
+// at seq.
+func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if !p.take(tok) {
+		return
+	}
+	if err := p.j.Lost(); err != nil {
+		// Stored, perhaps, but in a stream this edge no longer serves.
+		p.j.counters.failed.Add(1)
+		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
 		return
 	}
 	p.j.counters.published.Add(1)
@@ -204,7 +281,7 @@ func (p *publisher) onReply(m *nats.Msg) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.whenApplied(seq, wait, func() { r.done(seq, nil) })
+	p.j.feed.whenApplied(seq, wait, r.done)
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
@@ -251,7 +328,7 @@ func (p *publisher) endRecoveryLocked() []resendReq {
 	for tok, r := range p.pending {
 		if r.sent.IsZero() {
 			r.first, r.sent = now, now
-			held = append(held, resendReq{tok, r.msg})
+			held = append(held, resendReq{tok, &r.msg})
 		}
 	}
 	slices.SortFunc(held, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
@@ -328,11 +405,25 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 				r.first = now
 			}
 			r.sent = now
-			resend = append(resend, resendReq{tok, r.msg})
+			resend = append(resend, resendReq{tok, &r.msg})
 		}
 	}
 	slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
 	return resend, failed
+}
+
+// failAll fails every publish in flight, and every later one, with err
+// (the stream is lost); the replies subscription stays until close.
+func (p *publisher) failAll(err error) {
+	p.mu.Lock()
+	p.closed = true
+	pending := p.pending
+	p.pending = map[uint64]*pubReq{}
+	p.mu.Unlock()
+	for _, r := range pending {
+		p.j.counters.failed.Add(1)
+		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+	}
 }
 
 // close fails every publish in flight.

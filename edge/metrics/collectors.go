@@ -35,6 +35,13 @@ var (
 	slowCloses       = newMetric("server", "slow_closes_total", "Connections closed because the client did not read fast enough.", prometheus.CounterValue)
 	authFailures     = newMetric("server", "auth_failures_total", "Failed authentications (wrong role secret or token).", prometheus.CounterValue)
 	draining         = newMetric("server", "draining", "1 while the edge shuts down and sends its clients elsewhere.", prometheus.GaugeValue)
+	refused          = newMetric("server", "refused_requests_total", "Requests refused, by error code: error replies (and the refusals of requests without id, which get none), and refused WebSocket upgrades (invalid_appkey, unavailable while draining, too_many_connections).", prometheus.CounterValue, "code")
+
+	// Per app: apps are configured, so the label's values are bounded.
+	appPublished = newMetric("server", "app_published_messages_total", "Messages published by an app's clients (publish, write, delete).", prometheus.CounterValue, "app")
+	appDelivered = newMetric("server", "app_delivered_messages_total", "Messages delivered to an app's subscribers.", prometheus.CounterValue, "app")
+	appReceived  = newMetric("server", "app_received_bytes_total", "Bytes of WebSocket frames read from an app's clients.", prometheus.CounterValue, "app")
+	appSent      = newMetric("server", "app_sent_bytes_total", "Bytes of WebSocket frames written to an app's clients.", prometheus.CounterValue, "app")
 
 	channels      = newMetric("store", "channels", "Channels held in memory.", prometheus.GaugeValue)
 	blocks        = newMetric("store", "blocks", "Storage blocks held in memory.", prometheus.GaugeValue)
@@ -49,17 +56,19 @@ var (
 // serverCollector reads a server's and its store's counters at each
 // scrape: one snapshot of each.
 type serverCollector struct {
-	srv    *server.Server
-	codecs []string
+	srv     *server.Server
+	codecs  []string
+	refusal []string // error codes, in the order of Stats.Refused
 }
 
 func newServerCollector(srv *server.Server) *serverCollector {
-	return &serverCollector{srv: srv, codecs: server.Codecs()}
+	return &serverCollector{srv: srv, codecs: server.Codecs(), refusal: server.RefusalCodes()}
 }
 
 var serverMetrics = []metric{
 	connections, connectionsTotal, codecConns, subscriptions, published, delivered, received, sent,
-	outOfSync, fastForwards, slowCloses, authFailures, draining,
+	outOfSync, fastForwards, slowCloses, authFailures, draining, refused,
+	appPublished, appDelivered, appReceived, appSent,
 	channels, blocks, blockBytes, storeMemory, appended, expired, evicted, cursorsBehind,
 }
 
@@ -90,6 +99,15 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(fastForwards, float64(st.FastForward))
 	emit(slowCloses, float64(st.SlowCloses))
 	emit(authFailures, float64(st.AuthFailures))
+	for i, code := range c.refusal {
+		emit(refused, float64(st.Refused[i]), code)
+	}
+	for _, a := range st.Apps {
+		emit(appPublished, float64(a.MessagesIn), a.Appkey)
+		emit(appDelivered, float64(a.MessagesOut), a.Appkey)
+		emit(appReceived, float64(a.BytesIn), a.Appkey)
+		emit(appSent, float64(a.BytesOut), a.Appkey)
+	}
 	d := 0.0
 	if c.srv.Draining() {
 		d = 1

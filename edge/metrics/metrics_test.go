@@ -147,6 +147,9 @@ func TestCountersMoveWithTraffic(t *testing.T) {
 	if a := pub.call("auth/authenticate", map[string]any{"method": "role_secret", "credentials": map[string]any{"hash": "x"}}); a != "auth/authenticate/error" {
 		t.Fatalf("bad authenticate: %s", a)
 	}
+	if a := pub.call("rtm/publish", map[string]any{"channel": "$reserved", "message": "no"}); a != "rtm/publish/error" {
+		t.Fatalf("publish to a reserved channel: %s", a)
+	}
 
 	var after map[string]float64
 	deadline := time.Now().Add(5 * time.Second)
@@ -174,12 +177,18 @@ func TestCountersMoveWithTraffic(t *testing.T) {
 		{"sluice_store_channels", 1},
 		{"sluice_store_appended_messages_total", 3},
 		{"sluice_server_draining", 0},
+		{"sluice_server_refused_requests_total{code=authentication_failed}", 1},
+		{"sluice_server_refused_requests_total{code=authorization_denied}", 1},
+		{"sluice_server_refused_requests_total{code=too_many_requests}", 0},
+		{"sluice_server_app_published_messages_total{app=k}", 3},
+		{"sluice_server_app_delivered_messages_total{app=k}", 3},
 	} {
 		if got := after[tc.name] - before[tc.name]; got != tc.want {
 			t.Errorf("%s moved by %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	for _, name := range []string{"sluice_server_received_bytes_total{codec=json}", "sluice_server_sent_bytes_total{codec=json}", "sluice_store_blocks", "sluice_store_block_bytes", "sluice_store_memory_bytes"} {
+	for _, name := range []string{"sluice_server_received_bytes_total{codec=json}", "sluice_server_sent_bytes_total{codec=json}",
+		"sluice_server_app_received_bytes_total{app=k}", "sluice_server_app_sent_bytes_total{app=k}", "sluice_store_blocks", "sluice_store_block_bytes", "sluice_store_memory_bytes"} {
 		if after[name] <= before[name] {
 			t.Errorf("%s did not grow: %v -> %v", name, before[name], after[name])
 		}

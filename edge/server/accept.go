@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -29,16 +30,19 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		if key == "" {
 			reason = "missing appkey query parameter"
 		}
-		Refuse(w, http.StatusUnauthorized, "invalid_appkey", reason)
+		s.countRefusal(rtm.CodeInvalidAppkey)
+		Refuse(w, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
 		return
 	}
 	if !s.enter() {
-		Refuse(w, http.StatusServiceUnavailable, "unavailable", "edge is shutting down; reconnect elsewhere")
+		s.countRefusal(rtm.CodeUnavailable)
+		Refuse(w, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
-		Refuse(w, http.StatusServiceUnavailable, "too_many_connections", "edge is at its connection limit")
+		s.countRefusal(codeTooManyConnections)
+		Refuse(w, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{

@@ -114,33 +114,38 @@ func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byt
 		c.completeAck(slot, srv.ackFrame(cd, action, id, offset, err))
 		if err == nil {
 			srv.counters.messagesIn[c.ci].Add(1)
+			c.traffic.messagesIn.Add(1)
 		}
 	})
 }
 
 // ackFrame encodes the reply to a journal publish; nil without an id.
 func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, offset uint64, err error) []byte {
-	if id.IsZero() {
-		return nil
-	}
-	pdu := &rtm.PDU{ID: id}
+	var e *rtm.Error
 	if err != nil {
 		// The store's refusals map as for an edge alone; anything else is
 		// the log not confirming in time.
-		e, ok := rtm.AsError(appendError(err))
-		if !ok {
+		var ok bool
+		if e, ok = rtm.AsError(appendError(err)); !ok {
 			s.log.Warn("publish not confirmed by the log", "err", err)
 			e = rtm.Errorf(rtm.CodeUnavailable,
 				"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
 		}
+		s.countRefusal(e.Code)
+	}
+	if id.IsZero() {
+		return nil
+	}
+	pdu := &rtm.PDU{ID: id}
+	if e != nil {
 		pdu.Action, pdu.Body = rtm.Reply(action, rtm.OutcomeError), e.Body()
 	} else {
 		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
 		pdu.Body = &rtm.PositionBody{Position: rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}.String()}
 	}
-	frame, e := cd.AppendPDU(make([]byte, 0, replyRoom), pdu)
-	if e != nil {
-		s.log.Error("encoding a publish reply", "err", e)
+	frame, encErr := cd.AppendPDU(make([]byte, 0, replyRoom), pdu)
+	if encErr != nil {
+		s.log.Error("encoding a publish reply", "err", encErr)
 		return nil
 	}
 	return frame

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/store"
@@ -34,14 +32,15 @@ const readOverhead = 16 << 10
 // owns the cursors once a subscription is handed over; mu guards what
 // they share.
 type conn struct {
-	srv    *Server
-	app    *app.App
-	ws     *websocket.Conn
-	codec  codec.Codec
-	ci     int // index of codec in codecs
-	op     websocket.Opcode
-	remote string
-	peer   string // remote's address without port: the key of per-address limits
+	srv     *Server
+	app     *app.App
+	traffic *appTraffic // the app's counters
+	ws      *websocket.Conn
+	codec   codec.Codec
+	ci      int // index of codec in codecs
+	op      websocket.Opcode
+	remote  string
+	peer    string // remote's address without port: the key of per-address limits
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -53,7 +52,7 @@ type conn struct {
 	perms     app.Permissions
 	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
 	handshake auth.Handshake
-	limiter   *rate.Limiter
+	limiter   *bucket
 	readBuf   []byte
 	scratch   []byte
 	// authFailures counts failed authentications; at the limit the
@@ -115,6 +114,10 @@ type subscription struct {
 	catchup     *catchUp // history read from the log before the cursor; the writer's
 	fastForward bool
 	batch       int // most messages per data PDU; 0: no limit
+	// since is the store's clock when the subscription was made: messages
+	// stored from then on reach it live, older ones are history
+	// (observeFirst).
+	since int64
 }
 
 // position returns where the subscription reads next.
@@ -201,6 +204,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	c := &conn{
 		srv:        s,
 		app:        a,
+		traffic:    s.traffic[a.Key],
 		ws:         ws,
 		codec:      cd,
 		ci:         ci,
@@ -208,7 +212,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		remote:     remote,
 		peer:       peerKey(remote),
 		role:       app.DefaultRole,
-		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
+		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
 		writerDone: make(chan struct{}),
 	}
 	if cd.Binary() {
@@ -244,6 +248,7 @@ func (c *conn) run() {
 			continue
 		}
 		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
+		c.traffic.bytesIn.Add(uint64(len(frame)))
 		c.handleFrame(frame)
 		// The replies wait for the next request only if one is already
 		// arriving: behind a ping alone, ReadMessage would wait for the

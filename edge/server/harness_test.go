@@ -205,4 +205,31 @@ func (c *rawClient) recvData(sub string, n int) ([]any, string) {
 	return msgs, pos
 }
 
+// publishSubscribed publishes on a channel this connection subscribes to
+// (as subscription sub) and returns the message delivered back. The ok
+// and the data may come in either order: with a journal the reply waits
+// for the log's acknowledgment, and the feed may bring the message to
+// the subscription first.
+func (c *rawClient) publishSubscribed(id int, sub string, body map[string]any) any {
+	c.t.Helper()
+	c.send("rtm/publish", id, body)
+	var ok bool
+	var msgs []any
+	for !ok || msgs == nil {
+		p := c.recv()
+		switch {
+		case p.Action == "rtm/publish/ok" && p.ID != nil && p.ID.(json.Number).String() == strconv.Itoa(id):
+			ok = true
+		case p.Action == "rtm/subscription/data" && p.Body["subscription_id"] == sub && msgs == nil:
+			msgs = p.Body["messages"].([]any)
+		default:
+			c.t.Fatalf("publish %d on %s: got %s %v", id, sub, p.Action, p.Body)
+		}
+	}
+	if len(msgs) != 1 {
+		c.t.Fatalf("publish %d on %s delivered %v", id, sub, msgs)
+	}
+	return msgs[0]
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }

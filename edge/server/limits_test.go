@@ -77,6 +77,35 @@ func TestRequestRateLimit(t *testing.T) {
 	}
 }
 
+// TestRequestBurst: a connection may send RequestBurst requests at once,
+// though far more than RequestsPerSecond; past the burst it is refused,
+// and the bucket refills no faster than the rate.
+func TestRequestBurst(t *testing.T) {
+	t.Parallel()
+	const burst, n = 20, 30
+	e := startEdge(t, func(o *server.Options) { o.Limits.RequestsPerSecond, o.Limits.RequestBurst = 1, burst })
+	c := e.dial(t, "test", "")
+	start := time.Now()
+	for i := 1; i <= n; i++ {
+		c.send("rtm/publish", i, map[string]any{"channel": "a", "message": i})
+	}
+	ok := 0
+	for i := 1; i <= n; i++ {
+		p := c.recv()
+		switch {
+		case p.Action == "rtm/publish/ok":
+			ok++
+		case p.Action != "rtm/publish/error" || p.Body["error"] != "too_many_requests":
+			t.Fatalf("reply %d: %s %v", i, p.Action, p.Body)
+		}
+	}
+	// At 1 request a second, at most one token per second elapsed was
+	// earned on top of the burst.
+	if most := burst + int(time.Since(start)/time.Second) + 1; ok < burst || ok > most {
+		t.Fatalf("%d of %d requests sent at once admitted, want the burst of %d (at most %d)", ok, n, burst, most)
+	}
+}
+
 func TestConnectionLimit(t *testing.T) {
 	t.Parallel()
 	e := startEdge(t, func(o *server.Options) { o.Limits.Connections = 2 })

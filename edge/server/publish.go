@@ -92,6 +92,7 @@ func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, e
 		return nil, c.appendError(err)
 	}
 	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.traffic.messagesIn.Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
 }

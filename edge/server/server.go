@@ -34,6 +34,7 @@ var ErrShutdown = errors.New("server: shutdown deadline passed with connections 
 // WebSocket endpoint /v2; the caller owns the listener and the http.Server.
 type Server struct {
 	apps      map[string]*app.App
+	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
 	journal   Journal // nil: a standalone edge
@@ -51,12 +52,16 @@ type Server struct {
 	// closed (0: none did): a publish encodes it for codecLinger after.
 	codecGone [numCodecs]atomic.Int64
 
-	mu       sync.Mutex         // guards conns, closing and aborting
+	mu       sync.Mutex         // guards conns, unready, closing and aborting
 	conns    map[*conn]struct{} // open connections, for Shutdown
+	unready  bool               // set once by BeginDrain: not ready, still serving
 	closing  bool               // set once by Shutdown; refuses new connections
 	aborting bool               // set once Shutdown's deadline passed; drops late connections
 	wg       sync.WaitGroup     // one per connection attempt admitted by enter
 	shutOnce sync.Once
+
+	hurry     chan struct{} // closed by Hurry: a drain's spread ends at once
+	hurryOnce sync.Once
 }
 
 // New returns a Server for the given options.
@@ -66,10 +71,12 @@ func New(opts *Options) (*Server, error) {
 	}
 	s := &Server{
 		apps:      make(map[string]*app.App, len(opts.Apps)),
+		traffic:   make(map[string]*appTraffic, len(opts.Apps)),
 		limits:    opts.Limits.withDefaults(),
 		log:       opts.Logger,
 		firstSeen: opts.FirstDelivery,
 		conns:     make(map[*conn]struct{}),
+		hurry:     make(chan struct{}),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
 	if s.log == nil {
@@ -83,6 +90,7 @@ func New(opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("server: appkey %q configured twice", a.Key)
 		}
 		s.apps[a.Key] = a
+		s.traffic[a.Key] = &appTraffic{}
 	}
 	s.origins = opts.AllowedOrigins
 	if len(s.origins) == 0 {
@@ -189,9 +197,10 @@ func (s *Server) untrack(c *conn) {
 }
 
 // Shutdown stops accepting connections, closes every open one with 1001
-// "going away" so clients reconnect elsewhere, and waits for their handlers
-// to finish or ctx to end. It closes the store if the server created it.
-// It is idempotent; later calls wait the same way.
+// "going away" so clients reconnect elsewhere (spread over
+// Limits.DrainSpread, see BeginDrain), and waits for their handlers to
+// finish or ctx to end. It closes the store if the server created it. It
+// is idempotent; later calls wait the same way.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutOnce.Do(func() {
 		s.mu.Lock()
@@ -201,9 +210,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			conns = append(conns, c)
 		}
 		s.mu.Unlock()
-		for _, c := range conns {
-			c.closeWith(websocket.StatusGoingAway, goingAway)
-		}
+		s.closeSpread(ctx, conns)
 	})
 	done := make(chan struct{})
 	go func() {
@@ -243,11 +250,11 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// Draining reports whether Shutdown has begun.
+// Draining reports whether BeginDrain or Shutdown has begun.
 func (s *Server) Draining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.closing
+	return s.unready || s.closing
 }
 
 func (l Limits) withDefaults() Limits {
@@ -264,6 +271,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
 	def(&l.RequestsPerSecond, 1000)
+	def(&l.RequestBurst, 2*l.RequestsPerSecond)
 	def(&l.AuthFailures, 5)
 	def(&l.AuthFailuresPerMinute, 30)
 	def(&l.QueueBytes, 1<<20)

@@ -20,6 +20,11 @@ type Stats struct {
 	FastForward  uint64            // fast_forward skips
 	SlowCloses   uint64            // connections closed for not reading
 	AuthFailures uint64
+	// Refused counts refused requests by error code, indexed like
+	// RefusalCodes.
+	Refused [numRefusalCodes]uint64
+	// Apps is each configured app's traffic, by appkey.
+	Apps []AppTraffic
 }
 
 // Codecs names the codecs in the order of Stats' per-codec arrays.
@@ -42,6 +47,7 @@ type counters struct {
 	fastForward   atomic.Uint64
 	slowCloses    atomic.Uint64
 	authFailures  atomic.Uint64
+	refused       [numRefusalCodes]atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -56,6 +62,10 @@ func (s *Server) Stats() Stats {
 		SlowCloses:       c.slowCloses.Load(),
 		AuthFailures:     c.authFailures.Load(),
 	}
+	for i := range c.refused {
+		st.Refused[i] = c.refused[i].Load()
+	}
+	st.Apps = s.appTrafficStats()
 	for i := range numCodecs {
 		st.CodecConnections[i] = c.connections[i].Load()
 		st.MessagesIn[i] = c.messagesIn[i].Load()

@@ -40,6 +40,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	key := storeKey(c.app, b.Channel)
+	// Before the cursor, on the clock of Frame.Time: what is stored from
+	// now on is live to this subscription.
+	since := c.srv.store.Stamp()
 	var cur *store.Cursor
 	var cu *catchUp // history to read from the log first
 	if c.srv.journal != nil {
@@ -55,7 +58,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, expiredOr(err, b.Position)
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
-		batch: int(min(b.Batch, maxBatchMessages))}
+		batch: int(min(b.Batch, maxBatchMessages)), since: since}
 	return nil, c.handOver(sub, env.ID, b.Force, info)
 }
 

@@ -198,6 +198,7 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(frames)))
+	c.traffic.messagesOut.Add(uint64(len(frames)))
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
@@ -208,9 +209,16 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 }
 
 // observeFirst reports, for each message of frames that no subscriber had
-// been sent before, the seconds since it was stored. Subscribers that come
+// been sent before, the seconds since it was stored: the latency of live
+// delivery. So it counts only batches of messages stored after sub was
+// made; a batch with history in it (a replay, a resume, a catch-up from
+// the log) is left out, and marks nothing, so that a live subscriber
+// sending the same messages later counts them. Subscribers that come
 // second pay one atomic load per batch.
 func (c *conn) observeFirst(sub *subscription, frames []store.Frame) {
+	if frames[0].Time < sub.since {
+		return
+	}
 	last := frames[len(frames)-1].Offset
 	prev := sub.cursor.MarkDelivered(last)
 	if prev >= last {
@@ -282,6 +290,7 @@ func (c *conn) arm(subs []*subscription) bool {
 func (c *conn) write(w *writer, pdu []byte) error {
 	w.out = c.ws.AppendFrame(w.out, c.op, pdu)
 	c.srv.counters.bytesOut[c.ci].Add(uint64(len(pdu)))
+	c.traffic.bytesOut.Add(uint64(len(pdu)))
 	if len(w.out) < flushBytes {
 		return nil
 	}

@@ -93,3 +93,26 @@ func TestNowIsTheStoreClock(t *testing.T) {
 		t.Fatalf("Now() - Frame.Time = %v, want the 250ms the clock moved", got)
 	}
 }
+
+// TestStampOrdersAppends: with the real, coarse clock (which lags Now), a
+// Stamp taken before an append is never after the message's Time, and
+// one taken after is never before it, so Stamp tells messages stored
+// before a point from those stored after it.
+func TestStampOrdersAppends(t *testing.T) {
+	s := New(&Options{SweepInterval: time.Millisecond, TimeResolution: 10 * time.Millisecond})
+	defer s.Close()
+	for i := range 200 {
+		before := s.Stamp()
+		if _, err := s.Append("ch", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		after := s.Stamp()
+		f, found, err := s.Read("ch", nil)
+		if err != nil || !found {
+			t.Fatalf("Read: %v %v", found, err)
+		}
+		if f.Time < before || f.Time > after {
+			t.Fatalf("append %d: Time %d outside the stamps around it [%d, %d]", i, f.Time, before, after)
+		}
+	}
+}

@@ -201,6 +201,13 @@ func (s *Store) clockNow() int64 {
 // that a caller can tell how long ago a message was stored.
 func (s *Store) Now() int64 { return s.clockNow() }
 
+// Stamp returns the time a message appended now is given (its
+// Frame.Time): the coarse clock, which lags Now by up to the time
+// resolution, when it runs. A caller that compares Frame.Time with a time
+// of its own, to tell messages stored before from those stored after,
+// takes it from here.
+func (s *Store) Stamp() int64 { return s.stampNow() }
+
 // stampNow is the time Append gives a message: the coarse clock when it
 // runs, else an exact reading.
 func (s *Store) stampNow() int64 {

@@ -66,6 +66,22 @@ func (o options) flag(name string) bool {
 	return ok && f.Truthy()
 }
 
+// checkCredentials refuses credentials that do not go together, naming
+// connect's options: the client's own check names its Go fields
+// (RoleSecret), which a JavaScript caller never set.
+func checkCredentials(co *client.Options) error {
+	hasToken := co.Token != "" || co.TokenFunc != nil
+	switch {
+	case co.Role != "" && hasToken:
+		return fmt.Errorf("%w: set the option token or the option role, not both", client.ErrOptions)
+	case co.Role != "" && co.RoleSecret == "":
+		return fmt.Errorf("%w: the option role %q needs the option secret (the role's secret)", client.ErrOptions, co.Role)
+	case co.Role == "" && co.RoleSecret != "":
+		return fmt.Errorf("%w: the option secret needs the option role (the role it is the secret of)", client.ErrOptions)
+	}
+	return nil
+}
+
 // clientOptions reads connect's options: appkey, role, secret, token (a
 // string or a function, see tokenOption),
 // minBackoff, maxBackoff, dialTimeout and timeout (milliseconds),
@@ -83,6 +99,9 @@ func clientOptions(v js.Value) (client.Options, timeoutSetting, error) {
 		}
 	}
 	if err := tokenOption(o, &co); err != nil {
+		return co, 0, err
+	}
+	if err := checkCredentials(&co); err != nil {
 		return co, 0, err
 	}
 	for _, f := range []struct {
@@ -129,10 +148,11 @@ func logger(level string) (*client.Logger, error) {
 }
 
 // subscribeOptions reads subscribe's options: id, position, history
-// {count, age (seconds)}, fastForward, force, filter, period (seconds).
+// {count, age (seconds)}, fastForward, strict, force, filter, period
+// (seconds).
 func subscribeOptions(v js.Value) (*client.SubscribeOptions, error) {
 	o := options{v}
-	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Force: o.flag("force")}
+	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Strict: o.flag("strict"), Force: o.flag("force")}
 	var err error
 	if so.ID, err = o.str("id"); err != nil {
 		return nil, err

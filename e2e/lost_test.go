@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/wasm/client"
+)
+
+// TestDurableEdgeStopsWhenItsStreamIsDeleted: an operator deletes the
+// stream under a running durable edge (and a new one appears, with
+// sequences from 1). The edge cannot go on: its positions belong to the
+// old stream. It drains (its clients are closed, to reconnect elsewhere)
+// and exits non-zero, saying why, so that systemd restarts it on the new
+// stream.
+func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	natsPort := journaltest.FreePorts(t, 1)[0]
+	cfg := filepath.Join(dir, "edge.yaml")
+	yaml := fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", natsPort)
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := waitBanner(t, startProcess(t, nil, "edge", "--listen", "127.0.0.1:0", "--config", cfg,
+		"--data-dir", filepath.Join(dir, "data")))
+	var states stateLog
+	c := dial(t, e.url, client.Options{AppKey: e.appkey, OnState: states.on})
+	publishRange(t, c, "room", 1, 3)
+
+	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", natsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, "SLUICE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := s.CachedInfo().Config
+	if err := js.DeleteStream(ctx, "SLUICE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, conf); err != nil {
+		t.Fatal(err)
+	}
+
+	if code := e.exitCode(t, 30*time.Second); code == 0 {
+		t.Fatalf("the edge exited 0 after losing its stream\n%s", e.stderr.String())
+	}
+	if out := e.stderr.String(); !strings.Contains(out, "deleted and created again") {
+		t.Fatalf("the edge's output does not say why it stopped:\n%s", out)
+	}
+	waitFor(t, "the client to see its edge go", func() bool {
+		return slices.Contains(states.get(), client.Disconnected)
+	})
+}
