@@ -276,23 +276,40 @@ func TestSlowHandlerDoesNotBlockReplies(t *testing.T) {
 	}
 }
 
+// TestSlowHandlerPastRetention: a handler slower than the channel's
+// retention ends with expired_position, as documented, whichever comes
+// first once the client paused the subscription: its unsubscribe, or the
+// edge finding its own read point evicted (out_of_sync, which concerns
+// data the client dropped; the client resubscribes from its position
+// and the edge answers for that one).
 func TestSlowHandlerPastRetention(t *testing.T) {
 	t.Parallel()
 	e := startEdgeWith(t, edgeConfig{mutate: smallChannels})
-	c := dial(t, e.url, client.Options{DeliveryBufferBytes: 300})
+	var logs logRecorder
+	c := dial(t, e.url, client.Options{DeliveryBufferBytes: 300, Logger: logs.logger()})
 	pub := publisher(t, e.url, "msgpack")
 	ctx := ctxFor(t)
 	release := make(chan struct{})
 	var tl timeline
 	handler, stuck := blockedHandler(&tl, release)
 	errs := make(chan error, 1)
-	s, err := c.Subscribe(ctx, "flood", &client.SubscribeOptions{OnError: func(err error) { errs <- err }}, handler)
+	// One message per data PDU, so that two of them overflow the
+	// client's buffer.
+	s, err := c.Subscribe(ctx, "flood", &client.SubscribeOptions{Batch: 1, OnError: func(err error) { errs <- err }}, handler)
 	if err != nil {
 		t.Fatal(err)
 	}
 	flood(t, pub, "flood", 0, 0)
 	recv(t, "the handler to block", stuck)
-	flood(t, pub, "flood", 1, 300) // the unread messages are evicted meanwhile
+	// Two messages, far from the channel's 64 KiB, overflow the
+	// client's buffer (the first fills it, the second overflows it):
+	// the subscription is paused before anything is evicted. Were the
+	// edge slow enough to find its read point evicted before the client
+	// paused, the subscription would be out of sync on the edge, not
+	// behind in its handler: out_of_sync.
+	flood(t, pub, "flood", 1, 2)
+	waitFor(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
+	flood(t, pub, "flood", 3, 300) // the unread messages are evicted meanwhile
 	close(release)
 	err = recv(t, "OnError", errs)
 	if re, ok := rtm.AsError(err); !ok || re.Code != rtm.CodeExpiredPosition || re.SubscriptionID != "flood" {

@@ -73,7 +73,11 @@ func testChatBothWays(t *testing.T, b *chrome) {
 	chatSay(alice, "hello bob, it's alice 👋")
 	chatWait(bob, "hello bob, it's alice 👋")
 	chatSay(bob, "hi alice! ünïcode works")
+	// Bob's own line reaches his page as it reaches alice's: through his
+	// subscription, which may deliver it after hers did. So both pages
+	// are waited for before their lines are compared.
 	chatWait(alice, "hi alice! ünïcode works")
+	chatWait(bob, "hi alice! ünïcode works")
 	// Each sees both lines, in the order they were said.
 	for _, p := range []*tab{alice, bob} {
 		got := evalJS[[]string](p, chatTexts)

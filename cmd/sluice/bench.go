@@ -29,6 +29,7 @@ type benchFlags struct {
 	warmup     durationOrSeconds
 	duration   durationOrSeconds
 	drain      durationOrSeconds
+	sample     durationOrSeconds
 	jsonOut    bool
 	quiet      bool
 	verbose    bool
@@ -48,6 +49,12 @@ Scenarios:
             publishers spread over them
   idle      --subscribers connections, each subscribed, held for --duration
   publish   acknowledged publishes, --inflight at a time per publisher
+  soak      channels at a steady --rate for a long --duration (default
+            2,000 subscribers on 200 channels, 1,000 messages/s, 5m),
+            --churn subscribers a second killed (connection reset) and
+            resumed by position, the edge's memory and goroutines sampled
+            every --sample-interval with their slope; exits 1 on any
+            message lost, duplicated or reordered, or publish failed
 
 Each publisher runs --inflight lanes, each waiting for its own
 acknowledgments. Without --rate they go as fast as the subscribers keep up:
@@ -63,7 +70,8 @@ reported beside the edge's (they share the machine); it collects garbage
 at GOGC=400 unless GOGC is set, dials a loopback edge from 127.0.0.1 to
 127.0.0.16 in turn (cheaper ramps past 14,000 connections on Linux), and
 --cpuprofile and --connect-cpuprofile profile it. Ctrl-C stops early and
-still reports.
+still reports (after the messages in flight arrive, up to --drain). Any
+scenario exits 1 when a message was lost, duplicated or reordered.
 
 --url may be given more than once, for the edges of one cluster: the
 publishers connect to the first, the subscribers round-robin to all of
@@ -93,6 +101,8 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.Var(&f.duration, "duration", "the measured window; idle: how long connections are held (default 10s)")
 	fs.Var(&f.drain, "drain", "wait for messages in flight after the window (default 3s)")
 	fs.StringVar(&c.ChannelPrefix, "prefix", "", "channel name prefix (default bench.RANDOM.)")
+	fs.Float64Var(&c.Churn, "churn", 0, "subscribers a second whose connection is reset, each resuming by position (default 0; soak 4)")
+	fs.Var(&f.sample, "sample-interval", "how often the edge's memory and goroutines are sampled (default: soak 2s, else not)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the result as JSON")
 	fs.BoolVar(&f.quiet, "quiet", false, "no live line")
 	fs.BoolVar(&f.verbose, "verbose", false, "log the clients' warnings (reconnections) to standard error")
@@ -122,7 +132,7 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 			c.Subscribers = f.perChannel * 100
 		}
 	}
-	c.Warmup, c.Duration, c.Drain = f.warmup.d, f.duration.d, f.drain.d
+	c.Warmup, c.Duration, c.Drain, c.SampleInterval = f.warmup.d, f.duration.d, f.drain.d, f.sample.d
 	if (f.profile == "") != (f.pprofURL == "") {
 		return nil, fmt.Errorf("%w: --edge-profile and --pprof-url go together", errUsage)
 	}
@@ -184,7 +194,9 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	if err := writeResult(s.out, res, f.jsonOut); err != nil {
 		return err
 	}
-	return refusals(res)
+	// Either fails the run: messages lost, repeated or reordered (for a
+	// soak, any failed request), and requests the edge refused.
+	return errors.Join(res.Check(), refusals(res))
 }
 
 // refusals fails a run in which the endpoint refused requests: its

@@ -259,7 +259,10 @@ func (c *conn) run() {
 		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
 		c.traffic.bytesIn.Add(uint64(len(frame)))
 		c.handleFrame(frame)
-		if c.ws.Buffered() == 0 {
+		// The replies wait for the next request only if one is already
+		// arriving: behind a ping alone, ReadMessage would wait for the
+		// client, which may be waiting for them.
+		if !c.ws.MessagePending() {
 			c.wakeIfDue()
 		}
 		if cap(c.readBuf) > readBufKeep {

@@ -95,6 +95,41 @@ func (c *Conn) SetWriteTimeout(d time.Duration) {
 // may already be in hand. For the reading goroutine only.
 func (c *Conn) Buffered() int { return c.br.Buffered() }
 
+// MessagePending reports whether the bytes received but not yet read hold
+// the start of a data message, past any whole control frames: the next
+// ReadMessage then returns as soon as the rest of a message the peer has
+// begun to send arrives. It is false when nothing is buffered, or only
+// control frames (or part of one): ReadMessage would answer them and then
+// wait for the peer's next message, which may itself wait for an answer
+// to what was read before. A reader that holds back its replies while
+// more is buffered (to send them in one write) must check this rather
+// than Buffered: a ping behind the last request would otherwise hold the
+// replies until the peer's next message, forever if the peer waits for
+// them. For the reading goroutine; it does not allocate.
+func (c *Conn) MessagePending() bool {
+	b, _ := c.br.Peek(c.br.Buffered()) // what is buffered: no read, no error
+	for len(b) > 0 {
+		if !Opcode(b[0] & 0x0F).control() {
+			return true
+		}
+		if len(b) < 2 {
+			return false
+		}
+		n := 2 + int(b[1]&^maskBit)
+		if b[1]&maskBit != 0 {
+			n += 4
+		}
+		if b[1]&^maskBit > maxControlPayload {
+			return true // a malformed control frame: ReadMessage fails at once
+		}
+		if len(b) < n {
+			return false
+		}
+		b = b[n:]
+	}
+	return false
+}
+
 // OnPong sets a function the reading goroutine calls after each pong
 // frame; it must not block. Set it before the first ReadMessage.
 func (c *Conn) OnPong(f func()) { c.onPong = f }

@@ -133,7 +133,11 @@ func (cn *conn) readLoop() {
 		}
 		cn.corked.Store(true)
 		cn.handle(frame)
-		if cn.t.Buffered() == 0 {
+		// Corked only while the next Read cannot wait for the edge: a
+		// ping buffered behind a reply would otherwise keep the requests
+		// that reply set off unwritten while Read waits for the edge's
+		// next message, which never comes if the edge waits for them.
+		if !cn.t.MessagePending() {
 			cn.uncork()
 		}
 	}

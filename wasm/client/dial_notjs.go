@@ -100,8 +100,8 @@ func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 	return p, err
 }
 
-// Buffered implements transport.
-func (t *wsTransport) Buffered() int { return t.ws.Buffered() }
+// MessagePending implements transport.
+func (t *wsTransport) MessagePending() bool { return t.ws.MessagePending() }
 
 // maxKeptReadBuffer is the largest read buffer kept between messages: a
 // batch of a busy subscription fits, a rare huge message is not held.

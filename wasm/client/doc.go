@@ -40,8 +40,8 @@
 // the edge (a FastForward subscription that fell behind) reaches OnInfo,
 // then OnGap; so does one for a subscription resumed past a gap, which
 // the edge holds with fast_forward until the next reconnect. An
-// out_of_sync push ends the subscription and reaches
-// OnError, as does a slow handler's resubscription (see below) refused
+// out_of_sync push ends the subscription (but a paused one, see below)
+// and reaches OnError, as does a slow handler's resubscription (see below) refused
 // with expired_position: there the edge kept the messages, and it was the
 // application that could not keep up (unless the connection was lost
 // meanwhile: that resubscription follows a reconnect, and carries on).
@@ -58,8 +58,13 @@
 // after the last message it had queued. The handler still sees every
 // message exactly once and in order; a handler slower than the channel for
 // longer than the edge's retention ends with expired_position via OnError,
-// as a slow consumer would on the edge. Replies to requests never wait
-// behind the buffer, so a handler may publish, subscribe or unsubscribe.
+// as a slow consumer would on the edge (also when the edge found its own
+// read point, past the data the client dropped, expired first and said
+// out_of_sync: the client resubscribes from its position regardless, and
+// the edge answers for that). A subscription the edge itself could not
+// keep up with, before any pause, ends with out_of_sync. Replies to
+// requests never wait behind the buffer, so a handler may publish,
+// subscribe or unsubscribe.
 // A subscription with SubscribeOptions.Direct skips the buffer: its
 // handler runs on the connection's reader as data arrives, for handlers
 // that return at once. Likewise the acknowledgments of PublishAsync run on

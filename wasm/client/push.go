@@ -129,11 +129,26 @@ func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
 }
 
 // onSubscriptionError ends a subscription the edge ended (out_of_sync).
+//
+// A paused subscription (its data dropped while the handlers catch up)
+// is the exception for out_of_sync: that one is about the edge's read
+// point, past data the client dropped, not about the client's own. The
+// edge holds the subscription no more, which is what the pause wanted;
+// it is resubscribed from the client's position once the buffer has
+// drained, as every paused one is, and the edge answers for that
+// position (expired_position, if it is gone too). So a handler slower
+// than the retention ends with expired_position whichever of the edge's
+// expiry and the client's unsubscribe came first.
 func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.subs[se.SubscriptionID]
 	if s == nil || s.conn != cn {
+		return
+	}
+	if s.lag && rtm.Code(se.Error) == rtm.CodeOutOfSync {
+		s.conn = nil
+		c.signalWorkLocked()
 		return
 	}
 	c.failLocked(s, &rtm.Error{Code: rtm.Code(se.Error), Reason: se.Reason, Position: se.Position, SubscriptionID: se.SubscriptionID})

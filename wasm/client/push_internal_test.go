@@ -55,3 +55,50 @@ func TestDataPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestOutOfSyncWhilePaused: the edge's out_of_sync for a subscription the
+// client has paused (its data dropped, an unsubscribe on its way) does not
+// end it: that was the edge's read point, past what the client dropped.
+// The subscription waits to be resubscribed from its own position, where
+// the edge answers for what the client lacks. Any other subscription
+// error, or out_of_sync for a subscription not paused, ends it.
+func TestOutOfSyncWhilePaused(t *testing.T) {
+	mine := rtm.Position{Epoch: 7, Offset: 3}
+	for _, tc := range []struct {
+		name  string
+		lag   bool
+		code  rtm.Code
+		ends  bool
+		waits bool // resubscribed once the buffer drained
+	}{
+		{name: "paused, out_of_sync", lag: true, code: rtm.CodeOutOfSync, waits: true},
+		{name: "paused, authorization_denied", lag: true, code: rtm.CodeAuthorizationDenied, ends: true},
+		{name: "live, out_of_sync", code: rtm.CodeOutOfSync, ends: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cd := jsoncodec.Codec{}
+			c := &Client{log: slog.New(slog.NewTextHandler(io.Discard, nil)), subs: map[string]*Subscription{},
+				work: make(chan struct{}, 1)}
+			cn := &conn{codec: cd, pushes: c}
+			s := &Subscription{c: c, id: "s", conn: cn, next: mine, lag: tc.lag, handler: func(Message) {}}
+			c.subs["s"] = s
+			frame, err := cd.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: map[string]any{
+				"subscription_id": "s", "error": string(tc.code), "reason": "gone", "position": "7:90"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cn.handle(frame)
+			ended := s.finished && len(c.q.events) == 1 && c.q.events[0].kind == evError
+			if ended != tc.ends {
+				t.Fatalf("ended %v (finished %v, %d events), want %v", ended, s.finished, len(c.q.events), tc.ends)
+			}
+			waits := false
+			for _, w := range c.waiting() {
+				waits = waits || w == s
+			}
+			if waits != tc.waits || s.next != mine {
+				t.Fatalf("waiting to be resubscribed: %v from %v, want %v from %v", waits, s.next, tc.waits, mine)
+			}
+		})
+	}
+}

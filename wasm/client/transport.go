@@ -18,11 +18,11 @@ import (
 type transport interface {
 	// Read returns the next message, valid until the next Read.
 	Read(ctx context.Context) ([]byte, error)
-	// Buffered reports how much has been received but not yet returned
-	// by Read (bytes natively, messages in browsers): more than zero
-	// means the next Read likely returns without waiting. For the
-	// reading goroutine.
-	Buffered() int
+	// MessagePending reports whether part of a message has been received
+	// but not yet returned by Read, so that the next Read returns without
+	// waiting for the peer to send anything more. Control frames do not
+	// count: Read answers them and waits on. For the reading goroutine.
+	MessagePending() bool
 	// Write sends messages, binary or text, in order (natively in one
 	// system call). A peer that does not take them within writeTimeout
 	// fails the write; ctx ending stops a write that waits.

@@ -197,11 +197,11 @@ func (t *jsSocket) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// Buffered implements transport: the messages received and not read.
-func (t *jsSocket) Buffered() int {
+// MessagePending implements transport: a message was received and not read.
+func (t *jsSocket) MessagePending() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.inbox)
+	return len(t.inbox) > 0 // whole messages: the browser answers pings itself
 }
 
 // Write hands the messages to the browser, then waits, up to

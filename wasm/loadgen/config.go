@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -24,10 +25,16 @@ const (
 	// Publish: acknowledged publishes as fast as the server answers,
 	// Inflight at a time per publisher; subscribers optional.
 	Publish Scenario = "publish"
+	// Soak: the channels scenario held for a long time at a steady Rate,
+	// with Churn subscribers a second killed (their connections reset)
+	// and resumed by position, and the server's memory and goroutines
+	// sampled every SampleInterval: whether anything is lost, repeated or
+	// reordered across the kills, and whether the server grows.
+	Soak Scenario = "soak"
 )
 
 // Scenarios lists the scenarios, for help texts.
-var Scenarios = []Scenario{Fanout, Channels, Idle, Publish}
+var Scenarios = []Scenario{Fanout, Channels, Idle, Publish, Soak}
 
 // ErrConfig reports an invalid Config.
 var ErrConfig = errors.New("loadgen: invalid config")
@@ -93,6 +100,16 @@ type Config struct {
 	// ChannelPrefix starts every channel name. Default "bench." and a
 	// random run id, so runs never see each other's messages.
 	ChannelPrefix string `json:"channel_prefix"`
+	// Churn is how many subscribers a second, picked at random, have
+	// their connection dropped abruptly (a TCP reset, no close frame),
+	// from the warm-up until the publishers stop; each resumes by
+	// position on a new connection (the driver's Conn must be a Killer).
+	// Default 0 (soak: 4); negative: none.
+	Churn float64 `json:"churn"`
+	// SampleInterval is how often the server's memory and goroutines
+	// are sampled over the measured window (Result.Resources). Default
+	// none (soak: 2s); negative: none.
+	SampleInterval time.Duration `json:"sample_interval_ns"`
 }
 
 // WithDefaults returns the configuration with its defaults filled in, or
@@ -131,6 +148,8 @@ func (c *Config) applyDefaults() {
 		def(&c.Subscribers, -1)
 		def(&c.Channels, c.Publishers)
 		def(&c.Inflight, 16)
+	case Soak:
+		c.soakDefaults()
 	}
 	c.Subscribers = max(c.Subscribers, 0)
 	def(&c.MessageBytes, 128)
@@ -150,6 +169,8 @@ func (c *Config) applyDefaults() {
 	defDur(&c.Drain, 3*time.Second)
 	c.Drain = max(c.Drain, 0)
 	defDur(&c.Stall, 5*time.Second)
+	c.Churn = max(c.Churn, 0)
+	c.SampleInterval = max(c.SampleInterval, 0)
 	if c.ChannelPrefix == "" {
 		c.ChannelPrefix = "bench." + runID() + "."
 	}
@@ -158,7 +179,7 @@ func (c *Config) applyDefaults() {
 // check validates a configuration whose defaults are filled in.
 func (c *Config) check() error {
 	switch {
-	case c.Scenario != Fanout && c.Scenario != Channels && c.Scenario != Idle && c.Scenario != Publish:
+	case !slices.Contains(Scenarios, c.Scenario):
 		return fmt.Errorf("unknown scenario (want one of %v)", Scenarios)
 	case c.Publishers < 0 || c.Publishers*c.Inflight > 1<<16-1:
 		return fmt.Errorf("publishers × inflight: %d is not in 0..65535", c.Publishers*c.Inflight)
@@ -176,6 +197,10 @@ func (c *Config) check() error {
 		return errors.New("window, inflight and connect workers must be positive")
 	case c.Duration < 0 || c.Stall < 0:
 		return errors.New("duration and stall cannot be negative")
+	case c.Churn > 0 && (c.Scenario == Idle || c.Subscribers == 0):
+		return errors.New("churn: there are no subscribers with traffic to kill")
+	case c.Scenario == Soak && c.Rate == 0:
+		return errors.New("rate: a soak publishes at a steady rate")
 	}
 	return nil
 }
@@ -193,4 +218,53 @@ func runID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
+}
+
+// The soak's defaults: 2,000 subscribers on 200 channels, two publishers
+// at 1,000 messages a second in all, 4 kills a second, for 5 minutes.
+const (
+	soakSubscribers = 2000
+	soakChannels    = 200
+	soakRate        = 1000
+	soakChurn       = 4
+	soakDuration    = 5 * time.Minute
+	soakSample      = 2 * time.Second
+	// soakDrain is longer than the default drain: a subscriber killed
+	// just before the publishers stopped is still reconnecting (the
+	// client's backoff) and then catches up.
+	soakDrain = 10 * time.Second
+)
+
+// soakDefaults fills in a soak's zero fields. A subscriber count of
+// thousands stays well below the 20,000 open files a process may have:
+// the generator holds one descriptor per connection, and so does the
+// server.
+func (c *Config) soakDefaults() {
+	if c.Publishers == 0 {
+		c.Publishers = 2
+	}
+	if c.Channels == 0 {
+		c.Channels = soakChannels
+	}
+	if c.Subscribers == 0 {
+		c.Subscribers = soakSubscribers * c.Channels / soakChannels
+	}
+	if c.Inflight == 0 {
+		c.Inflight = 8
+	}
+	if c.Rate == 0 {
+		c.Rate = soakRate
+	}
+	if c.Churn == 0 {
+		c.Churn = soakChurn
+	}
+	if c.Duration == 0 {
+		c.Duration = soakDuration
+	}
+	if c.Drain == 0 {
+		c.Drain = soakDrain
+	}
+	if c.SampleInterval == 0 {
+		c.SampleInterval = soakSample
+	}
 }

@@ -73,8 +73,20 @@ func (r *run) openSubscriber(ctx context.Context, i int) {
 	r.open.Add(1)
 }
 
-// connProblem counts a connection's trouble reported by the driver.
-func (r *run) connProblem(err error) { r.problems.add("connection", err) }
+// connProblem counts a connection's trouble reported by the driver: a
+// lost connection the client recovers from apart from the rest.
+func (r *run) connProblem(err error) {
+	if IsDisconnect(err) {
+		r.problems.add(ProblemDisconnected, err)
+		return
+	}
+	r.problems.add("connection", err)
+}
+
+// ProblemDisconnected is the kind of error (Result.Errors) of a connection
+// lost and recovered by its client: expected once per kill of a churning
+// run, whose data the client then resumes by position.
+const ProblemDisconnected = "disconnected"
 
 // connectPublishers dials one connection per publisher and hands it to
 // its lanes.

@@ -56,6 +56,16 @@ type AsyncPublisher interface {
 	PublishAsync(channel, payload string, done func(error)) error
 }
 
+// Killer is a Conn that can be dropped abruptly, as a crashed client or
+// a cut network drops it (Config.Churn needs it).
+type Killer interface {
+	// Kill drops the connection with no close frame (natively a TCP
+	// reset) and returns at once; the Conn reconnects by itself and
+	// resumes its subscription by position. It reports whether there
+	// was a connection to drop (false while it is reconnecting).
+	Kill() bool
+}
+
 // ErrRefused marks a publish or subscribe the server answered with an
 // error: nothing was stored, so the message's sequence number is reused.
 var ErrRefused = errors.New("loadgen: refused by the server")

@@ -29,6 +29,9 @@ type broker struct {
 	async bool
 	// silent, with async, stores a message but never acknowledges it.
 	silent func(st Stamp) bool
+	// unsent, with async, fails a publish at once, as a client does
+	// while it reconnects: nothing is sent, stored or acknowledged.
+	unsent func(st Stamp) bool
 	// pause, when set, holds each subscriber's delivery goroutine before
 	// a message for as long as it returns, as a loaded machine may.
 	pause func(st Stamp) time.Duration
@@ -71,6 +74,9 @@ type asyncFakeConn struct {
 }
 
 func (a *asyncFakeConn) PublishAsync(channel, payload string, done func(error)) error {
+	if st, perr := ParseStamp(payload); perr == nil && a.b.unsent != nil && a.b.unsent(st) {
+		return errFakeUnsent
+	}
 	silent := false
 	if st, perr := ParseStamp(payload); perr == nil && a.b.silent != nil {
 		silent = a.b.silent(st)
@@ -129,7 +135,10 @@ func (c *fakeConn) Publish(_ context.Context, channel, payload string) error {
 	return c.PublishNoAck(channel, payload)
 }
 
-var errFakeRefused = errors.New("fake: refused")
+var (
+	errFakeRefused = errors.New("fake: refused")
+	errFakeUnsent  = errors.New("fake: disconnected, not sent")
+)
 
 func (c *fakeConn) PublishNoAck(channel, payload string) error {
 	st, err := ParseStamp(payload)

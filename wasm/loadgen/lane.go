@@ -20,6 +20,11 @@ type lane struct {
 	channels []int    // channel indexes, published to round-robin
 	fanout   []int    // subscribers of each channel (parallel to channels)
 	seqs     []uint64 // messages stored on each channel (parallel to channels)
+	// unsure lists, per channel (parallel to channels), the sequence
+	// numbers of messages whose publish has no known outcome: sent, then
+	// the connection dropped or no acknowledgment came. Counted in seqs,
+	// but not owed: the server may or may not have stored them.
+	unsure [][]uint64
 	// gate is made with the lane, so that the reporter may read its
 	// deliveries any time; setFanout sizes it.
 	gate     *gate
@@ -45,14 +50,19 @@ func (l *lane) setFanout(window int, subsPerChannel []int) {
 	l.gate.size(window, avg)
 }
 
-// storedOn returns how many messages the lane stored on a channel.
-func (l *lane) storedOn(channel int) uint64 {
+// storedOn returns how many messages the lane stored on a channel, and
+// the sequence numbers among them whose publish has no known outcome.
+func (l *lane) storedOn(channel int) (uint64, []uint64) {
 	for i, c := range l.channels {
 		if c == channel {
-			return l.seqs[i]
+			var unsure []uint64
+			if l.unsure != nil {
+				unsure = l.unsure[i]
+			}
+			return l.seqs[i], unsure
 		}
 	}
-	return 0
+	return 0, nil
 }
 
 // run publishes until ctx ends. Each synchronous publish runs under pctx
@@ -94,13 +104,15 @@ func (l *lane) run(ctx, pctx context.Context, r *run) {
 // publishOne publishes the next message of channel position i.
 func (l *lane) publishOne(ctx context.Context, r *run, i int) {
 	ch, payload := l.next(r, i)
-	var err error
 	if r.cfg.NoAck {
-		err = l.conn.(NoAckPublisher).PublishNoAck(ch, payload)
-	} else {
-		err = l.conn.Publish(ctx, ch, payload)
+		if err := l.conn.(NoAckPublisher).PublishNoAck(ch, payload); err != nil {
+			l.unsent(r, i, err) // it fails only locally
+			return
+		}
+		l.settle(r, i, nil)
+		return
 	}
-	l.settle(r, i, err)
+	l.settle(r, i, l.conn.Publish(ctx, ch, payload))
 }
 
 // next stamps the next message of channel position i and counts the
@@ -124,12 +136,27 @@ func (l *lane) settle(r *run, i int, err error) {
 		r.problems.add("publish refused", err)
 		return
 	default:
-		// The message may or may not be stored (a lost connection):
-		// count it as stored, so that if it was lost it shows.
+		// The message may or may not be stored (a lost connection, no
+		// acknowledgment in time): its number is used, and it is not
+		// owed. Should it arrive, it counts as any other; should it
+		// not, it is not lost (the server acknowledged nothing). The
+		// error is counted, and fails a soak.
 		r.problems.add("publish", err)
+		if l.unsure == nil {
+			l.unsure = make([][]uint64, len(l.channels))
+		}
+		l.unsure[i] = append(l.unsure[i], l.seqs[i]+1)
 	}
 	l.seqs[i]++
 	l.published.Add(1)
+}
+
+// unsent takes back the message next prepared, which never left (the
+// client was reconnecting, or closed): nothing was stored, so its number
+// is used again.
+func (l *lane) unsent(r *run, i int, err error) {
+	l.gate.refused(l.fanout[i])
+	r.problems.add("publish", err)
 }
 
 // pacer waits on one timer, reused: a lane at a fixed rate waits before

@@ -81,10 +81,15 @@ func (l *lane) sendAsync(i int) {
 	ch, payload := l.next(a.r, i)
 	a.state.Store(laneInflight)
 	if err := a.ap.PublishAsync(ch, payload, a.done); err != nil {
-		// Not sent, so no acknowledgment comes: the lane is the
-		// caller's again, unless the goroutine gave it up meanwhile.
+		// Not sent, so nothing was stored and no acknowledgment comes:
+		// the lane is the caller's again, unless the goroutine gave it
+		// up meanwhile.
 		if a.state.CompareAndSwap(laneInflight, laneAcking) {
-			l.settle(a.r, i, err)
+			if errors.Is(err, ErrRefused) {
+				l.settle(a.r, i, err)
+			} else {
+				l.unsent(a.r, i, err)
+			}
 			l.handBack()
 		}
 	}

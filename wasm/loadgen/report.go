@@ -32,12 +32,31 @@ func (res *Result) WriteText(w io.Writer) error {
 		l := res.Latency
 		row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
 			Millis(l.P99), Millis(l.P999), Millis(l.Max))
-		row("integrity", "lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+		integrity := fmt.Sprintf("lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
+		if res.Unconfirmed > 0 {
+			integrity += fmt.Sprintf("; %d publishes unconfirmed (no known outcome: not owed)", res.Unconfirmed)
+		}
+		row("integrity", "%s", integrity)
 		for i, n := range res.Nodes {
 			row(fmt.Sprintf("node %d", i+1), "%s", n.text(i == 0))
 		}
 	}
+	if c.Churn > 0 {
+		line := fmt.Sprintf("%s/s: %d subscriber connections killed (reset), %d lost and resumed by position",
+			Count(c.Churn), res.Killed, res.Errors[ProblemDisconnected].Count)
+		if res.KillsMissed > 0 {
+			line += fmt.Sprintf("; %d picks found one reconnecting", res.KillsMissed)
+		}
+		row("churn", "%s", line)
+	}
 	row("errors", "%d%s", res.ErrorTotal, errorsText(res.Errors))
+	if rs := res.Resources; rs != nil {
+		row("edge rss", "%s", rs.RSS.text(Bytes, rs.RSSSource))
+		row("goroutines", "%s", rs.Goroutines.text(func(v float64) string { return fmt.Sprintf("%.0f", v) }, rs.GoroutineSource))
+		if len(rs.Samples) > 0 {
+			row("", "sampled every %s over the window (all samples: --json)", Millis(rs.Interval*1000))
+		}
+	}
 	if res.Server != nil {
 		row("server", "%s", res.Server.text(c.Scenario))
 	}
@@ -93,4 +112,13 @@ func errorsText(m map[string]ErrorCount) string {
 		fmt.Fprintf(&b, "\n      %s: %d (first: %s)", k, m[k].Count, m[k].First)
 	}
 	return b.String()
+}
+
+// text is a trend's line of the table, its values formatted by f.
+func (t *Trend) text(f func(float64) string, source string) string {
+	if t == nil {
+		return "not sampled"
+	}
+	return fmt.Sprintf("first %s, last %s, min %s, max %s; slope %s/h (second half %s/h) over %d samples [%s]",
+		f(t.First), f(t.Last), f(t.Min), f(t.Max), f(t.PerHour), f(t.LatePerHour), t.Samples, source)
 }

@@ -26,14 +26,30 @@ type Result struct {
 	PublishLatency LatencyStats `json:"publish_latency"`
 
 	// Expected is the deliveries owed over the whole run: for every
-	// subscriber, the messages stored on its channel.
-	Expected   uint64 `json:"expected"`
-	Lost       uint64 `json:"lost"`
-	Duplicates uint64 `json:"duplicates"`
-	Reordered  uint64 `json:"reordered"`
+	// subscriber, the messages stored on its channel (acknowledged, or
+	// sent without asking for an acknowledgment), and those whose
+	// publish has no known outcome that it received.
+	Expected uint64 `json:"expected"`
+	// Unconfirmed counts the publishes whose outcome is unknown: sent,
+	// then the connection dropped or no acknowledgment came in time.
+	// They are errors ("publish"), and not owed: one that never arrives
+	// is not lost, one that does counts as any other.
+	Unconfirmed uint64 `json:"unconfirmed"`
+	Lost        uint64 `json:"lost"`
+	Duplicates  uint64 `json:"duplicates"`
+	Reordered   uint64 `json:"reordered"`
 
 	Errors     map[string]ErrorCount `json:"errors"`
 	ErrorTotal uint64                `json:"error_total"`
+
+	// Killed is how many subscriber connections Config.Churn dropped;
+	// KillsMissed how many times the subscriber picked was reconnecting
+	// already (nothing to drop).
+	Killed      uint64 `json:"killed,omitempty"`
+	KillsMissed uint64 `json:"kills_missed,omitempty"`
+	// Resources is the server's memory and goroutines over the window,
+	// when Config.SampleInterval is set and a probe answers.
+	Resources *Resources `json:"resources,omitempty"`
 
 	// Server is the server's resource use; nil when no probe was given.
 	Server *ProcStats `json:"server,omitempty"`
@@ -123,12 +139,25 @@ func (r *run) finish(interrupted bool) {
 // on its channel.
 func (r *run) countLoss() {
 	res := &r.res
+	for _, l := range r.lanes {
+		for _, u := range l.unsure {
+			res.Unconfirmed += uint64(len(u))
+		}
+	}
 	for _, s := range r.subs {
 		s.mu.Lock()
 		for i, id := range s.lanes {
 			st := &s.streams[i]
-			stored := r.lanes[id].storedOn(s.channel)
+			stored, unsure := r.lanes[id].storedOn(s.channel)
 			lost := st.Lost(stored)
+			// A message whose publish has no known outcome is not owed:
+			// missing, it is not lost.
+			for _, seq := range unsure {
+				if !st.Has(seq) {
+					stored--
+					lost -= min(lost, 1)
+				}
+			}
 			res.Expected += stored
 			res.Lost += lost
 			res.Duplicates += st.Duplicates()

@@ -31,6 +31,11 @@ type RTM struct {
 // reconnects and resumes by position by itself.
 var errDisconnected = errors.New("loadgen: connection lost (the client reconnects)")
 
+// IsDisconnect reports whether a connection problem is a lost connection
+// the client recovers from by itself (reconnecting and resuming by
+// position), as every kill of Config.Churn causes.
+func IsDisconnect(err error) bool { return errors.Is(err, errDisconnected) }
+
 // Name implements Driver.
 func (d *RTM) Name() string {
 	if d.Label == "" {
@@ -64,6 +69,8 @@ func (d *RTM) dial(ctx context.Context, url string, problem func(error)) (Conn, 
 	if o.NetDial == nil {
 		o.NetDial = netDial()
 	}
+	rc := &rtmConn{problem: problem}
+	o.NetDial = rc.kill.watch(o.NetDial)
 	o.OnState = func(s client.State) {
 		if s == client.Disconnected {
 			problem(errDisconnected)
@@ -73,14 +80,20 @@ func (d *RTM) dial(ctx context.Context, url string, problem func(error)) (Conn, 
 	if err != nil {
 		return nil, err
 	}
-	return &rtmConn{c: c, problem: problem}, nil
+	rc.c = c
+	return rc, nil
 }
 
 // rtmConn is one client.
 type rtmConn struct {
 	c       *client.Client
 	problem func(error)
+	kill    killSwitch // the client's network connection, to drop it
 }
+
+// Kill implements Killer: it resets the client's TCP connection; the
+// client reconnects and resubscribes from its position by itself.
+func (c *rtmConn) Kill() bool { return c.kill.kill() }
 
 // Subscribe implements Conn.
 func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(string)) error {

@@ -69,6 +69,7 @@ type run struct {
 
 	self     Probe
 	giveUp   giveUpClock // times the stall and drain waits
+	sampler  *sampler    // the window's resource samples; set by startWindow
 	res      Result
 	marks    [4]mark // by markBefore...markEnd
 	measured sync.WaitGroup
@@ -93,7 +94,8 @@ type mark struct {
 
 // Run runs one scenario against a driver's server and returns what it
 // measured. It stops by itself after the configured durations; when ctx
-// ends first, it stops early, closes every connection and returns what it
+// ends first, it stops early (still waiting, up to Config.Drain, for the
+// messages in flight), closes every connection and returns what it
 // measured so far with Result.Interrupted set. Every goroutine it starts
 // has ended when it returns.
 func Run(ctx context.Context, d Driver, cfg Config, opts *Options) (*Result, error) {
@@ -273,6 +275,10 @@ func (r *run) traffic(ctx context.Context) error {
 	for _, l := range r.lanes {
 		l.setFanout(r.cfg.Window, perChannel)
 	}
+	kills, err := r.startChurn(ctx)
+	if err != nil {
+		return err
+	}
 	soft, stop := context.WithCancel(ctx)
 	hard, kill := context.WithCancel(context.WithoutCancel(ctx))
 	defer kill()
@@ -288,6 +294,7 @@ func (r *run) traffic(ctx context.Context) error {
 		r.endWindow(ctx)
 	}
 	stop()
+	kills.end(&r.res) // the last ones killed resume during the drain
 	// A synchronous publish still waiting for its acknowledgment gets the
 	// drain time to complete, then is cut off (an asynchronous one's
 	// lane times its own).
@@ -295,7 +302,10 @@ func (r *run) traffic(ctx context.Context) error {
 	wg.Wait()
 	stopCutOff()
 	r.setPhase(PhaseDrain)
-	r.drain(ctx)
+	// Drained even when ctx ended (Ctrl-C), bounded by the drain's own
+	// waits: what the subscribers are still owed arrives rather than
+	// being counted lost, so an interrupted run's figures hold too.
+	r.drain(context.WithoutCancel(ctx))
 	return nil
 }
 
@@ -355,6 +365,7 @@ func (r *run) startWindow(ctx context.Context) {
 	r.ack.Reset()
 	r.nodes.startWindow(r.subs)
 	r.marks[markStart] = r.mark(ctx)
+	r.sampler = r.startSampler(ctx)
 	if r.opts.OnMeasure == nil {
 		return
 	}
@@ -368,6 +379,7 @@ func (r *run) startWindow(ctx context.Context) {
 // endWindow marks the end of the measured window.
 func (r *run) endWindow(ctx context.Context) {
 	r.marks[markEnd] = r.mark(ctx)
+	r.sampler.end(ctx, &r.res)
 	// The nodes' figures are read before the scrape, which takes a
 	// while, so that they cover the window alone.
 	all, multi := r.nodes.endWindow(r.subs)
@@ -397,7 +409,9 @@ func (r *run) scrape(ctx context.Context) {
 	}
 	m, err := r.opts.Metrics.Scrape(ctx)
 	if err != nil {
-		r.problems.add("metrics", err)
+		if ctx.Err() == nil { // an interrupted run's scrape is cut short, not failed
+			r.problems.add("metrics", err)
+		}
 		return
 	}
 	for name := range m {

@@ -69,6 +69,18 @@ func (s *Stream) Observe(seq uint64) Arrival {
 	return Duplicate
 }
 
+// Has reports whether sequence number seq arrived. Of the gaps given up
+// past maxMissing, which are not remembered, it says no.
+func (s *Stream) Has(seq uint64) bool {
+	if seq == 0 || seq >= max(s.next, 1) {
+		return false
+	}
+	if _, missing := slices.BinarySearch(s.missing, seq); missing {
+		return false
+	}
+	return s.given == 0 || (len(s.missing) > 0 && seq > s.missing[0])
+}
+
 // Received returns how many distinct messages arrived.
 func (s *Stream) Received() uint64 {
 	if s.next == 0 {
