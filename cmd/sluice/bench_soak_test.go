@@ -41,7 +41,10 @@ func startSoakEdge(t *testing.T) string {
 	if err := m.Watch(srv); err != nil {
 		t.Fatal(err)
 	}
-	mux := newHandler(srv)
+	mux, err := newHandler(srv, WebConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux.Handle("/metrics", m.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {

@@ -96,7 +96,7 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := e.out.String()
-		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat") {
+		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat.lobby ") {
 			t.Errorf("banner of the default edge:\n%s", out)
 		}
 	})

@@ -181,7 +181,8 @@ func printBanner(s stdio, l *listeners, cfg *Config, opts *server.Options, dur *
 		demoApp = demoApp || a.Key == app.Demo().Key
 	}
 	if demoApp {
-		fmt.Fprintf(s.out, "Try:  sluice sub chat   and, in another terminal,   sluice pub chat '{\"text\":\"hi\"}'\n")
+		// The demo chat's room #lobby: what the CLI prints, the page shows.
+		fmt.Fprintf(s.out, "Try:  sluice sub chat.lobby   and, in another terminal,   sluice pub chat.lobby '{\"user\":\"cli\",\"text\":\"hi\"}'\n")
 	}
 }
 
