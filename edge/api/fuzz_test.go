@@ -27,7 +27,7 @@ func FuzzRequest(f *testing.F) {
 		`{"channel":"c","position":"1:2"}`,
 		`{}`, ``, `[]`, `{"channel":"c","channel":"d"}`, "{\"channel\":\"\xff\"}",
 	} {
-		for _, m := range []string{"publish", "broadcast", "read", "info"} {
+		for _, m := range []string{"publish", "broadcast", "read", "info", "history"} {
 			f.Add(m, seed)
 		}
 	}

@@ -19,6 +19,7 @@ var methods = map[string]method{
 	"broadcast": (*Handler).broadcast,
 	"read":      (*Handler).read,
 	"info":      (*Handler).info,
+	"history":   (*Handler).history,
 }
 
 // methodList names the methods, for the reason of unknown_method.
