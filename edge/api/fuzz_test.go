@@ -27,7 +27,7 @@ func FuzzRequest(f *testing.F) {
 		`{"channel":"c","position":"1:2"}`,
 		`{}`, ``, `[]`, `{"channel":"c","channel":"d"}`, "{\"channel\":\"\xff\"}",
 	} {
-		for _, m := range []string{"publish", "broadcast", "read", "info", "history"} {
+		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels"} {
 			f.Add(m, seed)
 		}
 	}

@@ -20,6 +20,7 @@ var methods = map[string]method{
 	"read":      (*Handler).read,
 	"info":      (*Handler).info,
 	"history":   (*Handler).history,
+	"channels":  (*Handler).channels,
 }
 
 // methodList names the methods, for the reason of unknown_method.

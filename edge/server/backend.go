@@ -101,3 +101,25 @@ func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rt
 	raw, found := r.Message.(rtm.RawValue)
 	return r.Position, raw, found, nil
 }
+
+// BackendChannels lists an app's live channels in this edge's store (the
+// channels max_channels counts; with a journal the store replicates every
+// channel the log keeps) whose names start with prefix and sort after
+// after, in byte order, up to limit, and whether more follow (pass the
+// last name back as after).
+func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]string, bool, error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return nil, false, fmt.Errorf("server: backend channels: unknown appkey %q", appKey)
+	}
+	base := storeKey(a, "")
+	from := ""
+	if after != "" {
+		from = base + after
+	}
+	keys, more := s.store.ChannelNames(base+prefix, from, limit)
+	for i, k := range keys {
+		keys[i] = k[len(base):]
+	}
+	return keys, more, nil
+}
