@@ -5,21 +5,27 @@ GO       ?= go
 BIN      := bin/sluice
 # Packages that must also build for the browser.
 WASM_PKGS := ./shared/... ./wasm/...
-# Where `make wasm` puts sluice.wasm, wasm_exec.js and their .gz and .br;
-# the edge embeds the directory (not committed, see .gitignore).
+# Where `make wasm` puts sluice.wasm, sluice.wasm.br and wasm_exec.js; the
+# edge embeds the last two, which are committed (client-js/dist/README.md).
 WASM_DIR := client-js/dist
+# The Go release that builds them, pinned so that every machine builds the
+# same bytes (`make wasm-check` compares); a go command of another release
+# fetches this one through the module proxy (GOTOOLCHAIN).
+WASM_GO  := go1.26.8
+# What `sluice version` says of a binary made here (-buildvcs may be off).
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 FUZZTIME ?= 2m
 BENCHCOUNT ?= 6
 # staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go run`
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all build run test vet staticcheck fmt-check bench bench-compare fuzz clean wasm chromium redis FORCE
+.PHONY: npm-pack all build run test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
 
 all: build
 
 build: wasm
-	$(GO) build -o $(BIN) ./cmd/sluice
+	$(GO) build -ldflags='-X main.version=$(VERSION)' -o $(BIN) ./cmd/sluice
 
 run: build
 	./$(BIN) edge
@@ -27,24 +33,50 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm chromium fmt-check vet staticcheck
+test: wasm-check chromium fmt-check vet staticcheck typecheck
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
-# The browser client: sluice.wasm (stripped), the wasm_exec.js of the same
-# Go release, both precompressed. Files whose content did not change keep
-# their date, so the slow brotli pass runs only after a change.
-wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js.br
+# The browser client: sluice.wasm (stripped), brotli-compressed, and the
+# wasm_exec.js of the same Go release. Files whose content did not change
+# keep their date, so the slow brotli pass runs only after a change.
+WASM_ENV := GOTOOLCHAIN=$(WASM_GO) GOOS=js GOARCH=wasm
+wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js
 
 $(WASM_DIR)/sluice.wasm: FORCE
-	GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm
+	$(WASM_ENV) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 $(WASM_DIR)/wasm_exec.js: FORCE
-	@src="$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js"; cmp -s "$$src" $@ || cp "$$src" $@
+	@src="$$(GOTOOLCHAIN=$(WASM_GO) $(GO) env GOROOT)/lib/wasm/wasm_exec.js"; cmp -s "$$src" $@ || cp "$$src" $@
 
 $(WASM_DIR)/%.br: $(WASM_DIR)/%
 	$(GO) run ./client-js/internal/precompress $<
+
+# The committed client files must be what `make wasm` builds from this
+# tree: built again in a temporary directory and compared.
+wasm-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(MAKE) --no-print-directory WASM_DIR="$$tmp" "$$tmp/sluice.wasm.br" "$$tmp/wasm_exec.js" >/dev/null || exit 1; \
+	for f in sluice.wasm.br wasm_exec.js; do \
+	  if ! cmp -s "$$tmp/$$f" $(WASM_DIR)/$$f; then \
+	    echo "$(WASM_DIR)/$$f is not what \`make wasm\` builds from this tree (what every edge serves):"; \
+	    echo "  run \`make wasm\` and commit $(WASM_DIR)"; \
+	    exit 1; \
+	  fi; \
+	done; echo "wasm-check: $(WASM_DIR) is what make wasm builds"
+
+# The npm package, versioned as the release: bin/sluicehq-sluice-V.tgz,
+# with V the VERSION without its v (a VERSION that is not a release tag,
+# such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
+# bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
+npm-pack: wasm node
+	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
+	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
+	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
+	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
+	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.
 chromium:
@@ -55,6 +87,25 @@ chromium:
 	else \
 	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium"; \
+	  exit 1; \
+	fi
+
+# client-js's types, as an application compiles against them: tsc
+# --strict on an example (client-js/testdata/types), with the TypeScript
+# its package-lock.json pins, installed by npm ci.
+TYPES_DIR := client-js/testdata/types
+typecheck: node
+	cd $(TYPES_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	cd $(TYPES_DIR) && ./node_modules/.bin/tsc -p . && echo "typecheck: tsc --strict passed on $(TYPES_DIR)/example.ts"
+
+node:
+	@if command -v npm >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing Node.js and npm for the type check"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; \
+	else \
+	  echo "The type check needs npm and this is not root:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends nodejs npm"; \
 	  exit 1; \
 	fi
 
@@ -106,6 +157,6 @@ fuzz:
 
 clean:
 	rm -rf bin
-	rm -f $(WASM_DIR)/sluice.wasm* $(WASM_DIR)/wasm_exec.js*
+	rm -f $(WASM_DIR)/sluice.wasm $(WASM_DIR)/*.tmp
 
 FORCE:

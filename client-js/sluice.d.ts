@@ -4,11 +4,13 @@
  * A message: any value of Sluice's data model. Objects and arrays nest up
  * to 64 levels. Binary data is a Uint8Array (an ArrayBuffer or another
  * typed array is sent as its bytes). Integers are exact up to 2^53 as
- * numbers; larger 64-bit integers arrive as BigInt, and a BigInt may be
- * sent. A number that is an integer of at most 2^53 is sent as an integer,
- * any other number as a 64-bit float (so 2.0 arrives as 2). As with
- * JSON.stringify, undefined and functions inside objects are left out and
- * objects with toJSON (Date) are sent as what it returns; NaN and
+ * numbers; larger 64-bit integers arrive as BigInt, and a BigInt that fits
+ * 64 bits may be sent (a larger one is invalid_value). A number that is an
+ * integer of at most 2^53 is sent as an integer, any other number as a
+ * 64-bit float (so 2.0 arrives as 2). As with JSON.stringify, undefined
+ * and functions inside objects are left out and objects with toJSON are
+ * sent as what it returns: a Date travels as its ISO 8601 string and
+ * arrives as that string (new Date(s) makes it a Date again). NaN and
  * infinities are refused (invalid_value).
  */
 export type Value =
@@ -20,6 +22,29 @@ export type Value =
   | Uint8Array
   | Value[]
   | { [key: string]: Value };
+
+/**
+ * Sendable<T> is T when a value of type T can be published, and names the
+ * part that cannot otherwise: publish, write and subscribe take interfaces
+ * and type aliases of objects (which Value's index signature would
+ * refuse, TS2345), checked member by member. Allowed: what Value allows,
+ * any typed array or ArrayBuffer, objects with toJSON (Date), and
+ * undefined or optional members inside objects (left out when sent).
+ */
+export type Sendable<T> = T extends null | boolean | number | bigint | string
+  ? T
+  : T extends ArrayBufferView | ArrayBuffer | { toJSON(): unknown }
+    ? T
+    : T extends (...args: never[]) => unknown
+      ? never
+      : T extends readonly unknown[]
+        ? { [K in keyof T]: Sendable<T[K]> }
+        : T extends object
+          ? { [K in keyof T]: Member<T[K]> }
+          : never;
+
+/** A member of an object: Sendable, or undefined (left out). */
+type Member<T> = T extends undefined ? undefined : Sendable<T>;
 
 /** A position in a channel, "EPOCH:OFFSET". */
 export type Position = string;
@@ -63,6 +88,7 @@ export interface ConnectOptions extends LoadOptions {
   /** Listeners registered before connecting, so the first states are heard too. */
   onState?: (state: State) => void;
   onError?: (error: SluiceError) => void;
+  onGap?: (gap: Gap) => void;
 }
 
 export interface SubscribeOptions {
@@ -72,8 +98,15 @@ export interface SubscribeOptions {
   position?: Position;
   /** Start with the last count messages and/or those younger than age seconds. */
   history?: { count?: number; age?: number };
-  /** Skip messages that expired before they were read (an "info" event) instead of ending with out_of_sync. */
+  /** Skip messages that expired before they were read (an "info" and a "gap" event) instead of ending with out_of_sync. */
   fastForward?: boolean;
+  /**
+   * End the subscription with expired_position (an "error" event) when, after
+   * a reconnect, the edge no longer has the position to resume from. By
+   * default the client carries on from the oldest message the edge has and
+   * emits a "gap" event instead.
+   */
+  strict?: boolean;
   /** Replace a live subscription with the same id. */
   force?: boolean;
   /** A stream SQL view, "SELECT ... FROM channel WHERE ..."; needs an id. */
@@ -100,18 +133,91 @@ export interface SubscriptionInfo {
   missedMessageCount: number | bigint;
 }
 
+/** The codes of the edge's refusals (RTM v2 and Sluice's extensions). */
+export type EdgeErrorCode =
+  | "invalid_appkey"
+  | "authorization_denied"
+  | "authentication_failed"
+  | "auth_method_not_allowed"
+  | "invalid_format"
+  | "invalid_operation"
+  | "invalid_service"
+  | "already_subscribed"
+  | "not_subscribed"
+  | "expired_position"
+  | "out_of_sync"
+  | "invalid_filter"
+  | "subscription_quota_exceeded"
+  | "channel_quota_exceeded"
+  | "message_too_large"
+  | "too_many_requests"
+  | "too_many_connections"
+  | "unavailable";
+
 /**
- * The error of every failed call and "error" event. Branch on code: an
- * RTM code from the edge (authorization_denied, authentication_failed,
- * invalid_appkey, expired_position, out_of_sync, already_subscribed,
- * message_too_large, ...) or the client's own: closed, disconnected (the
- * connection dropped before the reply; the call may or may not have been
- * carried out), timeout, invalid_options, invalid_url, invalid_value,
- * handler_error, internal_error, load_failed.
+ * A gap: the subscription carries on, but messages between requested and
+ * resumed may be missing. It comes before the first message after the gap.
+ * The usual cause is a reconnect whose position the edge no longer had (it
+ * restarted without persistence, the client moved to another edge, or the
+ * connection stayed down past the channel's retention); also a fast_forward
+ * of a subscription that fell behind.
+ */
+export interface Gap {
+  subscriptionId: string;
+  channel: string;
+  /** Where the subscription would have continued (after the last message handed over, or its start position). */
+  requested: Position;
+  /** Where it carries on: the oldest message the edge holds. */
+  resumed: Position;
+  /** How many messages the edge skipped when it knows; 0 when it cannot (after a reconnect). */
+  missedMessageCount: number | bigint;
+  /** The edge's explanation, for people. */
+  reason: string;
+}
+
+/**
+ * The client's own codes:
+ * - network: the WebSocket could not be opened and the page may not learn
+ *   why: the edge is unreachable (DNS, TCP, TLS), or refused the page's
+ *   origin (allowed_origins); the browser console says more;
+ * - refused: the edge refused the WebSocket with an HTTP status but no
+ *   RTM code (a proxy in front of it, say);
+ * - disconnected: the connection dropped before the reply; the call may
+ *   or may not have been carried out;
+ * - closed: the client was closed; timeout: the call's timeout passed;
+ * - invalid_options, invalid_url, invalid_value: a bad argument;
+ * - handler_error: a subscription's handler threw;
+ * - load_failed: sluice.wasm or wasm_exec.js could not be loaded;
+ * - internal_error, unknown_handle: a bug in the client (please report);
+ * - error: anything else, with the details in message.
+ */
+export type ClientErrorCode =
+  | "network"
+  | "refused"
+  | "disconnected"
+  | "closed"
+  | "timeout"
+  | "invalid_options"
+  | "invalid_url"
+  | "invalid_value"
+  | "handler_error"
+  | "load_failed"
+  | "internal_error"
+  | "unknown_handle"
+  | "error";
+
+/** What SluiceError.code may be; an edge newer than this client may send others. */
+export type ErrorCode = EdgeErrorCode | ClientErrorCode | (string & {});
+
+/**
+ * The error of every failed call and "error" event. Branch on code: the
+ * edge's RTM code, or the client's own (ClientErrorCode). The edge's codes
+ * reach pages of other origins too, as long as the edge allows their
+ * origin (allowed_origins).
  */
 export declare class SluiceError extends Error {
   readonly name: "SluiceError";
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly reason: string;
   readonly position: Position | null;
   readonly subscriptionId: string | null;
@@ -126,28 +232,36 @@ declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
 export type ClientEvents = {
   /** A new connection state. */
   state: (state: State) => void;
-  /** A subscription ended by the edge (out_of_sync; expired_position when resuming), refused, or whose handler threw. */
+  /** A subscription ended by the edge (out_of_sync; expired_position when resuming with strict), refused, or whose handler threw. */
   error: (error: SluiceError) => void;
+  /** A subscription of this client carries on past messages it may have missed. */
+  gap: (gap: Gap) => void;
 };
 
 /** A connection to an edge, kept up (reconnect, re-authenticate, resume) until close(). */
 export declare class Client extends Emitter<ClientEvents> {
   readonly state: State;
   /** Publish a message; resolves with its position once the edge stored it. */
-  publish(channel: string, message: Value): Promise<Position>;
+  publish<T>(channel: string, message: T & Sendable<T>): Promise<Position>;
   /** Store a message like publish (RTM's key-value name). */
-  write(channel: string, message: Value): Promise<Position>;
+  write<T>(channel: string, message: T & Sendable<T>): Promise<Position>;
   /** Publish null, RTM's way of deleting a key. */
   delete(channel: string): Promise<Position>;
-  /** The newest message of a channel (null if none), or the one at options.position. */
-  read(channel: string, options?: { position?: Position }): Promise<{ message: Value; position: Position | null }>;
+  /**
+   * The newest message of a channel (null if none), or the one at
+   * options.position. T is what the application knows the channel holds;
+   * nothing checks it (a Date sent arrives as a string).
+   */
+  read<T = Value>(channel: string, options?: { position?: Position }): Promise<{ message: T | null; position: Position | null }>;
   /**
    * Subscribe; returns at once. handler gets every message in order, once,
-   * across reconnects as long as the edge still holds them; what cannot be
-   * recovered ends the subscription with an "error" event.
+   * across reconnects as long as the edge still holds them. When it no longer
+   * does, the subscription carries on from the oldest message it has and a
+   * "gap" event says so (with strict, it ends with an "error" event). T is
+   * what the application knows the channel carries; nothing checks it.
    */
-  subscribe(channel: string, options: SubscribeOptions, handler: (message: Value, info: MessageInfo) => void): Subscription;
-  subscribe(channel: string, handler: (message: Value, info: MessageInfo) => void): Subscription;
+  subscribe<T = Value>(channel: string, options: SubscribeOptions, handler: (message: T, info: MessageInfo) => void): Subscription;
+  subscribe<T = Value>(channel: string, handler: (message: T, info: MessageInfo) => void): Subscription;
   /** Close the connection and end every subscription. Idempotent. */
   close(): Promise<void>;
 }
@@ -157,6 +271,8 @@ export type SubscriptionEvents = {
   error: (error: SluiceError) => void;
   /** The edge fast-forwarded the subscription. */
   info: (info: SubscriptionInfo) => void;
+  /** The subscription carries on past messages it may have missed (also emitted on the client). */
+  gap: (gap: Gap) => void;
 };
 
 export declare class Subscription extends Emitter<SubscriptionEvents> {

@@ -4,20 +4,30 @@
 // loads it once and gives it a Promise and event API.
 //
 //   import { Sluice } from "/sluice.js";
-//   const client = await Sluice.connect("wss://edge.example.com", { appkey: "demo" });
+//   const client = await Sluice.connect("wss://edge.example.com", {
+//     appkey: "demo",
+//     onState: (state) => { ... }, // connecting, connected, disconnected, reconnecting, closed
+//   });
 //   const sub = client.subscribe("chat", { history: { count: 20 } }, (msg, info) => { ... });
 //   await client.publish("chat", { text: "hi" });
-//   client.on("state", (state) => { ... }); // connecting, connected, disconnected, reconnecting, closed
 //
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
-const here = import.meta.url;
-
-/** Where sluice.wasm and wasm_exec.js are: beside this module by default. */
-const defaults = {
-  wasmURL: new URL("./dist/sluice.wasm", here).href,
-  wasmExecURL: new URL("./dist/wasm_exec.js", here).href,
-};
+/**
+ * defaultWasmURL is where sluice.wasm is unless {wasmURL} says: beside this
+ * module, in dist/. Written as the literal new URL("...", import.meta.url),
+ * which Vite and webpack recognize and turn into an asset they emit with
+ * the bundle; esbuild leaves it as it is (copy dist/sluice.wasm beside the
+ * bundle, or import it with the file loader and pass {wasmURL}: see the
+ * README). null where import.meta.url is not set (a bundle in IIFE format).
+ */
+function defaultWasmURL() {
+  try {
+    return new URL("./dist/sluice.wasm", import.meta.url).href;
+  } catch {
+    return null;
+  }
+}
 
 /** The states a client goes through. */
 export const States = Object.freeze(["connecting", "connected", "disconnected", "reconnecting", "closed"]);
@@ -26,9 +36,9 @@ export const States = Object.freeze(["connecting", "connected", "disconnected", 
  * The error of every failed call and "error" event. code is what to
  * branch on: an RTM code from the edge (authorization_denied,
  * authentication_failed, expired_position, out_of_sync, invalid_appkey,
- * ...) or one of the client's own (closed, disconnected, timeout,
- * invalid_options, invalid_url, invalid_value, handler_error,
- * internal_error, load_failed).
+ * ...) or one of the client's own (network, refused, closed,
+ * disconnected, timeout, invalid_options, invalid_url, invalid_value,
+ * handler_error, internal_error, load_failed, error): see sluice.d.ts.
  */
 export class SluiceError extends Error {
   constructor(message, { code = "error", reason = "", position = null, subscriptionId = null, cause } = {}) {
@@ -60,12 +70,12 @@ let loading = null;
 
 /**
  * load fetches and starts sluice.wasm once per page; connect calls it.
- * Call it yourself to start the download early or to load the files from
- * elsewhere ({wasmURL, wasmExecURL}).
+ * Call it yourself to start the download early or to load sluice.wasm
+ * from elsewhere ({wasmURL}).
  */
 export function load(options = {}) {
   if (!loading) {
-    loading = boot({ ...defaults, ...options }).catch((e) => {
+    loading = boot(options).catch((e) => {
       loading = null; // let a later call try again
       throw new SluiceError(`sluice: could not load the WebAssembly client: ${e && e.message ? e.message : e}`, {
         code: "load_failed",
@@ -78,7 +88,13 @@ export function load(options = {}) {
 
 async function boot({ wasmURL, wasmExecURL }) {
   if (typeof globalThis.Go !== "function") {
-    await import(wasmExecURL); // defines globalThis.Go
+    // Defines globalThis.Go. A literal path, so that bundlers bundle it;
+    // wasmExecURL is the way of older versions to load it from elsewhere.
+    await (wasmExecURL ? import(/* @vite-ignore */ wasmExecURL) : import("./dist/wasm_exec.js"));
+  }
+  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
+  if (!wasmURL) {
+    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
   }
   const go = new globalThis.Go();
   const { instance } = await instantiate(wasmURL, go.importObject);
@@ -102,7 +118,11 @@ async function instantiate(url, imports) {
     }
   }
   const r = await response;
-  if (!r.ok) throw new Error(`${url}: HTTP ${r.status} ${await r.text()}`);
+  if (!r.ok) {
+    throw new Error(
+      `${url}: HTTP ${r.status} ${await r.text()} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
+    );
+  }
   return WebAssembly.instantiate(await r.arrayBuffer(), imports);
 }
 
@@ -176,10 +196,11 @@ export class Client extends Emitter {
     this.#options = options;
     if (typeof options.onState === "function") this.on("state", options.onState);
     if (typeof options.onError === "function") this.on("error", options.onError);
+    if (typeof options.onGap === "function") this.on("gap", options.onGap);
   }
 
   async _connect(url) {
-    const { onState, onError, wasmURL, wasmExecURL, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, ...goOptions } = this.#options;
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
@@ -274,7 +295,14 @@ export class Subscription extends Emitter {
       this.#end(err);
     };
     const onInfo = (info) => this.emit("info", info);
-    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo).then(
+    // A gap: the subscription carries on, but messages may be missing
+    // (after a reconnect whose position the edge no longer had, unless
+    // strict). Heard on the subscription and on its client.
+    const onGap = (gap) => {
+      this.emit("gap", gap);
+      this.#client.emit("gap", gap);
+    };
+    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap).then(
       (r) => {
         this.#n = r.sub;
         this.id = r.id;

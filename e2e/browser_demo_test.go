@@ -144,6 +144,10 @@ func testDemoPages(t *testing.T, b *chrome) {
 					if (!b.disabled && !window.trafficDoneAt) window.trafficDoneAt = performance.now();
 					return window.trafficDoneAt && performance.now() - window.trafficDoneAt > 2200;
 				})()`)
+				// Within the default limits: nothing refused.
+				if shown := evalJS[bool](p, `document.querySelector("#error").classList.contains("shown")`); shown {
+					t.Errorf("the traffic button failed: %q", evalJS[string](p, `document.querySelector("#error").textContent`))
+				}
 			}},
 	}
 	for _, pg := range pages {

@@ -171,6 +171,17 @@ func (p *tab) consoleText() string {
 	return b.String()
 }
 
+// consoleTexts returns the text of every console message so far.
+func (p *tab) consoleTexts() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	texts := make([]string, len(p.console))
+	for i, m := range p.console {
+		texts[i] = m.Text
+	}
+	return texts
+}
+
 // consoleErrors returns the errors and uncaught exceptions the page
 // reported.
 func (p *tab) consoleErrors() []string {

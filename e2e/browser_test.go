@@ -105,6 +105,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},
+		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/client"
 )
 
 // subLine is one line `sluice sub` prints.
@@ -102,4 +104,54 @@ func outOf(p *process) string {
 		return ""
 	}
 	return p.stdout.String()
+}
+
+// TestCLISubAcrossEdgeRestart restarts the edge (killed, started again:
+// a new epoch, no history) under two `sluice sub` behind a proxy. The
+// default one warns on stderr that messages may be missing and prints
+// what is published on the new edge; the --strict one exits with
+// expired_position.
+func TestCLISubAcrossEdgeRestart(t *testing.T) {
+	t.Parallel()
+	a := startEdgeProcess(t)
+	px := newProxy(t, strings.TrimPrefix(a.url, "ws://"))
+	env := []string{"SLUICE_URL=" + px.url(), "SLUICE_APPKEY=" + a.appkey}
+	sub := startProcess(t, env, "sub", "restart")
+	strict := startProcess(t, env, "sub", "--strict", "restart")
+	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
+	// The subs say nothing once subscribed: publish until both print.
+	waitFor(t, "both subs to print a message from the first edge", func() bool {
+		if _, err := onA.Publish(ctxFor(t), "restart", map[string]any{"n": 1}); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(sub.stdout.String(), "\n") && strings.Contains(strict.stdout.String(), "\n")
+	})
+
+	a.kill()
+	b := startEdgeProcess(t)
+	px.retarget(strings.TrimPrefix(b.url, "ws://"))
+	px.cut()
+	if code := strict.exitCode(t, 20*time.Second); code != 1 || !strings.Contains(strict.stderr.String(), "expired_position") {
+		t.Errorf("sub --strict exited %d (%q), want 1 with expired_position", code, strict.stderr.String())
+	}
+	waitFor(t, "the warning of the default sub", func() bool {
+		return strings.Contains(sub.stderr.String(), "warning: messages may be missing")
+	})
+	before := len(parseSubLines(t, sub.stdout.String()))
+	onB := dial(t, b.url, client.Options{AppKey: b.appkey})
+	if _, err := onB.Publish(ctxFor(t), "restart", map[string]any{"n": 2}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the default sub to print the message from the new edge", func() bool {
+		return len(parseSubLines(t, sub.stdout.String())) > before
+	})
+	lines := parseSubLines(t, sub.stdout.String())
+	if l := lines[len(lines)-1]; l.Message.N != 2 {
+		t.Errorf("last line %+v, want message 2", l)
+	}
+	select {
+	case <-sub.done:
+		t.Fatalf("the default sub exited: %v\n%s", sub.err, sub.stderr.String())
+	default:
+	}
 }

@@ -253,7 +253,9 @@ func TestCLIEdgeGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	const grace = 5 * time.Second
 	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n"), 0o600); err != nil {
+	// No readiness delay: this edge has no load balancer to tell
+	// (drain_test.go tests the delay).
+	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n  drain_delay: 0s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	edge := startEdgeProcess(t, "--config", cfg)

@@ -114,8 +114,9 @@ func (b *balancer) pipe(dst, src net.Conn) {
 }
 
 // TestDrainMovesClientToAnotherEdge runs two edges behind a balancer. The
-// client's edge is told to stop: it must report not-ready, close the
-// client with 1001 and exit within its deadline, and the client must
+// client's edge is told to stop: it must report not-ready (for its drain
+// delay, still serving), close the client with 1001 and exit within its
+// delay and deadline, and the client must
 // reconnect to the other edge and re-establish its subscription there by
 // itself, receiving what is published on the new edge. The new edge does
 // not have the old one's history (sharing it is the cluster's job): the
@@ -123,9 +124,9 @@ func (b *balancer) pipe(dst, src net.Conn) {
 // instead of failing with expired_position.
 func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 	t.Parallel()
-	const grace = 5 * time.Second
+	const delay, grace = time.Second, 5 * time.Second
 	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n  drain_delay: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startEdgeProcess(t, "--config", cfg)
@@ -158,11 +159,11 @@ func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 
 	start := time.Now()
 	a.signal(t, syscall.SIGTERM)
-	if code := a.exitCode(t, grace+5*time.Second); code != 0 {
+	if code := a.exitCode(t, delay+grace+5*time.Second); code != 0 {
 		t.Errorf("edge a exited %d after SIGTERM, want 0", code)
 	}
-	if d := time.Since(start); d > grace {
-		t.Errorf("edge a took %v to drain, more than its %v deadline", d, grace)
+	if d := time.Since(start); d > delay+grace {
+		t.Errorf("edge a took %v to drain, more than its %v delay and %v deadline", d, delay, grace)
 	}
 	waitFor(t, "the client to reconnect through the balancer to edge b", func() bool {
 		return lb.served(1) >= 1 && c.State() == client.Connected

@@ -12,8 +12,7 @@ import (
 // bytes back (lost), or stall them (delivered later, as a congested
 // network would).
 type proxy struct {
-	ln     net.Listener
-	target string
+	ln net.Listener
 	// readBuffer, when positive, is the SO_RCVBUF of the sockets to the
 	// edge, so that a stall backs up into the edge after a few kilobytes.
 	readBuffer int
@@ -22,6 +21,7 @@ type proxy struct {
 	wg         sync.WaitGroup
 
 	mu       sync.Mutex // guards the fields below
+	target   string     // host:port of the edge; retarget changes it
 	conns    []net.Conn
 	holding  bool
 	heldN    int           // bytes from the edge dropped while holding
@@ -73,14 +73,14 @@ func (p *proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		refusing := p.refusing
+		refusing, target := p.refusing, p.target
 		p.mu.Unlock()
 		if refusing {
 			p.refusedN.Add(1)
 			in.Close()
 			continue
 		}
-		out, err := net.Dial("tcp", p.target)
+		out, err := net.Dial("tcp", target)
 		if err != nil {
 			in.Close()
 			continue
@@ -150,6 +150,14 @@ func (p *proxy) cut() {
 	p.conns = nil
 	p.holding = false
 	p.unstallLocked()
+}
+
+// retarget sends new connections to another edge (host:port), as a
+// restarted edge on another port; the open ones stay where they are.
+func (p *proxy) retarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
 }
 
 // refuse makes the proxy close new connections at once (on), or forward

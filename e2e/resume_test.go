@@ -147,6 +147,10 @@ func TestInFlightPublishFailsOnDrop(t *testing.T) {
 	all.expect(t, numbers(1, 2))
 }
 
+// TestResubscribeFromExpiredPosition: a Strict subscription whose
+// position expired while the connection was down ends with
+// expired_position after the reconnect (without Strict it carries on, see
+// TestResumeGapCarriesOn).
 func TestResubscribeFromExpiredPosition(t *testing.T) {
 	t.Parallel()
 	e := startEdge(t)
@@ -156,7 +160,9 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 	ctx := ctxFor(t)
 	errs := make(chan error, 1)
 	var got inbox
-	s, err := sub.Subscribe(ctx, "short.old", &client.SubscribeOptions{OnError: func(err error) { errs <- err }}, got.handle)
+	gaps := make(chan client.Gap, 1)
+	s, err := sub.Subscribe(ctx, "short.old", &client.SubscribeOptions{Strict: true,
+		OnError: func(err error) { errs <- err }, OnGap: func(g client.Gap) { gaps <- g }}, got.handle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +199,11 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 	again.expect(t, numbers(4, 4))
 	if g := got.get(); len(g) != 1 {
 		t.Errorf("the ended subscription's handler got %v", g)
+	}
+	select {
+	case g := <-gaps:
+		t.Errorf("a Strict subscription reported a gap %+v instead of only ending", g)
+	default:
 	}
 }
 

@@ -18,15 +18,21 @@ export function hideError() {
 }
 
 /**
+ * showState sets the state pill (#state): its color follows state (a
+ * connection state), its text is label, by default the state itself.
+ */
+export function showState(state, label = state) {
+  const pill = document.getElementById("state");
+  pill.dataset.state = state;
+  pill.textContent = label;
+}
+
+/**
  * connect connects to the edge that served the page and keeps the state
  * pill (#state) current.
  */
 export async function connect() {
-  const pill = document.getElementById("state");
-  const show = (state) => {
-    pill.dataset.state = state;
-    pill.textContent = state;
-  };
+  const show = (state) => showState(state);
   show("connecting");
   try {
     const client = await Sluice.connect("/", { appkey, onState: show });

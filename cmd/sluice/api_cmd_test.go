@@ -30,8 +30,8 @@ func startAPIEdge(t *testing.T) *runningEdge {
 	return startRunEdge(t, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
 }
 
-// runCmd runs `sluice args...` in process.
-func runCmd(args ...string) (code int, stdout, stderr string) {
+// runSluice runs `sluice args...` in process.
+func runSluice(args ...string) (code int, stdout, stderr string) {
 	var out, errw bytes.Buffer
 	code = run(args, stdio{in: strings.NewReader(`{"channel":"from-stdin","message":7}`), out: &out, errw: &errw})
 	return code, out.String(), errw.String()
@@ -41,25 +41,25 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 // listener and the admin one, and the message is read back over RTM.
 func TestAPICommand(t *testing.T) {
 	e := startAPIEdge(t)
-	code, out, errw := runCmd("api", "--url", e.url, "--api-key", apiTestKey, "publish", `{"channel":"orders","message":{"id":1}}`)
+	code, out, errw := runSluice("api", "--url", e.url, "--api-key", apiTestKey, "publish", `{"channel":"orders","message":{"id":1}}`)
 	var pub struct{ Position string }
 	if code != 0 || json.Unmarshal([]byte(out), &pub) != nil || pub.Position == "" {
 		t.Fatalf("api publish: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
-	code, out, errw = runCmd("read", "--url", e.url, "--appkey", "shop", "orders")
+	code, out, errw = runSluice("read", "--url", e.url, "--appkey", "shop", "orders")
 	if code != 0 || !strings.Contains(out, `"position":"`+pub.Position+`"`) || !strings.Contains(out, `{"id":1}`) {
 		t.Fatalf("RTM read after the API publish: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
 	// The key from the environment, the body from stdin, the admin
 	// listener as a bare host:port.
 	t.Setenv("SLUICE_API_KEY", apiTestKey)
-	if code, out, errw = runCmd("api", "--url", e.admin, "publish", "-"); code != 0 || !strings.Contains(out, `"position"`) {
+	if code, out, errw = runSluice("api", "--url", e.admin, "publish", "-"); code != 0 || !strings.Contains(out, `"position"`) {
 		t.Fatalf("api publish from stdin on the admin listener: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
-	if code, out, errw = runCmd("api", "--url", e.url, "read", `{"channel":"from-stdin"}`); code != 0 || !strings.Contains(out, `"message":7`) {
+	if code, out, errw = runSluice("api", "--url", e.url, "read", `{"channel":"from-stdin"}`); code != 0 || !strings.Contains(out, `"message":7`) {
 		t.Fatalf("api read: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
-	if code, out, errw = runCmd("api", "--url", "http://"+e.addr, "info"); code != 0 || !strings.Contains(out, `"appkey":"shop"`) {
+	if code, out, errw = runSluice("api", "--url", "http://"+e.addr, "info"); code != 0 || !strings.Contains(out, `"appkey":"shop"`) {
 		t.Fatalf("api info: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
 }
@@ -86,7 +86,7 @@ func TestAPICommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, errw := runCmd(append([]string{"api", "--url", e.url}, tt.args...)...)
+			code, out, errw := runSluice(append([]string{"api", "--url", e.url}, tt.args...)...)
 			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errw, tt.stderr) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, out, errw, tt.code, tt.stdout, tt.stderr)
 			}

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 	"github.com/sluicehq/sluice/wasm/loadgen"
 )
@@ -179,7 +181,41 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return cliError(err)
 	}
-	return writeResult(s.out, res, f.jsonOut)
+	if err := writeResult(s.out, res, f.jsonOut); err != nil {
+		return err
+	}
+	return refusals(res)
+}
+
+// refusals fails a run in which the endpoint refused requests: its
+// figures then measure the refusals, not the system (a run against a
+// default edge past its per-connection rate limit refused most of its
+// publishes and still looked like a result). It names the setting to
+// raise when the refusals are the rate limit's.
+func refusals(res *loadgen.Result) error {
+	var n uint64
+	var first string
+	limited := false
+	for _, name := range slices.Sorted(maps.Keys(res.Errors)) {
+		e := res.Errors[name]
+		if !strings.Contains(name, "refused") && !strings.Contains(e.First, string(rtm.CodeTooManyRequests)) {
+			continue
+		}
+		n += e.Count
+		if first == "" {
+			first = e.First
+		}
+		limited = limited || strings.Contains(e.First, string(rtm.CodeTooManyRequests))
+	}
+	switch {
+	case n == 0:
+		return nil
+	case limited:
+		return fmt.Errorf("%d requests refused, the first: %s; the edge's per-connection rate limit: "+
+			"raise limits.requests_per_second (and limits.request_burst) in its configuration, or bench with a lower --rate", n, first)
+	default:
+		return fmt.Errorf("%d requests refused, the first: %s", n, first)
+	}
 }
 
 // urlList is a repeatable --url.

@@ -47,18 +47,25 @@ func startBenchEdge(t *testing.T, limits server.Limits) string {
 // benchJSON runs sluice bench with --json and decodes its result.
 func benchJSON(t *testing.T, url string, args ...string) *loadgen.Result {
 	t.Helper()
-	var out, errw bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	args = append([]string{"--url", url, "--json", "--quiet", "--warmup", "0.1", "--drain", "2"}, args...)
-	if err := runBench(ctx, args, stdio{out: &out, errw: &errw}); err != nil {
-		t.Fatalf("bench %q: %v (stderr %q)", args, err, errw.String())
+	res, code, errw := benchRun(t, url, args...)
+	if code != 0 {
+		t.Fatalf("bench %q exited %d: %s", args, code, errw)
 	}
+	return res
+}
+
+// benchRun runs `sluice bench --json` against url and returns its result,
+// its exit code and what it wrote to stderr.
+func benchRun(t *testing.T, url string, args ...string) (*loadgen.Result, int, string) {
+	t.Helper()
+	var out, errw bytes.Buffer
+	args = append([]string{"bench", "--url", url, "--json", "--quiet", "--warmup", "0.1", "--drain", "2"}, args...)
+	code := run(args, stdio{out: &out, errw: &errw})
 	var res loadgen.Result
 	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		t.Fatalf("bench output is not a result: %v\n%s", err, out.String())
+		t.Fatalf("bench %q printed no result (exit %d, stderr %q): %v\n%s", args, code, errw.String(), err, out.String())
 	}
-	return &res
+	return &res, code, errw.String()
 }
 
 func TestBenchAgainstEdge(t *testing.T) {
@@ -124,7 +131,10 @@ func TestBenchReadsTheEdgesMetrics(t *testing.T) {
 	if err := m.Watch(srv); err != nil {
 		t.Fatal(err)
 	}
-	mux := newHandler(srv)
+	mux, err := newHandler(srv, WebConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux.Handle("/metrics", m.Handler())
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
@@ -144,9 +154,15 @@ func TestBenchReadsTheEdgesMetrics(t *testing.T) {
 	}
 }
 
+// TestBenchCountsRefusalsNotLosses: publishes refused by the edge's rate
+// limit are counted as refusals, not lost messages, and the run fails
+// (exit 1) naming the setting to raise, after printing its result.
 func TestBenchCountsRefusalsNotLosses(t *testing.T) {
 	url := startBenchEdge(t, server.Limits{RequestsPerSecond: 20})
-	res := benchJSON(t, url, "fanout", "--subscribers", "3", "--duration", "0.5")
+	res, code, errw := benchRun(t, url, "fanout", "--subscribers", "3", "--duration", "0.5")
+	if code != 1 || !strings.Contains(errw, "too_many_requests") || !strings.Contains(errw, "limits.requests_per_second") {
+		t.Errorf("bench exited %d, stderr %q; want 1, naming too_many_requests and limits.requests_per_second", code, errw)
+	}
 	if res.Errors["publish refused"].Count == 0 {
 		t.Errorf("errors %v, want publishes refused by the rate limit", res.Errors)
 	}

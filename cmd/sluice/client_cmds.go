@@ -278,7 +278,7 @@ type subFlags struct {
 	after      positionFlag
 	count      int
 	age        durationOrSeconds
-	ff         bool
+	ff, strict bool
 	id, filter string
 }
 
@@ -298,6 +298,8 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	fs.IntVar(&f.count, "history-count", 0, "start with the last N messages")
 	fs.Var(&f.age, "history-age", "start with the messages younger than this (90s, 1h, or seconds)")
 	fs.BoolVar(&f.ff, "fast-forward", false, "skip messages that expired unread (reported on stderr) instead of failing with out_of_sync")
+	fs.BoolVar(&f.strict, "strict", false, "exit with expired_position when, after a reconnect, the edge no longer has the position\n"+
+		"to resume from (by default sub carries on from the oldest message it has, with a warning on stderr)")
 	fs.StringVar(&f.id, "id", "", "subscription id (default: the channel)")
 	fs.StringVar(&f.filter, "filter", "", "stream SQL view: SELECT ... FROM channel WHERE ... (needs --id)")
 	pos, err := parseArgs(fs, args)
@@ -319,7 +321,9 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 
 // runSub prints every message of a subscription as a JSON line until
 // SIGINT (exit 0) or until the subscription ends (exit 1 with the edge's
-// error: out_of_sync, expired_position).
+// error: out_of_sync, or expired_position with --strict). A gap (the edge
+// restarted, or the connection stayed down past retention) is a warning
+// on stderr, and the subscription carries on.
 func runSub(ctx context.Context, args []string, s stdio) error {
 	f, channel, err := parseSub(args, s)
 	if err != nil {
@@ -350,11 +354,9 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	opts := &client.SubscribeOptions{
 		ID: f.id, Position: start, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
-		Batch: 1, // each message then has its own PDU, so its own position (ownPosition)
-		OnInfo: func(info rtm.SubscriptionInfo) {
-			fmt.Fprintf(s.errw, "sluice sub: %s: %s (%d messages skipped), continuing at %s\n",
-				info.Info, info.Reason, info.MissedMessageCount, info.Position)
-		},
+		Strict: f.strict,
+		Batch:  1, // each message then has its own PDU, so its own position (ownPosition)
+		OnGap:  func(g client.Gap) { warnGap(s.errw, g) },
 	}
 	sub, err := c.Subscribe(ctx, channel, opts, handler)
 	if err != nil {
@@ -381,6 +383,16 @@ func ownPosition(m client.Message) rtm.Position {
 		return rtm.Position{}
 	}
 	return rtm.Position{Epoch: m.Position.Epoch, Offset: m.Position.Offset - 1}
+}
+
+// warnGap says on stderr that messages may be missing, and from where.
+func warnGap(w io.Writer, g client.Gap) {
+	skipped := "an unknown number of messages"
+	if g.MissedMessageCount > 0 {
+		skipped = fmt.Sprintf("%d messages", g.MissedMessageCount)
+	}
+	fmt.Fprintf(w, "sluice sub: warning: messages may be missing (%s): %s; continuing at %s instead of %s\n",
+		skipped, g.Reason, g.Resumed, g.Requested)
 }
 
 // runRead prints a channel's newest message, or the one at --position, as

@@ -63,10 +63,15 @@ type Config struct {
 	Cluster ClusterConfig `yaml:"cluster,omitempty"`
 	// NATS uses an external NATS cluster instead. Default off.
 	NATS NATSConfig `yaml:"nats,omitempty"`
+	// Web configures the browser files and demo pages (config_web.go).
+	Web WebConfig `yaml:"web,omitempty"`
 
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
 	dir string
+	// checkPath is the file --check-config names: validate, report,
+	// exit. Set by edgeConfig alone.
+	checkPath string
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.
@@ -291,6 +296,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			Connections:                cmp.Or(l.Connections, defaultConnections(openFilesLimit())),
 			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
 			RequestsPerSecond:          l.RequestsPerSecond,
+			RequestBurst:               l.RequestBurst,
 			AuthFailures:               l.AuthFailuresPerConnection,
 			AuthFailuresPerMinute:      l.AuthFailuresPerMinute,
 			QueueBytes:                 int(l.QueueBytes),
@@ -298,6 +304,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			FrameTimeout:               time.Duration(l.FrameTimeout),
 			PingInterval:               time.Duration(l.PingInterval),
 			ShutdownTimeout:            time.Duration(l.ShutdownTimeout),
+			DrainSpread:                l.drainSpread(),
 		},
 		AllowedOrigins: slices.Clone(c.AllowedOrigins),
 	}, nil
@@ -351,13 +358,16 @@ func uniqueAPIKeys(apps []*app.App) error {
 // checkScalars checks the limits, origins, store and log settings.
 func (c *Config) checkScalars() error {
 	l := c.Limits
-	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond,
+	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond, l.RequestBurst,
 		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute}
-	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second",
+	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second", "request_burst",
 		"auth_failures_per_connection", "auth_failures_per_minute"} {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}
+	}
+	if err := l.checkDrain(); err != nil {
+		return err
 	}
 	if l.ConnectionsPerIP < -1 {
 		return fmt.Errorf("limits.connections_per_ip: %d is neither a count nor -1 (no limit)", l.ConnectionsPerIP)

@@ -1,5 +1,17 @@
 package main
 
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of the drain on SIGTERM (LimitsConfig).
+const (
+	defaultShutdownTimeout = 10 * time.Second
+	defaultDrainDelay      = 5 * time.Second
+	defaultDrainSpread     = 5 * time.Second
+)
+
 // LimitsConfig bounds what clients, and the edge as a whole, may use.
 type LimitsConfig struct {
 	// Connections is the most simultaneous WebSocket connections; past it,
@@ -24,9 +36,17 @@ type LimitsConfig struct {
 	// SubscriptionsPerConnection; past it, subscribe fails with
 	// subscription_quota_exceeded. Default 256.
 	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
-	// RequestsPerSecond per connection, with a burst of the same size;
-	// past it, requests fail with too_many_requests. Default 1000.
+	// RequestsPerSecond per connection, on average: a token bucket
+	// refilling at this rate, of RequestBurst tokens. Past it, requests
+	// with an id fail with too_many_requests (the connection stays open);
+	// those without (fire-and-forget publishes) are read more slowly
+	// instead. Default 1000.
 	RequestsPerSecond int `yaml:"requests_per_second,omitempty"`
+	// RequestBurst is how many requests a connection may send at once
+	// after a quiet spell (the bucket's size): a page subscribing to its
+	// channels as it loads, a client resubscribing after a reconnect.
+	// Default twice requests_per_second.
+	RequestBurst int `yaml:"request_burst,omitempty"`
 	// AuthFailuresPerConnection: the last failed authentication a
 	// connection may make is answered, then the connection is closed
 	// (1008). Default 5.
@@ -57,8 +77,26 @@ type LimitsConfig struct {
 	// PingInterval is how often idle connections are pinged; one that does
 	// not answer within another interval is closed. Default 30s.
 	PingInterval Duration `yaml:"ping_interval,omitempty"`
-	// ShutdownTimeout bounds a graceful shutdown. Default 10s.
+	// ShutdownTimeout bounds the closing of the connections on stop, from
+	// its start (after DrainDelay); what is still open then is dropped.
+	// The edge so exits within drain_delay + shutdown_timeout of a
+	// SIGTERM: a service manager's stop timeout must be longer. Default
+	// 10s.
 	ShutdownTimeout Duration `yaml:"shutdown_timeout,omitempty"`
+	// DrainDelay: on SIGTERM, how long /readyz answers 503 "draining"
+	// while the edge serves on, new connections included, before it
+	// closes any, so that a load balancer sees it and stops sending
+	// clients: at least its health checks' interval times their
+	// unhealthy threshold. SIGINT (a terminal's Ctrl-C) skips it, and a
+	// second signal ends it. Default 5s; 0s for none.
+	DrainDelay *Duration `yaml:"drain_delay,omitempty"`
+	// DrainSpread: then, on SIGTERM, the window over which the open
+	// connections are closed (1001 going away), evenly, so that their
+	// reconnects reach the other edges over that time instead of in one
+	// storm. It must be shorter than shutdown_timeout. SIGINT closes
+	// them at once, and so does another signal during the spread.
+	// Default the lesser of 5s and half of shutdown_timeout; 0s for none.
+	DrainSpread *Duration `yaml:"drain_spread,omitempty"`
 }
 
 // StoreConfig tunes the in-memory channel store.
@@ -82,4 +120,36 @@ type LogConfig struct {
 	// Format is text or json. Default text; the --log-format flag
 	// overrides it.
 	Format string `yaml:"format,omitempty"`
+}
+
+// shutdownTimeout is ShutdownTimeout or its default.
+func (l LimitsConfig) shutdownTimeout() time.Duration {
+	if l.ShutdownTimeout > 0 {
+		return time.Duration(l.ShutdownTimeout)
+	}
+	return defaultShutdownTimeout
+}
+
+// drainDelay is DrainDelay or its default.
+func (l LimitsConfig) drainDelay() time.Duration {
+	if l.DrainDelay != nil {
+		return time.Duration(*l.DrainDelay)
+	}
+	return defaultDrainDelay
+}
+
+// drainSpread is DrainSpread or its default.
+func (l LimitsConfig) drainSpread() time.Duration {
+	if l.DrainSpread != nil {
+		return time.Duration(*l.DrainSpread)
+	}
+	return min(defaultDrainSpread, l.shutdownTimeout()/2)
+}
+
+// checkDrain refuses a spread that the shutdown timeout would cut.
+func (l LimitsConfig) checkDrain() error {
+	if s, g := l.drainSpread(), l.shutdownTimeout(); s >= g {
+		return fmt.Errorf("limits.drain_spread: %s is not shorter than limits.shutdown_timeout (%s), which bounds the closing", s, g)
+	}
+	return nil
 }

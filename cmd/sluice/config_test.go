@@ -54,6 +54,7 @@ limits:
   connections: 5000
   subscriptions_per_connection: 64
   requests_per_second: 200
+  request_burst: 500
   queue_bytes: 2MiB
   store_bytes: 4GiB
   channel_bytes: 64MB
@@ -125,7 +126,7 @@ func TestLoadFullConfig(t *testing.T) {
 			Roles:      map[string]RoleConfig{"writer": {Publish: []string{"sensor.*"}}},
 		}},
 		Limits: LimitsConfig{
-			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200,
+			Connections: 5000, SubscriptionsPerConnection: 64, RequestsPerSecond: 200, RequestBurst: 500,
 			QueueBytes: 2 << 20, StoreBytes: 4 << 30, ChannelBytes: 64e6,
 			WriteTimeout: Duration(5 * time.Second), PingInterval: Duration(20 * time.Second),
 			ShutdownTimeout: Duration(3 * time.Second),
@@ -166,7 +167,7 @@ func checkFullOptions(t *testing.T, c *Config, priv ed25519.PrivateKey) {
 	}
 	l := opts.Limits
 	if l.Connections != 5000 || l.SubscriptionsPerConnection != 64 || l.RequestsPerSecond != 200 ||
-		l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
+		l.RequestBurst != 500 || l.QueueBytes != 2<<20 || l.WriteTimeout != 5*time.Second || l.PingInterval != 20*time.Second ||
 		l.ShutdownTimeout != 3*time.Second {
 		t.Errorf("limits = %+v", l)
 	}
@@ -258,8 +259,9 @@ func TestDefaultConfig(t *testing.T) {
 	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {
 		t.Fatalf("demo default role: %+v", p)
 	}
-	// Connections is derived from the open-files limit (TestDefaultConnections).
-	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit())}) || opts.AllowedOrigins != nil {
+	// Connections is derived from the open-files limit (TestDefaultConnections);
+	// the drain's spread is the edge's (the server's default is none).
+	if opts.Limits != (server.Limits{Connections: defaultConnections(openFilesLimit()), DrainSpread: defaultDrainSpread}) || opts.AllowedOrigins != nil {
 		t.Fatalf("default limits %+v, origins %v: want the server's defaults", opts.Limits, opts.AllowedOrigins)
 	}
 	// Partial files keep the other defaults.
@@ -328,6 +330,9 @@ func TestValidate(t *testing.T) {
 		{name: "negative idle timeout", edit: func(c *Config) { c.Limits.IdleTimeout = Duration(-time.Second) }, want: "limits.idle_timeout:"},
 		{name: "negative frame timeout", edit: func(c *Config) { c.Limits.FrameTimeout = Duration(-time.Second) }, want: "limits.frame_timeout:"},
 		{name: "no apps", edit: func(c *Config) { c.Apps = nil }, want: "apps:"},
+		{name: "spread past the shutdown timeout", edit: func(c *Config) {
+			c.Limits.ShutdownTimeout, c.Limits.DrainSpread = Duration(4*time.Second), dur(4*time.Second)
+		}, want: "limits.drain_spread:"},
 		{name: "empty appkey", edit: func(c *Config) { c.Apps[0].Appkey = "" }, want: "apps[0].appkey:"},
 		{name: "slash in appkey", edit: func(c *Config) { c.Apps[0].Appkey = "a/b" }, want: "apps[0].appkey:"},
 		{name: "duplicate appkey", edit: func(c *Config) { c.Apps = append(c.Apps, c.Apps[0]) }, want: "apps[1].appkey:"},
@@ -350,6 +355,7 @@ func TestValidate(t *testing.T) {
 		}, want: "apps[1].api_keys[0]: the same key is apps[0].api_keys[1]"},
 		{name: "negative connections", edit: func(c *Config) { c.Limits.Connections = -1 }, want: "limits.connections:"},
 		{name: "negative rate", edit: func(c *Config) { c.Limits.RequestsPerSecond = -5 }, want: "limits.requests_per_second:"},
+		{name: "negative burst", edit: func(c *Config) { c.Limits.RequestBurst = -1 }, want: "limits.request_burst:"},
 		{name: "empty origin", edit: func(c *Config) { c.AllowedOrigins = []string{"a", " "} }, want: "allowed_origins[1]:"},
 		{name: "bad log level", edit: func(c *Config) { c.Log.Level = "loud" }, want: "log.level:"},
 		{name: "bad log format", edit: func(c *Config) { c.Log.Format = "xml" }, want: "log.format:"},
@@ -507,4 +513,36 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		_ = c.Validate() // must not panic
 	})
+}
+
+// TestDrainDefaults: the drain's delay and spread have defaults, the
+// spread within the shutdown timeout, and 0s turns either off.
+func TestDrainDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		yaml          string
+		delay, spread time.Duration
+	}{
+		{name: "defaults", yaml: "", delay: 5 * time.Second, spread: 5 * time.Second},
+		{name: "a short shutdown timeout halves the spread", yaml: "limits: {shutdown_timeout: 3s}", delay: 5 * time.Second, spread: 1500 * time.Millisecond},
+		{name: "set", yaml: "limits: {drain_delay: 12s, drain_spread: 4s}", delay: 12 * time.Second, spread: 4 * time.Second},
+		{name: "off", yaml: "limits: {drain_delay: 0s, drain_spread: 0s}", delay: 0, spread: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, _ := writeConfig(t, tt.yaml+"\n")
+			c, err := LoadConfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, err := c.ServerOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := c.Limits.drainDelay(); d != tt.delay || opts.Limits.DrainSpread != tt.spread {
+				t.Fatalf("delay %v, spread %v; want %v, %v", d, opts.Limits.DrainSpread, tt.delay, tt.spread)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDeployFiles checks that the example configuration and the systemd
@@ -28,10 +29,21 @@ func TestDeployFiles(t *testing.T) {
 	}
 	defer f.Close()
 	var args []string
+	var stopTimeout time.Duration
 	for sc := bufio.NewScanner(f); sc.Scan(); {
 		if line, ok := strings.CutPrefix(sc.Text(), "ExecStart="); ok {
 			args = strings.Fields(line)
 		}
+		if v, ok := strings.CutPrefix(sc.Text(), "TimeoutStopSec="); ok {
+			if stopTimeout, err = time.ParseDuration(v + "s"); err != nil {
+				t.Fatalf("TimeoutStopSec=%s: %v", v, err)
+			}
+		}
+	}
+	// systemd kills the edge TimeoutStopSec after SIGTERM: the drain
+	// (delay, then closing within the shutdown timeout) must end first.
+	if drain := c.Limits.drainDelay() + c.Limits.shutdownTimeout(); stopTimeout <= drain {
+		t.Fatalf("TimeoutStopSec %v is not longer than the drain of deploy/edge.yaml (%v)", stopTimeout, drain)
 	}
 	if len(args) < 2 || !strings.HasSuffix(args[0], "/sluice") || args[1] != "edge" {
 		t.Fatalf("ExecStart runs %q, want sluice edge ...", args)

@@ -7,19 +7,17 @@ import (
 	"log/slog"
 
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
 // runEdge serves RTM v2 until ctx ends (SIGINT, SIGTERM), then drains: it
 // reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" and returns within the shutdown timeout (listeners.run).
+// "going away" and returns within the shutdown timeout (listeners.run,
+// drain).
 func runEdge(ctx context.Context, args []string, s stdio) error {
 	cfg, err := edgeConfig(args, s)
-	if err != nil {
-		return err
-	}
-	logger, err := newLogger(cfg.Log.Level, cfg.Log.Format, s.errw)
 	if err != nil {
 		return err
 	}
@@ -27,8 +25,18 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	if err != nil {
 		return err
 	}
+	if cfg.checkPath != "" {
+		return reportConfig(s, cfg)
+	}
+	logger, err := newLogger(cfg.Log.Level, cfg.Log.Format, s.errw)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings() {
+		logger.Warn("config: " + w)
+	}
 	opts.Logger = logger
-	m := metrics.New(version)
+	m := metrics.New(Version())
 	// A durable edge whose stream is deleted under it drains and exits
 	// with the reason (journal.ErrStreamLost), so that its supervisor
 	// restarts it on the stream as it is now.
@@ -67,8 +75,8 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
-	printBanner(s, l, opts, dur)
-	err = l.run(ctx, opts.Limits.ShutdownTimeout)
+	printBanner(s, l, cfg, opts, dur)
+	err = l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
 	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
 		return errors.Join(cause, err)
 	}
@@ -87,6 +95,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	fs := newFlagSet("edge", edgeUsage, s)
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
+	checkPath := fs.String("check-config", "", "validate this YAML config file (with the other flags given), print its warnings and exit: 0 if valid")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
 	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
 	var ops opsFlags
@@ -98,6 +107,12 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *checkPath != "" {
+		if *configPath != "" && *configPath != *checkPath {
+			return nil, fmt.Errorf("%w: --check-config %s and --config %s name different files", errUsage, *checkPath, *configPath)
+		}
+		*configPath = *checkPath
 	}
 	cfg := DefaultConfig()
 	if *configPath != "" {
@@ -120,13 +135,34 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.checkPath = *checkPath
 	return cfg, nil
 }
 
-func printBanner(s stdio, l *listeners, opts *server.Options, dur *durability) {
-	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", version)
+// reportConfig is what --check-config prints of a valid configuration:
+// its warnings on stderr, then one line on stdout.
+func reportConfig(s stdio, cfg *Config) error {
+	ws := cfg.Warnings()
+	for _, w := range ws {
+		fmt.Fprintf(s.errw, "warning: %s\n", w)
+	}
+	what := "valid"
+	if len(ws) > 0 {
+		what = fmt.Sprintf("valid, with %d warning(s)", len(ws))
+	}
+	_, err := fmt.Fprintf(s.out, "config %s: %s\n", cfg.checkPath, what)
+	return err
+}
+
+// printBanner says what the edge serves, as configured: the demo line
+// only when the demo pages are on (with the appkey they need), the "Try"
+// line only when the app it uses (the default "demo") is served.
+func printBanner(s stdio, l *listeners, cfg *Config, opts *server.Options, dur *durability) {
+	fmt.Fprintf(s.out, "Sluice edge %s serving RTM v2\n", Version())
 	fmt.Fprintf(s.out, "  url:    %s\n", l.url)
-	fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(l.url))
+	if cfg.Web.demo() && len(opts.Apps) > 0 {
+		fmt.Fprintf(s.out, "  demo:   %s\n", demoURL(l.url, opts.Apps[0].Key))
+	}
 	if l.certs != nil {
 		fmt.Fprintf(s.out, "  tls:    %s\n", l.certs)
 	}
@@ -139,10 +175,14 @@ func printBanner(s stdio, l *listeners, opts *server.Options, dur *durability) {
 	if l.admin != "" {
 		fmt.Fprintf(s.out, "  admin:  http://%s/metrics\n", l.admin)
 	}
+	demoApp := false
 	for _, a := range opts.Apps {
 		fmt.Fprintf(s.out, "  appkey: %s\n", a.Key)
+		demoApp = demoApp || a.Key == app.Demo().Key
 	}
-	fmt.Fprintf(s.out, "Try:  sluice sub chat   and, in another terminal,   sluice pub chat '{\"text\":\"hi\"}'\n")
+	if demoApp {
+		fmt.Fprintf(s.out, "Try:  sluice sub chat   and, in another terminal,   sluice pub chat '{\"text\":\"hi\"}'\n")
+	}
 }
 
 func newLogger(level, format string, w interface{ Write([]byte) (int, error) }) (*slog.Logger, error) {

@@ -8,10 +8,14 @@ import (
 
 // newHandler routes the edge's HTTP endpoints: the RTM WebSocket endpoint
 // at /v2, and the operational and browser endpoints beside it.
-func newHandler(srv *server.Server) *http.ServeMux {
+func newHandler(srv *server.Server, web WebConfig) (*http.ServeMux, error) {
+	wh, err := webHandler(web)
+	if err != nil {
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v2", srv)
 	mux.Handle("/v2/", srv)
-	mux.Handle("/", webHandler())
-	return mux
+	mux.Handle("/", wh)
+	return mux, nil
 }

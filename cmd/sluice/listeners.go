@@ -59,7 +59,11 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
-	mainMux := newHandler(srv)
+	mainMux, err := newHandler(srv, cfg.Web)
+	if err != nil {
+		main.Close()
+		return nil, err
+	}
 	backend := api.New(srv, &api.Options{Logger: lg})
 	mainMux.Handle(api.Prefix, backend)
 	if err := l.openAdmin(cfg, m, backend); err != nil {
@@ -210,10 +214,12 @@ func (l *listeners) ready() (bool, string) {
 	return true, ""
 }
 
-// run serves until ctx ends (SIGINT, SIGTERM), then drains: the edge
-// reports not-ready, refuses new connections, closes open ones with 1001
-// "going away" so clients reconnect elsewhere, and returns within grace.
-func (l *listeners) run(ctx context.Context, grace time.Duration) error {
+// run serves until ctx ends (SIGINT, SIGTERM), then drains (see drain):
+// the edge reports not-ready, refuses new connections, closes open ones
+// with 1001 "going away" so clients reconnect elsewhere, and returns.
+func (l *listeners) run(ctx context.Context, d drainTimes) error {
+	sigs := notifyStops() // before serving: a signal from now on is seen
+	defer sigs.stop()
 	errc := make(chan error, len(l.servers))
 	var wg sync.WaitGroup
 	for i, hs := range l.servers {
@@ -234,35 +240,10 @@ func (l *listeners) run(ctx context.Context, grace time.Duration) error {
 		l.log.Error("serving failed; shutting down", "err", failed)
 	case <-ctx.Done():
 	}
-	l.drain(grace)
+	l.drain(d, slowDrain(ctx, failed), sigs)
 	wg.Wait()
 	if failed != nil {
 		return fmt.Errorf("serve: %w", failed)
 	}
 	return nil
-}
-
-// drain shuts the edge down within grace. Connections still open at the
-// deadline are dropped; that is logged, not an error.
-func (l *listeners) drain(grace time.Duration) {
-	if grace <= 0 {
-		grace = 10 * time.Second
-	}
-	l.log.Info("draining: refusing new connections, closing open ones with 1001 going away", "deadline", grace.String())
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	err := l.srv.Shutdown(sctx) // readyz turns 503 at once
-	for _, hs := range l.servers {
-		if e := hs.Shutdown(sctx); e != nil {
-			hs.Close() // the deadline passed: drop what remains
-		}
-	}
-	if l.certs != nil {
-		l.certs.Close()
-	}
-	if err != nil {
-		// Still a clean exit: the deadline is the operator's choice.
-		l.log.Warn("drain deadline passed; the remaining connections were dropped", "err", err)
-	}
-	l.log.Info("stopped")
 }

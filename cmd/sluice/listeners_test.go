@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -337,5 +340,37 @@ func TestEdgeDrainDeadline(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "drain deadline passed") {
 		t.Fatalf("logs do not say the deadline passed:\n%s", e.logs.String())
+	}
+}
+
+// TestSlowDrainOnSIGTERMOnly: the slow drain (readiness delay, spread
+// closes) is for SIGTERM, told apart by the cause main's
+// signal.NotifyContext gives its context; SIGINT, a plain cancel or a
+// failed listener drain at once. Real signals, to this test process.
+func TestSlowDrainOnSIGTERMOnly(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		sig  syscall.Signal
+		want bool
+	}{
+		{name: "SIGTERM", sig: syscall.SIGTERM, want: true},
+		{name: "SIGINT", sig: syscall.SIGINT, want: false},
+	} {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		if err := syscall.Kill(os.Getpid(), tt.sig); err != nil {
+			stop()
+			t.Fatal(err)
+		}
+		<-ctx.Done()
+		got, failed := slowDrain(ctx, nil), slowDrain(ctx, errors.New("listener failed"))
+		stop()
+		if got != tt.want || failed {
+			t.Errorf("%s: slow drain %v (%v after a failure), want %v (false)", tt.name, got, failed, tt.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if slowDrain(ctx, nil) {
+		t.Error("a cancel without signal drains slowly, want at once")
 	}
 }

@@ -21,9 +21,6 @@ import (
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // stdio carries a command's standard streams, so tests can run commands
 // in-process.
 type stdio struct {
@@ -100,6 +97,6 @@ func run(args []string, s stdio) int {
 var errUsage = errors.New("usage")
 
 func runVersion(_ context.Context, _ []string, s stdio) error {
-	_, err := fmt.Fprintf(s.out, "sluice %s\n", version)
+	_, err := fmt.Fprintf(s.out, "sluice %s\n", Version())
 	return err
 }

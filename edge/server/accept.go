@@ -18,6 +18,30 @@ func Refuse(w http.ResponseWriter, status int, code, reason string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "reason": reason})
 }
 
+// refuse is Refuse for a request to the WebSocket endpoint. A browser
+// hides why a WebSocket handshake failed, so the browser client fetches
+// the same URL to read the refusal; from a page of another origin it may
+// read it only with CORS, which it gets when its origin may connect
+// (allowed_origins). The request is a simple GET, so no preflight.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, code, reason string) {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		w.Header().Add("Vary", "Origin")
+		if websocket.OriginAllowed(r, s.acceptOptions()) {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+		}
+	}
+	Refuse(w, status, code, reason)
+}
+
+// acceptOptions are the options of the WebSocket upgrade.
+func (s *Server) acceptOptions() *websocket.AcceptOptions {
+	return &websocket.AcceptOptions{
+		Subprotocols:   codecNames,
+		AnyOrigin:      s.anyOrigin,
+		OriginPatterns: s.origins,
+	}
+}
+
 // accept checks the appkey and the connection limit before the upgrade,
 // then hands the connection to a goroutine of its own and returns: the
 // HTTP server's goroutine and its buffers (some 14 KiB) are released
@@ -31,25 +55,21 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 			reason = "missing appkey query parameter"
 		}
 		s.countRefusal(rtm.CodeInvalidAppkey)
-		Refuse(w, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
+		s.refuse(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
 		return
 	}
 	if !s.enter() {
 		s.countRefusal(rtm.CodeUnavailable)
-		Refuse(w, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
+		s.refuse(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
 		s.countRefusal(codeTooManyConnections)
-		Refuse(w, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
+		s.refuse(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
 		return
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols:   codecNames,
-		AnyOrigin:      s.anyOrigin,
-		OriginPatterns: s.origins,
-	})
+	ws, err := websocket.Accept(w, r, s.acceptOptions())
 	if err != nil {
 		// Accept has answered a bad handshake or a forbidden origin.
 		s.leave()

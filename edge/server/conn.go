@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/store"
@@ -54,7 +52,7 @@ type conn struct {
 	perms     app.Permissions
 	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
 	handshake auth.Handshake
-	limiter   *rate.Limiter
+	limiter   *bucket
 	readBuf   []byte
 	scratch   []byte
 	// authFailures counts failed authentications; at the limit the
@@ -214,7 +212,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		remote:     remote,
 		peer:       peerKey(remote),
 		role:       app.DefaultRole,
-		limiter:    rate.NewLimiter(rate.Limit(s.limits.RequestsPerSecond), s.limits.RequestsPerSecond),
+		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
 		writerDone: make(chan struct{}),
 	}
 	if cd.Binary() {

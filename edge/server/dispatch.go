@@ -50,7 +50,7 @@ func (c *conn) handleFrame(frame []byte) {
 	}
 	if !c.admit(env.ID) {
 		c.replyError(env.Action, env.ID, rtm.Errorf(rtm.CodeTooManyRequests,
-			"more than %d requests per second; slow down", c.srv.limits.RequestsPerSecond), false)
+			"more than %d requests per second (bursts of %d); slow down", c.srv.limits.RequestsPerSecond, c.srv.limits.RequestBurst), false)
 		return
 	}
 	if err := rtm.CheckEnvelope(env.Action, env.ID); err != nil {
@@ -93,19 +93,19 @@ func (c *conn) queueClose() {
 	c.wakeWriter()
 }
 
-// admit applies the request rate limit. A request with an id over the limit
-// is refused with too_many_requests; one without id cannot be told, so
-// instead of dropping it silently the reader waits for the limiter, which
-// stops reading and lets TCP push back on the client.
+// admit applies the request rate limit (a token bucket). A request with an
+// id over the limit is refused with too_many_requests; one without id
+// cannot be told, so instead of dropping it silently the reader waits for
+// a token, which stops reading and lets TCP push back on the client.
 func (c *conn) admit(id rtm.ID) bool {
-	if c.limiter.Allow() {
+	if c.limiter.allow() {
 		return true
 	}
 	if !id.IsZero() {
 		return false
 	}
 	c.wakeIfDue() // replies queued so far leave before the reader waits
-	return c.limiter.Wait(c.ctx) == nil
+	return c.limiter.wait(c.ctx) == nil
 }
 
 // survive turns a panic while serving one frame into a logged internal

@@ -25,7 +25,7 @@ func TestBadFramesAreRateLimited(t *testing.T) {
 		rps   = 100 // also the burst
 		flood = 150
 	)
-	e := startEdge(t, func(o *server.Options) { o.Limits.RequestsPerSecond = rps })
+	e := startEdge(t, func(o *server.Options) { o.Limits.RequestsPerSecond, o.Limits.RequestBurst = rps, rps })
 	c := e.dial(t, "test", "")
 	start := time.Now()
 	for range flood {

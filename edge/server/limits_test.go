@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -74,6 +75,35 @@ func TestRequestRateLimit(t *testing.T) {
 			t.Fatalf("still refused after 5 s: %v", p.Body)
 		}
 		time.Sleep(50 * time.Millisecond) // pacing a retry loop, not waiting for an event
+	}
+}
+
+// TestRequestBurst: a connection may send RequestBurst requests at once,
+// though far more than RequestsPerSecond; past the burst it is refused,
+// and the bucket refills no faster than the rate.
+func TestRequestBurst(t *testing.T) {
+	t.Parallel()
+	const burst, n = 20, 30
+	e := startEdge(t, func(o *server.Options) { o.Limits.RequestsPerSecond, o.Limits.RequestBurst = 1, burst })
+	c := e.dial(t, "test", "")
+	start := time.Now()
+	for i := 1; i <= n; i++ {
+		c.send("rtm/publish", i, map[string]any{"channel": "a", "message": i})
+	}
+	ok := 0
+	for i := 1; i <= n; i++ {
+		p := c.recv()
+		switch {
+		case p.Action == "rtm/publish/ok":
+			ok++
+		case p.Action != "rtm/publish/error" || p.Body["error"] != "too_many_requests":
+			t.Fatalf("reply %d: %s %v", i, p.Action, p.Body)
+		}
+	}
+	// At 1 request a second, at most one token per second elapsed was
+	// earned on top of the burst.
+	if most := burst + int(time.Since(start)/time.Second) + 1; ok < burst || ok > most {
+		t.Fatalf("%d of %d requests sent at once admitted, want the burst of %d (at most %d)", ok, n, burst, most)
 	}
 }
 
@@ -273,4 +303,49 @@ func TestStalledClientIsDropped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // poll the gauge
 	}
 	pub.expectOK("rtm/publish", 1, map[string]any{"channel": "flood", "message": "the others go on"})
+}
+
+// TestRefusalReadableCrossOrigin checks the CORS header of a refusal
+// before the upgrade, which the browser client fetches to learn why its
+// WebSocket failed: present for a page whose origin may connect, absent
+// for others, so that a page the edge would not serve learns nothing.
+func TestRefusalReadableCrossOrigin(t *testing.T) {
+	t.Parallel()
+	open := startEdge(t, nil)
+	listed := startEdge(t, func(o *server.Options) { o.AllowedOrigins = []string{"app.example.com"} })
+	tests := []struct {
+		name, base, origin, acao string
+	}{
+		{name: "any origin allowed", base: open.http.URL, origin: "https://page.example.net", acao: "https://page.example.net"},
+		{name: "listed origin", base: listed.http.URL, origin: "https://app.example.com", acao: "https://app.example.com"},
+		{name: "unlisted origin", base: listed.http.URL, origin: "https://evil.example.net", acao: ""},
+		{name: "no origin (not a page)", base: open.http.URL, origin: "", acao: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req, err := http.NewRequest(http.MethodGet, tt.base+"/v2?appkey=wrong", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), `"invalid_appkey"`) {
+				t.Fatalf("%d %s, want 401 invalid_appkey", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("Access-Control-Allow-Origin"); got != tt.acao {
+				t.Errorf("Access-Control-Allow-Origin %q, want %q", got, tt.acao)
+			}
+			if tt.origin != "" && resp.Header.Get("Vary") != "Origin" {
+				t.Errorf("Vary %q, want Origin", resp.Header.Get("Vary"))
+			}
+		})
+	}
 }

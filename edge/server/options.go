@@ -57,9 +57,15 @@ type Limits struct {
 	// SubscriptionsPerConnection; default 256
 	// (subscription_quota_exceeded past it).
 	SubscriptionsPerConnection int
-	// RequestsPerSecond per connection, with a burst of the same size;
-	// default 1,000 (too_many_requests past it; the connection stays open).
+	// RequestsPerSecond per connection, on average: a token bucket that
+	// refills at this rate; default 1,000. Past it a request with an id
+	// gets too_many_requests (the connection stays open), one without is
+	// read once a token is there.
 	RequestsPerSecond int
+	// RequestBurst is the bucket's size: how many requests a connection
+	// may make at once after a quiet spell; default twice
+	// RequestsPerSecond.
+	RequestBurst int
 	// AuthFailures is how many failed authentications a connection may
 	// make: the last is answered, then the connection is closed with 1008
 	// "too many failed authentications on this connection"; default 5.
@@ -88,4 +94,8 @@ type Limits struct {
 	PingInterval time.Duration
 	// ShutdownTimeout bounds a graceful shutdown; default 10s.
 	ShutdownTimeout time.Duration
+	// DrainSpread is the window over which Shutdown closes the open
+	// connections, evenly, so that their reconnects reach the other edges
+	// over that time rather than at once; default 0: all at once.
+	DrainSpread time.Duration
 }

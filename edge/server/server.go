@@ -52,12 +52,16 @@ type Server struct {
 	// closed (0: none did): a publish encodes it for codecLinger after.
 	codecGone [numCodecs]atomic.Int64
 
-	mu       sync.Mutex         // guards conns, closing and aborting
+	mu       sync.Mutex         // guards conns, unready, closing and aborting
 	conns    map[*conn]struct{} // open connections, for Shutdown
+	unready  bool               // set once by BeginDrain: not ready, still serving
 	closing  bool               // set once by Shutdown; refuses new connections
 	aborting bool               // set once Shutdown's deadline passed; drops late connections
 	wg       sync.WaitGroup     // one per connection attempt admitted by enter
 	shutOnce sync.Once
+
+	hurry     chan struct{} // closed by Hurry: a drain's spread ends at once
+	hurryOnce sync.Once
 }
 
 // New returns a Server for the given options.
@@ -72,6 +76,7 @@ func New(opts *Options) (*Server, error) {
 		log:       opts.Logger,
 		firstSeen: opts.FirstDelivery,
 		conns:     make(map[*conn]struct{}),
+		hurry:     make(chan struct{}),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
 	if s.log == nil {
@@ -192,9 +197,10 @@ func (s *Server) untrack(c *conn) {
 }
 
 // Shutdown stops accepting connections, closes every open one with 1001
-// "going away" so clients reconnect elsewhere, and waits for their handlers
-// to finish or ctx to end. It closes the store if the server created it.
-// It is idempotent; later calls wait the same way.
+// "going away" so clients reconnect elsewhere (spread over
+// Limits.DrainSpread, see BeginDrain), and waits for their handlers to
+// finish or ctx to end. It closes the store if the server created it. It
+// is idempotent; later calls wait the same way.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutOnce.Do(func() {
 		s.mu.Lock()
@@ -204,9 +210,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			conns = append(conns, c)
 		}
 		s.mu.Unlock()
-		for _, c := range conns {
-			c.closeWith(websocket.StatusGoingAway, goingAway)
-		}
+		s.closeSpread(ctx, conns)
 	})
 	done := make(chan struct{})
 	go func() {
@@ -246,11 +250,11 @@ func (s *Server) Ready() error {
 	return nil
 }
 
-// Draining reports whether Shutdown has begun.
+// Draining reports whether BeginDrain or Shutdown has begun.
 func (s *Server) Draining() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.closing
+	return s.unready || s.closing
 }
 
 func (l Limits) withDefaults() Limits {
@@ -267,6 +271,7 @@ func (l Limits) withDefaults() Limits {
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
 	def(&l.RequestsPerSecond, 1000)
+	def(&l.RequestBurst, 2*l.RequestsPerSecond)
 	def(&l.AuthFailures, 5)
 	def(&l.AuthFailuresPerMinute, 30)
 	def(&l.QueueBytes, 1<<20)

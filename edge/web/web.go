@@ -1,29 +1,38 @@
 // Package web serves the browser side of Sluice from the edge's own
 // binary: the JavaScript client (/sluice.js, /sluice.d.ts), the
 // WebAssembly client it loads (/sluice.wasm, /wasm_exec.js, also under
-// /dist/ where sluice.js looks for them) and the demo pages at / (a chat
-// room and a live dashboard of the edge).
+// /dist/ where sluice.js looks for them), all of it as an npm package
+// (/sluice.tgz) and the demo pages at / (a chat room and a live dashboard
+// of the edge), which Options.NoDemo turns off.
 //
 // Every file is embedded (package client-js). Responses carry a strong
 // ETag and "Cache-Control: no-cache", so browsers revalidate and get 304
 // Not Modified until the binary changes; files are sent gzip- or
 // brotli-compressed when the browser accepts it (brotli first), from
-// variants compressed once: sluice.wasm and wasm_exec.js by `make wasm`,
-// the small text files on first request. The client files are served with
+// variants compressed once: sluice.wasm is embedded brotli-compressed
+// only (as `make wasm` writes and the repository holds it) and decoded on
+// the first request that cannot take brotli; the text files are
+// compressed on first request. The client files are served with
 // "Access-Control-Allow-Origin: *", so any page may load them from an
 // edge: the edge authenticates by appkey and role, not by cookie.
 package web
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/andybalholm/brotli"
 
 	clientjs "github.com/sluicehq/sluice/client-js"
 )
@@ -52,40 +61,109 @@ var routes = map[string]string{
 
 // Handler serves the embedded files. It is safe for concurrent use.
 type Handler struct {
-	assets map[string]*asset // by embedded name; a missing file is absent
+	assets  map[string]*asset // by embedded name; a missing file is absent
+	noDemo  bool
+	fsys    fs.FS
+	version string
+
+	tgzOnce sync.Once
+	tgz     *asset // nil when it could not be built (a file missing)
 }
 
-// New returns a Handler for the files embedded in the binary. A file that
-// is not there (sluice.wasm and wasm_exec.js before `make wasm`) is
-// answered with a 404 that says how to build it.
-func New() *Handler { return newHandler(clientjs.Files) }
-
-// newHandler indexes the routed files of fsys.
-func newHandler(fsys fs.FS) *Handler {
-	h := &Handler{assets: make(map[string]*asset)}
-	for _, name := range routes {
-		if a, err := load(fsys, name); err == nil {
-			h.assets[name] = a
-		}
-	}
-	return h
+// Options configure a Handler; nil means the defaults.
+type Options struct {
+	// NoDemo leaves the demo pages out (404): an edge in production
+	// serves the client files only.
+	NoDemo bool
+	// Version is the edge's, which the npm package at /sluice.tgz takes
+	// (made valid for npm: v1.2.3 is 1.2.3, "dev" 0.0.0-dev). Default
+	// "dev".
+	Version string
 }
 
-// load reads a file and the variants compressed beside it, if any.
-func load(fsys fs.FS, name string) (*asset, error) {
-	data, err := fs.ReadFile(fsys, name)
+// New returns a Handler for the files embedded in the binary. It fails
+// only for a binary whose embedded files are corrupt, which TestEmbedded
+// keeps from being built.
+func New(opts *Options) (*Handler, error) {
+	h, err := newHandler(clientjs.Files, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("web: the embedded browser client: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	a := &asset{name: name, data: data, etag: hex.EncodeToString(sum[:8]), ctype: contentType(name)}
+	return h, nil
+}
+
+// newHandler indexes the routed files of fsys. A routed file that is
+// missing is answered with a 404 that says how to build it; one that is
+// there but cannot be decoded is an error.
+func newHandler(fsys fs.FS, opts *Options) (*Handler, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	h := &Handler{assets: make(map[string]*asset), noDemo: opts.NoDemo, fsys: fsys, version: cmp.Or(opts.Version, "dev")}
+	for _, name := range routes {
+		if h.assets[name] != nil {
+			continue // routed twice (/sluice.wasm and /dist/sluice.wasm)
+		}
+		a, err := load(fsys, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		h.assets[name] = a
+	}
+	return h, nil
+}
+
+// load reads a file and the variants compressed beside it, if any; a
+// file embedded only as FILE.br is checked to decode (sluice.wasm, which
+// is committed that way) and tagged by its compressed bytes.
+func load(fsys fs.FS, name string) (*asset, error) {
+	a := &asset{name: name, ctype: contentType(name)}
 	if b, err := fs.ReadFile(fsys, name+".br"); err == nil {
 		a.br = variant{data: b, ready: true}
 	}
 	if b, err := fs.ReadFile(fsys, name+".gz"); err == nil {
 		a.gz = variant{data: b, ready: true}
 	}
+	data, err := fs.ReadFile(fsys, name)
+	switch {
+	case err == nil:
+		a.data = data
+	case errors.Is(err, fs.ErrNotExist) && a.br.ready:
+		// Decoded through once (some 40 ms of CPU for sluice.wasm) so that
+		// a corrupt file fails here, not on a request; the 3.6 MB it
+		// decodes to are kept only once a request needs them.
+		if _, err := io.Copy(io.Discard, brotli.NewReader(bytes.NewReader(a.br.data))); err != nil {
+			return nil, fmt.Errorf("%s.br: %w", name, err)
+		}
+		a.brOnly = true
+		data = a.br.data
+	default:
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	a.etag = hex.EncodeToString(sum[:8])
 	return a, nil
+}
+
+// tarball returns the npm package, built on first request (some 300 ms:
+// sluice.wasm is decoded and compressed again), or nil when a file of it
+// is missing.
+func (h *Handler) tarball() *asset {
+	h.tgzOnce.Do(func() {
+		wasm := h.assets["dist/sluice.wasm"]
+		if wasm == nil {
+			return
+		}
+		data, err := wasm.identity()
+		if err != nil {
+			return
+		}
+		h.tgz, _ = tarballAsset(h.fsys, h.version, data)
+	})
+	return h.tgz
 }
 
 // contentType is the media type of a file, by extension.
@@ -109,10 +187,14 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// ServeHTTP serves the routed files; other paths are 404.
+// ServeHTTP serves the routed files and the npm package; other paths are
+// 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	name, ok := routes[r.URL.Path]
-	if !ok {
+	if r.URL.Path == tarballPath {
+		name, ok = "sluice.tgz", true
+	}
+	if !ok || h.noDemo && strings.HasPrefix(name, "demo/") {
 		http.NotFound(w, r)
 		return
 	}
@@ -122,9 +204,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.assets[name]
+	if name == "sluice.tgz" {
+		a = h.tarball()
+	}
 	if a == nil {
 		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, fmt.Sprintf("%s is not in this binary: run `make wasm`, then build sluice again", path.Base(name)), http.StatusNotFound)
+		http.Error(w, fmt.Sprintf("%s is not in this binary: it was built from an incomplete tree (run `make wasm`, then build sluice again)", path.Base(name)), http.StatusNotFound)
 		return
 	}
 	hdr := w.Header()

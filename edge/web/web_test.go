@@ -19,12 +19,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // wasmBytes stands for sluice.wasm: large and compressible.
 var wasmBytes = append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("sluice wasm "), 4000)...)
 
-// testFS is a client-js tree with a built dist/.
+// wasmBrotli is wasmBytes compressed, as dist/ holds sluice.wasm.
+var wasmBrotli = brotlied(wasmBytes)
+
+// testFS is a client-js tree as committed: dist/ holds sluice.wasm only
+// brotli-compressed.
 func testFS() fstest.MapFS {
 	fs := fstest.MapFS{
-		"dist/sluice.wasm":     {Data: wasmBytes},
-		"dist/sluice.wasm.gz":  {Data: gzipped(wasmBytes)},
-		"dist/sluice.wasm.br":  {Data: []byte("brotli of sluice.wasm")},
+		"dist/sluice.wasm.br":  {Data: wasmBrotli},
 		"dist/wasm_exec.js":    {Data: []byte("globalThis.Go = class {};")},
 		"sluice.js":            {Data: []byte(strings.Repeat("export const x = 1;\n", 200))},
 		"sluice.d.ts":          {Data: []byte("export type Position = string;")},
@@ -40,12 +42,48 @@ func testFS() fstest.MapFS {
 	return fs
 }
 
-func gzipped(b []byte) []byte {
+func brotlied(b []byte) []byte {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(b)
-	zw.Close()
+	bw := brotli.NewWriter(&buf)
+	bw.Write(b)
+	bw.Close()
 	return buf.Bytes()
+}
+
+// decoded is a response body with its Content-Encoding undone.
+func decoded(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	b := body(t, resp)
+	var r io.Reader
+	switch enc := resp.Header.Get("Content-Encoding"); enc {
+	case "":
+		return b
+	case "br":
+		r = brotli.NewReader(bytes.NewReader(b))
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("gzip body: %v", err)
+		}
+		r = zr
+	default:
+		t.Fatalf("Content-Encoding %q", enc)
+	}
+	plain, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("%s body: %v", resp.Header.Get("Content-Encoding"), err)
+	}
+	return plain
+}
+
+// handler is newHandler of fsys, which must succeed.
+func handler(t *testing.T, fsys fstest.MapFS, opts *Options) *Handler {
+	t.Helper()
+	h, err := newHandler(fsys, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // get serves one request.
@@ -70,7 +108,7 @@ func body(t *testing.T, resp *http.Response) []byte {
 
 func TestContentTypes(t *testing.T) {
 	t.Parallel()
-	h := newHandler(testFS())
+	h := handler(t, testFS(), nil)
 	tests := []struct {
 		name, path, ctype string
 		cors              bool
@@ -111,17 +149,16 @@ func TestContentTypes(t *testing.T) {
 
 func TestEncodings(t *testing.T) {
 	t.Parallel()
-	h := newHandler(testFS())
+	h := handler(t, testFS(), nil)
 	tests := []struct {
 		name, accept, encoding string
-		want                   []byte
 	}{
-		{name: "brotli preferred", accept: "gzip, deflate, br", encoding: "br", want: []byte("brotli of sluice.wasm")},
-		{name: "gzip", accept: "gzip", encoding: "gzip", want: gzipped(wasmBytes)},
-		{name: "brotli refused by q=0", accept: "br;q=0, gzip;q=0.5", encoding: "gzip", want: gzipped(wasmBytes)},
-		{name: "star", accept: "*", encoding: "br", want: []byte("brotli of sluice.wasm")},
-		{name: "identity", accept: "", encoding: "", want: wasmBytes},
-		{name: "nothing acceptable but identity", accept: "deflate, gzip;q=0", encoding: "", want: wasmBytes},
+		{name: "brotli preferred", accept: "gzip, deflate, br", encoding: "br"},
+		{name: "gzip", accept: "gzip", encoding: "gzip"},
+		{name: "brotli refused by q=0", accept: "br;q=0, gzip;q=0.5", encoding: "gzip"},
+		{name: "star", accept: "*", encoding: "br"},
+		{name: "identity", accept: "", encoding: ""},
+		{name: "nothing acceptable but identity", accept: "deflate, gzip;q=0", encoding: ""},
 	}
 	etags := map[string]string{}
 	for _, tt := range tests {
@@ -129,8 +166,12 @@ func TestEncodings(t *testing.T) {
 		if got := resp.Header.Get("Content-Encoding"); got != tt.encoding {
 			t.Errorf("%s: Content-Encoding %q, want %q", tt.name, got, tt.encoding)
 		}
-		if !bytes.Equal(body(t, resp), tt.want) {
-			t.Errorf("%s: wrong body", tt.name)
+		if tt.encoding == "br" {
+			if !bytes.Equal(body(t, resp), wasmBrotli) {
+				t.Errorf("%s: not the embedded brotli stream", tt.name)
+			}
+		} else if !bytes.Equal(decoded(t, resp), wasmBytes) {
+			t.Errorf("%s: body does not decode to sluice.wasm", tt.name)
 		}
 		if resp.Header.Get("Vary") != "Accept-Encoding" {
 			t.Errorf("%s: Vary %q", tt.name, resp.Header.Get("Vary"))
@@ -146,7 +187,7 @@ func TestEncodings(t *testing.T) {
 // TestLazyCompression checks the text files compressed on first request.
 func TestLazyCompression(t *testing.T) {
 	t.Parallel()
-	h := newHandler(testFS())
+	h := handler(t, testFS(), nil)
 	js := testFS()["sluice.js"].Data
 	resp := get(h, http.MethodGet, "/sluice.js", map[string]string{"Accept-Encoding": "br"})
 	if resp.Header.Get("Content-Encoding") != "br" {
@@ -173,7 +214,7 @@ func TestLazyCompression(t *testing.T) {
 
 func TestNotModified(t *testing.T) {
 	t.Parallel()
-	h := newHandler(testFS())
+	h := handler(t, testFS(), nil)
 	first := get(h, http.MethodGet, "/sluice.wasm", map[string]string{"Accept-Encoding": "gzip"})
 	tag := first.Header.Get("ETag")
 	tests := []struct {
@@ -208,7 +249,7 @@ func TestMissingWasm(t *testing.T) {
 			delete(fs, name)
 		}
 	}
-	h := newHandler(fs)
+	h := handler(t, fs, nil)
 	for _, path := range []string{"/sluice.wasm", "/dist/sluice.wasm", "/wasm_exec.js"} {
 		resp := get(h, http.MethodGet, path, nil)
 		if b := string(body(t, resp)); resp.StatusCode != http.StatusNotFound || !strings.Contains(b, "make wasm") {
@@ -222,7 +263,7 @@ func TestMissingWasm(t *testing.T) {
 
 func TestMethodsAndPaths(t *testing.T) {
 	t.Parallel()
-	h := newHandler(testFS())
+	h := handler(t, testFS(), nil)
 	tests := []struct {
 		name, method, path string
 		status             int
@@ -243,17 +284,65 @@ func TestMethodsAndPaths(t *testing.T) {
 	}
 }
 
-// TestEmbedded checks the files of this build: every routed file that is
-// not generated is there (the generated ones only after make wasm).
+// TestCorruptBrotli checks that a file embedded only brotli-compressed
+// is checked when the handler is made, not on the first request that
+// needs it decoded.
+func TestCorruptBrotli(t *testing.T) {
+	t.Parallel()
+	fs := testFS()
+	fs["dist/sluice.wasm.br"] = &fstest.MapFile{Data: wasmBrotli[:len(wasmBrotli)/2]}
+	if _, err := newHandler(fs, nil); err == nil || !strings.Contains(err.Error(), "sluice.wasm.br") {
+		t.Fatalf("newHandler of a truncated sluice.wasm.br: err %v, want one naming the file", err)
+	}
+}
+
+// TestNoDemo checks an edge with the demo pages off: they are 404, the
+// client files are served as before.
+func TestNoDemo(t *testing.T) {
+	t.Parallel()
+	h := handler(t, testFS(), &Options{NoDemo: true})
+	for path, name := range routes {
+		want := http.StatusOK
+		if strings.HasPrefix(name, "demo/") {
+			want = http.StatusNotFound
+		}
+		if resp := get(h, http.MethodGet, path, nil); resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+}
+
+// TestEmbedded checks the files of this build, as every build of the
+// binary serves them (`go build`, `go install`, `make build`): every
+// routed file is there, and sluice.wasm is WebAssembly in every
+// encoding. That they are what `make wasm` builds from this tree is
+// checked by `make wasm-check`.
 func TestEmbedded(t *testing.T) {
 	t.Parallel()
-	h := New()
+	h, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for path, name := range routes {
-		if strings.HasPrefix(name, "dist/") {
-			continue
-		}
 		if resp := get(h, http.MethodGet, path, nil); resp.StatusCode != http.StatusOK {
-			t.Errorf("%s (%s): status %d", path, name, resp.StatusCode)
+			t.Errorf("%s (%s): status %d: %s", path, name, resp.StatusCode, body(t, resp))
 		}
+	}
+	var identity []byte
+	for _, accept := range []string{"", "gzip", "br"} {
+		resp := get(h, http.MethodGet, "/sluice.wasm", map[string]string{"Accept-Encoding": accept})
+		wasm := decoded(t, resp)
+		if !bytes.HasPrefix(wasm, []byte("\x00asm")) || len(wasm) < 1<<20 {
+			t.Fatalf("sluice.wasm with Accept-Encoding %q: %d bytes starting %q, want a WebAssembly module", accept, len(wasm), wasm[:min(8, len(wasm))])
+		}
+		if identity == nil {
+			identity = wasm
+		} else if !bytes.Equal(wasm, identity) {
+			t.Errorf("sluice.wasm with Accept-Encoding %q differs from the identity encoding", accept)
+		}
+	}
+	resp := get(h, http.MethodGet, "/wasm_exec.js", nil)
+	if b := body(t, resp); !bytes.Contains(b, []byte("globalThis.Go")) {
+		t.Errorf("wasm_exec.js does not define globalThis.Go:\n%.200s", b)
 	}
 }

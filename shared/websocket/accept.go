@@ -120,6 +120,18 @@ func checkUpgrade(r *http.Request) (string, int, error) {
 	return key, 0, nil
 }
 
+// OriginAllowed reports whether Accept would let a browser page of the
+// request's Origin open a WebSocket: the same test, for responses a
+// server sends such a page without upgrading (a refusal it should be able
+// to read, with CORS). A request without Origin is not from a page.
+func OriginAllowed(r *http.Request, opts *AcceptOptions) bool {
+	if opts == nil {
+		opts = &AcceptOptions{}
+	}
+	status, _ := checkOrigin(r, opts)
+	return status == 0
+}
+
 // checkOrigin refuses a browser page from a host the server does not
 // allow (cross-site WebSocket hijacking).
 func checkOrigin(r *http.Request, opts *AcceptOptions) (int, error) {

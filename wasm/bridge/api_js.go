@@ -37,7 +37,7 @@ type subEntry struct {
 //	publish(c, channel, value), write(c, channel, value) -> Promise<position>
 //	delete(c, channel) -> Promise<position>
 //	read(c, channel, {position}) -> Promise<{message, position}>
-//	subscribe(c, channel, options, onMessage, onError, onInfo)
+//	subscribe(c, channel, options, onMessage, onError, onInfo, onGap)
 //	    -> Promise<{sub, id, position}>
 //	unsubscribe(sub) -> Promise<undefined>
 //	position(sub) -> string | null (synchronous)

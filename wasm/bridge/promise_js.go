@@ -25,6 +25,7 @@ const (
 	codeClosed       = "closed"
 	codeDisconnected = "disconnected"
 	codeTimeout      = "timeout"
+	codeNetwork      = "network"
 	codeOptions      = "invalid_options"
 	codeURL          = "invalid_url"
 	codeRefused      = "refused"
@@ -101,6 +102,8 @@ func codeOf(err error) string {
 		return codeOptions
 	case errors.Is(err, client.ErrURL):
 		return codeURL
+	case errors.Is(err, client.ErrNetwork):
+		return codeNetwork
 	case errors.Is(err, client.ErrRefused):
 		return codeRefused
 	case errors.Is(err, errNotAValue):

@@ -9,13 +9,16 @@ import (
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
-// subscribe(c, channel, options, onMessage, onError, onInfo) subscribes.
-// onMessage(value, {subscriptionId, position, endOfBatch}) is called for
-// each message, onError(error) when the edge ends the subscription
-// (out_of_sync, or expired_position when resuming after a reconnect) and
-// onInfo({info, reason, position, missedMessageCount, subscriptionId})
-// for a fast_forward; all on the client's delivery goroutine, in order. It
-// resolves with {sub, id, position} once the edge accepted.
+// subscribe(c, channel, options, onMessage, onError, onInfo, onGap)
+// subscribes. onMessage(value, {subscriptionId, position, endOfBatch}) is
+// called for each message, onError(error) when the edge ends the
+// subscription (out_of_sync, or with strict expired_position when
+// resuming after a reconnect), onInfo({info, reason, position,
+// missedMessageCount, subscriptionId}) for a fast_forward and
+// onGap({subscriptionId, channel, requested, resumed, missedMessageCount,
+// reason}) when the subscription carries on past messages it may have
+// missed; all on the client's delivery goroutine, in order. It resolves
+// with {sub, id, position} once the edge accepted.
 func (b *bridge) subscribe(args []js.Value) js.Value {
 	e, cid, err := b.client(args)
 	if err != nil {
@@ -29,7 +32,7 @@ func (b *bridge) subscribe(args []js.Value) js.Value {
 	if err != nil {
 		return rejected(err)
 	}
-	onMessage, onError, onInfo := arg(args, 3), arg(args, 4), arg(args, 5)
+	onMessage, onError, onInfo, onGap := arg(args, 3), arg(args, 4), arg(args, 5), arg(args, 6)
 	if !isFunction(onMessage) {
 		return rejected(client.ErrOptions)
 	}
@@ -38,6 +41,9 @@ func (b *bridge) subscribe(args []js.Value) js.Value {
 	}
 	if isFunction(onInfo) {
 		so.OnInfo = func(i rtm.SubscriptionInfo) { guard(func() { onInfo.Invoke(infoValue(i)) }) }
+	}
+	if isFunction(onGap) {
+		so.OnGap = func(g client.Gap) { guard(func() { onGap.Invoke(gapValue(g)) }) }
 	}
 	handler := func(m client.Message) {
 		guard(func() {
@@ -71,6 +77,18 @@ func infoValue(i rtm.SubscriptionInfo) js.Value {
 	o.Set("position", i.Position)
 	o.Set("subscriptionId", i.SubscriptionID)
 	o.Set("missedMessageCount", toJS(i.MissedMessageCount))
+	return o
+}
+
+// gapValue converts a Gap.
+func gapValue(g client.Gap) js.Value {
+	o := jsObject.New()
+	o.Set("subscriptionId", g.SubscriptionID)
+	o.Set("channel", g.Channel)
+	o.Set("requested", g.Requested.String())
+	o.Set("resumed", g.Resumed.String())
+	o.Set("missedMessageCount", toJS(g.MissedMessageCount))
+	o.Set("reason", g.Reason)
 	return o
 }
 

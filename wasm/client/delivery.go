@@ -9,7 +9,7 @@ type eventKind uint8
 
 const (
 	evData  eventKind = iota // messages for a subscription's handler
-	evInfo                   // a fast_forward notice for OnInfo
+	evInfo                   // a fast_forward notice for OnInfo, and its Gap for OnGap
 	evError                  // a subscription ended by the edge, for OnError
 	evState                  // a new State for Options.OnState
 )
@@ -18,12 +18,13 @@ const (
 type event struct {
 	kind     eventKind
 	sub      *Subscription
-	messages []any        // evData
-	pos      rtm.Position // evData: after the batch; evInfo: the new read point
-	size     int          // evData: encoded bytes, counted against the buffer
-	info     rtm.SubscriptionInfo
-	err      error // evError
-	state    State // evState
+	messages []any                // evData
+	pos      rtm.Position         // evData: after the batch; evInfo: the new read point
+	size     int                  // evData: encoded bytes, counted against the buffer
+	info     rtm.SubscriptionInfo // evInfo
+	gap      *Gap                 // evInfo (a pointer: keeps the frequent evData events small)
+	err      error                // evError
+	state    State                // evState
 }
 
 // queue is the FIFO between the reader goroutine and the delivery
@@ -121,7 +122,7 @@ func (c *Client) dispatch(ev event) {
 	case evData:
 		c.handData(s, ev.messages, ev.pos)
 	case evInfo:
-		c.handInfo(s, &ev.info, ev.pos)
+		c.handInfo(s, &ev.info, ev.gap, ev.pos)
 	case evError:
 		if s.ended.Load() {
 			return
@@ -148,13 +149,16 @@ func (c *Client) handData(s *Subscription, messages []any, pos rtm.Position) {
 	c.advance(s, pos)
 }
 
-// handInfo runs a subscription's OnInfo.
-func (c *Client) handInfo(s *Subscription, info *rtm.SubscriptionInfo, pos rtm.Position) {
+// handInfo runs a subscription's OnInfo, then its OnGap.
+func (c *Client) handInfo(s *Subscription, info *rtm.SubscriptionInfo, gap *Gap, pos rtm.Position) {
 	if s.ended.Load() {
 		return
 	}
 	if s.opts.OnInfo != nil {
 		s.opts.OnInfo(*info)
+	}
+	if s.opts.OnGap != nil && !s.ended.Load() {
+		s.opts.OnGap(*gap)
 	}
 	c.advance(s, pos)
 }

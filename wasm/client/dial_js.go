@@ -37,7 +37,7 @@ func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, 
 		if refusal := diagnose(ctx, url); refusal != nil {
 			return nil, refusal
 		}
-		return nil, fmt.Errorf("client: websocket handshake failed (close code %d; the browser console may say more)", code)
+		return nil, fmt.Errorf("%w: websocket handshake failed (close code %d; the browser console may say more)", ErrNetwork, code)
 	case <-ctx.Done():
 		t.sendClose(1000, "")
 		t.release()

@@ -17,17 +17,38 @@
 // resubscribes every live subscription from the position after the last
 // message it queued for that subscription's handler, without force. A
 // connection loss inside the edge's retention window therefore loses and
-// duplicates nothing. What cannot be recovered is reported, not hidden: a
-// resubscription refused with expired_position, or an out_of_sync push,
-// ends the subscription and reaches SubscribeOptions.OnError;
-// fast_forward notices reach OnInfo. Requests in flight when a connection
-// drops fail with ErrDisconnected and are not retried (a retried publish
-// could be stored twice); requests made while reconnecting wait for the
-// new connection, bounded by their context.
+// duplicates nothing. What cannot be recovered is reported, not hidden.
+// Requests in flight when a connection drops fail with ErrDisconnected
+// and are not retried (a retried publish could be stored twice); requests
+// made while reconnecting wait for the new connection, bounded by their
+// context.
+//
+// # Gaps
+//
+// When the edge no longer has the position a subscription resumes from
+// after a reconnect (expired_position: the edge restarted without
+// persistence and its epoch changed, the client moved to an edge without
+// that history, or the connection stayed down past the channel's
+// retention), the client by default subscribes again with fast_forward,
+// carries on from the oldest message the edge has, and calls
+// SubscribeOptions.OnGap with a Gap: the position it asked for, the one
+// it resumed at, the subscription's id and channel. This is Ably's
+// "resumed: false" and Centrifugo's "recovered: false": a live page keeps
+// working and can tell its user that messages may be missing. With
+// SubscribeOptions.Strict the subscription ends instead, with the
+// expired_position error reaching OnError. A fast_forward notice from
+// the edge (a FastForward subscription that fell behind) reaches OnInfo,
+// then OnGap; so does one for a subscription resumed past a gap, which
+// the edge holds with fast_forward until the next reconnect. An
+// out_of_sync push ends the subscription and reaches
+// OnError, as does a slow handler's resubscription (see below) refused
+// with expired_position: there the edge kept the messages, and it was the
+// application that could not keep up (unless the connection was lost
+// meanwhile: that resubscription follows a reconnect, and carries on).
 //
 // # Callbacks and the delivery buffer
 //
-// Every callback (message handlers, OnError, OnInfo, Options.OnState) runs
+// Every callback (message handlers, OnError, OnInfo, OnGap, Options.OnState) runs
 // on one delivery goroutine per client: in order, one at a time. The reader
 // goroutine never waits for them. Between the two sits a buffer bounded by
 // Options.DeliveryBufferBytes (encoded bytes). When a subscription's data

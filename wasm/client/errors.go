@@ -22,6 +22,11 @@ var (
 	ErrURL = errors.New("client: bad url")
 	// ErrOptions reports inconsistent Options or SubscribeOptions.
 	ErrOptions = errors.New("client: bad options")
+	// ErrNetwork reports, in the browser, a WebSocket that could not be
+	// opened for a reason the page may not read: the edge unreachable
+	// (DNS, TCP, TLS), or a refusal without CORS for the page's origin.
+	// A refusal the page can read is an *rtm.Error (invalid_appkey, ...).
+	ErrNetwork = errors.New("client: network")
 	// ErrRefused reports an HTTP refusal of the WebSocket upgrade that
 	// carried no RTM error body.
 	ErrRefused = errors.New("client: upgrade refused")

@@ -79,7 +79,7 @@ func ExampleClient_Subscribe() {
 	sub, err := c.Subscribe(ctx, "chat", &client.SubscribeOptions{
 		HistoryCount: 20, // start with the last 20 messages
 		OnError: func(err error) {
-			// out_of_sync or expired_position: messages were lost.
+			// out_of_sync: the handler fell too far behind.
 			log.Println("chat subscription ended:", err)
 		},
 	}, func(m client.Message) {
@@ -91,6 +91,28 @@ func ExampleClient_Subscribe() {
 	<-sub.Done()
 	if !errors.Is(sub.Err(), client.ErrClosed) {
 		log.Println(sub.Err())
+	}
+}
+
+// Carry on after the edge lost the position to resume from (it restarted
+// without persistence, say): by default the subscription continues from
+// the oldest message the edge has, and OnGap says messages may be missing,
+// before the first message after the gap. Strict ends it with
+// expired_position instead.
+func ExampleSubscribeOptions_onGap() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Subscribe(ctx, "chat", &client.SubscribeOptions{
+		OnGap: func(g client.Gap) {
+			log.Printf("%s: messages from %v to %v may be missing (%s)", g.Channel, g.Requested, g.Resumed, g.Reason)
+		},
+	}, func(m client.Message) { fmt.Println(m.Value) })
+	if err != nil {
+		log.Fatal(err)
 	}
 }
 

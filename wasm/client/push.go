@@ -83,6 +83,7 @@ func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string,
 		c.log.Error("sluice client: data with a bad position", "subscription_id", s.id, "position", *badPos)
 		pos = s.next
 	}
+	s.asked = nil // the start was there: no fast_forward notice follows
 	if s.opts.Direct {
 		s.next = pos
 		c.mu.Unlock()
@@ -103,8 +104,8 @@ func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string,
 }
 
 // onInfo moves the resume point to where the edge fast-forwarded and
-// queues the notice for OnInfo (or runs it at once for a Direct
-// subscription).
+// queues the notice for OnInfo and the Gap for OnGap (or runs them at
+// once for a Direct subscription).
 func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
 	pos, err := rtm.ParsePosition(info.Position)
 	c.mu.Lock()
@@ -116,13 +117,14 @@ func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
 	if err != nil {
 		pos = s.next
 	}
-	s.next = pos
+	gap := gapOf(s, info, s.asked, s.next, pos)
+	s.next, s.asked = pos, nil
 	if s.opts.Direct {
 		c.mu.Unlock()
-		c.handInfo(s, info, pos)
+		c.handInfo(s, info, &gap, pos)
 		return
 	}
-	c.enqueueLocked(event{kind: evInfo, sub: s, pos: pos, info: *info})
+	c.enqueueLocked(event{kind: evInfo, sub: s, pos: pos, info: *info, gap: &gap})
 	c.mu.Unlock()
 }
 

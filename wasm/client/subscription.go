@@ -28,9 +28,17 @@ type SubscribeOptions struct {
 	// seconds (rounded up).
 	HistoryAge time.Duration
 	// FastForward lets the edge skip messages that expired before this
-	// subscriber read them (reported to OnInfo) instead of ending the
-	// subscription with out_of_sync.
+	// subscriber read them (reported to OnInfo and OnGap) instead of
+	// ending the subscription with out_of_sync.
 	FastForward bool
+	// Strict ends the subscription with expired_position (OnError) when,
+	// after a reconnect, the edge no longer has the position to resume
+	// from. By default the client subscribes again with fast_forward,
+	// carries on from the oldest message the edge has and reports the
+	// Gap to OnGap: for a live page, missing a few messages is better
+	// than going silent. Set Strict where every message matters and the
+	// application recovers by other means.
+	Strict bool
 	// Force replaces a live subscription with the same id, on the edge and
 	// in this client (the old one ends with ErrReplaced).
 	Force bool
@@ -54,8 +62,13 @@ type SubscribeOptions struct {
 	// OnInfo is called, on the delivery goroutine and in order with the
 	// messages, when the edge fast-forwarded the subscription
 	// (Info == "fast_forward"; MissedMessageCount says how many were
-	// skipped).
+	// skipped), OnGap just after it.
 	OnInfo func(rtm.SubscriptionInfo)
+	// OnGap is called, on the delivery goroutine and before the first
+	// message after the gap, when the subscription carries on past
+	// messages it may have missed: after a reconnect whose position the
+	// edge no longer had (unless Strict), or a fast_forward. See Gap.
+	OnGap func(Gap)
 	// Direct runs the handler and OnInfo on the connection's reader
 	// goroutine as each batch arrives, instead of on the delivery
 	// goroutine: one goroutine switch less per batch, for handlers that
@@ -104,12 +117,14 @@ type Subscription struct {
 	ended atomic.Bool
 
 	// Guarded by c.mu.
-	conn      *conn        // where the edge holds the subscription; nil while it does not
-	next      rtm.Position // where to resume: after the last batch queued for the handler
-	delivered rtm.Position // after the last batch handed to the handler
-	lag       bool         // the delivery buffer overflowed: data is dropped until resubscribed
-	finished  bool         // no longer live: out of c.subs, no data accepted
-	abandoned bool         // Subscribe gave up before the edge's reply
+	conn      *conn         // where the edge holds the subscription; nil while it does not
+	next      rtm.Position  // where to resume: after the last batch queued for the handler
+	delivered rtm.Position  // after the last batch handed to the handler
+	lag       bool          // the delivery buffer overflowed: data is dropped until resubscribed
+	moved     bool          // a connection was lost since it lagged: its resubscription follows a reconnect
+	asked     *rtm.Position // the position the edge was last asked to start at, until data or a fast_forward notice answers it
+	finished  bool          // no longer live: out of c.subs, no data accepted
+	abandoned bool          // Subscribe gave up before the edge's reply
 	err       error
 }
 
@@ -164,7 +179,7 @@ func (c *Client) Subscribe(ctx context.Context, channel string, opts *SubscribeO
 	if err != nil {
 		return nil, err
 	}
-	cl, err := cn.send(ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, true))
+	cl, err := cn.send(ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, true, s.opts.Position))
 	if err == nil {
 		err = cn.wait(ctx, cl, nil)
 	}
@@ -252,8 +267,10 @@ func ceilSeconds(d time.Duration) int64 {
 
 // confirmHook returns the reply hook of a subscribe request: on the reader
 // goroutine, before any data of the subscription can arrive, it routes the
-// subscription id to s and records where it starts.
-func (c *Client) confirmHook(s *Subscription, cn *conn, first bool) func(rtm.Envelope) {
+// subscription id to s and records where it starts. asked is the position
+// the request started at, nil for none: a fast_forward notice that follows
+// the reply tells the gap from there.
+func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.Position) func(rtm.Envelope) {
 	return func(env rtm.Envelope) {
 		if env.Action != rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK) {
 			return
@@ -282,7 +299,7 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool) func(rtm.Env
 			return
 		}
 		c.subs[s.id] = s
-		s.conn, s.next, s.lag = cn, pos, false
+		s.conn, s.next, s.lag, s.moved, s.asked = cn, pos, false, false, asked
 		if first {
 			s.delivered = pos
 		}

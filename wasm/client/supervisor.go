@@ -61,7 +61,7 @@ func (c *Client) serve(cn *conn) {
 			}
 		case <-drained:
 			drained = nil
-			c.resubscribe(cn, c.waiting())
+			c.resubscribe(cn, c.waiting(), false)
 		}
 	}
 }
@@ -169,6 +169,7 @@ func (c *Client) lost(cn *conn) {
 		if s.conn == cn {
 			s.conn = nil
 		}
+		s.moved = s.moved || s.lag
 	}
 	c.setStateLocked(Disconnected)
 }
@@ -218,7 +219,7 @@ func (c *Client) resume(cn *conn) error {
 		}
 	}
 	c.mu.Unlock()
-	if err := c.resubscribe(cn, subs); err != nil {
+	if err := c.resubscribe(cn, subs, true); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -234,26 +235,54 @@ func (c *Client) resume(cn *conn) error {
 
 // resubscribe subscribes again, each from the position after the last
 // message it queued for its handler, without force. The requests are
-// pipelined. A refusal by the edge (expired_position: the messages to
-// resume from are gone) ends that subscription and reaches its OnError;
-// a connection failure is returned.
-func (c *Client) resubscribe(cn *conn, subs []*Subscription) error {
+// pipelined. A refusal by the edge ends that subscription and reaches its
+// OnError, except, after a reconnect, expired_position (the messages to
+// resume from are gone: the edge restarted, or the client moved to an
+// edge without them): unless Strict, the subscription is then subscribed
+// again with fast_forward, from the oldest message the edge has, and its
+// OnGap hears of it. A connection failure is returned.
+func (c *Client) resubscribe(cn *conn, subs []*Subscription, reconnect bool) error {
+	expired, err := c.resubscribeAll(cn, subs, false, reconnect)
+	if err != nil || len(expired) == 0 {
+		return err
+	}
+	_, err = c.resubscribeAll(cn, expired, true, false)
+	return err
+}
+
+// resubscribeAll sends the resubscriptions of subs (with fast_forward if
+// forward), then waits for their replies. It ends the subscriptions the
+// edge refused and returns those refused with expired_position that carry
+// on instead: after a reconnect (reconnect set, or a lagging subscription
+// whose connection was lost meanwhile), unless Strict.
+func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconnect bool) ([]*Subscription, error) {
 	calls := make([]*call, 0, len(subs))
+	carryOn := make([]bool, 0, len(subs))
 	for _, s := range subs {
 		c.mu.Lock()
+		carryOn = append(carryOn, !forward && (reconnect || s.moved))
 		body := s.resumeBody()
-		body.Position = s.next.String()
+		body.FastForward = body.FastForward || forward
+		asked := s.next
+		body.Position = asked.String()
 		c.mu.Unlock()
-		cl, err := cn.send(c.ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, false))
+		cl, err := cn.send(c.ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, false, &asked))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		calls = append(calls, cl)
 	}
 	var failed error
+	var expired []*Subscription
 	for i, cl := range calls {
 		err := cn.wait(c.ctx, cl, nil)
 		if e, ok := rtm.AsError(err); ok && !errors.Is(err, ErrDisconnected) {
+			if carryOn[i] && subs[i].carriesOn(e) {
+				c.log.Info("sluice client: resume position gone, carrying on from the oldest message",
+					"subscription_id", subs[i].id, "position", e.Position)
+				expired = append(expired, subs[i])
+				continue
+			}
 			c.mu.Lock()
 			c.failLocked(subs[i], e)
 			c.mu.Unlock()
@@ -263,5 +292,5 @@ func (c *Client) resubscribe(cn *conn, subs []*Subscription) error {
 			failed = err
 		}
 	}
-	return failed
+	return expired, failed
 }

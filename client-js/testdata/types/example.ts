@@ -1,0 +1,88 @@
+// An application of the package, type-checked by `make typecheck` with
+// tsc --strict: what must compile does, and each @ts-expect-error line is
+// a mistake the types must catch (tsc fails if it compiles).
+import { Sluice, SluiceError, type MessageInfo, type Position, type State, type Value } from "@sluicehq/sluice";
+
+// Messages typed with interfaces, as applications write them.
+interface ChatMessage {
+  text: string;
+  from: { name: string; avatar?: Uint8Array };
+  sentAt: Date; // sent as its ISO string; arrives as a string
+  tags: readonly string[];
+  edited?: boolean;
+  big: bigint;
+}
+
+type Reading = { sensor: string; values: number[]; raw: ArrayBuffer | null };
+
+const states: State[] = [];
+const client = await Sluice.connect("wss://edge.example.com", {
+  appkey: "demo",
+  onState: (s) => states.push(s), // registered before connecting: hears "connected"
+  onError: (e) => console.warn(e.code, e.message),
+});
+
+const message: ChatMessage = {
+  text: "hi",
+  from: { name: "ana" },
+  sentAt: new Date(),
+  tags: ["a"],
+  big: 2n ** 60n,
+};
+const at: Position = await client.publish("chat", message);
+await client.publish<Reading>("sensors", { sensor: "t1", values: [1, 2.5], raw: null });
+await client.write("kv", { count: 1, nested: [{ ok: true }] });
+await client.publish("plain", "text");
+await client.publish("null", null);
+console.log(at);
+
+// Received messages are what the application says the channel carries.
+interface ChatReceived extends Omit<ChatMessage, "sentAt"> {
+  sentAt: string;
+}
+const sub = client.subscribe<ChatReceived>("chat", { history: { count: 20 } }, (m, info: MessageInfo) => {
+  const text: string = m.text;
+  const when: Date = new Date(m.sentAt);
+  console.log(text, when, info.position, info.endOfBatch);
+});
+await sub.ready;
+client.subscribe("any", (m: Value) => console.log(m)); // Value without a type parameter
+
+const last = await client.read<Reading>("sensors");
+if (last.message) {
+  const first: number | undefined = last.message.values[0];
+  console.log(first, last.position);
+}
+
+try {
+  await client.publish("chat", message);
+} catch (e) {
+  if (e instanceof SluiceError) {
+    switch (e.code) {
+      case "authorization_denied":
+      case "invalid_appkey":
+      case "network":
+      case "disconnected":
+        console.warn(e.code, e.reason);
+        break;
+      case "something_newer": // codes of newer edges are strings too
+        break;
+    }
+  }
+}
+
+// Mistakes the types catch.
+// @ts-expect-error a function is not a message
+await client.publish("chat", () => 1);
+// @ts-expect-error nor is an object with a function member
+await client.publish("chat", { text: "hi", reply: () => 1 });
+// @ts-expect-error a symbol is not a message
+await client.publish("chat", { s: Symbol("x") });
+// @ts-expect-error undefined alone is not a message
+await client.publish("chat", undefined);
+// @ts-expect-error the handler's message is ChatReceived, which has no .body
+client.subscribe<ChatReceived>("chat", (m) => console.log(m.body));
+// @ts-expect-error read's message may be null
+console.log((await client.read<Reading>("sensors")).message.values);
+
+await client.close();

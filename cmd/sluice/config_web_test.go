@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestWeakKey(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		key, want string // want: part of the reason, "" for not weak
+	}{
+		{key: "", want: ""},
+		{key: "replace-with-a-random-secret-of-at-least-32-bytes", want: `placeholder (it contains "replace")`},
+		{key: "CHANGEME-CHANGEME-CHANGEME-CHANGEME", want: `"change"`},
+		{key: "my-jwt-secret-for-the-example-app!!", want: "placeholder"},
+		{key: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", want: "only 1 distinct characters"},
+		{key: "12341234123412341234123412341234", want: "only 4 distinct"},
+		{key: "0123456789012345678901234567890123456789", want: `it repeats "0123456789"`},
+		{key: "q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=", want: ""}, // 32 random bytes in base64
+		{key: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", want: ""},
+	} {
+		got := weakKey(tt.key)
+		if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("weakKey(%q) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestWebConfig(t *testing.T) {
+	t.Parallel()
+	c, err := parseConfig([]byte("web: {demo: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Web.demo() {
+		t.Error("web.demo: false leaves the demo on")
+	}
+	if !DefaultConfig().Web.demo() {
+		t.Error("the demo is off by default")
+	}
+	if _, err := parseConfig([]byte("web: {demos: false}\n")); err == nil || !strings.Contains(err.Error(), "demos") {
+		t.Errorf("unknown key web.demos: err %v, want one naming it", err)
+	}
+	c, err = LoadConfig("../../deploy/edge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Web.demo() {
+		t.Error("deploy/edge.yaml serves the demo pages")
+	}
+}
+
+// runCmd runs the sluice command line in-process.
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errw bytes.Buffer
+	code = run(args, stdio{in: strings.NewReader(""), out: &out, errw: &errw})
+	return code, out.String(), errw.String()
+}
+
+func TestCheckConfig(t *testing.T) {
+	t.Parallel()
+	good := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=\"\n")
+	if code, out, errw := runCmd("edge", "--check-config", good); code != 0 || out != "config "+good+": valid\n" || errw != "" {
+		t.Errorf("a valid file: exit %d, stdout %q, stderr %q", code, out, errw)
+	}
+	// The example deployment still holds its placeholder key: valid, and
+	// warned about.
+	const deploy = "../../deploy/edge.yaml"
+	code, out, errw := runCmd("edge", "--check-config", deploy)
+	if code != 0 || out != "config "+deploy+": valid, with 1 warning(s)\n" ||
+		!strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") {
+		t.Errorf("deploy/edge.yaml: exit %d, stdout %q, stderr %q", code, out, errw)
+	}
+	bad := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
+	if code, out, errw := runCmd("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
+		t.Errorf("an unknown key: exit %d, stdout %q, stderr %q", code, out, errw)
+	}
+	if code, _, errw := runCmd("edge", "--check-config", good, "--config", bad); code != 2 || !strings.Contains(errw, "different files") {
+		t.Errorf("two files: exit %d, stderr %q", code, errw)
+	}
+	if code, _, errw := runCmd("edge", "--check-config", good, "--log-level", "loud"); code == 0 {
+		t.Errorf("a bad flag with --check-config: exit 0, stderr %q", errw)
+	}
+}
+
+func TestBannerDescribesTheEdge(t *testing.T) {
+	t.Parallel()
+	t.Run("default", func(t *testing.T) {
+		t.Parallel()
+		e := startRunEdge(t, "--listen", "127.0.0.1:0")
+		base := "http://" + e.addr + "/"
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		out := e.out.String()
+		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat") {
+			t.Errorf("banner of the default edge:\n%s", out)
+		}
+	})
+	t.Run("configured", func(t *testing.T) {
+		t.Parallel()
+		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "apps:\n  - appkey: my-app\n"))
+		base := "http://" + e.addr + "/"
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		out := e.out.String()
+		if !strings.Contains(out, "  demo:   "+base+"?appkey=my-app\n") || strings.Contains(out, "Try:") || !strings.Contains(out, "  appkey: my-app\n") {
+			t.Errorf("banner of an edge serving my-app:\n%s", out)
+		}
+	})
+	t.Run("no demo", func(t *testing.T) {
+		t.Parallel()
+		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "web: {demo: false}\n"))
+		base := "http://" + e.addr + "/"
+		for path, want := range map[string]int{"": http.StatusNotFound, "chat.html": http.StatusNotFound, "sluice.js": http.StatusOK, "sluice.wasm": http.StatusOK} {
+			if code, _ := httpGet(t, base+path); code != want {
+				t.Errorf("GET /%s: %d, want %d", path, code, want)
+			}
+		}
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		if out := e.out.String(); strings.Contains(out, "demo:") {
+			t.Errorf("banner of an edge without the demo:\n%s", out)
+		}
+	})
+	t.Run("weak key warned", func(t *testing.T) {
+		t.Parallel()
+		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n"))
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		if logs := e.logs.String(); !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "apps[0].jwt_key: it has only 1 distinct characters") {
+			t.Errorf("logs of an edge with a weak jwt_key:\n%s", logs)
+		}
+	})
+}
