@@ -81,7 +81,9 @@ func writeError(w http.ResponseWriter, err error) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		http.Error(w, `{"error":"internal_error","reason":"the answer could not be encoded"}`, http.StatusInternalServerError)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":"internal_error","reason":"the answer could not be encoded"}` + "\n"))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
