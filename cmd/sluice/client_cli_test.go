@@ -116,7 +116,7 @@ func TestBareHostPort(t *testing.T) {
 }
 
 // commandsWithFlags are the subcommands that take flags.
-var commandsWithFlags = []string{"edge", "pub", "sub", "read", "token", "bench"}
+var commandsWithFlags = []string{"edge", "pub", "sub", "read", "api", "token", "bench"}
 
 // TestBadFlagReportedOnce: an unknown flag is one line on standard error
 // naming it and pointing at -h, with exit code 2; no help text around it.

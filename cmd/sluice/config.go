@@ -101,6 +101,12 @@ type AppConfig struct {
 	// JWTLeeway tolerates clock skew when checking a token's exp and nbf.
 	// Default 0.
 	JWTLeeway Duration `yaml:"jwt_leeway,omitempty"`
+	// APIKeys authenticate the app's backends on the server HTTP API
+	// (POST /api/<method>): each key names this app, so no two apps may
+	// share one. Several may be listed, to rotate a key without downtime.
+	// Each at least 16 bytes (use random ones: openssl rand -hex 16).
+	// Default none: the API refuses this app.
+	APIKeys []string `yaml:"api_keys,omitempty"`
 	// Roles by name. Every connection starts with the "default" role; when
 	// it is not listed, the default role has no permissions and clients
 	// must authenticate before they can do anything.
@@ -328,7 +334,25 @@ func (c *Config) build() ([]*app.App, error) {
 		seen[a.Key] = i
 		apps[i] = a
 	}
+	if err := uniqueAPIKeys(apps); err != nil {
+		return nil, err
+	}
 	return apps, nil
+}
+
+// uniqueAPIKeys refuses an API key listed by two apps: a key names its
+// app. The error names the keys by index, never quotes them.
+func uniqueAPIKeys(apps []*app.App) error {
+	owner := make(map[string][2]int)
+	for i, a := range apps {
+		for k, key := range a.APIKeys {
+			if prev, dup := owner[key]; dup && prev[0] != i {
+				return fmt.Errorf("apps[%d].api_keys[%d]: the same key is apps[%d].api_keys[%d]: a key names one app", i, k, prev[0], prev[1])
+			}
+			owner[key] = [2]int{i, k}
+		}
+	}
+	return nil
 }
 
 // checkScalars checks the limits, origins, store and log settings.
@@ -412,6 +436,7 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 		return nil, err
 	}
 	a.JWT = key
+	a.APIKeys = slices.Clone(ac.APIKeys)
 	for name, rc := range ac.Roles {
 		a.Roles[name] = &app.Role{Name: name, Secret: rc.Secret, Permissions: app.Permissions{
 			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe),

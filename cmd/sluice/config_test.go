@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,7 @@ apps:
     max_message_bytes: 32KiB
     jwt_key: "0123456789abcdef0123456789abcdef"
     jwt_leeway: 5s
+    api_keys: ["backend-key-0123456789", "rotated-key-0123456789"]
     roles:
       default: {publish: ["lobby"], subscribe: ["*"]}
       admin:   {secret: "s3cret", publish: ["*", "$*"], subscribe: ["*", "$*"]}
@@ -108,6 +110,7 @@ func TestLoadFullConfig(t *testing.T) {
 			MaxMessageBytes: 32 << 10,
 			JWTKey:          "0123456789abcdef0123456789abcdef",
 			JWTLeeway:       Duration(5 * time.Second),
+			APIKeys:         []string{"backend-key-0123456789", "rotated-key-0123456789"},
 			Roles: map[string]RoleConfig{
 				"default": {Publish: []string{"lobby"}, Subscribe: []string{"*"}},
 				"admin":   {Secret: "s3cret", Publish: []string{"*", "$*"}, Subscribe: []string{"*", "$*"}},
@@ -181,6 +184,9 @@ func checkFullOptions(t *testing.T, c *Config, priv ed25519.PrivateKey) {
 	chat, sensors := opts.Apps[0], opts.Apps[1]
 	if chat.Key != "chat-app" || chat.MaxMessage() != 32<<10 {
 		t.Errorf("chat app = %+v", chat)
+	}
+	if !slices.Equal(chat.APIKeys, []string{"backend-key-0123456789", "rotated-key-0123456789"}) || len(sensors.APIKeys) != 0 {
+		t.Errorf("api keys = %q and %q", chat.APIKeys, sensors.APIKeys)
 	}
 	wantRet := store.Retention{TTL: 2 * time.Minute, Grace: 10 * time.Second, HistoryCount: 20, HistoryAge: time.Hour}
 	if got := chat.Retention("chat.room"); got != wantRet {
@@ -340,6 +346,13 @@ func TestValidate(t *testing.T) {
 		{name: "short jwt key", edit: func(c *Config) { c.Apps[0].JWTKey = "short" }, want: "apps[0].jwt_key:"},
 		{name: "both jwt keys", edit: func(c *Config) { c.Apps[0].JWTKey, c.Apps[0].JWTKeyFile = strings.Repeat("k", 32), "k.pem" }, want: "apps[0].jwt_key:"},
 		{name: "missing key file", edit: func(c *Config) { c.Apps[0].JWTKeyFile = "/nonexistent/k.pem" }, want: "apps[0].jwt_key_file:"},
+		{name: "short api key", edit: func(c *Config) { c.Apps[0].APIKeys = []string{"short"} }, want: "apps[0].api_keys[0]:"},
+		{name: "api key of two apps", edit: func(c *Config) {
+			other := appConfigOf(app.Demo())
+			other.Appkey, other.APIKeys = "other", []string{"a-key-of-two-apps-0123"}
+			c.Apps[0].APIKeys = []string{"own-key-0123456789", "a-key-of-two-apps-0123"}
+			c.Apps = append(c.Apps, other)
+		}, want: "apps[1].api_keys[0]: the same key is apps[0].api_keys[1]"},
 		{name: "negative connections", edit: func(c *Config) { c.Limits.Connections = -1 }, want: "limits.connections:"},
 		{name: "negative rate", edit: func(c *Config) { c.Limits.RequestsPerSecond = -5 }, want: "limits.requests_per_second:"},
 		{name: "negative burst", edit: func(c *Config) { c.Limits.RequestBurst = -1 }, want: "limits.request_burst:"},

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 	edgetls "github.com/sluicehq/sluice/edge/tls"
@@ -63,7 +64,9 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 		main.Close()
 		return nil, err
 	}
-	if err := l.openAdmin(cfg, m); err != nil {
+	backend := api.New(srv, &api.Options{Logger: lg})
+	mainMux.Handle(api.Prefix, backend)
+	if err := l.openAdmin(cfg, m, backend); err != nil {
 		main.Close()
 		return nil, err
 	}
@@ -85,8 +88,9 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 	return l, nil
 }
 
-// openAdmin opens the admin listener when configured.
-func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics) error {
+// openAdmin opens the admin listener when configured. It serves the
+// server API too, for backends on the operators' network.
+func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend http.Handler) error {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
@@ -95,7 +99,10 @@ func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics) error {
 		return fmt.Errorf("admin listen on %s: %w", cfg.Admin.Listen, err)
 	}
 	l.admin = ln.Addr().String()
-	l.add(ln, adminHandler(l.ready, m.Handler()))
+	mux := http.NewServeMux()
+	mux.Handle("/", adminHandler(l.ready, m.Handler()))
+	mux.Handle(api.Prefix, backend)
+	l.add(ln, mux)
 	return nil
 }
 

@@ -37,6 +37,7 @@ var commands = map[string]command{
 	"pub":     runPub,
 	"sub":     runSub,
 	"read":    runRead,
+	"api":     runAPI,
 	"token":   runToken,
 	"bench":   runBench,
 	"version": runVersion,
@@ -49,6 +50,7 @@ commands:
   pub      publish messages:     sluice pub CHANNEL [MESSAGE|-]
   sub      subscribe and print:  sluice sub CHANNEL
   read     read one message:     sluice read CHANNEL [--position P]
+  api      server HTTP API:      sluice api METHOD '{json}' --api-key K
   token    mint a JWT:           sluice token --appkey A --role R --jwt-key K
   bench    load generator:       sluice bench fanout|channels|idle|publish
   version  print the version

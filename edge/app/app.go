@@ -35,6 +35,10 @@ type App struct {
 	MaxChannels int
 	// JWTKeys verify tokens of the jwt auth extension; nil disables it.
 	JWT *JWTKey
+	// APIKeys authenticate the app's backends on the server HTTP API
+	// (edge/api); several so that a key can be rotated without downtime.
+	// Each is at least MinAPIKeyBytes long. None: the API refuses the app.
+	APIKeys []string
 	// Roles by name; the "default" role applies before authentication.
 	Roles map[string]*Role
 	// Channels are retention rules, the first whose pattern matches wins;

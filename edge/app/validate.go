@@ -21,6 +21,10 @@ const MaxKeyLen = 128
 // hash output, and a shorter one can be brute-forced from any token.
 const MinHMACKeyBytes = 32
 
+// MinAPIKeyBytes is the shortest API key accepted: 16 random bytes (128
+// bits) cannot be guessed over the network.
+const MinAPIKeyBytes = 16
+
 // MinRSABits is the smallest RSA modulus accepted for the jwt extension.
 const MinRSABits = 2048
 
@@ -38,6 +42,8 @@ var (
 	ErrJWTSecretShort = errors.New("app: jwt secret is shorter than 32 bytes")
 	ErrJWTKeyType     = errors.New("app: unsupported jwt public key type")
 	ErrJWTKeyWeak     = errors.New("app: jwt public key is too weak")
+	ErrAPIKeyShort    = errors.New("app: api key is shorter than 16 bytes")
+	ErrAPIKeyDup      = errors.New("app: api key is listed twice")
 )
 
 // Validate checks an app before the edge serves it. The error names the
@@ -74,6 +80,22 @@ func (a *App) Validate() error {
 	if a.JWT != nil {
 		if err := a.JWT.Validate(); err != nil {
 			return fmt.Errorf("jwt: %w", err)
+		}
+	}
+	return a.validateAPIKeys()
+}
+
+// validateAPIKeys checks each API key's length and that none is listed
+// twice. Errors name the key by index, never quote it: it is a secret.
+func (a *App) validateAPIKeys() error {
+	for i, k := range a.APIKeys {
+		if len(k) < MinAPIKeyBytes {
+			return fmt.Errorf("api_keys[%d]: %w", i, ErrAPIKeyShort)
+		}
+		for j := range i {
+			if a.APIKeys[j] == k {
+				return fmt.Errorf("api_keys[%d]: %w (as api_keys[%d])", i, ErrAPIKeyDup, j)
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -220,29 +221,36 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 		}
 		at = &p
 	}
-	key := storeKey(c.app, b.Channel)
-	f, found, err := c.srv.store.Read(key, at)
-	if j := c.srv.journal; j != nil && (at == nil && !found ||
+	return c.srv.readAt(c.ctx, storeKey(c.app, b.Channel), at, b.Position, c.ci)
+}
+
+// readAt reads the message of a store key at a position, or its newest
+// when at is nil (asked is the position as the client wrote it, for
+// errors), with its message in the codec at index ci: the reply of
+// rtm/read, and of the server API's read.
+func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked string, ci int) (*rtm.ReadReply, error) {
+	f, found, err := s.store.Read(key, at)
+	if j := s.journal; j != nil && (at == nil && !found ||
 		errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch()) {
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
-		f, found, err = c.srv.logRead(c.ctx, key, at)
+		f, found, err = s.logRead(ctx, key, at)
 	}
 	if err != nil {
-		return nil, expiredOr(err, b.Position)
+		return nil, expiredOr(err, asked)
 	}
 	if !found {
-		pos := c.srv.nextPosition(key)
+		pos := s.nextPosition(key)
 		if at != nil {
 			pos = *at
 		}
 		return &rtm.ReadReply{Position: pos.String(), Message: nil}, nil
 	}
-	msg, err := payloadFor(f.Data, c.ci)
+	msg, err := payloadFor(f.Data, ci)
 	if err != nil {
 		return nil, err
 	}
-	epoch := c.srv.nextPosition(key).Epoch
+	epoch := s.nextPosition(key).Epoch
 	return &rtm.ReadReply{
 		Position: rtm.Position{Epoch: epoch, Offset: f.Offset}.String(),
 		Message:  rtm.RawValue(msg),

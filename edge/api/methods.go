@@ -1,0 +1,229 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// method serves one API method for the app appKey names: it decodes body
+// and returns the answer to marshal, or an error (see asError).
+type method func(h *Handler, r *http.Request, appKey string, body []byte) (any, error)
+
+var methods = map[string]method{
+	"publish":   (*Handler).publish,
+	"broadcast": (*Handler).broadcast,
+	"read":      (*Handler).read,
+	"info":      (*Handler).info,
+	"history":   (*Handler).history,
+	"channels":  (*Handler).channels,
+}
+
+// methodList names the methods, for the reason of unknown_method.
+var methodList = func() string {
+	names := make([]string, 0, len(methods))
+	for n := range methods {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}()
+
+// MaxBroadcastChannels bounds the channels of one broadcast.
+const MaxBroadcastChannels = 100
+
+type publishRequest struct {
+	Channel        string          `json:"channel"`
+	Message        json.RawMessage `json:"message"`
+	IdempotencyKey string          `json:"idempotency_key"`
+}
+
+// PublishAnswer is the answer of publish.
+type PublishAnswer struct {
+	Position string `json:"position"`
+}
+
+// publish stores a message in one channel.
+func (h *Handler) publish(r *http.Request, appKey string, body []byte) (any, error) {
+	var req publishRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	msg, err := decodeMessage(req.Message)
+	if err != nil {
+		return nil, err
+	}
+	run := func() (any, error) {
+		pos, err := h.srv.BackendPublish(appKey, req.Channel, msg)
+		if err != nil {
+			return nil, err
+		}
+		return &PublishAnswer{Position: pos.String()}, nil
+	}
+	return h.once(r, appKey, "publish", req.IdempotencyKey, msg, run, req.Channel)
+}
+
+type broadcastRequest struct {
+	Channels       []string        `json:"channels"`
+	Message        json.RawMessage `json:"message"`
+	IdempotencyKey string          `json:"idempotency_key"`
+}
+
+// BroadcastAnswer is the answer of broadcast: one result per channel, in
+// the order asked.
+type BroadcastAnswer struct {
+	Results []ChannelResult `json:"results"`
+}
+
+// ChannelResult is one channel's outcome in a broadcast: its position, or
+// the error code and reason publish would have answered.
+type ChannelResult struct {
+	Channel  string `json:"channel"`
+	Position string `json:"position,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// broadcast stores one message in several channels; each channel succeeds
+// or fails on its own.
+func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, error) {
+	var req broadcastRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	if len(req.Channels) == 0 {
+		return nil, invalid(`field "channels" must list at least one channel`)
+	}
+	if len(req.Channels) > MaxBroadcastChannels {
+		return nil, invalid("a broadcast takes at most " + itoa(MaxBroadcastChannels) + " channels; " + itoa(int64(len(req.Channels))) + " were given")
+	}
+	msg, err := decodeMessage(req.Message)
+	if err != nil {
+		return nil, err
+	}
+	run := func() (any, error) {
+		out := &BroadcastAnswer{Results: make([]ChannelResult, len(req.Channels))}
+		for i, ch := range req.Channels {
+			out.Results[i].Channel = ch
+			pos, err := h.srv.BackendPublish(appKey, ch, msg)
+			if err != nil {
+				e, ok := asError(err)
+				if !ok {
+					h.log.Error("api: broadcast failed", "channel", ch, "err", err)
+				}
+				out.Results[i].Error, out.Results[i].Reason = e.Code, e.Reason
+				continue
+			}
+			out.Results[i].Position = pos.String()
+		}
+		return out, nil
+	}
+	return h.once(r, appKey, "broadcast", req.IdempotencyKey, msg, run, req.Channels...)
+}
+
+// once runs a storing method, through the idempotency window when the
+// request has a key.
+func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func() (any, error), channels ...string) (any, error) {
+	if key == "" {
+		return run()
+	}
+	if len(key) > MaxIdempotencyKeyBytes {
+		return nil, invalid("idempotency_key is longer than " + itoa(MaxIdempotencyKeyBytes) + " bytes")
+	}
+	canon, err := (jsoncodec.Codec{}).AppendValue(nil, msg)
+	if err != nil {
+		return nil, invalid("message cannot be encoded")
+	}
+	parts := [][]byte{canon}
+	for _, ch := range channels {
+		parts = append(parts, []byte(ch))
+	}
+	scoped := appKey + "\x00" + name + "\x00" + key
+	return h.window.do(r.Context(), scoped, fingerprint(parts...), run)
+}
+
+type readRequest struct {
+	Channel  string `json:"channel"`
+	Position string `json:"position"`
+}
+
+// ReadAnswer is the answer of read: the message at the position asked, or
+// the newest; a null message when there is none (position is then where
+// the next one will be, or the one asked).
+type ReadAnswer struct {
+	Position string          `json:"position"`
+	Message  json.RawMessage `json:"message"`
+}
+
+// read returns one message of a channel.
+func (h *Handler) read(r *http.Request, appKey string, body []byte) (any, error) {
+	var req readRequest
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	var at *rtm.Position
+	if req.Position != "" {
+		p, err := rtm.ParsePosition(req.Position)
+		if err != nil {
+			return nil, invalid("position " + quote(req.Position) + " is not EPOCH:OFFSET")
+		}
+		at = &p
+	}
+	pos, msg, found, err := h.srv.BackendRead(r.Context(), appKey, req.Channel, at)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		msg = []byte("null")
+	}
+	return &ReadAnswer{Position: pos, Message: msg}, nil
+}
+
+// InfoAnswer is the answer of info: the edge's numbers, and the app's.
+type InfoAnswer struct {
+	Connections   int64   `json:"connections"`
+	Subscriptions int64   `json:"subscriptions"`
+	Channels      int64   `json:"channels"`
+	MessagesIn    uint64  `json:"messages_in"`
+	MessagesOut   uint64  `json:"messages_out"`
+	App           AppInfo `json:"app"`
+}
+
+// AppInfo is the calling app's share of InfoAnswer.
+type AppInfo struct {
+	Appkey      string `json:"appkey"`
+	Channels    int64  `json:"channels"`
+	MessagesIn  uint64 `json:"messages_in"`
+	MessagesOut uint64 `json:"messages_out"`
+}
+
+// info returns the edge's numbers (server.Stats) and the app's.
+func (h *Handler) info(_ *http.Request, appKey string, body []byte) (any, error) {
+	var req struct{}
+	if err := decode(body, &req); err != nil {
+		return nil, err
+	}
+	st := h.srv.Stats()
+	out := &InfoAnswer{Connections: st.Connections, Subscriptions: st.Subscriptions, App: AppInfo{Appkey: appKey}}
+	for i := range st.MessagesIn {
+		out.MessagesIn += st.MessagesIn[i]
+		out.MessagesOut += st.MessagesOut[i]
+	}
+	for _, k := range h.srv.AppKeys() {
+		n := h.srv.Store().Channels(k)
+		out.Channels += n
+		if k == appKey {
+			out.App.Channels = n
+		}
+	}
+	for _, a := range st.Apps {
+		if a.Appkey == appKey {
+			out.App.MessagesIn, out.App.MessagesOut = a.MessagesIn, a.MessagesOut
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// The methods an app's backend uses through the server HTTP API
+// (edge/api): no role's permissions apply to a backend (its API key
+// stands for the whole app), but everything else RTM checks does, with
+// the same error codes, so that a backend learns what a client would.
+
+// jsonCodec is the index of JSON in codecs, the API's codec.
+const jsonCodec = 0
+
+// Apps returns the apps the server serves, ordered by appkey. They are
+// immutable (see app.App): the API reads their API keys and limits.
+func (s *Server) Apps() []*app.App {
+	out := make([]*app.App, 0, len(s.apps))
+	for _, k := range s.AppKeys() {
+		out = append(out, s.apps[k])
+	}
+	return out
+}
+
+// BackendPublish appends message (in the canonical value model of
+// shared/rtm, as the JSON codec decodes it) to an app's channel on behalf
+// of the app's backend and returns its position. Unlike Publish it refuses
+// what an RTM publish would, as an *rtm.Error: a bad channel name
+// (invalid_format), a message past the app's max_message_bytes in JSON
+// (message_too_large), a new channel past the app's limit
+// (channel_quota_exceeded), or, with a journal, a log that did not store it
+// (unavailable). A publish to $heartbeat stores nothing, as in RTM.
+func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Position, error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return rtm.Position{}, fmt.Errorf("server: backend publish: unknown appkey %q", appKey)
+	}
+	if err := checkChannel(channel); err != nil {
+		return rtm.Position{}, err
+	}
+	if channel == rtm.HeartbeatChannel {
+		return rtm.Position{}, nil
+	}
+	payload, size, err := encodePayload(nil, message, jsonCodec, s.payloadCodecs(jsonCodec))
+	if err != nil {
+		return rtm.Position{}, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
+	}
+	if max := a.MaxMessage(); size > max {
+		return rtm.Position{}, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
+	}
+	key := storeKey(a, channel)
+	var pos rtm.Position
+	if s.journal != nil {
+		if err := s.admitChannel(a, key); err != nil {
+			return rtm.Position{}, err
+		}
+		if pos, err = s.publishLog(key, payload); err != nil {
+			s.log.Warn("backend publish not stored by the log", "app", a.Key, "err", err)
+			return rtm.Position{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message; publishing again is safe")
+		}
+	} else {
+		if pos, err = s.store.Channel(key).AppendWithin(payload, a.ChannelLimit()); err != nil {
+			if errors.Is(err, store.ErrChannelLimit) {
+				return rtm.Position{}, channelQuotaError(a)
+			}
+			return rtm.Position{}, fmt.Errorf("server: backend publish: %w", appendError(err))
+		}
+	}
+	s.counters.messagesIn[jsonCodec].Add(1)
+	s.traffic[a.Key].messagesIn.Add(1)
+	return pos, nil
+}
+
+// BackendRead reads an app's channel for its backend: the message at
+// position at, or the newest when at is nil, in JSON. Found is false when
+// there is none; pos is then at, or the position the next message will
+// get. Refusals are *rtm.Error, as rtm/read's: invalid_format for a bad
+// channel name, expired_position, unavailable.
+func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rtm.Position) (pos string, message []byte, found bool, err error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return "", nil, false, fmt.Errorf("server: backend read: unknown appkey %q", appKey)
+	}
+	if err := checkChannel(channel); err != nil {
+		return "", nil, false, err
+	}
+	asked := ""
+	if at != nil {
+		asked = at.String()
+	}
+	r, err := s.readAt(ctx, storeKey(a, channel), at, asked, jsonCodec)
+	if err != nil {
+		return "", nil, false, err
+	}
+	raw, found := r.Message.(rtm.RawValue)
+	return r.Position, raw, found, nil
+}
+
+// BackendChannels lists an app's live channels in this edge's store (the
+// channels max_channels counts; with a journal the store replicates every
+// channel the log keeps) whose names start with prefix and sort after
+// after, in byte order, up to limit, and whether more follow (pass the
+// last name back as after).
+func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]string, bool, error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return nil, false, fmt.Errorf("server: backend channels: unknown appkey %q", appKey)
+	}
+	base := storeKey(a, "")
+	from := ""
+	if after != "" {
+		from = base + after
+	}
+	keys, more := s.store.ChannelNames(base+prefix, from, limit)
+	for i, k := range keys {
+		keys[i] = k[len(base):]
+	}
+	return keys, more, nil
+}
