@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
-	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/shared/websocket"
 	"github.com/sluicehq/sluice/wasm/loadgen"
@@ -29,31 +25,8 @@ import (
 // the next ping.
 func startSoakEdge(t *testing.T) string {
 	t.Helper()
-	srv, err := server.New(&server.Options{
-		Apps:   []*app.App{app.Demo()},
-		Limits: server.Limits{RequestsPerSecond: 1_000_000, PingInterval: 2 * time.Second},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := metrics.New("test")
-	if err := m.Watch(srv); err != nil {
-		t.Fatal(err)
-	}
-	mux, err := newHandler(srv, WebConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux.Handle("/metrics", m.Handler())
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return "ws" + strings.TrimPrefix(hs.URL, "http")
+	base := startMetricsEdge(t, server.Limits{RequestsPerSecond: 1_000_000, PingInterval: 2 * time.Second})
+	return "ws" + strings.TrimPrefix(base, "http")
 }
 
 // soak runs `sluice bench soak` small and short, with --json, and returns

@@ -119,9 +119,12 @@ func TestBenchAgainstEdge(t *testing.T) {
 	}
 }
 
-func TestBenchReadsTheEdgesMetrics(t *testing.T) {
+// startMetricsEdge serves the demo app with its /metrics, as `sluice
+// edge` does, on a loopback port, and returns its http:// URL.
+func startMetricsEdge(t *testing.T, limits server.Limits) string {
+	t.Helper()
 	srv, err := server.New(&server.Options{
-		Apps: []*app.App{app.Demo()}, Limits: server.Limits{RequestsPerSecond: 1_000_000},
+		Apps: []*app.App{app.Demo()}, Limits: limits,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -143,11 +146,16 @@ func TestBenchReadsTheEdgesMetrics(t *testing.T) {
 		_ = srv.Shutdown(ctx)
 		hs.Close()
 	})
+	return hs.URL
+}
+
+func TestBenchReadsTheEdgesMetrics(t *testing.T) {
+	base := startMetricsEdge(t, server.Limits{RequestsPerSecond: 1_000_000})
 	// The edge runs in this process, which the /proc lookup by port skips:
 	// memory and CPU come from /metrics.
-	res := benchJSON(t, "ws"+strings.TrimPrefix(hs.URL, "http"), "fanout", "--subscribers", "5", "--duration", "0.3")
-	if res.Server == nil || res.Server.Source != hs.URL+"/metrics" || res.Server.RSS == 0 {
-		t.Errorf("server stats %+v, want them from %s/metrics", res.Server, hs.URL)
+	res := benchJSON(t, "ws"+strings.TrimPrefix(base, "http"), "fanout", "--subscribers", "5", "--duration", "0.3")
+	if res.Server == nil || res.Server.Source != base+"/metrics" || res.Server.RSS == 0 {
+		t.Errorf("server stats %+v, want them from %s/metrics", res.Server, base)
 	}
 	if _, ok := res.ServerMetrics["sluice_server_connections"]; !ok {
 		t.Errorf("server metrics %v lack sluice_server_connections", res.ServerMetrics)

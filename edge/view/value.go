@@ -140,29 +140,13 @@ func appendValue(dst []byte, v value) []byte {
 	case kFloat:
 		return wire.AppendFloat(dst, v.f)
 	case kString:
-		return appendString(dst, v.b)
+		return wire.AppendString(dst, v.b)
 	case kBinary:
 		return wire.AppendBinary(dst, v.b)
 	case kArray, kMap:
 		return append(dst, v.b...)
 	}
 	return wire.AppendNil(dst)
-}
-
-// appendString is wire.AppendString for bytes, which a string(b)
-// conversion would copy.
-func appendString(dst, b []byte) []byte {
-	switch n := len(b); {
-	case n < 32:
-		dst = append(dst, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		dst = append(dst, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		dst = binary.BigEndian.AppendUint16(append(dst, 0xda), uint16(n))
-	default:
-		dst = binary.BigEndian.AppendUint32(append(dst, 0xdb), uint32(n))
-	}
-	return append(dst, b...)
 }
 
 // compare orders a and b when they are of comparable kinds: two numbers

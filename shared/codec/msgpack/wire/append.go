@@ -63,9 +63,10 @@ func AppendFloat(dst []byte, f float64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, typeFloat64), math.Float64bits(f))
 }
 
-// AppendString appends s with the shortest string header. It does not
-// check UTF-8, nor that len(s) fits the 32-bit length msgpack has room for.
-func AppendString(dst []byte, s string) []byte {
+// AppendString appends s, a string or its bytes (no copy either way),
+// with the shortest string header. It does not check UTF-8, nor that
+// len(s) fits the 32-bit length msgpack has room for.
+func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	n := len(s)
 	switch {
 	case n < 32:
