@@ -231,13 +231,15 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 	}
 	cur := s.CachedInfo().Config
 	want := cur
-	want.MaxAge = max(cur.MaxAge, cfg.MaxAge)
+	if cur.MaxAge != 0 { // 0 is no age limit: looser than any
+		want.MaxAge = max(cur.MaxAge, cfg.MaxAge)
+	}
 	want.Duplicates = max(cur.Duplicates, cfg.Duplicates)
 	if cur.MaxBytes > 0 && (cfg.MaxBytes <= 0 || cfg.MaxBytes > cur.MaxBytes) {
 		want.MaxBytes = cfg.MaxBytes // larger, or unbounded
 	}
 	looserBytes := cfg.MaxBytes > 0 && (want.MaxBytes <= 0 || want.MaxBytes > cfg.MaxBytes)
-	if want.MaxAge > cfg.MaxAge || looserBytes {
+	if want.MaxAge == 0 || want.MaxAge > cfg.MaxAge || looserBytes {
 		// Not an error: the stream keeps at least what this edge needs.
 		j.log.Warn("journal: the stream's limits are looser than this edge's rules need; keeping them (lower them with the nats CLI if no edge needs them)",
 			"stream", cfg.Name, "max_age", want.MaxAge, "edge_max_age", cfg.MaxAge, "max_bytes", want.MaxBytes, "edge_max_bytes", cfg.MaxBytes)

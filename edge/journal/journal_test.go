@@ -268,11 +268,24 @@ func TestOpenNeverLowersLimits(t *testing.T) {
 		{time.Hour, 0, 3 * time.Hour, -1}, // unbounded bytes: raised to unbounded
 		{time.Hour, 1 << 30, 3 * time.Hour, -1},
 	}
+	var j *Journal
 	for i, s := range steps {
-		j, _ := open(t, n, &Options{MaxAge: s.age, MaxBytes: s.bytes})
+		j, _ = open(t, n, &Options{MaxAge: s.age, MaxBytes: s.bytes})
 		if age, size := limits(j); age != s.wantAge || size != s.wantSize {
 			t.Fatalf("step %d: an edge wanting %v / %d bytes left the stream at %v / %d, want %v / %d",
 				i, s.age, s.bytes, age, size, s.wantAge, s.wantSize)
 		}
+	}
+	// An operator's stream with no age limit (MaxAge 0) keeps it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cfg := j.stream.CachedInfo().Config
+	cfg.MaxAge = 0
+	if _, err := j.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	j, _ = open(t, n, &Options{MaxAge: time.Hour})
+	if age, _ := limits(j); age != 0 {
+		t.Fatalf("an edge wanting 1h set a stream without an age limit to %v", age)
 	}
 }

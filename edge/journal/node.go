@@ -150,7 +150,9 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 // Connect returns a client connection to the node over loopback (or its
 // ClientListen address), which reconnects for as long as the node runs.
 func (n *Node) Connect(name string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
+	// Only this node: the peers a cluster announces listen on their own
+	// random loopback ports, with their own tokens.
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1), nats.IgnoreDiscoveredServers()}
 	if n.token != "" {
 		opts = append(opts, nats.Token(n.token))
 	}

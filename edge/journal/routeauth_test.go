@@ -96,3 +96,20 @@ func TestRouteTokenLocksTheCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestEdgeDialsOnlyItsNode: a cluster announces its nodes' client
+// listeners; the edge's connection must not take them (each is another
+// node's random loopback port with its own token, or nothing at all on
+// another host), or a reconnect could go there.
+func TestEdgeDialsOnlyItsNode(t *testing.T) {
+	nodes := journaltest.Cluster(t, 2)
+	journaltest.Open(t, nodes[0], &journal.Options{Replicas: 2}) // the routes are up once a replicated stream exists
+	nc, err := nodes[0].Connect("probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if got := nc.Servers(); len(got) != 1 {
+		t.Fatalf("the edge's connection would dial %v, want its own node alone", got)
+	}
+}

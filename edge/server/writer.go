@@ -59,6 +59,16 @@ func (c *conn) writeLoop() {
 		}
 		subs := c.takeWork(w)
 		err := c.writeItems(w)
+		if err != nil {
+			// The ends of subscriptions this pass did not get to: they are
+			// out of c.live already, and nothing else closes their cursors
+			// (or stops an aggregate view's ticker). Close is idempotent.
+			for i := range w.items {
+				if end := w.items[i].end; end != nil {
+					end.close()
+				}
+			}
+		}
 		for _, sub := range subs {
 			if err != nil {
 				break
