@@ -264,7 +264,7 @@ func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, err
 	if f.applied >= seq || f.closed {
 		f.mu.Unlock()
 		if err := f.j.Lost(); err != nil {
-			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			done(0, unavailable(err))
 			return
 		}
 		w.call()
@@ -350,7 +350,7 @@ func (f *feed) stop(err error) {
 	f.mu.Unlock()
 	for _, w := range ws {
 		if err != nil {
-			w.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			w.done(0, unavailable(err))
 		} else {
 			w.call()
 		}

@@ -49,6 +49,9 @@ func (j *Journal) loseStream(err error) {
 	}
 }
 
+// unavailable is the error of a publish the lost stream ends.
+func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
+
 // Lost returns why the stream is lost (an ErrStreamLost), or nil.
 func (j *Journal) Lost() error {
 	if p := j.lost.Load(); p != nil {

@@ -118,7 +118,7 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 	case p.closed:
 		p.mu.Unlock()
 		if err := j.Lost(); err != nil {
-			done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+			done(0, unavailable(err))
 			return
 		}
 		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
@@ -268,7 +268,7 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if err := p.j.Lost(); err != nil {
 		// Stored, perhaps, but in a stream this edge no longer serves.
 		p.j.counters.failed.Add(1)
-		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+		r.done(0, unavailable(err))
 		return
 	}
 	p.j.counters.published.Add(1)
@@ -415,28 +415,29 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 // failAll fails every publish in flight, and every later one, with err
 // (the stream is lost); the replies subscription stays until close.
 func (p *publisher) failAll(err error) {
-	p.mu.Lock()
-	p.closed = true
-	pending := p.pending
-	p.pending = map[uint64]*pubReq{}
-	p.mu.Unlock()
-	for _, r := range pending {
+	for _, r := range p.shut() {
 		p.j.counters.failed.Add(1)
-		r.done(0, fmt.Errorf("%w: %w", ErrUnavailable, err))
+		r.done(0, unavailable(err))
 	}
 }
 
 // close fails every publish in flight.
 func (p *publisher) close() {
-	p.mu.Lock()
-	p.closed = true
-	pending := p.pending
-	p.pending = map[uint64]*pubReq{}
-	p.mu.Unlock()
+	pending := p.shut()
 	if p.sub != nil {
 		_ = p.sub.Unsubscribe()
 	}
 	for _, r := range pending {
 		r.done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
 	}
+}
+
+// shut refuses later publishes and takes the pending ones out.
+func (p *publisher) shut() map[uint64]*pubReq {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	pending := p.pending
+	p.pending = map[uint64]*pubReq{}
+	return pending
 }
