@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestStreamLost: a stream deleted under a running journal, or deleted
@@ -28,6 +30,16 @@ func TestStreamLost(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cfg := j.stream.CachedInfo().Config
+			if recreate {
+				// nats-server removes the account's streams directory
+				// in the background once its last stream is deleted,
+				// racing the creation below ("could not create storage
+				// directory"): a second stream keeps it from being empty.
+				keep := jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep.>"}}
+				if _, err := j.js.CreateStream(ctx, keep); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if err := j.js.DeleteStream(ctx, cfg.Name); err != nil {
 				t.Fatal(err)
 			}
