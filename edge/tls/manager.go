@@ -43,9 +43,10 @@ type Manager struct {
 	static *staticCert // the operator's certificate; nil with ACME
 
 	// With ACME:
-	magic  *certmagic.Config
-	cache  *certmagic.Cache
-	issuer *certmagic.ACMEIssuer
+	magic   *certmagic.Config
+	cache   *certmagic.Cache
+	issuer  *certmagic.ACMEIssuer
+	storage *gatedStorage
 
 	obtained atomic.Uint64 // certificates obtained or renewed; written by certmagic's events
 	failed   atomic.Uint64 // failed attempts to obtain or renew
@@ -95,6 +96,7 @@ func (m *Manager) setupACME() error {
 	if err != nil {
 		return err
 	}
+	m.storage = storage
 	zl := zapLogger(m.log.With("component", "acme"))
 	m.cache = certmagic.NewCache(certmagic.CacheOptions{
 		GetConfigForCert:   func(certmagic.Certificate) (*certmagic.Config, error) { return m.magic, nil },
@@ -262,7 +264,8 @@ func (m *Manager) Stats() Stats {
 }
 
 // Close stops obtaining and renewing certificates and waits for the
-// manager's goroutines. It is idempotent.
+// manager's goroutines; a renewal certmagic still runs after it writes
+// nothing. It is idempotent.
 func (m *Manager) Close() error {
 	m.closeOnce.Do(func() {
 		m.startOnce.Do(func() { close(m.done) }) // never started
@@ -272,6 +275,7 @@ func (m *Manager) Close() error {
 		<-m.done
 		if m.cache != nil {
 			m.cache.Stop()
+			m.storage.close()
 		}
 	})
 	return nil

@@ -184,7 +184,8 @@ func TestStorageLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := newStorage(st.(*fileStorage).Path)
+	dir := st.lockingStorage.(*fileStorage).Path
+	other, err := newStorage(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestStorageLock(t *testing.T) {
 	if err := st.Lock(ctx, "issue_cert_a"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := other.(*fileStorage).TryLock(ctx, "issue_cert_a"); ok || err != nil {
+	if ok, err := other.TryLock(ctx, "issue_cert_a"); ok || err != nil {
 		t.Fatalf("TryLock of a held lock = %v, %v; want false, nil", ok, err)
 	}
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
@@ -213,6 +214,44 @@ func TestStorageLock(t *testing.T) {
 	}
 	if err := other.Unlock(ctx, "issue_cert_a"); err == nil {
 		t.Fatal("Unlock of a lock not held: nil error")
+	}
+}
+
+// TestStorageClosed: once closed, the storage creates nothing (a renewal
+// certmagic still runs after the manager's Close), and says why.
+func TestStorageClosed(t *testing.T) {
+	dir := t.TempDir()
+	st, err := newStorage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.Store(ctx, "certificates/a/a.crt", []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	st.close()
+	for name, err := range map[string]error{
+		"Store":  st.Store(ctx, "certificates/b/b.crt", []byte("after")),
+		"Lock":   st.Lock(ctx, "issue_cert_b"),
+	} {
+		if !errors.Is(err, errStorageClosed) {
+			t.Errorf("%s after close = %v, want %v", name, err, errStorageClosed)
+		}
+	}
+	if ok, err := st.TryLock(ctx, "issue_cert_b"); ok || !errors.Is(err, errStorageClosed) {
+		t.Errorf("TryLock after close = %v, %v", ok, err)
+	}
+	if b, err := st.Load(ctx, "certificates/a/a.crt"); err != nil || string(b) != "before" {
+		t.Errorf("Load after close = %q, %v; reads still work", b, err)
+	}
+	// A renewal cut short by Close still removes its challenge token.
+	if err := st.Delete(ctx, "certificates/a/a.crt"); err != nil || st.Exists(ctx, "certificates/a/a.crt") {
+		t.Errorf("Delete after close = %v; deletes still work", err)
+	}
+	for _, p := range []string{"certificates/b", "locks"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists after close (%v)", p, err)
+		}
 	}
 }
 

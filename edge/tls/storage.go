@@ -32,14 +32,14 @@ type fileStorage struct {
 
 // newStorage returns the storage rooted at dir, creating it with
 // owner-only permissions: it holds private keys.
-func newStorage(dir string) (certmagic.Storage, error) {
+func newStorage(dir string) (*gatedStorage, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tls: cert dir: %w", err)
 	}
-	return &fileStorage{
+	return &gatedStorage{lockingStorage: &fileStorage{
 		FileStorage: &certmagic.FileStorage{Path: dir},
 		held:        make(map[string]*os.File),
-	}, nil
+	}}, nil
 }
 
 // lockPath is the file whose flock stands for the lock name.

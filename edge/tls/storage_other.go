@@ -11,9 +11,9 @@ import (
 
 // newStorage returns certmagic's file storage rooted at dir, with its own
 // lock files (there is no flock here).
-func newStorage(dir string) (certmagic.Storage, error) {
+func newStorage(dir string) (*gatedStorage, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("tls: cert dir: %w", err)
 	}
-	return &certmagic.FileStorage{Path: dir}, nil
+	return &gatedStorage{lockingStorage: &certmagic.FileStorage{Path: dir}}, nil
 }
