@@ -26,7 +26,7 @@ type heldConn struct {
 
 // holdConn dials addr and, unless path is "", sends GET path and reads
 // the response, leaving the connection open; it returns the response.
-func holdConn(t *testing.T, addr, path string) (*heldConn, *http.Response) {
+func holdConn(t *testing.T, addr, path string, header ...string) (*heldConn, *http.Response) {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -39,7 +39,11 @@ func holdConn(t *testing.T, addr, path string) (*heldConn, *http.Response) {
 	}
 	nc.SetDeadline(time.Now().Add(5 * time.Second))
 	defer nc.SetDeadline(time.Time{})
-	if _, err := io.WriteString(nc, "GET "+path+" HTTP/1.1\r\nHost: edge\r\n\r\n"); err != nil {
+	req := "GET " + path + " HTTP/1.1\r\nHost: edge\r\n"
+	for _, h := range header {
+		req += h + "\r\n"
+	}
+	if _, err := io.WriteString(nc, req+"\r\n"); err != nil {
 		t.Fatalf("request: %v", err)
 	}
 	resp, err := http.ReadResponse(h.br, nil)
@@ -117,11 +121,12 @@ func TestEdgeClosesIdleHTTPConnections(t *testing.T) {
 
 // TestEdgeConnectionsPerIP holds connections_per_ip connections open
 // from 127.0.0.1: the next WebSocket upgrade and the next HTTP request
-// get 429 with a JSON body and are closed; once one held connection
-// closes, a new one is served again.
+// get 429 with a JSON body and are closed (readable with CORS from an
+// allowed origin, as the browser client's probe needs); once one held
+// connection closes, a new one is served again.
 func TestEdgeConnectionsPerIP(t *testing.T) {
 	const limit = 20
-	cfg := writeEdgeConfig(t, "limits:\n  connections_per_ip: 20\n")
+	cfg := writeEdgeConfig(t, "limits:\n  connections_per_ip: 20\nallowed_origins: [app.example.com]\n")
 	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
 	held := make([]*heldConn, 0, limit)
 	held = append(held, nil) // the WebSocket below is one of them
@@ -152,6 +157,13 @@ func TestEdgeConnectionsPerIP(t *testing.T) {
 	}
 	if err := extra.closedByServer(5 * time.Second); err != nil {
 		t.Fatalf("connection refused with 429 not closed: %v", err)
+	}
+	for origin, want := range map[string]string{"https://app.example.com": "https://app.example.com", "https://other.example.com": ""} {
+		_, resp := holdConn(t, e.addr, "/v2?appkey=demo", "Origin: "+origin)
+		if got := resp.Header.Get("Access-Control-Allow-Origin"); resp.StatusCode != http.StatusTooManyRequests || got != want {
+			t.Fatalf("the browser's probe from %s past the limit: %s, Access-Control-Allow-Origin %q; want 429 and %q",
+				origin, resp.Status, got, want)
+		}
 	}
 
 	// Connections that were open before the limit was reached still work.

@@ -52,7 +52,7 @@ const (
 // TLS, prepares the certificates; nothing is served before run.
 func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
 	l := &listeners{srv: srv, log: lg,
-		peers: newPeerLimit(cmp.Or(cfg.Limits.ConnectionsPerIP, defaultConnectionsPerIP)),
+		peers: newPeerLimit(cmp.Or(cfg.Limits.ConnectionsPerIP, defaultConnectionsPerIP), srv),
 		idle:  cmp.Or(time.Duration(cfg.Limits.IdleTimeout), defaultIdleTimeout),
 	}
 	main, err := l.listen(cfg.ListenAddr())

@@ -24,16 +24,19 @@ const defaultConnectionsPerIP = 1000
 // answered with 429 and a JSON body, and the connection closed.
 type peerLimit struct {
 	max int // most connections per address; 0: no limit
+	// refuse answers a request past the limit (the RTM server's, so that
+	// a page of an allowed origin can read why with CORS).
+	refuse func(w http.ResponseWriter, r *http.Request, status int, code, reason string)
 
 	mu   sync.Mutex         // guards open
 	open map[netip.Addr]int // open connections by source address
 }
 
-func newPeerLimit(max int) *peerLimit {
+func newPeerLimit(max int, srv *server.Server) *peerLimit {
 	if max < 0 {
 		max = 0
 	}
-	return &peerLimit{max: max, open: make(map[netip.Addr]int)}
+	return &peerLimit{max: max, refuse: srv.RefuseRequest, open: make(map[netip.Addr]int)}
 }
 
 // listener wraps ln so that its connections are counted.
@@ -137,6 +140,6 @@ func (p *peerLimit) handler(h http.Handler) http.Handler {
 		}
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
-		server.Refuse(w, http.StatusTooManyRequests, "too_many_connections", "too many connections open from this address")
+		p.refuse(w, r, http.StatusTooManyRequests, "too_many_connections", "too many connections open from this address")
 	})
 }

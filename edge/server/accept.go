@@ -18,12 +18,13 @@ func Refuse(w http.ResponseWriter, status int, code, reason string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "reason": reason})
 }
 
-// refuse is Refuse for a request to the WebSocket endpoint. A browser
-// hides why a WebSocket handshake failed, so the browser client fetches
-// the same URL to read the refusal; from a page of another origin it may
-// read it only with CORS, which it gets when its origin may connect
+// RefuseRequest is Refuse for a request to the WebSocket endpoint, or one
+// refused before it got there (the listener's per-address limit). A
+// browser hides why a WebSocket handshake failed, so the browser client
+// fetches the same URL to read the refusal; from a page of another origin
+// it may read it only with CORS, which it gets when its origin may connect
 // (allowed_origins). The request is a simple GET, so no preflight.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, code, reason string) {
+func (s *Server) RefuseRequest(w http.ResponseWriter, r *http.Request, status int, code, reason string) {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		w.Header().Add("Vary", "Origin")
 		if websocket.OriginAllowed(r, s.acceptOptions()) {
@@ -55,18 +56,18 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 			reason = "missing appkey query parameter"
 		}
 		s.countRefusal(rtm.CodeInvalidAppkey)
-		s.refuse(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
+		s.RefuseRequest(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
 		return
 	}
 	if !s.enter() {
 		s.countRefusal(rtm.CodeUnavailable)
-		s.refuse(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
 		s.countRefusal(codeTooManyConnections)
-		s.refuse(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
 		return
 	}
 	ws, err := websocket.Accept(w, r, s.acceptOptions())
