@@ -231,8 +231,8 @@ func TestStorageClosed(t *testing.T) {
 	}
 	st.close()
 	for name, err := range map[string]error{
-		"Store":  st.Store(ctx, "certificates/b/b.crt", []byte("after")),
-		"Lock":   st.Lock(ctx, "issue_cert_b"),
+		"Store": st.Store(ctx, "certificates/b/b.crt", []byte("after")),
+		"Lock":  st.Lock(ctx, "issue_cert_b"),
 	} {
 		if !errors.Is(err, errStorageClosed) {
 			t.Errorf("%s after close = %v, want %v", name, err, errStorageClosed)
