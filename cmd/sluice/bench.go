@@ -1,6 +1,6 @@
 package main
 
-// sluice bench: the load generator (wasm/loadgen) against any RTM v2
+// sluice bench: the load generator (cmd/sluice/loadgen) against any RTM v2
 // endpoint.
 
 import (
@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // benchFlags are the flags of bench.

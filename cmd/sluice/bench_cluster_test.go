@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // startJournalEdges starts n edges serving the demo app whose log of

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // edgeProbes picks how to watch the edge: its memory and CPU from /proc

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/shared/websocket"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // startSoakEdge serves the demo app with its /metrics, as `sluice edge`

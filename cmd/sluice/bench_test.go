@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // startBenchEdge serves the demo app on a loopback port with the given

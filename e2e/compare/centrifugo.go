@@ -11,7 +11,7 @@ import (
 
 	"github.com/centrifugal/centrifuge-go"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // centrifugoDriver drives Centrifugo through its Go client, so the load

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // Centrifugo's history in the cluster scenarios, to keep about what a

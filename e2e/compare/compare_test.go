@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

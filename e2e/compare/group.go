@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // group is one deployment of a system under test: its server processes

@@ -5,7 +5,7 @@
 //
 // It is its own Go module so that the product's go.mod does not depend on
 // the peer. Both servers run as child processes on loopback; the load
-// generator (wasm/loadgen) runs in this process and reads each server's
+// generator (cmd/sluice/loadgen) runs in this process and reads each server's
 // memory and CPU time from /proc (Linux only).
 package main
 
@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // options are the command's flags.

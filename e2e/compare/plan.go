@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // The scenarios, in the order of the table.

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // centrifugoModule is the peer measured, built with `go install`.

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/wasm/client"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // sluiceLimits are the limits every benchmarked edge runs with: raised so

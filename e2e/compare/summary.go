@@ -7,7 +7,7 @@ import (
 	"slices"
 	"text/tabwriter"
 
-	"github.com/sluicehq/sluice/wasm/loadgen"
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
 
 // metric is one row of the summary: a figure of both systems, and the

@@ -1,8 +1,10 @@
 // Package client is the Go client of Sluice: one WebSocket to an edge
 // speaking RTM v2, kept up across network failures. It is portable Go,
 // tested natively and compiled to WebAssembly for browsers (where a thin
-// layer exports it to JavaScript), and it is what `sluice pub/sub/read`
-// use.
+// layer exports it to JavaScript), and it is what `sluice pub/sub/read`,
+// the load generator (cmd/sluice/loadgen) and the end-to-end tests use.
+// It lives under wasm/ with the browser build because everything there
+// must build for js/wasm; the native-only load generator does not.
 //
 //	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})
 //	pos, err := c.Publish(ctx, "chat", map[string]any{"text": "hi"})

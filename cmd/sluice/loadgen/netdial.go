@@ -1,5 +1,3 @@
-//go:build !js
-
 package loadgen
 
 import "github.com/sluicehq/sluice/wasm/client"
