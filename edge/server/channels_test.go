@@ -25,6 +25,10 @@ func TestChannelFloodBounded(t *testing.T) {
 	e := startEdge(t, func(o *server.Options) {
 		o.StoreOptions.StoreBytes = limit
 		o.Limits.RequestsPerSecond = 1 << 20
+		// The healthy subscriber reads nothing until the flood is over, so
+		// it cannot answer pings: on a loaded machine the flood outlasts
+		// the default 30 s interval and the edge would rightly drop it.
+		o.Limits.PingInterval = time.Hour
 		a := testApp()
 		a.MaxChannels = -1 // the store limit alone bounds the flood
 		o.Apps = []*app.App{a}
