@@ -27,6 +27,7 @@ func decodeFast(body []byte, v any) error {
 	switch b := v.(type) {
 	case *rtm.PublishBody:
 		if b != nil && b.Channel == "" && b.Message == nil {
+			p.shared = true
 			return p.publish(b)
 		}
 	case *rtm.ChannelBody:
@@ -51,10 +52,12 @@ func decodeFast(body []byte, v any) error {
 		}
 	case *rtm.ReadReply:
 		if b != nil && b.Position == "" && b.Message == nil {
+			p.shared = true
 			return p.readReply(b)
 		}
 	case *rtm.SubscriptionData:
 		if b != nil && b.SubscriptionID == "" && b.Position == "" && b.Messages == nil {
+			p.shared = true
 			return p.data(b)
 		}
 	}

@@ -2,6 +2,7 @@ package json_test
 
 import (
 	"errors"
+	"runtime"
 	"reflect"
 	"strings"
 	"testing"
@@ -277,5 +278,39 @@ func TestFastPathStrings(t *testing.T) {
 	want := map[string]any{"a": "x\ny", "b": strings.Repeat("z", 5000), "c": "é", "d": ""}
 	if !reflect.DeepEqual(b.Message, want) {
 		t.Fatalf("decoded %q, want %q", b.Message, want)
+	}
+}
+
+// TestFastPathManyStrings checks message strings past the first block of
+// string headers and bytes, which later chunks hold, across a collection:
+// each keeps its own text, and the interfaces holding them work as any
+// string's.
+func TestFastPathManyStrings(t *testing.T) {
+	t.Parallel()
+	var want []any
+	var body strings.Builder
+	body.WriteString(`{"channel":"c","message":[`)
+	for i := range 100 {
+		s := strings.Repeat(string(rune('a'+i%26)), i*7) + "é"
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		body.WriteString(`"` + s + `"`)
+		want = append(want, s)
+	}
+	body.WriteString(`]}`)
+	var b rtm.PublishBody
+	if err := json.DecodeFast([]byte(body.String()), &b); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	got := b.Message.([]any)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded strings differ")
+	}
+	for i, v := range got {
+		if s, ok := v.(string); !ok || s != want[i] || v != want[i] {
+			t.Fatalf("message %d is %T %q, want %q", i, v, v, want[i])
+		}
 	}
 }

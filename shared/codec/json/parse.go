@@ -23,21 +23,11 @@ import (
 type parser struct {
 	b []byte
 	i int
-	// arena holds the bytes of the strings of message values: one
-	// allocation for all the keys and strings of a message instead of
-	// one each. Its strings alias it (unsafe.String), which is safe
-	// because nothing writes to bytes once a string was made of them;
-	// they keep the chunk alive, which is at most the body's size and
-	// lives as long as the message.
-	arena []byte
+	arenas
 }
 
 // errLibrary sends a body to the library path.
 var errLibrary = errors.New("json: body left to the library")
-
-// arenaChunk is the most an arena chunk takes beyond the string at hand,
-// so that a large body of numbers does not cost a buffer of its size.
-const arenaChunk = 4 << 10
 
 func (p *parser) space() {
 	for p.i < len(p.b) {
@@ -155,79 +145,6 @@ func escapeLen(s []byte) int {
 		}
 	}
 	return 0
-}
-
-// text reads a string literal into a string of its own, for the string
-// fields of a body, which outlive the message (a channel name may become a
-// key of the store).
-func (p *parser) text() (string, error) {
-	start := p.i + 1
-	end, plain, err := p.scanString()
-	if err != nil {
-		return "", err
-	}
-	if plain {
-		return string(p.b[start:end]), nil
-	}
-	buf, err := unescape(make([]byte, 0, end-start), p.b[start:end])
-	return string(buf), err
-}
-
-// textOrNull reads a string field: a string, or null, which leaves it "".
-func (p *parser) textOrNull(dst *string) error {
-	switch p.peek() {
-	case '"':
-		s, err := p.text()
-		*dst = s
-		return err
-	case 'n':
-		return p.literal("null")
-	}
-	return errLibrary
-}
-
-// arenaString reads a string literal into the arena.
-func (p *parser) arenaString() (string, error) {
-	start := p.i + 1
-	end, plain, err := p.scanString()
-	if err != nil {
-		return "", err
-	}
-	if plain {
-		return p.arenaCopy(p.b[start:end]), nil
-	}
-	p.reserve(end - start) // unescaped text is never longer
-	at := len(p.arena)
-	if p.arena, err = unescape(p.arena, p.b[start:end]); err != nil {
-		return "", err
-	}
-	return p.seal(at), nil
-}
-
-// arenaCopy copies text that needs no unescaping into the arena.
-func (p *parser) arenaCopy(text []byte) string {
-	if len(text) == 0 {
-		return ""
-	}
-	p.reserve(len(text))
-	at := len(p.arena)
-	p.arena = append(p.arena, text...)
-	return p.seal(at)
-}
-
-// reserve makes room for n more bytes in the arena's chunk.
-func (p *parser) reserve(n int) {
-	if cap(p.arena)-len(p.arena) < n {
-		p.arena = make([]byte, 0, n+min(len(p.b)-p.i, arenaChunk))
-	}
-}
-
-// seal returns the arena's bytes from at as a string, and caps the chunk
-// there so that no later append can write to them.
-func (p *parser) seal(at int) string {
-	s := p.arena[at:]
-	p.arena = p.arena[len(p.arena):len(p.arena):cap(p.arena)]
-	return unsafe.String(unsafe.SliceData(s), len(s))
 }
 
 // unescape appends the text of the escaped literal text s (without its
@@ -381,7 +298,8 @@ func (p *parser) value(depth int) (any, error) {
 	case '[':
 		return p.arrayValue(depth)
 	case '"':
-		return p.arenaString()
+		s, err := p.arenaString()
+		return p.box(s), err
 	case 't':
 		return true, p.literal("true")
 	case 'f':
