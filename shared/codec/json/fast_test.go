@@ -2,8 +2,8 @@ package json_test
 
 import (
 	"errors"
-	"runtime"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
