@@ -187,13 +187,13 @@ func TestSystemsForDurable(t *testing.T) {
 		}
 		return strings.Join(n, ",")
 	}
-	if got := names(systemsFor(spec{topo: durableNode}, both)); got != durableSystem+",sluice" {
+	if got := names(systemsFor(&options{floor: true}, spec{topo: durableNode}, both)); got != durableSystem+",sluice" {
 		t.Errorf("durable scenario runs %q", got)
 	}
-	if got := names(systemsFor(spec{topo: durableNode}, both[1:])); got != "" {
+	if got := names(systemsFor(&options{floor: true}, spec{topo: durableNode}, both[1:])); got != "" {
 		t.Errorf("durable scenario without sluice runs %q", got)
 	}
-	if got := names(systemsFor(spec{topo: twoNodes}, both)); got != "sluice,centrifugo" {
+	if got := names(systemsFor(&options{floor: true}, spec{topo: twoNodes}, both)); got != "sluice,centrifugo" {
 		t.Errorf("cluster scenario runs %q", got)
 	}
 }

@@ -53,6 +53,8 @@ type options struct {
 	repo              string
 	sluiceBin         string
 	centrifugoBin     string
+	floor             bool
+	floorBin          string
 	redisBin          string
 	replicas          int
 	profileDir        string
@@ -109,6 +111,7 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs.BoolVar(&o.centrifugoJSON, "centrifugo-json", false, "use Centrifugo's JSON protocol instead of protobuf")
 	fs.StringVar(&o.repo, "repo", "../..", "the Sluice tree to build `sluice` from")
 	fs.StringVar(&o.sluiceBin, "sluice-bin", "", "a sluice binary to use instead of building one")
+	fs.BoolVar(&o.floor, "floor", true, "also run the floor (./floor: the least a server can do for these clients) in the unbatched scenarios, and report CPU per delivery as a ratio to it")
 	fs.StringVar(&o.centrifugoBin, "centrifugo-bin", "", "a Centrifugo v6 binary (default: built once into the user cache)")
 	fs.StringVar(&o.redisBin, "redis-bin", "/usr/bin/redis-server", "redis-server for Centrifugo's engine in the cluster scenarios ("+redisApt+")")
 	fs.IntVar(&o.replicas, "sluice-replicas", 2, "replicas of the stream of the two-edge Sluice cluster (1 or 2)")
@@ -231,6 +234,13 @@ func prepare(ctx context.Context, o *options, specs []spec, systems []system, er
 			return err
 		}
 	}
+	if o.floor && slices.ContainsFunc(specs, func(sp spec) bool { return sp.floor }) {
+		fmt.Fprintln(errw, "building the floor")
+		if o.floorBin, err = buildFloor(ctx, o.repo, dir); err != nil {
+			os.RemoveAll(dir)
+			return err
+		}
+	}
 	if o.profileDir != "" {
 		return os.MkdirAll(o.profileDir, 0o755)
 	}
@@ -252,7 +262,7 @@ func runAll(ctx context.Context, o *options, specs []spec, systems []system, out
 	var all []outcome
 	for _, sp := range specs {
 		for round := range o.rounds {
-			order := systemsFor(sp, systems)
+			order := systemsFor(o, sp, systems)
 			if round%2 == 1 {
 				order = reversed(order)
 			}
@@ -287,6 +297,11 @@ func reversed(s []system) []system {
 
 // runOne starts a system, runs one scenario on it and stops it.
 func runOne(ctx context.Context, o *options, sys system, sp spec, errw io.Writer) (*loadgen.Result, error) {
+	if sp.codec != "" {
+		withCodec := *o
+		withCodec.sluiceCodec = sp.codec
+		o = &withCodec
+	}
 	g, drv, err := sys.start(ctx, o, sp.topo)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
@@ -13,6 +14,11 @@ const (
 	fanoutRate = "fanout-rate"
 	channels   = "channels"
 	idle       = "idle"
+	// What the apps of Satori's SDKs run (issue 19): Sluice's clients
+	// speak JSON, each publisher keeps one acknowledged publish in
+	// flight, and the floor runs too.
+	fanoutRateJSON = "fanout-rate-json"
+	channelsJSON   = "channels-json"
 	// Two nodes of each system (issue 13): the fanout scenarios with the
 	// subscribers split over both, the channels scenario across them,
 	// and the channels scenario on a durable edge against the in-memory
@@ -27,7 +33,7 @@ const (
 // the four add about 7 minutes (measured: 6m43s for three rounds, each
 // JetStream cluster formed anew) and need Redis; --only cluster runs
 // them.
-var scenarioNames = []string{fanoutMax, fanoutRate, channels, idle}
+var scenarioNames = []string{fanoutMax, fanoutRate, channels, idle, fanoutRateJSON, channelsJSON}
 
 // clusterNames are the scenarios --only cluster stands for.
 var clusterNames = []string{fanoutCluster, fanoutClusterRate, channelsCluster, channelsDurable}
@@ -38,6 +44,13 @@ type spec struct {
 	title string
 	cfg   loadgen.Config
 	topo  topology // how the systems are deployed for it
+	// codec is the codec of the Sluice (and floor) clients; "" is
+	// --sluice-codec's.
+	codec string
+	// floor: the scenario is unbatched (each message leaves in writes of
+	// its own), and the floor runs it too, so that each system's CPU per
+	// delivery is reported as a ratio to the floor's.
+	floor bool
 }
 
 // plan returns the scenarios to run.
@@ -49,15 +62,21 @@ func plan(o *options) ([]spec, error) {
 	all := map[string]spec{}
 	c := base
 	c.Scenario, c.Publishers, c.Subscribers = loadgen.Fanout, 1, o.fanoutSubscribers
-	all[fanoutMax] = spec{fanoutMax, fmt.Sprintf("1 publisher at max rate, %d subscribers, %d-byte messages", c.Subscribers, o.size), c, oneNode}
+	all[fanoutMax] = spec{name: fanoutMax, title: fmt.Sprintf("1 publisher at max rate, %d subscribers, %d-byte messages", c.Subscribers, o.size), cfg: c}
 	c.Rate = o.fanoutRate
-	all[fanoutRate] = spec{fanoutRate, fmt.Sprintf("1 publisher at %g msgs/s, %d subscribers", o.fanoutRate, c.Subscribers), c, oneNode}
+	all[fanoutRate] = spec{name: fanoutRate, title: fmt.Sprintf("1 publisher at %g msgs/s, %d subscribers", o.fanoutRate, c.Subscribers), cfg: c, floor: true}
+	c.Inflight = 1
+	all[fanoutRateJSON] = spec{name: fanoutRateJSON, title: fmt.Sprintf("1 publisher at %g msgs/s, 1 publish in flight, %d subscribers; Sluice in JSON", o.fanoutRate, c.Subscribers),
+		cfg: c, codec: "json", floor: true}
 	c = base
 	c.Scenario, c.Publishers, c.Channels, c.Subscribers = loadgen.Channels, o.channelPublishers, o.channels, o.channels*o.perChannel
-	all[channels] = spec{channels, fmt.Sprintf("%d channels x %d subscribers, %d publishers", o.channels, o.perChannel, o.channelPublishers), c, oneNode}
+	all[channels] = spec{name: channels, title: fmt.Sprintf("%d channels x %d subscribers, %d publishers", o.channels, o.perChannel, o.channelPublishers), cfg: c}
+	c.Inflight = 1
+	all[channelsJSON] = spec{name: channelsJSON, title: fmt.Sprintf("%d channels x %d subscribers, %d publishers with 1 publish in flight each; Sluice in JSON", o.channels, o.perChannel, o.channelPublishers),
+		cfg: c, codec: "json", floor: true}
 	c = base
 	c.Scenario, c.Subscribers = loadgen.Idle, o.idle
-	all[idle] = spec{idle, fmt.Sprintf("%d subscribed connections held (and the ramp to them)", o.idle), c, oneNode}
+	all[idle] = spec{name: idle, title: fmt.Sprintf("%d subscribed connections held (and the ramp to them)", o.idle), cfg: c}
 	for name, sp := range clusterPlan(all) {
 		all[name] = sp
 	}
@@ -93,7 +112,7 @@ func plan(o *options) ([]spec, error) {
 func clusterPlan(all map[string]spec) map[string]spec {
 	two := func(from, title string) spec {
 		sp := all[from]
-		return spec{title: sp.title + ", " + title, cfg: sp.cfg, topo: twoNodes}
+		return spec{title: sp.title + ", " + title, cfg: sp.cfg, topo: twoNodes, codec: sp.codec}
 	}
 	out := map[string]spec{
 		fanoutCluster:     two(fanoutMax, "2 nodes: publisher on node 1, subscribers split"),
@@ -110,10 +129,14 @@ func clusterPlan(all map[string]spec) map[string]spec {
 }
 
 // systemsFor returns the systems a scenario runs on: those asked for,
+// and the floor after them for the scenarios it runs (unless --floor=false),
 // but the durable scenario compares a durable Sluice edge with the
 // in-memory one (when Sluice is asked for at all).
-func systemsFor(sp spec, systems []system) []system {
+func systemsFor(o *options, sp spec, systems []system) []system {
 	if sp.topo != durableNode {
+		if sp.floor && o.floor {
+			return append(slices.Clip(systems), floorSystem())
+		}
 		return systems
 	}
 	for _, s := range systems {

@@ -33,6 +33,10 @@ var metrics = []metric{
 	{fanoutMax, "server cpu per delivery", cpuPerDelivery, micros, atMostRatio(1.0 / 3), true},
 	{fanoutRate, "p99 latency", p99, loadgen.Millis, atMostRatio(0.5), true},
 	{channels, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(2), true},
+	// JSON clients, one publish in flight (issue 19's targets).
+	{channelsJSON, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(1.5), true},
+	{channelsJSON, "server cpu per delivery", cpuPerDelivery, micros, atMostRatio(0.6), true},
+	{fanoutRateJSON, "p99 latency", p99, loadgen.Millis, atMostRatio(0.5), true},
 	{idle, "server rss per connection", rssPerConn, bytesText, idleMemory, false},
 	{idle, "ramp connections/s", connectRate, loadgen.Count, rampRate, false},
 	{fanoutMax, "p99 latency", p99, loadgen.Millis, nil, false},
@@ -40,6 +44,10 @@ var metrics = []metric{
 	{fanoutRate, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
 	{channels, "p99 latency", p99, loadgen.Millis, nil, false},
 	{channels, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
+	{channelsJSON, "p99 latency", p99, loadgen.Millis, nil, false},
+	{channelsJSON, "publish ack p99", ackP99, loadgen.Millis, nil, false},
+	{fanoutRateJSON, "delivered msgs/s", deliverRate, loadgen.Count, nil, false},
+	{fanoutRateJSON, "server cpu per delivery", cpuPerDelivery, micros, nil, false},
 	// Two nodes each (the cluster scenarios).
 	{fanoutCluster, "delivered msgs/s", deliverRate, loadgen.Count, atLeastRatio(3), true},
 	{fanoutClusterRate, "p99 latency", p99, loadgen.Millis, atMostRatio(0.5), true},
@@ -131,6 +139,7 @@ func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) in
 	if len(peers) > 0 || len(durable) == 0 {
 		fmt.Fprintln(w, "== Side by side (medians over rounds; same machine, same run, loopback)")
 		missed += writeTable(w, peers, metrics, all, "sluice", "centrifugo")
+		missed += writeFloorTable(w, peers, all, "sluice", "centrifugo")
 	}
 	if len(durable) > 0 {
 		fmt.Fprintln(w, "== Durable edge (--data-dir) vs the in-memory edge (medians over rounds)")

@@ -390,9 +390,27 @@ func (c *conn) wakeWriter() { c.wakeDue = true }
 
 // wakeIfDue wakes the writer for the work wakeWriter noted. For the
 // reader goroutine only.
+//
+// When no writer runs, the reader makes the writer's pass itself: the
+// replies of the requests it just handled leave without a goroutine
+// started for them and a scheduler hop to it, which were most of what an
+// edge added between a request and its reply for a client with one
+// request in flight. A writer goroutine takes over only when one pass
+// does not finish the work (more data ready, or a Wake meanwhile), so
+// the reader goes back to reading after one pass.
 func (c *conn) wakeIfDue() {
-	if c.wakeDue {
-		c.wakeDue = false
+	if !c.wakeDue {
+		return
+	}
+	c.wakeDue = false
+	if !c.writer.CompareAndSwap(writerIdle, writerRunning) {
 		c.Wake()
+		return
+	}
+	w := writers.Get().(*writer)
+	done := c.writePass(w)
+	w.release()
+	if !done {
+		go c.writeLoop() // the writer's state stays writerRunning: it is the writer now
 	}
 }

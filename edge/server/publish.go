@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
@@ -86,7 +87,9 @@ func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, e
 			c.pubHandles = make(map[string]*store.Channel)
 		}
 		h = c.srv.store.Channel(storeKey(c.app, channel))
-		c.pubHandles[channel] = h
+		// A copy: a decoded body's strings may share one buffer with
+		// its message (the JSON codec's), which the key would keep.
+		c.pubHandles[strings.Clone(channel)] = h
 	}
 	pos, err := h.AppendWithin(payload, c.app.ChannelLimit())
 	if err != nil {

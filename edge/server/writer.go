@@ -46,49 +46,57 @@ var writers = sync.Pool{New: func() any {
 // the close frame and marks the writer stopped for good.
 func (c *conn) writeLoop() {
 	w := writers.Get().(*writer)
-	defer func() {
-		clear(w.items)
-		w.items, w.out = w.items[:0], w.out[:0]
-		writers.Put(w)
-	}()
-	for {
-		c.writer.Store(writerRunning)
-		if c.ctx.Err() != nil {
-			c.finish()
-			return
-		}
-		subs := c.takeWork(w)
-		err := c.writeItems(w)
-		if err != nil {
-			// The ends of subscriptions this pass did not get to: they are
-			// out of c.live already, and nothing else closes their cursors
-			// (or stops an aggregate view's ticker). Close is idempotent.
-			for i := range w.items {
-				if end := w.items[i].end; end != nil {
-					end.close()
-				}
+	defer w.release()
+	for !c.writePass(w) {
+	}
+}
+
+// release returns a writer's state to the pool.
+func (w *writer) release() {
+	clear(w.items)
+	w.items, w.out = w.items[:0], w.out[:0]
+	writers.Put(w)
+}
+
+// writePass is one pass of the writer, run by whoever holds the writer
+// state (writerRunning): a writer goroutine, or the reader (wakeIfDue).
+// It reports whether the writer is done: idle with nothing left to send,
+// or stopped.
+func (c *conn) writePass(w *writer) bool {
+	c.writer.Store(writerRunning)
+	if c.ctx.Err() != nil {
+		c.finish()
+		return true
+	}
+	subs := c.takeWork(w)
+	err := c.writeItems(w)
+	if err != nil {
+		// The ends of subscriptions this pass did not get to: they are
+		// out of c.live already, and nothing else closes their cursors
+		// (or stops an aggregate view's ticker). Close is idempotent.
+		for i := range w.items {
+			if end := w.items[i].end; end != nil {
+				end.close()
 			}
-		}
-		for _, sub := range subs {
-			if err != nil {
-				break
-			}
-			err = c.pump(w, sub)
-		}
-		if err == nil {
-			err = c.flush(w)
-		}
-		if err != nil {
-			continue
-		}
-		// Arming fails for a cursor with data ready, and the swap fails
-		// when Wake came meanwhile (a reply, a new subscription): either
-		// way another pass follows. So a pass that sent something needs
-		// no second pass to find nothing.
-		if c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle) {
-			return
 		}
 	}
+	for _, sub := range subs {
+		if err != nil {
+			break
+		}
+		err = c.pump(w, sub)
+	}
+	if err == nil {
+		err = c.flush(w)
+	}
+	if err != nil {
+		return false
+	}
+	// Arming fails for a cursor with data ready, and the swap fails
+	// when Wake came meanwhile (a reply, a new subscription): either
+	// way another pass follows. So a pass that sent something needs
+	// no second pass to find nothing.
+	return c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle)
 }
 
 // finish sends the close frame, once, and stops the writer for good.

@@ -98,8 +98,13 @@ func (primitives) AppendMapKey(dst []byte, i int, k string) ([]byte, error) {
 	return append(appendString(separate(dst, i), k), ':'), nil
 }
 
-// appendOther writes body with encoding/json, or nothing for null.
+// appendOther writes body with encoding/json, or nothing for null. The
+// replies an edge sends most are written by hand instead, to the same
+// bytes (replies.go).
 func appendOther(dst []byte, body any) ([]byte, error) {
+	if out, ok := appendReply(dst, body); ok {
+		return out, nil
+	}
 	j, err := json.Marshal(body)
 	if err != nil {
 		return dst, fmt.Errorf("json: encode %T body: %w", body, err)
@@ -149,26 +154,38 @@ const hexDigits = "0123456789abcdef"
 // quotes, backslashes, control characters and U+2028/U+2029 (which break
 // JavaScript), and replaces invalid UTF-8 with U+FFFD; unlike it, it leaves
 // <, > and & alone, which JSON does not require.
-func appendString(dst []byte, s string) []byte {
+func appendString(dst []byte, s string) []byte { return appendQuoted(dst, s, false) }
+
+// appendLibraryString writes s exactly as encoding/json's Marshal does:
+// <, > and & escaped too, and \b and \f in their short forms. Bodies that
+// were marshalled by the library before they were written by hand
+// (replies.go) keep their bytes.
+func appendLibraryString(dst []byte, s string) []byte { return appendQuoted(dst, s, true) }
+
+func appendQuoted(dst []byte, s string, library bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && !(library && (c == '<' || c == '>' || c == '&')) {
 				i++
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
-			case '\n':
+			case c == '\n':
 				dst = append(dst, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				dst = append(dst, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				dst = append(dst, '\\', 't')
+			case library && c == '\b':
+				dst = append(dst, '\\', 'b')
+			case library && c == '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}

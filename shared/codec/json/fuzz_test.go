@@ -17,3 +17,32 @@ func FuzzDecodeJSON(f *testing.F) {
 		[]byte(`[1,{"action":"a"}]`),
 	)
 }
+
+// FuzzFastPath is the differential test of the fast paths of Decode and
+// DecodeBody: for any bytes as a frame, Decode gives what its library
+// path alone gives, and as a body, for every body type, so does
+// DecodeBody: the same value, or the same error code and reason. Its
+// committed corpus is in testdata/fuzz/FuzzFastPath.
+func FuzzFastPath(f *testing.F) {
+	for _, b := range fastBodies {
+		f.Add([]byte(b.body))
+	}
+	for _, b := range leftToLibrary {
+		f.Add([]byte(b.body))
+	}
+	for _, frame := range codectest.Seeds(f, c) {
+		if env, err := c.Decode(frame); err == nil {
+			f.Add(env.Body)
+		}
+	}
+	for _, frame := range codectest.Seeds(f, c) {
+		f.Add(frame)
+	}
+	for _, frame := range fastFrames {
+		f.Add([]byte(frame))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sameFrameAsLibrary(t, b)
+		sameAsLibrary(t, b)
+	})
+}

@@ -32,7 +32,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	seen := 0
 	for f[i] != '}' {
 		keyEnd := skipString(f, i)
-		key := pduKey(f[i:keyEnd])
+		key := pduKeyLiteral(f[i:keyEnd])
 		i = skipSpace(f, skipSpace(f, keyEnd)+1) // past the ':'
 		end := skipValue(f, i)
 		if key != 0 {
@@ -146,8 +146,9 @@ func unquote(lit []byte, action bool) (string, error) {
 	return s, nil
 }
 
-// pduKey names a key literal; keys written with escapes are unescaped first.
-func pduKey(lit []byte) int {
+// pduKeyLiteral names a key literal; keys written with escapes are
+// unescaped first.
+func pduKeyLiteral(lit []byte) int {
 	name := lit[1 : len(lit)-1]
 	if bytes.IndexByte(name, '\\') >= 0 {
 		var s string
@@ -156,15 +157,7 @@ func pduKey(lit []byte) int {
 		}
 		name = []byte(s)
 	}
-	switch string(name) {
-	case "action":
-		return keyAction
-	case "id":
-		return keyID
-	case "body":
-		return keyBody
-	}
-	return 0
+	return pduKey(name)
 }
 
 func skipSpace(f []byte, i int) int {
