@@ -6,8 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/wasm/client"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 // floorSystem runs the floor (./floor): the least a server can do for

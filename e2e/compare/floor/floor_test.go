@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/wasm/client"
-	"github.com/sluicehq/sluice/wasm/loadgen"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
