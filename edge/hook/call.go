@@ -164,6 +164,17 @@ func (h *Hooks) ask(ctx context.Context, name, url string, req any) (*Answer, er
 	return &a, nil
 }
 
+// Failed turns an answer the caller could not use (a role the app does
+// not have, a replacement message that does not decode) into a failure:
+// it is counted as one instead of as the allowance it was, and the
+// answer is the one OnFailure gives.
+func (h *Hooks) Failed(name string) (allow bool, reason string) {
+	c := &h.calls[hookIndex[name]]
+	c.allowed.Add(^uint64(0))
+	c.failed.Add(1)
+	return h.failAllows(), h.failReason(name)
+}
+
 func (h *Hooks) failAllows() bool { return h.cfg.OnFailure == FailAllow }
 
 // failReason is what a client is told of a hook that failed and denied:
