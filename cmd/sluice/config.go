@@ -107,6 +107,9 @@ type AppConfig struct {
 	// Each at least 16 bytes (use random ones: openssl rand -hex 16).
 	// Default none: the API refuses this app.
 	APIKeys []string `yaml:"api_keys,omitempty"`
+	// Hooks are the app backend's URLs the edge asks and posts events to
+	// (see HooksConfig, in config_hooks.go). Default none.
+	Hooks HooksConfig `yaml:"hooks,omitempty"`
 	// Roles by name. Every connection starts with the "default" role; when
 	// it is not listed, the default role has no permissions and clients
 	// must authenticate before they can do anything.
@@ -437,6 +440,7 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	}
 	a.JWT = key
 	a.APIKeys = slices.Clone(ac.APIKeys)
+	a.Hooks = ac.Hooks.build()
 	for name, rc := range ac.Roles {
 		a.Roles[name] = &app.Role{Name: name, Secret: rc.Secret, Permissions: app.Permissions{
 			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe),
