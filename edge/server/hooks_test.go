@@ -109,7 +109,9 @@ func (b *appBackend) read(t *testing.T, r *http.Request, v any) {
 func (b *appBackend) config(onFailure hook.Failure) *hook.Config {
 	return &hook.Config{
 		Connect: b.srv.URL + "/connect", Subscribe: b.srv.URL + "/subscribe", Publish: b.srv.URL + "/publish",
-		Secret: hookSecret, Timeout: 100 * time.Millisecond, OnFailure: onFailure,
+		// Long enough for a loaded machine running -race: the hooks that
+		// time out are the ones that never answer.
+		Secret: hookSecret, Timeout: 2 * time.Second, OnFailure: onFailure,
 		Events: hook.EventsConfig{URL: b.srv.URL + "/events", Flush: -1},
 	}
 }
@@ -140,6 +142,16 @@ func (e *edge) dialHooked(t *testing.T, token string) (*rawClient, int, string) 
 	}
 	t.Cleanup(func() { ws.CloseNow() })
 	return &rawClient{t: t, ws: ws}, http.StatusSwitchingProtocols, ""
+}
+
+// mustDialHooked is dialHooked for a connection the hook allows.
+func (e *edge) mustDialHooked(t *testing.T, token string) *rawClient {
+	t.Helper()
+	c, status, code := e.dialHooked(t, token)
+	if c == nil {
+		t.Fatalf("dial with token %q refused: %d %s", token, status, code)
+	}
+	return c
 }
 
 func TestConnectHookDecides(t *testing.T) {
@@ -201,7 +213,7 @@ func TestSubscribeAndPublishHooks(t *testing.T) {
 	t.Parallel()
 	b := startBackend(t)
 	e := startHookedEdge(t, b, hook.FailDeny)
-	c, _, _ := e.dialHooked(t, "admin")
+	c := e.mustDialHooked(t, "admin")
 	deny := c.expectError("rtm/subscribe", 1, map[string]any{"channel": "private.x"}, "authorization_denied")
 	if deny["reason"] != "members only" {
 		t.Fatalf("subscribe denial reason %v, want the backend's", deny["reason"])
@@ -259,8 +271,8 @@ func TestOccupancyAndDisconnectEvents(t *testing.T) {
 	t.Parallel()
 	b := startBackend(t)
 	e := startHookedEdge(t, b, hook.FailDeny)
-	alice, _, _ := e.dialHooked(t, "admin")
-	other, _, _ := e.dialHooked(t, "admin")
+	alice := e.mustDialHooked(t, "admin")
+	other := e.mustDialHooked(t, "admin")
 	alice.expectOK("rtm/subscribe", 1, map[string]any{"channel": "room"})
 	ev, data := b.nextEvent(t)
 	if ev.Kind != hook.KindChannelOccupied || data["channel"] != "room" || ev.Appkey != "test" || ev.ID == "" {
