@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -310,6 +309,3 @@ func (s *Server) disconnected(c *conn) {
 // backend disconnected (the server API's disconnect): in the range RFC
 // 6455 leaves to applications, so clients tell it from the edge's own.
 const StatusBackendDisconnect websocket.StatusCode = 4000
-
-// errNoTarget is a backend request naming neither a connection nor a user.
-var errNoTarget = errors.New("server: name a connection or a user")
