@@ -49,7 +49,8 @@ type Options struct {
 	// IdempotencyKeys bounds how many keys are remembered, over all apps;
 	// past it the oldest are forgotten first. Default 100,000.
 	IdempotencyKeys int
-	// Now is the clock of the idempotency window; default time.Now.
+	// Now is the clock of the idempotency window and of the rate limit;
+	// default time.Now.
 	Now func() time.Time
 	// Logger receives internal errors; default slog.Default().
 	Logger *slog.Logger
@@ -95,7 +96,7 @@ func New(srv *server.Server, opts *Options) *Handler {
 		maxBody: maxBody,
 		window:  newWindow(cmp.Or(opts.IdempotencyWindow, DefaultIdempotencyWindow), cmp.Or(opts.IdempotencyKeys, DefaultIdempotencyKeys), now),
 		log:     cmp.Or(opts.Logger, slog.Default()),
-		limits:  newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst),
+		limits:  newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
 	}
 }
 

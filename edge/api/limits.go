@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/time/rate"
 )
@@ -17,11 +18,12 @@ import (
 type limiters struct {
 	rps    int
 	burst  int
+	now    func() time.Time // Options.Now: the buckets refill on it
 	perApp map[string]*rate.Limiter
 }
 
-func newLimiters(appKeys []string, rps, burst int) *limiters {
-	l := &limiters{rps: rps, burst: burst}
+func newLimiters(appKeys []string, rps, burst int, now func() time.Time) *limiters {
+	l := &limiters{rps: rps, burst: burst, now: now}
 	if rps <= 0 {
 		return l
 	}
@@ -41,12 +43,13 @@ func (l *limiters) allow(appKey string) *Error {
 	if lim == nil {
 		return nil
 	}
-	r := lim.Reserve()
-	d := r.Delay()
+	at := l.now()
+	r := lim.ReserveN(at, 1)
+	d := r.DelayFrom(at)
 	if d == 0 {
 		return nil
 	}
-	r.Cancel() // a refused request takes no token
+	r.CancelAt(at) // a refused request takes no token
 	return &Error{Status: http.StatusTooManyRequests, Code: CodeTooManyRequests,
 		Reason: "more than " + itoa(int64(l.rps)) + " API requests per second for this app (bursts of " + itoa(int64(l.burst)) +
 			"); slow down or raise limits.api_requests_per_second",

@@ -4,15 +4,18 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/api"
 )
 
 func TestRateLimitPerApp(t *testing.T) {
 	t.Parallel()
-	// One request a second with a burst of 3: the fourth at once is
-	// refused (refill is far slower than these requests).
-	e := startEdge(t, &api.Options{RequestsPerSecond: 1, RequestBurst: 3})
+	// One request a second with a burst of 3, on a clock that moves only
+	// when the test says: the fourth is refused, and a second later one
+	// more is allowed.
+	clk := &clock{t: time.Unix(1_800_000_000, 0)}
+	e := startEdge(t, &api.Options{RequestsPerSecond: 1, RequestBurst: 3, Now: clk.now})
 	for range 3 {
 		e.ok(t, "info", alphaKey, `{}`)
 	}
@@ -23,6 +26,9 @@ func TestRateLimitPerApp(t *testing.T) {
 	}
 	// Each app has its own bucket.
 	e.ok(t, "info", betaKey, `{}`)
+	clk.add(time.Second)
+	e.ok(t, "info", alphaKey, `{}`)
+	e.call(t, "info", alphaKey, `{}`).refused(t, http.StatusTooManyRequests, "too_many_requests")
 	// A wrong key is refused before the limit, and not counted in it.
 	e.call(t, "info", "wrong-key-0123456789", `{}`).refused(t, http.StatusUnauthorized, "authentication_failed")
 }
