@@ -34,15 +34,19 @@ var Kinds = []string{KindChannelOccupied, KindChannelVacated, KindDisconnect, Ki
 
 // Event is one event as a backend receives it, in a Batch.
 type Event struct {
-	// ID is unique per event (the edge's run, then a sequence number):
+	// ID is unique per event (Edge, then a sequence number):
 	// delivery is at least once, so a backend that must not act twice
 	// remembers the ids it has seen.
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	// Time is when it happened, in milliseconds since the Unix epoch.
-	Time   int64           `json:"time"`
-	Appkey string          `json:"appkey"`
-	Data   json.RawMessage `json:"data"`
+	Time   int64  `json:"time"`
+	Appkey string `json:"appkey"`
+	// Edge names the edge that posted it (the prefix of its connection
+	// ids): in a cluster each edge posts its own channel_occupied and
+	// channel_vacated, which a backend counts per edge.
+	Edge string          `json:"edge"`
+	Data json.RawMessage `json:"data"`
 }
 
 // Batch is the body of an events post: events in the order they happened.
@@ -80,14 +84,16 @@ var (
 	ErrClosed      = errors.New("hook: events sender closed; event dropped")
 )
 
+// eventSeq numbers the events of every app of the process, so that an
+// id (edge, then number) is unique whichever app it is for.
+var eventSeq atomic.Uint64
+
 // Events posts one app's events to its backend; see the package doc. Its
 // goroutine runs from New to Close.
 type Events struct {
 	h      *Hooks
 	cfg    EventsConfig
 	kinds  map[string]bool
-	run    string // the edge run's prefix of event ids
-	seq    atomic.Uint64
 	wake   chan struct{} // capacity 1: Post tells the loop there is work
 	quit   chan struct{} // closed by Close: deliver what is queued, then end
 	cancel context.CancelFunc
@@ -117,7 +123,6 @@ func newEvents(h *Hooks, cfg EventsConfig) *Events {
 	e := &Events{
 		h: h, cfg: cfg,
 		kinds: make(map[string]bool, len(cfg.Kinds)),
-		run:   strconv.FormatUint(rand.Uint64()>>16, 36),
 		wake:  make(chan struct{}, 1),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
@@ -148,8 +153,8 @@ func (e *Events) Post(kind string, data any) error {
 	if err != nil {
 		return fmt.Errorf("hook: event %s: %w", kind, err)
 	}
-	ev := Event{ID: e.run + "-" + strconv.FormatUint(e.seq.Add(1), 10), Kind: kind,
-		Time: time.Now().UnixMilli(), Appkey: e.h.appkey, Data: raw}
+	ev := Event{ID: e.h.edge + "-" + strconv.FormatUint(eventSeq.Add(1), 10), Kind: kind,
+		Time: time.Now().UnixMilli(), Appkey: e.h.appkey, Edge: e.h.edge, Data: raw}
 	e.mu.Lock()
 	switch {
 	case e.ended:

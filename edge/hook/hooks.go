@@ -3,6 +3,8 @@ package hook
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
+	"strconv"
 	"net"
 	"net/http"
 	"time"
@@ -12,6 +14,7 @@ import (
 // without hooks: every question is allowed, every event skipped.
 type Hooks struct {
 	appkey string
+	edge   string // Options.Edge
 	cfg    Config
 	client *http.Client
 	events *Events // nil without an events URL
@@ -19,17 +22,35 @@ type Hooks struct {
 	calls  [3]callCounters // by hookIndex
 }
 
+// Options are what an edge tells New beyond an app's Config. A nil
+// *Options, and every zero field, means the documented default.
+type Options struct {
+	// Edge names the edge in events (Event.Edge) and prefixes their ids;
+	// default a random name per New.
+	Edge string
+	// Logger receives the failures; default slog.Default().
+	Logger *slog.Logger
+}
+
 // New returns the hooks of the app appkey, or nil when cfg sets no URL.
 // With an events URL it starts the sender's goroutine: Close stops it.
-func New(appkey string, cfg *Config, log *slog.Logger) (*Hooks, error) {
+func New(appkey string, cfg *Config, opts *Options) (*Hooks, error) {
 	if cfg == nil || !cfg.any() {
 		return nil, nil
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	edge := opts.Edge
+	if edge == "" {
+		edge = strconv.FormatUint(rand.Uint64()>>16, 36)
 	}
 	// A transport of the app's own: its idle connections to the backend
 	// are kept for the next call (a TLS handshake per hook call would
@@ -44,7 +65,7 @@ func New(appkey string, cfg *Config, log *slog.Logger) (*Hooks, error) {
 		TLSHandshakeTimeout:   cfg.timeout(),
 		ExpectContinueTimeout: time.Second,
 	}
-	h := &Hooks{appkey: appkey, cfg: *cfg, client: &http.Client{Transport: tr,
+	h := &Hooks{appkey: appkey, edge: edge, cfg: *cfg, client: &http.Client{Transport: tr,
 		// A hook's URL is the app's, not a redirect's target: a redirect
 		// is an answer that is not 2xx, a failure.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

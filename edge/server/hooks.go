@@ -50,7 +50,7 @@ func (s *Server) startHooks(apps []*app.App) error {
 	s.hk.occupied = make(map[string]*occupancy)
 	s.hk.run = strconv.FormatUint(rand.Uint64()>>24, 36)
 	for _, a := range apps {
-		h, err := hook.New(a.Key, a.Hooks, s.log)
+		h, err := hook.New(a.Key, a.Hooks, &hook.Options{Edge: s.hk.run, Logger: s.log})
 		if err != nil {
 			s.closeHooks(context.Background())
 			return fmt.Errorf("server: app %q: hooks: %w", a.Key, err)

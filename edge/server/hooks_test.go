@@ -290,7 +290,8 @@ func TestOccupancyAndDisconnectEvents(t *testing.T) {
 		t.Fatalf("second event %+v %v, want channel_vacated room", ev, data)
 	}
 	ev, data = b.nextEvent(t)
-	if ev.Kind != hook.KindDisconnect || data["user"] != "alice" || data["code"] != float64(1000) || data["connection"] == "" {
+	if ev.Kind != hook.KindDisconnect || data["user"] != "alice" || data["code"] != float64(1000) ||
+		ev.Edge == "" || !strings.HasPrefix(data["connection"].(string), ev.Edge+".") {
 		t.Fatalf("third event %+v %v, want alice's disconnect", ev, data)
 	}
 	select {
