@@ -4,9 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"strconv"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
