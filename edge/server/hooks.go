@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -156,19 +157,7 @@ func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App,
 	return nil, false
 }
 
-func joinValues(vs []string) string {
-	if len(vs) == 1 {
-		return vs[0]
-	}
-	out := ""
-	for i, v := range vs {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
-	}
-	return out
-}
+func joinValues(vs []string) string { return strings.Join(vs, ", ") }
 
 // connectHookRole names the role of a connection whose connect hook gave
 // explicit permissions.
@@ -258,7 +247,9 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 // occupancy counts an app's live subscriptions per channel on this edge,
 // to post channel_occupied at a channel's first and channel_vacated at
 // its last. mu is held while an event is posted, so that a channel's
-// events are queued in the order its counts changed.
+// events are queued in the order its counts changed. Lock order: conn.mu
+// (a connection's end closes its subscriptions under it) before
+// occupancy.mu before the events sender's.
 type occupancy struct {
 	events *hook.Events
 	mu     sync.Mutex     // guards subs

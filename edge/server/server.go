@@ -7,7 +7,7 @@
 // goroutine), which handles requests one at a time so replies leave in
 // request order, and its writer, which drains the reply queue and the
 // subscriptions' cursors. Lock order: Server.mu before conn.grant.mu
-// before conn.mu.
+// before conn.mu before occupancy.mu (hooks.go).
 package server
 
 import (
