@@ -107,6 +107,9 @@ type AppConfig struct {
 	// Each at least 16 bytes (use random ones: openssl rand -hex 16).
 	// Default none: the API refuses this app.
 	APIKeys []string `yaml:"api_keys,omitempty"`
+	// Hooks are the app backend's URLs the edge asks and posts events to
+	// (see HooksConfig, in config_hooks.go). Default none.
+	Hooks HooksConfig `yaml:"hooks,omitempty"`
 	// Roles by name. Every connection starts with the "default" role; when
 	// it is not listed, the default role has no permissions and clients
 	// must authenticate before they can do anything.
@@ -359,9 +362,9 @@ func uniqueAPIKeys(apps []*app.App) error {
 func (c *Config) checkScalars() error {
 	l := c.Limits
 	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond, l.RequestBurst,
-		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute}
+		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute, l.APIRequestsPerSecond, l.APIRequestBurst}
 	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second", "request_burst",
-		"auth_failures_per_connection", "auth_failures_per_minute"} {
+		"auth_failures_per_connection", "auth_failures_per_minute", "api_requests_per_second", "api_request_burst"} {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}
@@ -437,6 +440,7 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	}
 	a.JWT = key
 	a.APIKeys = slices.Clone(ac.APIKeys)
+	a.Hooks = ac.Hooks.build()
 	for name, rc := range ac.Roles {
 		a.Roles[name] = &app.Role{Name: name, Secret: rc.Secret, Permissions: app.Permissions{
 			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe),

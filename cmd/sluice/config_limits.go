@@ -47,6 +47,14 @@ type LimitsConfig struct {
 	// channels as it loads, a client resubscribing after a reconnect.
 	// Default twice requests_per_second.
 	RequestBurst int `yaml:"request_burst,omitempty"`
+	// APIRequestsPerSecond bounds each app's server API requests (POST
+	// /api/<method>), on average: a token bucket per app over all its
+	// keys; past it, requests get 429 too_many_requests with
+	// Retry-After. Default 0: no limit (a backend holds the app's key).
+	APIRequestsPerSecond int `yaml:"api_requests_per_second,omitempty"`
+	// APIRequestBurst is that bucket's size. Default twice
+	// api_requests_per_second.
+	APIRequestBurst int `yaml:"api_request_burst,omitempty"`
 	// AuthFailuresPerConnection: the last failed authentication a
 	// connection may make is answered, then the connection is closed
 	// (1008). Default 5.

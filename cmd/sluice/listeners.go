@@ -64,7 +64,12 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 		main.Close()
 		return nil, err
 	}
-	backend := api.New(srv, &api.Options{Logger: lg})
+	backend := api.New(srv, &api.Options{Logger: lg,
+		RequestsPerSecond: cfg.Limits.APIRequestsPerSecond, RequestBurst: cfg.Limits.APIRequestBurst})
+	if err := m.WatchAPI(backend); err != nil {
+		main.Close()
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
 	mainMux.Handle(api.Prefix, backend)
 	if err := l.openAdmin(cfg, m, backend); err != nil {
 		main.Close()

@@ -49,10 +49,17 @@ type Options struct {
 	// IdempotencyKeys bounds how many keys are remembered, over all apps;
 	// past it the oldest are forgotten first. Default 100,000.
 	IdempotencyKeys int
-	// Now is the clock of the idempotency window; default time.Now.
+	// Now is the clock of the idempotency window and of the rate limit;
+	// default time.Now.
 	Now func() time.Time
 	// Logger receives internal errors; default slog.Default().
 	Logger *slog.Logger
+	// RequestsPerSecond bounds each app's API requests, on average (a
+	// token bucket per app, over all its keys); past it requests get 429
+	// too_many_requests with Retry-After. Default 0: no limit.
+	RequestsPerSecond int
+	// RequestBurst is the bucket's size; default twice RequestsPerSecond.
+	RequestBurst int
 }
 
 // Handler serves /api/<method>. It is safe for concurrent use.
@@ -62,6 +69,8 @@ type Handler struct {
 	maxBody int64
 	window  *window
 	log     *slog.Logger
+	limits  *limiters
+	counts  requestCounts
 }
 
 // New returns the API of srv, authenticating with its apps' API keys.
@@ -87,6 +96,7 @@ func New(srv *server.Server, opts *Options) *Handler {
 		maxBody: maxBody,
 		window:  newWindow(cmp.Or(opts.IdempotencyWindow, DefaultIdempotencyWindow), cmp.Or(opts.IdempotencyKeys, DefaultIdempotencyKeys), now),
 		log:     cmp.Or(opts.Logger, slog.Default()),
+		limits:  newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
 	}
 }
 
@@ -97,42 +107,58 @@ func (h *Handler) MaxBodyBytes() int64 { return h.maxBody }
 const Prefix = "/api/"
 
 // ServeHTTP checks, in order: the HTTP method (405), the API key (401), the
-// API method (404), the body's size (413); then the method decodes the
-// body (400) and answers.
+// app's rate limit (429), the API method (404), the body's size (413);
+// then the method decodes the body (400) and answers. Every answer is
+// counted (Stats).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	name, _ := strings.CutPrefix(r.URL.Path, Prefix)
+	m, known := methods[name]
+	label := name
+	if !known {
+		label = "unknown"
+	}
+	appKey, code := h.serve(w, r, name, m)
+	h.counts.add(appKey, label, code)
+}
+
+// serve answers a request and returns its app and code, for the counts.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, name string, m method) (appKey, code string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		return "", h.refuse(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
 			Reason: "the API takes POST requests with a JSON body"})
-		return
 	}
 	appKey, err := h.keys.authenticate(r.Header)
 	if err != nil {
-		writeError(w, err)
-		return
+		return "", h.refuse(w, err)
 	}
-	name, _ := strings.CutPrefix(r.URL.Path, Prefix)
-	m, ok := methods[name]
-	if !ok {
-		writeError(w, &Error{Status: http.StatusNotFound, Code: CodeUnknownMethod,
+	if e := h.limits.allow(appKey); e != nil {
+		return appKey, h.refuse(w, e)
+	}
+	if m == nil {
+		return appKey, h.refuse(w, &Error{Status: http.StatusNotFound, Code: CodeUnknownMethod,
 			Reason: "no API method " + quote(name) + "; the methods are " + methodList})
-		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			writeError(w, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeRequestTooLarge,
+			return appKey, h.refuse(w, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeRequestTooLarge,
 				Reason: "the request body is larger than " + itoa(h.maxBody) + " bytes"})
-			return
 		}
-		writeError(w, &Error{Status: http.StatusBadRequest, Code: CodeInvalidFormat, Reason: "the request body could not be read"})
-		return
+		return appKey, h.refuse(w, &Error{Status: http.StatusBadRequest, Code: CodeInvalidFormat, Reason: "the request body could not be read"})
 	}
 	out, err := m(h, r, appKey, body)
 	if err != nil {
-		h.fail(w, name, err)
-		return
+		return appKey, h.fail(w, name, err)
 	}
 	writeJSON(w, http.StatusOK, out)
+	return appKey, "ok"
+}
+
+// refuse answers err and returns its code.
+func (h *Handler) refuse(w http.ResponseWriter, err error) string {
+	e, _ := asError(err)
+	writeError(w, e)
+	return e.Code
 }

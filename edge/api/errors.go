@@ -18,6 +18,7 @@ const (
 	CodeRequestTooLarge      = "request_too_large"
 	CodeIdempotencyMismatch  = "idempotency_key_reused"
 	CodeInternal             = "internal_error"
+	CodeTooManyRequests      = string(rtm.CodeTooManyRequests)
 )
 
 // Error is an API refusal: the HTTP status and the body's code and reason.
@@ -25,6 +26,8 @@ type Error struct {
 	Status int
 	Code   string
 	Reason string
+
+	retryAfter int // seconds, for Retry-After on a 429; 0: none
 }
 
 func (e *Error) Error() string { return "api: " + e.Code + ": " + e.Reason }
@@ -61,17 +64,20 @@ func asError(err error) (e *Error, ok bool) {
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Reason: "the edge failed to serve the request; see its logs"}, false
 }
 
-// fail answers a method's error, logging internal ones.
-func (h *Handler) fail(w http.ResponseWriter, method string, err error) {
+// fail answers a method's error, logging internal ones, and returns its
+// code.
+func (h *Handler) fail(w http.ResponseWriter, method string, err error) string {
 	e, ok := asError(err)
 	if !ok {
 		h.log.Error("api: method failed", "method", method, "err", err)
 	}
 	writeError(w, e)
+	return e.Code
 }
 
 func writeError(w http.ResponseWriter, err error) {
 	e, _ := asError(err)
+	setRetryAfter(w, e)
 	writeJSON(w, e.Status, &ErrorBody{Error: e.Code, Reason: e.Reason})
 }
 

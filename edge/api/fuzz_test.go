@@ -25,9 +25,10 @@ func FuzzRequest(f *testing.F) {
 		`{"channel":"c","message":{"a":[1,2.5,"x",null,true]}}`,
 		`{"channels":["a","b"],"message":1,"idempotency_key":"k"}`,
 		`{"channel":"c","position":"1:2"}`,
+		`{"user":"alice","reason":"banned"}`, `{"connection":"x.1","channel":"c"}`,
 		`{}`, ``, `[]`, `{"channel":"c","channel":"d"}`, "{\"channel\":\"\xff\"}",
 	} {
-		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels"} {
+		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels", "disconnect", "unsubscribe"} {
 			f.Add(m, seed)
 		}
 	}

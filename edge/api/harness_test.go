@@ -44,6 +44,7 @@ func testApps() []*app.App {
 // edge is a real edge (RTM at /v2, the API at /api/) on a loopback port.
 type edge struct {
 	srv *server.Server
+	api *api.Handler
 	url string // http://127.0.0.1:PORT
 }
 
@@ -81,7 +82,8 @@ func startEdge(t testing.TB, opts *api.Options) *edge {
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	mux := http.NewServeMux()
 	mux.Handle("/v2", srv)
-	mux.Handle(api.Prefix, api.New(srv, opts))
+	h := api.New(srv, opts)
+	mux.Handle(api.Prefix, h)
 	hs := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -91,7 +93,7 @@ func startEdge(t testing.TB, opts *api.Options) *edge {
 		}
 		hs.Close()
 	})
-	return &edge{srv: srv, url: hs.URL}
+	return &edge{srv: srv, api: h, url: hs.URL}
 }
 
 // answer is an HTTP answer: its status and its JSON body.

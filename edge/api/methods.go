@@ -15,12 +15,14 @@ import (
 type method func(h *Handler, r *http.Request, appKey string, body []byte) (any, error)
 
 var methods = map[string]method{
-	"publish":   (*Handler).publish,
-	"broadcast": (*Handler).broadcast,
-	"read":      (*Handler).read,
-	"info":      (*Handler).info,
-	"history":   (*Handler).history,
-	"channels":  (*Handler).channels,
+	"publish":     (*Handler).publish,
+	"broadcast":   (*Handler).broadcast,
+	"read":        (*Handler).read,
+	"info":        (*Handler).info,
+	"history":     (*Handler).history,
+	"channels":    (*Handler).channels,
+	"disconnect":  (*Handler).disconnect,
+	"unsubscribe": (*Handler).unsubscribe,
 }
 
 // methodList names the methods, for the reason of unknown_method.

@@ -6,6 +6,7 @@ package app
 import (
 	"time"
 
+	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -39,6 +40,9 @@ type App struct {
 	// (edge/api); several so that a key can be rotated without downtime.
 	// Each is at least MinAPIKeyBytes long. None: the API refuses the app.
 	APIKeys []string
+	// Hooks are the app backend's URLs the edge asks (connect, subscribe,
+	// publish) and posts events to; nil: none.
+	Hooks *hook.Config
 	// Roles by name; the "default" role applies before authentication.
 	Roles map[string]*Role
 	// Channels are retention rules, the first whose pattern matches wins;

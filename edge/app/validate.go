@@ -82,6 +82,9 @@ func (a *App) Validate() error {
 			return fmt.Errorf("jwt: %w", err)
 		}
 	}
+	if err := a.Hooks.Validate(); err != nil {
+		return fmt.Errorf("hooks.%w", err)
+	}
 	return a.validateAPIKeys()
 }
 

@@ -12,7 +12,7 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Names returns the names of the edge's own metrics (not the Go runtime's
 // or the process's), sorted, for the test that the README documents them.
 func Names() []string {
-	all := append(append([]metric(nil), serverMetrics...), certExpiry, obtained, certFailed)
+	all := append(append(append([]metric(nil), serverMetrics...), hookMetrics...), apiRequests, certExpiry, obtained, certFailed)
 	names := []string{"sluice_build_info", "sluice_server_first_delivery_latency_seconds"}
 	for _, m := range all {
 		names = append(names, m.name)

@@ -8,7 +8,8 @@
 // message, by the first subscriber's writer).
 //
 // Names follow sluice_<subsystem>_<name>_<unit>, with counters ending in
-// _total; the subsystems are server (connections and traffic), store (the
+// _total; the subsystems are server (connections and traffic), hook (the
+// apps' hooks and events), store (the
 // channel buffers), journal (the log of a durable or clustered edge) and
 // tls (certificates). The README lists them all, and
 // a test checks that it does.
@@ -89,6 +90,9 @@ func (m *Metrics) FirstDelivery() prometheus.Histogram { return m.firstDelivery 
 
 // Watch exports srv's counters and those of its store.
 func (m *Metrics) Watch(srv *server.Server) error {
+	if err := m.reg.Register(&hookCollector{srv: srv}); err != nil {
+		return err
+	}
 	return m.reg.Register(newServerCollector(srv))
 }
 

@@ -70,6 +70,12 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
 		return
 	}
+	id := s.newConnID()
+	grant, ok := s.connectHook(w, r, a, id)
+	if !ok {
+		s.leave()
+		return
+	}
 	ws, err := websocket.Accept(w, r, s.acceptOptions())
 	if err != nil {
 		// Accept has answered a bad handshake or a forbidden origin.
@@ -82,6 +88,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	}
 	s.counters.connectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
+	c.applyConnect(id, grant)
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
@@ -91,6 +98,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		defer s.untrack(c)
 		defer s.codecClosed(c.ci)
 		c.run()
+		s.disconnected(c)
 	}()
 }
 

@@ -40,7 +40,8 @@ type conn struct {
 	ci      int // index of codec in codecs
 	op      websocket.Opcode
 	remote  string
-	peer    string // remote's address without port: the key of per-address limits
+	peer    string   // remote's address without port: the key of per-address limits
+	who     identity // set before the connection runs (hooks.go)
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -119,6 +120,9 @@ type subscription struct {
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).
 	since int64
+	// vacate uncounts the subscription from its channel's occupancy
+	// (hooks.go); nil for an app without events.
+	vacate func()
 }
 
 // close closes the subscription's cursor and stops its view's ticker.
@@ -126,6 +130,9 @@ func (s *subscription) close() {
 	s.cursor.Close()
 	if s.view != nil {
 		s.view.stop()
+	}
+	if s.vacate != nil {
+		s.vacate()
 	}
 }
 

@@ -36,6 +36,9 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	}
 	var size int
 	var err error
+	if b.Message, err = c.askPublish(b.Channel, b.Message); err != nil {
+		return nil, err
+	}
 	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.ci, c.srv.payloadCodecs(c.ci))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {

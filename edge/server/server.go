@@ -7,7 +7,7 @@
 // goroutine), which handles requests one at a time so replies leave in
 // request order, and its writer, which drains the reply queue and the
 // subscriptions' cursors. Lock order: Server.mu before conn.grant.mu
-// before conn.mu.
+// before conn.mu before occupancy.mu (hooks.go).
 package server
 
 import (
@@ -44,6 +44,7 @@ type Server struct {
 	log       *slog.Logger
 	firstSeen Observer // Options.FirstDelivery; nil: not measured
 	authLimit *authLimiter
+	hk        hookState // the apps' hooks (hooks.go)
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -91,6 +92,9 @@ func New(opts *Options) (*Server, error) {
 		}
 		s.apps[a.Key] = a
 		s.traffic[a.Key] = &appTraffic{}
+	}
+	if err := s.startHooks(opts.Apps); err != nil {
+		return nil, err
 	}
 	s.origins = opts.AllowedOrigins
 	if len(s.origins) == 0 {
@@ -230,6 +234,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		err = ErrShutdown
 	}
+	// After the connections, so that their disconnect events are queued.
+	s.closeHooks(ctx)
 	if s.ownStore {
 		s.store.Close()
 	}

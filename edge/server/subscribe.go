@@ -41,6 +41,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err := c.checkQuota(id, b.Force); err != nil {
 		return nil, err
 	}
+	if err := c.askSubscribe(b.Channel, id); err != nil {
+		return nil, err
+	}
 	start, err := subscribeStart(&b)
 	if err != nil {
 		return nil, err
@@ -65,7 +68,11 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
 		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
+	c.occupy(sub) // before the writer has it, which may end it
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
+		if sub.vacate != nil {
+			sub.vacate()
+		}
 		return nil, err
 	}
 	if sv != nil {

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/edge/server"
+)
+
+// readmeBlock returns the first fenced block of lang after marker in the
+// README.
+func readmeBlock(t *testing.T, marker, lang string) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("README has no %q", marker)
+	}
+	_, block, ok := strings.Cut(rest, "```"+lang+"\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
+		t.Fatalf("README has no %s block after %q", lang, marker)
+	}
+	return block
+}
+
+// TestReadmeNodeBackend runs the README's Node backend with node against
+// a real edge configured with the README's hooks example, and checks what
+// the README says it does.
+func TestReadmeNodeBackend(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("this test runs the README's Node backend with node (`make test` installs it with npm when run as root; or apt-get install nodejs): %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "backend.js"), []byte(readmeBlock(t, "A backend in Node", "js")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // for node to listen on
+	const secret = "hook-secret-change-me-0123456789"
+	cmd := exec.Command("node", "backend.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SLUICE_HOOK_SECRET="+secret, "PORT="+strconv.Itoa(port))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		for sc := bufio.NewScanner(out); sc.Scan(); {
+			lines <- sc.Text()
+		}
+	}()
+	backend := "127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, err := net.Dial("tcp", backend); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node backend.js never listened on %s", backend)
+		}
+	}
+
+	yaml := strings.ReplaceAll(readmeBlock(t, "## Hooks into the app", "yaml"), "127.0.0.1:3000", backend)
+	cfg, err := parseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatalf("the README's hooks config: %v", err)
+	}
+	opts, err := cfg.ServerOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	})
+	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/v2?appkey=chat&token="
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	if _, resp, err := websocket.Dial(ctx, url+"forged", nil); err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a forged token: %v %v, want 403", resp, err)
+	}
+	ws, _, err := websocket.Dial(ctx, url+"token-of-alice", nil)
+	if err != nil {
+		t.Fatalf("alice: %v", err)
+	}
+	defer ws.CloseNow()
+	request := func(frame string) map[string]any {
+		t.Helper()
+		if err := ws.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p map[string]any
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if p := request(`{"action":"rtm/subscribe","id":1,"body":{"channel":"private.bob"}}`); p["action"] != "rtm/subscribe/error" {
+		t.Fatalf("alice subscribing to private.bob: %v", p)
+	}
+	if p := request(`{"action":"rtm/subscribe","id":2,"body":{"channel":"private.alice"}}`); p["action"] != "rtm/subscribe/ok" {
+		t.Fatalf("alice subscribing to private.alice: %v", p)
+	}
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"action":"rtm/publish","body":{"channel":"private.alice","message":"hi"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, data, err := ws.Read(ctx)
+	if err != nil || !strings.Contains(string(data), `"messages":[{"from":"alice","said":"hi"}]`) {
+		t.Fatalf("alice's hi arrived as %s (%v)", data, err)
+	}
+	if err := ws.Close(websocket.StatusNormalClosure, "bye"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][]string{
+		{` channel_occupied {"channel":"private.alice"}`},
+		{` channel_vacated {"channel":"private.alice"}`},
+		{` disconnect {"connection":`, `"user":"alice","code":1000}`},
+	} {
+		select {
+		case line := <-lines:
+			for _, w := range want {
+				if !strings.Contains(line, w) {
+					t.Fatalf("backend printed %q, want %q", line, w)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("backend printed no %q", want[0])
+		}
+	}
+}
