@@ -145,14 +145,14 @@ func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App,
 		return ans, true
 	case err != nil:
 		s.countRefusal(rtm.CodeUnavailable)
-		s.refuse(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), ans.Reason)
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), ans.Reason)
 	default:
 		s.countRefusal(rtm.CodeAuthorizationDenied)
 		reason := ans.Reason
 		if reason == "" {
 			reason = "the app refused this connection"
 		}
-		s.refuse(w, r, http.StatusForbidden, string(rtm.CodeAuthorizationDenied), reason)
+		s.RefuseRequest(w, r, http.StatusForbidden, string(rtm.CodeAuthorizationDenied), reason)
 	}
 	return nil, false
 }
