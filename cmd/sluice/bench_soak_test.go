@@ -55,11 +55,15 @@ func TestBenchSoakAgainstEdge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("soak: %v (errors %v)", err, res.Errors)
 	}
-	if res.Published < 300 || res.Lost+res.Duplicates+res.Reordered != 0 || res.Expected < 5*res.Published {
+	// The floors below are far under what the run's rates give (about 810
+	// publishes, 54 kills and 11 samples) since a loaded 2-core machine
+	// running -race gets a fraction of them (243 publishes and 3 samples
+	// at load 25); what is checked is that kills and resumes happened
+	// amid publishing and lost, repeated and reordered nothing.
+	if res.Published < 100 || res.Lost+res.Duplicates+res.Reordered != 0 || res.Expected < 5*res.Published {
 		t.Errorf("published %d, owed %d: lost %d dup %d reordered %d", res.Published, res.Expected, res.Lost, res.Duplicates, res.Reordered)
 	}
-	// 20 kills a second for the warm-up and window: about 54.
-	if res.Killed < 20 {
+	if res.Killed < 5 {
 		t.Errorf("%d subscribers killed, want about 54", res.Killed)
 	}
 	// A kill being seen as a lost connection by its client (more may be
@@ -74,7 +78,7 @@ func TestBenchSoakAgainstEdge(t *testing.T) {
 		}
 	}
 	rs := res.Resources
-	if rs == nil || len(rs.Samples) < 5 || rs.RSS == nil || rs.Goroutines == nil {
+	if rs == nil || len(rs.Samples) < 2 || rs.RSS == nil || rs.Goroutines == nil {
 		t.Fatalf("resources %+v, want RSS and goroutines sampled every 0.25 s", rs)
 	}
 	// The edge runs in this process: its goroutines include the
