@@ -28,6 +28,9 @@ type feed struct {
 	applyMu sync.Mutex
 	cc      jetstream.ConsumeContext // the current consumer's
 	gen     int                      // the current consumer's generation; older ones' messages are dropped
+	// verified names the consumer (nats.go's ordered consumer renames
+	// each recreation) a stream check has vouched for: see verify.go.
+	verified string
 	// handles caches store handles by subject.
 	handles map[string]*store.Channel
 	// progress is when the feed last applied a message (or started), in
@@ -39,10 +42,22 @@ type feed struct {
 	caught chan struct{}
 	once   sync.Once
 
-	mu      sync.Mutex // guards applied, waiters and closed; a leaf lock
+	// kick asks the watchdog for a stream check now (buffered, 1).
+	kick chan struct{}
+
+	mu      sync.Mutex // guards the fields below; a leaf lock
 	applied uint64
 	waiters waitHeap
 	closed  bool
+	// owners[seq%ownerRing] is which publish of this journal the feed
+	// applied at seq (verify.go); unverified are the waiters whose
+	// sequence it applied but cannot vouch for, until a stream check
+	// that started after their acknowledgment (checks counts those
+	// started, confirmed is the last that found the stream unchanged).
+	owners     []owner
+	unverified []waiter
+	checks     uint64
+	confirmed  uint64
 }
 
 // feedHeartbeat is how often JetStream tells an idle feed it is alive.
@@ -112,7 +127,10 @@ func (f *feed) consume(ctx context.Context, from uint64) error {
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) { f.apply(gen, m) }, jetstream.PullHeartbeat(feedHeartbeat),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			// The consumer is being recreated, perhaps because the
+			// stream was: look at it now, not at the next tick.
 			f.j.log.Warn("journal feed: recovering", "err", err)
+			f.kickCheck()
 		}))
 	if err != nil {
 		return fmt.Errorf("journal: start the feed: %w", err)
@@ -135,16 +153,17 @@ const (
 // watch replaces a stuck consumer with a new one after the last applied
 // sequence, until the journal closes.
 func (f *feed) watch() {
-	tick := time.NewTicker(watchEvery)
+	tick := time.NewTicker(f.j.opts.watchEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-f.j.stop:
 			return
 		case <-tick.C:
+		case <-f.kick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		info := f.j.checkStream(ctx)
+		info := f.j.checkEpoch(ctx)
 		if f.j.Lost() != nil {
 			cancel()
 			return
@@ -187,17 +206,28 @@ func (f *feed) knownSeq(info *jetstream.StreamInfo) uint64 {
 
 // apply applies one message of the consumer of generation gen.
 func (f *feed) apply(gen int, m jetstream.Msg) {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	if gen != f.gen {
-		return // a replaced consumer's
-	}
-	f.progress.Store(time.Now().UnixNano())
 	md, err := m.Metadata()
 	if err != nil {
 		f.j.log.Error("journal: message without metadata", "err", err)
 		return
 	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if gen != f.gen {
+		return // a replaced consumer's
+	}
+	if md.Consumer != f.verified {
+		// A new consumer: nats.go may have made it on a stream created
+		// again (verify.go). Its messages wait, in order, for a check.
+		f.applyMu.Unlock()
+		ok := f.verifyConsumer()
+		f.applyMu.Lock()
+		if !ok || gen != f.gen {
+			return
+		}
+		f.verified = md.Consumer
+	}
+	f.progress.Store(time.Now().UnixNano())
 	seq := md.Sequence.Stream
 	subj := m.Subject()
 	h := f.handles[subj]
@@ -230,7 +260,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()
 	}
-	f.release(seq)
+	f.release(seq, f.j.pub.tokenOf(m.Headers().Get("Nats-Msg-Id")))
 }
 
 // markCaughtUp records that the feed has reached the stream's end as it
@@ -248,6 +278,8 @@ func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
 // does not hold yet.
 type waiter struct {
 	seq      uint64
+	tok      uint64 // the publish's token: the feed's owners say whether the replica holds it at seq
+	check    uint64 // the stream checks started before its acknowledgment
 	deadline time.Time
 	done     func(seq uint64, err error)
 }
@@ -255,82 +287,122 @@ type waiter struct {
 // call completes the publish: stored at seq.
 func (w waiter) call() { w.done(w.seq, nil) }
 
-// whenApplied calls done(seq, nil) once the store holds the message at
-// seq (at once if it does), or at deadline (the publish's own) if the
-// feed lags.
-func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, error)) {
-	w := waiter{seq: seq, deadline: deadline, done: done}
+// whenApplied calls done(seq, nil) once the store holds the publish with
+// token tok at seq (at once if it does), or at deadline (the publish's
+// own) if the feed lags, provided that the stream is the one the journal
+// opened (verify.go); else done gets an error.
+func (f *feed) whenApplied(seq, tok uint64, deadline time.Time, done func(uint64, error)) {
+	w := waiter{seq: seq, tok: tok, deadline: deadline, done: done}
 	f.mu.Lock()
-	if f.applied >= seq || f.closed {
+	w.check = f.checks
+	switch {
+	case f.closed:
 		f.mu.Unlock()
-		if err := f.j.Lost(); err != nil {
-			done(0, unavailable(err))
-			return
-		}
-		w.call()
-		return
+		f.finishClosed(w, f.j.Lost())
+	case f.applied >= seq:
+		v := f.settleLocked(w)
+		f.mu.Unlock()
+		f.settle(w, v)
+	default:
+		f.waiters.push(w)
+		f.mu.Unlock()
 	}
-	f.waiters.push(w)
-	f.mu.Unlock()
 }
 
 // release records seq as applied and calls the waiters it satisfies. The
 // feed applies one message at a time, and an acknowledgment is mostly
 // there before its message: release calls one waiter at a time, under
 // no lock, with no list to allocate.
-func (f *feed) release(seq uint64) {
+func (f *feed) release(seq, tok uint64) {
 	f.mu.Lock()
+	f.owners[seq%ownerRing] = owner{seq: seq, tok: tok}
 	f.applied = max(f.applied, seq)
 	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
 		w := f.waiters.pop()
+		v := f.settleLocked(w)
 		f.mu.Unlock()
-		w.call()
+		f.settle(w, v)
 		f.mu.Lock()
 	}
 	f.mu.Unlock()
 }
 
-// expireWaiters acknowledges the publishes whose message the feed has not
-// brought within the publish timeout: JetStream stored them, so the ok is
-// true; only this edge's read-your-writes is lost while its feed lags.
+// expireWaiters completes the publishes whose message the feed has not
+// brought (or a stream check not vouched for) within the publish
+// timeout. JetStream stored them: if a stream check since found the
+// stream unchanged, the ok is true, and only this edge's read-your-writes
+// is lost while its feed lags; else they fail as unavailable.
 func (f *feed) expireWaiters(now time.Time) {
 	f.mu.Lock()
-	if len(f.waiters) == 0 || !now.After(f.earliestDeadlineLocked()) {
+	if len(f.waiters)+len(f.unverified) == 0 || !now.After(f.earliestDeadlineLocked()) {
 		f.mu.Unlock()
 		return
 	}
+	// Look at the stream before judging (a journal without a feed has no
+	// watchdog that looks): this is the rare path of a lagging feed.
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	f.j.checkEpoch(ctx)
+	cancel()
+	f.mu.Lock()
 	var due []waiter
-	kept := f.waiters[:0]
-	for _, w := range f.waiters {
+	due, f.unverified = takeDue(due, f.unverified, now)
+	due, f.waiters = takeDue(due, f.waiters, now)
+	heap.Init(&f.waiters)
+	confirmed := f.confirmed
+	f.mu.Unlock()
+	for _, w := range due {
+		if confirmed > w.check {
+			w.call()
+		} else {
+			f.j.counters.failed.Add(1)
+			w.done(0, fmt.Errorf("%w: no look at the stream confirmed its acknowledgment in time", ErrUnavailable))
+		}
+	}
+}
+
+// takeDue moves the waiters of ws past their deadline to due, keeping
+// the others in ws's array.
+func takeDue(due, ws []waiter, now time.Time) ([]waiter, []waiter) {
+	kept := ws[:0]
+	for _, w := range ws {
 		if now.After(w.deadline) {
 			due = append(due, w)
 		} else {
 			kept = append(kept, w)
 		}
 	}
-	clear(f.waiters[len(kept):])
-	f.waiters = kept
-	heap.Init(&f.waiters)
-	f.mu.Unlock()
-	for _, w := range due {
-		w.call()
-	}
+	clear(ws[len(kept):])
+	return due, kept
 }
 
 // earliestDeadlineLocked returns the waiters' earliest deadline. f.mu.
 func (f *feed) earliestDeadlineLocked() time.Time {
-	d := f.waiters[0].deadline
-	for _, w := range f.waiters[1:] {
-		if w.deadline.Before(d) {
-			d = w.deadline
+	var d time.Time
+	for _, ws := range [][]waiter{f.waiters, f.unverified} {
+		for _, w := range ws {
+			if d.IsZero() || w.deadline.Before(d) {
+				d = w.deadline
+			}
 		}
 	}
 	return d
 }
 
 // close stops the consumer and acknowledges the waiting publishes (they
-// are stored).
-func (f *feed) close() { f.stop(nil) }
+// are stored), after one last look at the stream confirms that they were
+// stored in the one this edge serves (verify.go).
+func (f *feed) close() {
+	f.mu.Lock()
+	waiting := len(f.waiters)+len(f.unverified) > 0
+	f.mu.Unlock()
+	if waiting && f.j.Lost() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		f.j.checkEpoch(ctx)
+		cancel()
+	}
+	f.stop(nil)
+}
 
 // stop stops the consumer and completes the waiting publishes: stored
 // (err nil), or failed with err (the stream they were stored in is
@@ -345,15 +417,28 @@ func (f *feed) stop(err error) {
 	}
 	f.mu.Lock()
 	f.closed = true
-	ws := f.waiters
-	f.waiters = nil
+	ws := append(f.waiters, f.unverified...)
+	f.waiters, f.unverified = nil, nil
 	f.mu.Unlock()
 	for _, w := range ws {
-		if err != nil {
-			w.done(0, unavailable(err))
-		} else {
-			w.call()
-		}
+		f.finishClosed(w, err)
+	}
+}
+
+// finishClosed completes w after the feed stopped: failed with err (the
+// stream it was stored in is lost), else stored if a stream check
+// confirmed its acknowledgment, else unavailable (it may be stored).
+func (f *feed) finishClosed(w waiter, err error) {
+	f.mu.Lock()
+	confirmed := f.confirmed > w.check
+	f.mu.Unlock()
+	switch {
+	case err != nil:
+		w.done(0, unavailable(err))
+	case confirmed:
+		w.call()
+	default:
+		w.done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
 	}
 }
 

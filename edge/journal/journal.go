@@ -11,7 +11,8 @@
 //
 // A publish is acknowledged once JetStream has stored it (on a quorum of
 // an R3 stream) and this edge's store has it too, so that a read on the
-// same edge sees it. The edge retries a publish JetStream did not answer,
+// same edge sees it, at that sequence of this stream's incarnation
+// (verify.go: a stream deleted and created again numbers from 1 again). The edge retries a publish JetStream did not answer,
 // with the same Nats-Msg-Id, so that a retry across a leader change is
 // stored once.
 //
@@ -93,6 +94,11 @@ type Options struct {
 	// deleted and created again) under the journal: the edge should stop
 	// and be restarted. See ErrStreamLost.
 	OnLost func(error)
+
+	// watchEvery is how often the watchdog asks the stream for its
+	// state; default watchEvery. Tests lengthen it to show that a check
+	// does not wait for it.
+	watchEvery time.Duration
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -130,6 +136,9 @@ func (o *Options) normalize() Options {
 	if n.Logger == nil {
 		n.Logger = slog.Default()
 	}
+	if n.watchEvery <= 0 {
+		n.watchEvery = watchEvery
+	}
 	return n
 }
 
@@ -166,7 +175,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
-	j.feed.j, j.feed.caught = j, make(chan struct{})
+	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
+	j.feed.owners = make([]owner, ownerRing)
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

@@ -281,7 +281,7 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.whenApplied(seq, wait, r.done)
+	p.j.feed.whenApplied(seq, tok, wait, r.done)
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
