@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +30,15 @@ type feed struct {
 	// verified names the consumer (nats.go's ordered consumer renames
 	// each recreation) a stream check has vouched for: see verify.go.
 	verified string
+	// sole says the feed appends this journal's acknowledged publishes
+	// itself, without a consumer (sole.go); held are those past a gap,
+	// by sequence, since heldSince. retire is a consumer the watchdog is
+	// to stop, wantConsumer asks it to start one.
+	sole         bool
+	held         map[uint64]waiter
+	heldSince    time.Time
+	retire       jetstream.ConsumeContext
+	wantConsumer bool
 	// handles caches store handles by subject.
 	handles map[string]*store.Channel
 	// progress is when the feed last applied a message (or started), in
@@ -75,7 +83,10 @@ const maxHandles = 1 << 16
 // must be a replica with the journal's epoch (store.Options.Epoch).
 func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f := &j.feed
-	f.j, f.st, f.handles = j, st, make(map[string]*store.Channel)
+	// f.j is set by Open; the publisher's goroutines read it already.
+	f.applyMu.Lock()
+	f.st, f.handles = st, make(map[string]*store.Channel)
+	f.applyMu.Unlock()
 	var info *jetstream.StreamInfo
 	var msgs []store.Frame
 	since := time.Now().Add(-j.opts.Replay)
@@ -96,12 +107,17 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.target = info.State.LastSeq
 	f.applied = from - 1
 	st.SetApplied(from - 1)
+	f.progress.Store(time.Now().UnixNano())
+	if f.target < from && j.opts.SoleWriter {
+		// Nothing to replay, and nobody else writes: no consumer.
+		f.applyMu.Lock()
+		f.enterSoleLocked()
+		f.applyMu.Unlock()
+	} else if err := j.retry(ctx, "start the feed", func(actx context.Context) error { return f.consume(actx, from) }); err != nil {
+		return err
+	}
 	if f.target < from {
 		f.markCaughtUp()
-	}
-	f.progress.Store(time.Now().UnixNano())
-	if err := j.retry(ctx, "start the feed", func(actx context.Context) error { return f.consume(actx, from) }); err != nil {
-		return err
 	}
 	j.wg.Go(f.watch)
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
@@ -119,6 +135,7 @@ func (f *feed) consume(ctx context.Context, from uint64) error {
 		return err
 	}
 	f.applyMu.Lock()
+	f.leaveSoleLocked()
 	f.gen++
 	gen, old := f.gen, f.cc
 	f.applyMu.Unlock()
@@ -168,6 +185,7 @@ func (f *feed) watch() {
 			cancel()
 			return
 		}
+		f.soleChores(ctx)
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
 			cancel()
 			continue
@@ -227,9 +245,21 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		}
 		f.verified = md.Consumer
 	}
-	f.progress.Store(time.Now().UnixNano())
 	seq := md.Sequence.Stream
-	subj := m.Subject()
+	f.storeLocked(seq, m.Subject(), md.Timestamp, m.Data())
+	if seq >= f.target || md.NumPending == 0 {
+		f.markCaughtUp()
+	}
+	f.release(seq, f.j.pub.tokenOf(m.Headers().Get("Nats-Msg-Id")))
+	if md.NumPending == 0 && seq >= f.target && f.j.opts.SoleWriter {
+		f.enterSoleLocked()
+	}
+}
+
+// storeLocked appends the message at seq to the store and records seq
+// as applied (release, which completes the waiters, follows). f.applyMu.
+func (f *feed) storeLocked(seq uint64, subj string, t time.Time, data []byte) {
+	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
 		key, ok := keyOf(subj)
@@ -244,7 +274,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		}
 	}
 	if h != nil {
-		_, err := h.AppendAt(seq, md.Timestamp, m.Data())
+		_, err := h.AppendAt(seq, t, data)
 		switch {
 		case err == nil:
 			f.j.counters.applied.Add(1)
@@ -257,10 +287,6 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		}
 	}
 	f.st.SetApplied(seq)
-	if seq >= f.target || md.NumPending == 0 {
-		f.markCaughtUp()
-	}
-	f.release(seq, f.j.pub.tokenOf(m.Headers().Get("Nats-Msg-Id")))
 }
 
 // markCaughtUp records that the feed has reached the stream's end as it
@@ -273,121 +299,6 @@ func (f *feed) markCaughtUp() {
 // as it was when Start was called: before that, the store lacks recent
 // messages a client would expect (the edge serves clients after it).
 func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
-
-// waiter is a publish acknowledged by JetStream whose message the store
-// does not hold yet.
-type waiter struct {
-	seq      uint64
-	tok      uint64 // the publish's token: the feed's owners say whether the replica holds it at seq
-	check    uint64 // the stream checks started before its acknowledgment
-	deadline time.Time
-	done     func(seq uint64, err error)
-}
-
-// call completes the publish: stored at seq.
-func (w waiter) call() { w.done(w.seq, nil) }
-
-// whenApplied calls done(seq, nil) once the store holds the publish with
-// token tok at seq (at once if it does), or at deadline (the publish's
-// own) if the feed lags, provided that the stream is the one the journal
-// opened (verify.go); else done gets an error.
-func (f *feed) whenApplied(seq, tok uint64, deadline time.Time, done func(uint64, error)) {
-	w := waiter{seq: seq, tok: tok, deadline: deadline, done: done}
-	f.mu.Lock()
-	w.check = f.checks
-	switch {
-	case f.closed:
-		f.mu.Unlock()
-		f.finishClosed(w, f.j.Lost())
-	case f.applied >= seq:
-		v := f.settleLocked(w)
-		f.mu.Unlock()
-		f.settle(w, v)
-	default:
-		f.waiters.push(w)
-		f.mu.Unlock()
-	}
-}
-
-// release records seq as applied and calls the waiters it satisfies. The
-// feed applies one message at a time, and an acknowledgment is mostly
-// there before its message: release calls one waiter at a time, under
-// no lock, with no list to allocate.
-func (f *feed) release(seq, tok uint64) {
-	f.mu.Lock()
-	f.owners[seq%ownerRing] = owner{seq: seq, tok: tok}
-	f.applied = max(f.applied, seq)
-	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
-		w := f.waiters.pop()
-		v := f.settleLocked(w)
-		f.mu.Unlock()
-		f.settle(w, v)
-		f.mu.Lock()
-	}
-	f.mu.Unlock()
-}
-
-// expireWaiters completes the publishes whose message the feed has not
-// brought (or a stream check not vouched for) within the publish
-// timeout. JetStream stored them: if a stream check since found the
-// stream unchanged, the ok is true, and only this edge's read-your-writes
-// is lost while its feed lags; else they fail as unavailable.
-func (f *feed) expireWaiters(now time.Time) {
-	f.mu.Lock()
-	if len(f.waiters)+len(f.unverified) == 0 || !now.After(f.earliestDeadlineLocked()) {
-		f.mu.Unlock()
-		return
-	}
-	// Look at the stream before judging (a journal without a feed has no
-	// watchdog that looks): this is the rare path of a lagging feed.
-	f.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	f.j.checkEpoch(ctx)
-	cancel()
-	f.mu.Lock()
-	var due []waiter
-	due, f.unverified = takeDue(due, f.unverified, now)
-	due, f.waiters = takeDue(due, f.waiters, now)
-	heap.Init(&f.waiters)
-	confirmed := f.confirmed
-	f.mu.Unlock()
-	for _, w := range due {
-		if confirmed > w.check {
-			w.call()
-		} else {
-			f.j.counters.failed.Add(1)
-			w.done(0, fmt.Errorf("%w: no look at the stream confirmed its acknowledgment in time", ErrUnavailable))
-		}
-	}
-}
-
-// takeDue moves the waiters of ws past their deadline to due, keeping
-// the others in ws's array.
-func takeDue(due, ws []waiter, now time.Time) ([]waiter, []waiter) {
-	kept := ws[:0]
-	for _, w := range ws {
-		if now.After(w.deadline) {
-			due = append(due, w)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	clear(ws[len(kept):])
-	return due, kept
-}
-
-// earliestDeadlineLocked returns the waiters' earliest deadline. f.mu.
-func (f *feed) earliestDeadlineLocked() time.Time {
-	var d time.Time
-	for _, ws := range [][]waiter{f.waiters, f.unverified} {
-		for _, w := range ws {
-			if d.IsZero() || w.deadline.Before(d) {
-				d = w.deadline
-			}
-		}
-	}
-	return d
-}
 
 // close stops the consumer and acknowledges the waiting publishes (they
 // are stored), after one last look at the stream confirms that they were
@@ -409,36 +320,29 @@ func (f *feed) close() {
 // lost). Nothing is applied after it.
 func (f *feed) stop(err error) {
 	f.applyMu.Lock()
-	cc := f.cc
+	cc, retire := f.cc, f.retire
 	f.gen++ // nothing more is applied
+	f.sole, f.wantConsumer, f.retire = false, false, nil
+	held := f.held
+	f.held = nil
+	f.mu.Lock()
+	f.closed = true // before applyMu goes: a later acknowledgment finds it
+	f.mu.Unlock()
 	f.applyMu.Unlock()
-	if cc != nil {
-		cc.Stop()
+	for _, c := range []jetstream.ConsumeContext{cc, retire} {
+		if c != nil {
+			c.Stop()
+		}
 	}
 	f.mu.Lock()
-	f.closed = true
 	ws := append(f.waiters, f.unverified...)
 	f.waiters, f.unverified = nil, nil
 	f.mu.Unlock()
+	for _, w := range held {
+		ws = append(ws, w)
+	}
 	for _, w := range ws {
 		f.finishClosed(w, err)
-	}
-}
-
-// finishClosed completes w after the feed stopped: failed with err (the
-// stream it was stored in is lost), else stored if a stream check
-// confirmed its acknowledgment, else unavailable (it may be stored).
-func (f *feed) finishClosed(w waiter, err error) {
-	f.mu.Lock()
-	confirmed := f.confirmed > w.check
-	f.mu.Unlock()
-	switch {
-	case err != nil:
-		w.done(0, unavailable(err))
-	case confirmed:
-		w.call()
-	default:
-		w.done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
 	}
 }
 
@@ -458,37 +362,4 @@ func (j *Journal) Ready() error {
 		return errors.New("journal: replaying the stream")
 	}
 	return nil
-}
-
-// waitHeap is a min-heap of waiters by sequence. push and pop are the
-// typed forms of heap.Push and heap.Pop: no waiter boxed into an any.
-type waitHeap []waiter
-
-func (h *waitHeap) push(w waiter) {
-	*h = append(*h, w)
-	heap.Fix(h, len(*h)-1)
-}
-
-func (h *waitHeap) pop() waiter {
-	old := *h
-	w := old[0]
-	n := len(old) - 1
-	old[0] = old[n]
-	old[n] = waiter{}
-	*h = old[:n]
-	if n > 0 {
-		heap.Fix(h, 0)
-	}
-	return w
-}
-
-func (h waitHeap) Len() int           { return len(h) }
-func (h waitHeap) Less(i, k int) bool { return h[i].seq < h[k].seq }
-func (h waitHeap) Swap(i, k int)      { h[i], h[k] = h[k], h[i] }
-func (h *waitHeap) Push(x any)        { *h = append(*h, x.(waiter)) }
-func (h *waitHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return w
 }

@@ -90,6 +90,14 @@ type Options struct {
 	// AckLatency, when set, observes the seconds from a publish's first
 	// send to JetStream's acknowledgment (a prometheus.Histogram fits).
 	AckLatency Observer
+	// SoleWriter says nobody but this journal writes to the stream: a
+	// durable single node whose NATS no other client can reach (no
+	// cluster, no client listener). The feed then appends this journal's
+	// acknowledged publishes to the store itself instead of reading each
+	// back from the stream, and reads the stream again (at once, from the
+	// last sequence it holds) whenever something shows it was not alone.
+	// Default false: the feed reads every message from the stream.
+	SoleWriter bool
 	// OnLost, when set, is called once if the stream is deleted (or
 	// deleted and created again) under the journal: the edge should stop
 	// and be restarted. See ErrStreamLost.

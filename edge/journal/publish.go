@@ -281,7 +281,7 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.whenApplied(seq, tok, wait, r.done)
+	p.j.feed.acked(waiter{seq: seq, tok: tok, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data})
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
@@ -377,6 +377,7 @@ func (p *publisher) retryLoop() {
 			r.done(0, fmt.Errorf("%w (%v without an acknowledgment from JetStream)", ErrUnavailable, p.j.opts.PublishTimeout))
 		}
 		p.j.feed.expireWaiters(time.Now())
+		p.j.feed.checkGap(time.Now())
 	}
 }
 

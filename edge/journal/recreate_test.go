@@ -37,10 +37,10 @@ func recreateStream(t *testing.T, ctx context.Context, j *Journal) {
 // lostJournal opens a journal whose watchdog never ticks within a test,
 // on a stream holding before messages of key, and returns it with the
 // channel OnLost reports to.
-func lostJournal(t *testing.T, key string, before int) (*Journal, *storeView, chan error) {
+func lostJournal(t *testing.T, key string, before int, sole bool) (*Journal, *storeView, chan error) {
 	t.Helper()
 	lost := make(chan error, 2)
-	j, st := open(t, node(t, ""), &Options{watchEvery: time.Hour, OnLost: func(err error) { lost <- err }})
+	j, st := open(t, node(t, ""), &Options{watchEvery: time.Hour, SoleWriter: sole, OnLost: func(err error) { lost <- err }})
 	v := &storeView{j: j, st: st, key: key}
 	for i := range before {
 		v.want = append(v.want, publish(t, j, key, fmt.Sprintf("old %d", i)))
@@ -96,11 +96,25 @@ func waitLost(t *testing.T, ctx context.Context, lost <-chan error) {
 // some above (the ordered consumer, recreated on the new stream, must
 // not apply them as the old stream's). None is acknowledged: each fails
 // as unavailable, the loss is reported at once, and the replica keeps
-// the old stream's messages only.
+// the old stream's messages only. The same holds of a sole writer
+// (which appends its acknowledged publishes itself): the first
+// acknowledgment at a sequence it holds another message at sends it
+// back to the consumer.
 func TestRecreatedStreamAcksNothingAtOldPositions(t *testing.T) {
-	t.Parallel()
+	for _, sole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) {
+			t.Parallel()
+			recreatedStreamAcksNothing(t, sole)
+		})
+	}
+}
+
+func recreatedStreamAcksNothing(t *testing.T, sole bool) {
 	const key = "app\x00room"
-	j, v, lost := lostJournal(t, key, 4)
+	j, v, lost := lostJournal(t, key, 4, sole)
+	if own := j.Stats().Own; sole && own != 4 {
+		t.Fatalf("the sole writer appended %d of its 4 publishes itself", own)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	recreateStream(t, ctx, j)
@@ -140,7 +154,7 @@ func TestRecreatedStreamAcksNothingAtOldPositions(t *testing.T) {
 func TestRecreatedStreamIsNotFedIntoTheReplica(t *testing.T) {
 	t.Parallel()
 	const key = "app\x00feed"
-	j, v, lost := lostJournal(t, key, 3)
+	j, v, lost := lostJournal(t, key, 3, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	recreateStream(t, ctx, j)

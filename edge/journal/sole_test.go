@@ -1,0 +1,136 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// acked is one acknowledged publish.
+type acked struct {
+	key, data string
+	seq       uint64
+}
+
+// publishAll publishes n messages over channels channels, all in flight
+// at once, and returns them acknowledged, in publish order.
+func publishAll(t *testing.T, j *Journal, prefix string, n, channels int) []acked {
+	t.Helper()
+	out := make([]acked, n)
+	errs := make(chan error, n)
+	for i := range n {
+		out[i] = acked{key: fmt.Sprintf("app\x00%s%d", prefix, i%channels), data: fmt.Sprintf("%s %d", prefix, i)}
+		j.Publish(out[i].key, []byte(out[i].data), func(seq uint64, err error) {
+			out[i].seq = seq
+			errs <- err
+		})
+	}
+	for range n {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatalf("publish: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("publishes unanswered")
+		}
+	}
+	return out
+}
+
+// holds fails t unless st holds every message of ms at its position, and
+// the stream holds it at the same sequence: the positions a sole writer
+// gives are the log's.
+func holds(t *testing.T, j *Journal, st *store.Store, ms []acked) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, m := range ms {
+		f, found, err := st.Read(m.key, &rtm.Position{Epoch: j.Epoch(), Offset: m.seq})
+		if err != nil || !found || f.Offset != m.seq || string(f.Data) != m.data {
+			t.Fatalf("the store at %d holds %q at %d (%v, %v), want %q", m.seq, f.Data, f.Offset, found, err, m.data)
+		}
+		fs, _, err := j.Next(ctx, m.key, m.seq, 1, 0)
+		if err != nil || len(fs) != 1 || fs[0].Offset != m.seq || string(fs[0].Data) != m.data {
+			t.Fatalf("the stream's %q from %d: %v (%v), want %q at %d", m.key, m.seq, fs, err, m.data, m.seq)
+		}
+	}
+}
+
+// TestSoleWriterAppendsItsOwnPublishes: a sole writer appends its
+// acknowledged publishes to the store itself, at the sequences the
+// stream gave them, in order; a restart (which replays the stream
+// through a consumer) finds the same messages at the same positions.
+func TestSoleWriterAppendsItsOwnPublishes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := node(t, dir)
+	j, st := open(t, n, &Options{SoleWriter: true})
+	ms := publishAll(t, j, "ch", 600, 37)
+	seen := map[uint64]bool{}
+	for _, m := range ms {
+		if m.seq == 0 || m.seq > uint64(len(ms)) || seen[m.seq] {
+			t.Fatalf("publish %q acknowledged at %d (of %d, seen before: %v)", m.data, m.seq, len(ms), seen[m.seq])
+		}
+		seen[m.seq] = true
+	}
+	holds(t, j, st, ms)
+	if s := j.Stats(); s.Own != uint64(len(ms)) || s.SoleFallbacks != 0 || s.Applied != uint64(len(ms)) {
+		t.Fatalf("stats %+v: want all %d publishes appended by the sole writer, no fallback", s, len(ms))
+	}
+	j.Close()
+	n.Close()
+
+	j2, st2 := open(t, node(t, dir), &Options{SoleWriter: true})
+	holds(t, j2, st2, ms)
+	if s := j2.Stats(); s.Own != 0 || s.Applied != uint64(len(ms)) {
+		t.Fatalf("after the restart: stats %+v, want the %d messages replayed from the stream", s, len(ms))
+	}
+	more := publishAll(t, j2, "after", 100, 7)
+	holds(t, j2, st2, more)
+	if s := j2.Stats(); s.Own != uint64(len(more)) {
+		t.Fatalf("after the replay the sole writer appended %d of %d publishes itself", s.Own, len(more))
+	}
+}
+
+// TestSoleWriterFallsBackWhenNotAlone: a message the sole writer did not
+// publish (another writer after all) leaves a gap before its next
+// acknowledgment, which does not fill; the feed reads the stream again
+// from the gap, so the store holds both messages in the stream's order
+// and the publish is acknowledged at its sequence; once caught up, the
+// feed is a sole writer again.
+func TestSoleWriterFallsBackWhenNotAlone(t *testing.T) {
+	t.Parallel()
+	j, st := open(t, node(t, ""), &Options{SoleWriter: true})
+	before := publishAll(t, j, "mine", 3, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	other := acked{key: "app\x00mine0", data: "not mine"}
+	ack, err := j.js.Publish(ctx, Subject(other.key), []byte(other.data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.seq = ack.Sequence
+	after := publishAll(t, j, "mine", 1, 1)
+	if after[0].seq != other.seq+1 {
+		t.Fatalf("the publish after the other writer's (at %d) was acknowledged at %d", other.seq, after[0].seq)
+	}
+	all := append(append(before, other), after...)
+	holds(t, j, st, all)
+	if f, found, err := st.Read(other.key, nil); err != nil || !found || f.Offset != after[0].seq {
+		t.Fatalf("the channel's newest is at %d (%v, %v), want %d", f.Offset, found, err, after[0].seq)
+	}
+	s := j.Stats()
+	if s.SoleFallbacks != 1 || s.Own != uint64(len(before)) {
+		t.Fatalf("stats %+v: want 1 fallback, %d appended by the sole writer", s, len(before))
+	}
+	again := publishAll(t, j, "again", 50, 5)
+	holds(t, j, st, again)
+	if s2 := j.Stats(); s2.Own != s.Own+uint64(len(again)) || s2.SoleFallbacks != 1 {
+		t.Fatalf("stats %+v after catching up: want the %d later publishes appended by the sole writer", s2, len(again))
+	}
+}
