@@ -18,7 +18,9 @@
 //
 // Every edge keeps its own store (edge/store) as a replica of the
 // stream's hot tail: one ordered consumer per edge feeds it, in stream
-// order, and the edge's subscribers are served from it. What the replica
+// order, and the edge's subscribers are served from it. A sole writer
+// (Options.SoleWriter, sole.go) appends its own acknowledged publishes
+// instead, and falls back to the consumer on anything unexpected. What the replica
 // no longer (or not yet) holds is read from the stream by direct get.
 //
 // Retention: the stream keeps messages for MaxAge, which the edge sets to
