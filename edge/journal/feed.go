@@ -250,7 +250,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()
 	}
-	f.release(seq, f.j.pub.tokenOf(m.Headers().Get("Nats-Msg-Id")))
+	f.release(seq, idHash(m.Headers().Get("Nats-Msg-Id")))
 	if md.NumPending == 0 && seq >= f.target && f.j.opts.SoleWriter {
 		f.enterSoleLocked()
 	}

@@ -65,7 +65,7 @@ func (f *feed) acked(w waiter) {
 		}
 		f.settle(w, v)
 	case w.seq > next:
-		if old, dup := f.held[w.seq]; dup && old.tok != w.tok {
+		if old, dup := f.held[w.seq]; dup && old.id != w.id {
 			f.held[w.seq] = w
 			f.fallbackLocked(fmt.Sprintf("two publishes acknowledged at %d", w.seq))
 			f.whenApplied(old)
@@ -88,7 +88,7 @@ func (f *feed) acked(w waiter) {
 func (f *feed) appendOwnLocked(w waiter) {
 	for {
 		f.storeLocked(w.seq, w.subj, time.Now(), w.data)
-		f.release(w.seq, w.tok)
+		f.release(w.seq, w.id)
 		f.j.counters.own.Add(1)
 		w.call()
 		next, ok := f.held[w.seq+1]

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,5 +133,68 @@ func TestSoleWriterFallsBackWhenNotAlone(t *testing.T) {
 	holds(t, j, st, again)
 	if s2 := j.Stats(); s2.Own != s.Own+uint64(len(again)) || s2.SoleFallbacks != 1 {
 		t.Fatalf("stats %+v after catching up: want the %d later publishes appended by the sole writer", s2, len(again))
+	}
+}
+
+// publishID publishes with a Msg-Id and returns the sequence.
+func publishID(t *testing.T, j *Journal, key, data, id string) uint64 {
+	t.Helper()
+	type result struct {
+		seq uint64
+		err error
+	}
+	c := make(chan result, 1)
+	j.PublishID(key, []byte(data), id, func(seq uint64, err error) { c <- result{seq, err} })
+	select {
+	case r := <-c:
+		if r.err != nil {
+			t.Fatalf("publish %q with Msg-Id %q: %v", data, id, r.err)
+		}
+		return r.seq
+	case <-time.After(30 * time.Second):
+		t.Fatalf("publish %q: no answer", data)
+	}
+	return 0
+}
+
+// TestPublishIDStoresOnce: a Msg-Id is stored once, whichever journal on
+// the stream publishes it (the edges of a cluster), and its repeats are
+// answered with the first one's sequence, by a feed that reads the
+// stream and by a sole writer alike; an id of more than MaxMsgIDBytes is
+// refused.
+func TestPublishIDStoresOnce(t *testing.T) {
+	for _, sole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("sole=%v", sole), func(t *testing.T) {
+			t.Parallel()
+			n := node(t, "")
+			j, st := open(t, n, &Options{SoleWriter: sole})
+			const key = "app\x00orders"
+			first := publishID(t, j, key, "one", "order-17")
+			if again := publishID(t, j, key, "one", "order-17"); again != first {
+				t.Fatalf("the same Msg-Id again on the same journal: %d, want %d", again, first)
+			}
+			other := publishID(t, j, key, "two", "order-18")
+			if other == first {
+				t.Fatalf("another Msg-Id answered %d, the first's sequence", other)
+			}
+			if !sole {
+				// Another edge on the stream: a sole writer has none.
+				j2, _ := open(t, n, nil)
+				if again := publishID(t, j2, key, "one", "order-17"); again != first {
+					t.Fatalf("the same Msg-Id on another journal: %d, want %d", again, first)
+				}
+			}
+			holds(t, j, st, []acked{{key, "one", first}, {key, "two", other}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if fs, _, err := j.Next(ctx, key, 1, 10, 0); err != nil || len(fs) != 2 {
+				t.Fatalf("the stream holds %d messages of the channel (%v), want 2", len(fs), err)
+			}
+			errs := make(chan error, 1)
+			j.PublishID(key, []byte("x"), strings.Repeat("i", MaxMsgIDBytes+1), func(_ uint64, err error) { errs <- err })
+			if err := <-errs; err == nil {
+				t.Fatal("a Msg-Id past MaxMsgIDBytes was accepted")
+			}
+		})
 	}
 }

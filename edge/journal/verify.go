@@ -3,8 +3,7 @@ package journal
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
+	"hash/maphash"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,8 +19,9 @@ import (
 // journal trusts neither on its own:
 //
 //   - a publish is acknowledged at seq only when the replica holds that
-//     very publish at seq (the feed keeps, for its recent sequences,
-//     which of this journal's publishes each one is: its Msg-Id), or
+//     very publish at seq (the feed keeps, for its recent sequences, a
+//     hash of each message's Msg-Id: this journal's are unique, and a
+//     caller's, PublishID, name one message), or
 //     when a look at the stream that started after JetStream's answer
 //     found the same incarnation (an answer from a stream that still
 //     exists afterwards is from that stream);
@@ -34,9 +34,9 @@ import (
 // confirmed by a stream check instead (it waits up to watchEvery).
 const ownerRing = 1 << 14
 
-// owner says which of this journal's publishes (token, 0 for none) the
+// owner says which message (the hash of its Msg-Id, 0 for none) the
 // feed applied at seq.
-type owner struct{ seq, tok uint64 }
+type owner struct{ seq, id uint64 }
 
 // verdict is what the replica says of a publish JetStream acknowledged
 // at a sequence the replica has applied.
@@ -48,18 +48,16 @@ const (
 	unknown                // too old to remember: a stream check decides
 )
 
-// tokenOf returns the publish token of a Msg-Id this journal's publisher
-// gave, or 0 for another edge's (or none).
-func (p *publisher) tokenOf(msgID string) uint64 {
-	rest, ok := strings.CutPrefix(msgID, p.inbox)
-	if !ok {
+// idSeed seeds the hashes of Msg-Ids: they are compared within the
+// process only.
+var idSeed = maphash.MakeSeed()
+
+// idHash returns the hash of a Msg-Id, 0 for none.
+func idHash(msgID string) uint64 {
+	if msgID == "" {
 		return 0
 	}
-	tok, err := strconv.ParseUint(rest, 36, 64)
-	if err != nil {
-		return 0
-	}
-	return tok
+	return maphash.String(idSeed, msgID)
 }
 
 // vouchLocked judges the waiter w, whose sequence the replica has
@@ -67,7 +65,7 @@ func (p *publisher) tokenOf(msgID string) uint64 {
 func (f *feed) vouchLocked(w waiter) verdict {
 	o := f.owners[w.seq%ownerRing]
 	switch {
-	case o.seq == w.seq && o.tok == w.tok:
+	case o.seq == w.seq && o.id == w.id:
 		return ours
 	case o.seq == w.seq:
 		return theirs

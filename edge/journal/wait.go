@@ -11,7 +11,7 @@ import (
 // does not hold yet.
 type waiter struct {
 	seq      uint64
-	tok      uint64 // the publish's token: the feed's owners say whether the replica holds it at seq
+	id       uint64 // the hash of the publish's Msg-Id: the feed's owners say whether the replica holds it at seq
 	check    uint64 // the stream checks started before its acknowledgment
 	deadline time.Time
 	done     func(seq uint64, err error)
@@ -25,7 +25,7 @@ type waiter struct {
 func (w waiter) call() { w.done(w.seq, nil) }
 
 // whenApplied calls w.done(w.seq, nil) once the store holds the publish
-// with token w.tok at w.seq (at once if it does), or at w.deadline (the
+// with Msg-Id hash w.id at w.seq (at once if it does), or at w.deadline (the
 // publish's own) if the feed lags, provided that the stream is the one
 // the journal opened (verify.go); else done gets an error.
 func (f *feed) whenApplied(w waiter) {
@@ -50,9 +50,9 @@ func (f *feed) whenApplied(w waiter) {
 // feed applies one message at a time, and an acknowledgment is mostly
 // there before its message: release calls one waiter at a time, under
 // no lock, with no list to allocate.
-func (f *feed) release(seq, tok uint64) {
+func (f *feed) release(seq, id uint64) {
 	f.mu.Lock()
-	f.owners[seq%ownerRing] = owner{seq: seq, tok: tok}
+	f.owners[seq%ownerRing] = owner{seq: seq, id: id}
 	f.applied = max(f.applied, seq)
 	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
 		w := f.waiters.pop()
