@@ -198,3 +198,39 @@ func TestPublishIDStoresOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestSoleWriterReadsWhatItDidNotWrite: a message another writer stores
+// after the sole writer's last publish leaves no acknowledgment behind
+// it to show the gap; the watchdog sees the stream ahead of the store
+// and reads it through a consumer, so the message is not lost, and the
+// feed is a sole writer again after.
+func TestSoleWriterReadsWhatItDidNotWrite(t *testing.T) {
+	t.Parallel()
+	j, st := open(t, node(t, ""), &Options{SoleWriter: true})
+	mine := publishAll(t, j, "tail", 2, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	other := acked{key: "app\x00tail0", data: "not mine"}
+	ack, err := j.js.Publish(ctx, Subject(other.key), []byte(other.data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.seq = ack.Sequence
+	for {
+		if f, found, err := st.Read(other.key, nil); err == nil && found && f.Offset == other.seq {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the store never got the other writer's message at %d", other.seq)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	holds(t, j, st, append(mine, other))
+	own := j.Stats().Own
+	more := publishAll(t, j, "tail", 3, 1)
+	holds(t, j, st, more)
+	if s := j.Stats(); s.Own != own+uint64(len(more)) || s.FeedRestarts != 1 {
+		t.Fatalf("stats %+v: want one consumer started, then the %d later publishes appended by the sole writer", s, len(more))
+	}
+}
