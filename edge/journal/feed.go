@@ -39,6 +39,9 @@ type feed struct {
 	heldSince    time.Time
 	retire       jetstream.ConsumeContext
 	wantConsumer bool
+	// heldN is len(held), for Stats, which must not take applyMu: the
+	// publishes' done functions run under it.
+	heldN atomic.Int64
 	// handles caches store handles by subject.
 	handles map[string]*store.Channel
 	// progress is when the feed last applied a message (or started), in
@@ -325,6 +328,7 @@ func (f *feed) stop(err error) {
 	f.sole, f.wantConsumer, f.retire = false, false, nil
 	held := f.held
 	f.held = nil
+	f.heldN.Store(0)
 	f.mu.Lock()
 	f.closed = true // before applyMu goes: a later acknowledgment finds it
 	f.mu.Unlock()

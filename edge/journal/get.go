@@ -186,11 +186,9 @@ func (j *Journal) Stats() Stats {
 		Connected:     j.nc.IsConnected(),
 	}
 	s.Reconnects = j.nc.Stats().Reconnects
-	j.feed.applyMu.Lock()
-	held := len(j.feed.held) // a sole writer's, past a gap
-	j.feed.applyMu.Unlock()
+	held := uint64(j.feed.heldN.Load()) // a sole writer's, past a gap
 	j.feed.mu.Lock()
-	s.Lag, s.Applied = uint64(len(j.feed.waiters)+held), j.feed.applied
+	s.Lag, s.Applied = uint64(len(j.feed.waiters))+held, j.feed.applied
 	j.feed.mu.Unlock()
 	return s
 }

@@ -52,6 +52,7 @@ func (f *feed) acked(w waiter) {
 		f.whenApplied(w)
 		return
 	}
+	defer f.noteHeld()
 	next := f.st.Applied() + 1
 	switch {
 	case w.seq < next:
@@ -129,6 +130,7 @@ func (f *feed) enterSoleLocked() {
 		delete(f.held, w.seq)
 		f.appendOwnLocked(w)
 	}
+	f.noteHeld()
 	f.kickCheck()
 }
 
@@ -143,7 +145,11 @@ func (f *feed) leaveSoleLocked() {
 		f.whenApplied(w)
 	}
 	clear(f.held)
+	f.noteHeld()
 }
+
+// noteHeld publishes len(held) for Stats. f.applyMu.
+func (f *feed) noteHeld() { f.heldN.Store(int64(len(f.held))) }
 
 // fallbackLocked leaves the sole writer for the consumer because of
 // what the writer did not expect (why); the watchdog starts the

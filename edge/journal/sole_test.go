@@ -116,7 +116,33 @@ func TestSoleWriterFallsBackWhenNotAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.seq = ack.Sequence
-	after := publishAll(t, j, "mine", 1, 1)
+	// The next publish waits past the gap (at least soleGapWait), and is
+	// counted as lag meanwhile.
+	after := []acked{{key: "app\x00mine0", data: "mine after"}}
+	type result struct {
+		seq uint64
+		err error
+	}
+	res := make(chan result, 1)
+	j.Publish(after[0].key, []byte(after[0].data), func(seq uint64, err error) { res <- result{seq, err} })
+	for j.Stats().Lag != 1 {
+		select {
+		case <-res:
+			t.Fatal("the publish past the gap was answered before it was counted as lag")
+		case <-ctx.Done():
+			t.Fatal("the publish past the gap was never counted as lag")
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	select {
+	case r := <-res:
+		if r.err != nil {
+			t.Fatalf("the publish past the gap: %v", r.err)
+		}
+		after[0].seq = r.seq
+	case <-ctx.Done():
+		t.Fatal("the publish past the gap was never answered")
+	}
 	if after[0].seq != other.seq+1 {
 		t.Fatalf("the publish after the other writer's (at %d) was acknowledged at %d", other.seq, after[0].seq)
 	}
