@@ -26,6 +26,12 @@
 // Retention: the stream keeps messages for MaxAge, which the edge sets to
 // the longest that any app's rule keeps a message (TTL plus grace, or the
 // history age); the edge applies each channel's own rule when it reads.
+//
+// Lock order: feed.applyMu, then feed.mu; publisher.mu is a leaf. The
+// publishes' done functions run under feed.applyMu (the feed completes a
+// publish as it applies it), never under feed.mu or publisher.mu: they
+// must not block, nor call into the journal but for Publish and Stats
+// (which take only those two).
 package journal
 
 import (
