@@ -69,6 +69,10 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log, AckLatency: ack,
 		OnLost: lost,
+		// A durable single node whose NATS only this edge can reach (a
+		// random, token-locked loopback port) has no other writer: the
+		// edge appends its own acknowledged publishes (journal.Options).
+		SoleWriter: d.node != nil && !cl.clustered() && cl.ClientListen == "",
 	})
 	if err != nil {
 		d.close()

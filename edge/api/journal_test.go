@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/edge/api"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
@@ -17,7 +19,14 @@ import (
 // journal on an embedded NATS node.
 func startJournalEdge(t *testing.T) *edge {
 	t.Helper()
-	j := journaltest.Open(t, journaltest.Node(t), nil)
+	return startJournalEdgeOn(t, journaltest.Node(t))
+}
+
+// startJournalEdgeOn serves the API of an edge with a journal on node n:
+// edges on one node share its stream, as the edges of a cluster do.
+func startJournalEdgeOn(t *testing.T, n *journal.Node) *edge {
+	t.Helper()
+	j := journaltest.Open(t, n, nil)
 	se := servertest.Start(t, &server.Options{Apps: testApps()}, j)
 	mux := http.NewServeMux()
 	mux.Handle("/v2", se.Server)
@@ -53,5 +62,50 @@ func TestJournalEdge(t *testing.T) {
 	}
 	if a := e.ok(t, "read", alphaKey, `{"channel":"j"}`); a["message"] != "one" || a["position"] != first.String() {
 		t.Fatalf("read %v", a)
+	}
+}
+
+// TestIdempotencyAcrossEdges: edges sharing a stream (a cluster's) each
+// remember their own answers, and the log remembers for all of them: a
+// publish or broadcast retried with its idempotency_key on another edge
+// stores nothing new and gets the first answer's positions; a request
+// with another key is stored, and so is one with the same key for
+// another message on an edge that did not see the first (it cannot be
+// refused there, and must not be answered with the first's position).
+func TestIdempotencyAcrossEdges(t *testing.T) {
+	n := journaltest.Node(t)
+	a, b := startJournalEdgeOn(t, n), startJournalEdgeOn(t, n)
+	const req = `{"channel":"once","message":{"n":1},"idempotency_key":"order-17"}`
+	first := position(t, a.ok(t, "publish", alphaKey, req))
+	if retry := position(t, b.ok(t, "publish", alphaKey, req)); retry != first {
+		t.Fatalf("the retry on the other edge answered %s, the first %s", retry, first)
+	}
+	other := position(t, b.ok(t, "publish", alphaKey, `{"channel":"once","message":{"n":1},"idempotency_key":"order-18"}`))
+	changed := position(t, b.ok(t, "publish", alphaKey, `{"channel":"once","message":{"n":2},"idempotency_key":"order-19"}`))
+	// The same key for another message, on an edge that has not seen it
+	// (so that its own window cannot refuse it): the log keys the message
+	// by its content too, so it is stored, not mistaken for the first.
+	c := startJournalEdgeOn(t, n)
+	reused := position(t, c.ok(t, "publish", alphaKey, `{"channel":"once","message":{"n":3},"idempotency_key":"order-17"}`))
+	for _, p := range []string{other.String(), changed.String(), reused.String()} {
+		if p == first.String() {
+			t.Fatalf("a new request answered the first one's position %s", p)
+		}
+	}
+	got, _, _ := a.historyOf(t, alphaKey, `{"channel":"once","count":10}`)
+	if strings.Join(got, ",") != `{"n":1},{"n":1},{"n":2},{"n":3}` {
+		t.Fatalf("the channel holds %v; want the first publish once, then the three others", got)
+	}
+
+	const bc = `{"channels":["x","y"],"message":"both","idempotency_key":"fanout-1"}`
+	firstBC := b.ok(t, "broadcast", alphaKey, bc)
+	retryBC := a.ok(t, "broadcast", alphaKey, bc)
+	if fmt.Sprint(firstBC) != fmt.Sprint(retryBC) {
+		t.Fatalf("the broadcast retried on the other edge answered %v, the first %v", retryBC, firstBC)
+	}
+	for _, ch := range []string{"x", "y"} {
+		if got, _, _ := a.historyOf(t, alphaKey, `{"channel":"`+ch+`","count":10}`); strings.Join(got, ",") != `"both"` {
+			t.Fatalf("channel %s holds %v after a broadcast and its retry", ch, got)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -59,8 +60,8 @@ func (h *Handler) publish(r *http.Request, appKey string, body []byte) (any, err
 	if err != nil {
 		return nil, err
 	}
-	run := func() (any, error) {
-		pos, err := h.srv.BackendPublish(appKey, req.Channel, msg)
+	run := func(id string) (any, error) {
+		pos, err := h.srv.BackendPublishOnce(appKey, req.Channel, msg, id)
 		if err != nil {
 			return nil, err
 		}
@@ -107,11 +108,15 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 	if err != nil {
 		return nil, err
 	}
-	run := func() (any, error) {
+	run := func(id string) (any, error) {
 		out := &BroadcastAnswer{Results: make([]ChannelResult, len(req.Channels))}
 		for i, ch := range req.Channels {
 			out.Results[i].Channel = ch
-			pos, err := h.srv.BackendPublish(appKey, ch, msg)
+			chID := id
+			if id != "" {
+				chID = id + "." + itoa(int64(i))
+			}
+			pos, err := h.srv.BackendPublishOnce(appKey, ch, msg, chID)
 			if err != nil {
 				e, ok := asError(err)
 				if !ok {
@@ -128,10 +133,15 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 }
 
 // once runs a storing method, through the idempotency window when the
-// request has a key.
-func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func() (any, error), channels ...string) (any, error) {
+// request has a key. run gets the id of the request's messages ("" with
+// no key): with a journal, the log stores each once within its
+// duplicates window whichever edge runs the request, so that a retry on
+// another edge of a cluster gets the first answer's positions too. The
+// id names the request's content as well as its key, as the window's
+// fingerprint does.
+func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func(id string) (any, error), channels ...string) (any, error) {
 	if key == "" {
-		return run()
+		return run("")
 	}
 	if len(key) > MaxIdempotencyKeyBytes {
 		return nil, invalid("idempotency_key is longer than " + itoa(MaxIdempotencyKeyBytes) + " bytes")
@@ -145,7 +155,9 @@ func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run f
 		parts = append(parts, []byte(ch))
 	}
 	scoped := appKey + "\x00" + name + "\x00" + key
-	return h.window.do(r.Context(), scoped, fingerprint(parts...), run)
+	fp := fingerprint(parts...)
+	id := fingerprint([]byte(scoped), fp[:])
+	return h.window.do(r.Context(), scoped, fp, func() (any, error) { return run("api." + hex.EncodeToString(id[:16])) })
 }
 
 type readRequest struct {

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +27,21 @@ type feed struct {
 	applyMu sync.Mutex
 	cc      jetstream.ConsumeContext // the current consumer's
 	gen     int                      // the current consumer's generation; older ones' messages are dropped
+	// verified names the consumer (nats.go's ordered consumer renames
+	// each recreation) a stream check has vouched for: see verify.go.
+	verified string
+	// sole says the feed appends this journal's acknowledged publishes
+	// itself, without a consumer (sole.go); held are those past a gap,
+	// by sequence, since heldSince. retire is a consumer the watchdog is
+	// to stop, wantConsumer asks it to start one.
+	sole         bool
+	held         map[uint64]waiter
+	heldSince    time.Time
+	retire       jetstream.ConsumeContext
+	wantConsumer bool
+	// heldN is len(held), for Stats, which must not take applyMu: the
+	// publishes' done functions run under it.
+	heldN atomic.Int64
 	// handles caches store handles by subject.
 	handles map[string]*store.Channel
 	// progress is when the feed last applied a message (or started), in
@@ -39,10 +53,22 @@ type feed struct {
 	caught chan struct{}
 	once   sync.Once
 
-	mu      sync.Mutex // guards applied, waiters and closed; a leaf lock
+	// kick asks the watchdog for a stream check now (buffered, 1).
+	kick chan struct{}
+
+	mu      sync.Mutex // guards the fields below; a leaf lock
 	applied uint64
 	waiters waitHeap
 	closed  bool
+	// owners[seq%ownerRing] is which publish of this journal the feed
+	// applied at seq (verify.go); unverified are the waiters whose
+	// sequence it applied but cannot vouch for, until a stream check
+	// that started after their acknowledgment (checks counts those
+	// started, confirmed is the last that found the stream unchanged).
+	owners     []owner
+	unverified []waiter
+	checks     uint64
+	confirmed  uint64
 }
 
 // feedHeartbeat is how often JetStream tells an idle feed it is alive.
@@ -60,7 +86,10 @@ const maxHandles = 1 << 16
 // must be a replica with the journal's epoch (store.Options.Epoch).
 func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f := &j.feed
-	f.j, f.st, f.handles = j, st, make(map[string]*store.Channel)
+	// f.j is set by Open; the publisher's goroutines read it already.
+	f.applyMu.Lock()
+	f.st, f.handles = st, make(map[string]*store.Channel)
+	f.applyMu.Unlock()
 	var info *jetstream.StreamInfo
 	var msgs []store.Frame
 	since := time.Now().Add(-j.opts.Replay)
@@ -81,12 +110,17 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.target = info.State.LastSeq
 	f.applied = from - 1
 	st.SetApplied(from - 1)
+	f.progress.Store(time.Now().UnixNano())
+	if f.target < from && j.opts.SoleWriter {
+		// Nothing to replay, and nobody else writes: no consumer.
+		f.applyMu.Lock()
+		f.enterSoleLocked()
+		f.applyMu.Unlock()
+	} else if err := j.retry(ctx, "start the feed", func(actx context.Context) error { return f.consume(actx, from) }); err != nil {
+		return err
+	}
 	if f.target < from {
 		f.markCaughtUp()
-	}
-	f.progress.Store(time.Now().UnixNano())
-	if err := j.retry(ctx, "start the feed", func(actx context.Context) error { return f.consume(actx, from) }); err != nil {
-		return err
 	}
 	j.wg.Go(f.watch)
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
@@ -104,6 +138,7 @@ func (f *feed) consume(ctx context.Context, from uint64) error {
 		return err
 	}
 	f.applyMu.Lock()
+	f.leaveSoleLocked()
 	f.gen++
 	gen, old := f.gen, f.cc
 	f.applyMu.Unlock()
@@ -112,7 +147,10 @@ func (f *feed) consume(ctx context.Context, from uint64) error {
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) { f.apply(gen, m) }, jetstream.PullHeartbeat(feedHeartbeat),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			// The consumer is being recreated, perhaps because the
+			// stream was: look at it now, not at the next tick.
 			f.j.log.Warn("journal feed: recovering", "err", err)
+			f.kickCheck()
 		}))
 	if err != nil {
 		return fmt.Errorf("journal: start the feed: %w", err)
@@ -135,20 +173,22 @@ const (
 // watch replaces a stuck consumer with a new one after the last applied
 // sequence, until the journal closes.
 func (f *feed) watch() {
-	tick := time.NewTicker(watchEvery)
+	tick := time.NewTicker(f.j.opts.watchEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-f.j.stop:
 			return
 		case <-tick.C:
+		case <-f.kick:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		info := f.j.checkStream(ctx)
+		info := f.j.checkEpoch(ctx)
 		if f.j.Lost() != nil {
 			cancel()
 			return
 		}
+		f.soleChores(ctx)
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
 			cancel()
 			continue
@@ -187,19 +227,42 @@ func (f *feed) knownSeq(info *jetstream.StreamInfo) uint64 {
 
 // apply applies one message of the consumer of generation gen.
 func (f *feed) apply(gen int, m jetstream.Msg) {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	if gen != f.gen {
-		return // a replaced consumer's
-	}
-	f.progress.Store(time.Now().UnixNano())
 	md, err := m.Metadata()
 	if err != nil {
 		f.j.log.Error("journal: message without metadata", "err", err)
 		return
 	}
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if gen != f.gen {
+		return // a replaced consumer's
+	}
+	if md.Consumer != f.verified {
+		// A new consumer: nats.go may have made it on a stream created
+		// again (verify.go). Its messages wait, in order, for a check.
+		f.applyMu.Unlock()
+		ok := f.verifyConsumer()
+		f.applyMu.Lock()
+		if !ok || gen != f.gen {
+			return
+		}
+		f.verified = md.Consumer
+	}
 	seq := md.Sequence.Stream
-	subj := m.Subject()
+	f.storeLocked(seq, m.Subject(), md.Timestamp, m.Data())
+	if seq >= f.target || md.NumPending == 0 {
+		f.markCaughtUp()
+	}
+	f.release(seq, idHash(m.Headers().Get("Nats-Msg-Id")))
+	if md.NumPending == 0 && seq >= f.target && f.j.opts.SoleWriter {
+		f.enterSoleLocked()
+	}
+}
+
+// storeLocked appends the message at seq to the store and records seq
+// as applied (release, which completes the waiters, follows). f.applyMu.
+func (f *feed) storeLocked(seq uint64, subj string, t time.Time, data []byte) {
+	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
 		key, ok := keyOf(subj)
@@ -214,7 +277,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		}
 	}
 	if h != nil {
-		_, err := h.AppendAt(seq, md.Timestamp, m.Data())
+		_, err := h.AppendAt(seq, t, data)
 		switch {
 		case err == nil:
 			f.j.counters.applied.Add(1)
@@ -227,10 +290,6 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		}
 	}
 	f.st.SetApplied(seq)
-	if seq >= f.target || md.NumPending == 0 {
-		f.markCaughtUp()
-	}
-	f.release(seq)
 }
 
 // markCaughtUp records that the feed has reached the stream's end as it
@@ -244,116 +303,50 @@ func (f *feed) markCaughtUp() {
 // messages a client would expect (the edge serves clients after it).
 func (j *Journal) CaughtUp() <-chan struct{} { return j.feed.caught }
 
-// waiter is a publish acknowledged by JetStream whose message the store
-// does not hold yet.
-type waiter struct {
-	seq      uint64
-	deadline time.Time
-	done     func(seq uint64, err error)
-}
-
-// call completes the publish: stored at seq.
-func (w waiter) call() { w.done(w.seq, nil) }
-
-// whenApplied calls done(seq, nil) once the store holds the message at
-// seq (at once if it does), or at deadline (the publish's own) if the
-// feed lags.
-func (f *feed) whenApplied(seq uint64, deadline time.Time, done func(uint64, error)) {
-	w := waiter{seq: seq, deadline: deadline, done: done}
-	f.mu.Lock()
-	if f.applied >= seq || f.closed {
-		f.mu.Unlock()
-		if err := f.j.Lost(); err != nil {
-			done(0, unavailable(err))
-			return
-		}
-		w.call()
-		return
-	}
-	f.waiters.push(w)
-	f.mu.Unlock()
-}
-
-// release records seq as applied and calls the waiters it satisfies. The
-// feed applies one message at a time, and an acknowledgment is mostly
-// there before its message: release calls one waiter at a time, under
-// no lock, with no list to allocate.
-func (f *feed) release(seq uint64) {
-	f.mu.Lock()
-	f.applied = max(f.applied, seq)
-	for len(f.waiters) > 0 && f.waiters[0].seq <= f.applied {
-		w := f.waiters.pop()
-		f.mu.Unlock()
-		w.call()
-		f.mu.Lock()
-	}
-	f.mu.Unlock()
-}
-
-// expireWaiters acknowledges the publishes whose message the feed has not
-// brought within the publish timeout: JetStream stored them, so the ok is
-// true; only this edge's read-your-writes is lost while its feed lags.
-func (f *feed) expireWaiters(now time.Time) {
-	f.mu.Lock()
-	if len(f.waiters) == 0 || !now.After(f.earliestDeadlineLocked()) {
-		f.mu.Unlock()
-		return
-	}
-	var due []waiter
-	kept := f.waiters[:0]
-	for _, w := range f.waiters {
-		if now.After(w.deadline) {
-			due = append(due, w)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	clear(f.waiters[len(kept):])
-	f.waiters = kept
-	heap.Init(&f.waiters)
-	f.mu.Unlock()
-	for _, w := range due {
-		w.call()
-	}
-}
-
-// earliestDeadlineLocked returns the waiters' earliest deadline. f.mu.
-func (f *feed) earliestDeadlineLocked() time.Time {
-	d := f.waiters[0].deadline
-	for _, w := range f.waiters[1:] {
-		if w.deadline.Before(d) {
-			d = w.deadline
-		}
-	}
-	return d
-}
-
 // close stops the consumer and acknowledges the waiting publishes (they
-// are stored).
-func (f *feed) close() { f.stop(nil) }
+// are stored), after one last look at the stream confirms that they were
+// stored in the one this edge serves (verify.go).
+func (f *feed) close() {
+	f.mu.Lock()
+	waiting := len(f.waiters)+len(f.unverified) > 0
+	f.mu.Unlock()
+	if waiting && f.j.Lost() == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		f.j.checkEpoch(ctx)
+		cancel()
+	}
+	f.stop(nil)
+}
 
 // stop stops the consumer and completes the waiting publishes: stored
 // (err nil), or failed with err (the stream they were stored in is
 // lost). Nothing is applied after it.
 func (f *feed) stop(err error) {
 	f.applyMu.Lock()
-	cc := f.cc
+	cc, retire := f.cc, f.retire
 	f.gen++ // nothing more is applied
+	f.sole, f.wantConsumer, f.retire = false, false, nil
+	held := f.held
+	f.held = nil
+	f.heldN.Store(0)
+	f.mu.Lock()
+	f.closed = true // before applyMu goes: a later acknowledgment finds it
+	f.mu.Unlock()
 	f.applyMu.Unlock()
-	if cc != nil {
-		cc.Stop()
+	for _, c := range []jetstream.ConsumeContext{cc, retire} {
+		if c != nil {
+			c.Stop()
+		}
 	}
 	f.mu.Lock()
-	f.closed = true
-	ws := f.waiters
-	f.waiters = nil
+	ws := append(f.waiters, f.unverified...)
+	f.waiters, f.unverified = nil, nil
 	f.mu.Unlock()
+	for _, w := range held {
+		ws = append(ws, w)
+	}
 	for _, w := range ws {
-		if err != nil {
-			w.done(0, unavailable(err))
-		} else {
-			w.call()
-		}
+		f.finishClosed(w, err)
 	}
 }
 
@@ -373,37 +366,4 @@ func (j *Journal) Ready() error {
 		return errors.New("journal: replaying the stream")
 	}
 	return nil
-}
-
-// waitHeap is a min-heap of waiters by sequence. push and pop are the
-// typed forms of heap.Push and heap.Pop: no waiter boxed into an any.
-type waitHeap []waiter
-
-func (h *waitHeap) push(w waiter) {
-	*h = append(*h, w)
-	heap.Fix(h, len(*h)-1)
-}
-
-func (h *waitHeap) pop() waiter {
-	old := *h
-	w := old[0]
-	n := len(old) - 1
-	old[0] = old[n]
-	old[n] = waiter{}
-	*h = old[:n]
-	if n > 0 {
-		heap.Fix(h, 0)
-	}
-	return w
-}
-
-func (h waitHeap) Len() int           { return len(h) }
-func (h waitHeap) Less(i, k int) bool { return h[i].seq < h[k].seq }
-func (h waitHeap) Swap(i, k int)      { h[i], h[k] = h[k], h[i] }
-func (h *waitHeap) Push(x any)        { *h = append(*h, x.(waiter)) }
-func (h *waitHeap) Pop() any {
-	old := *h
-	w := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return w
 }

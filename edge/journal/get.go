@@ -147,6 +147,7 @@ func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {
 // counters are the journal's statistics, all atomic.
 type counters struct {
 	published, failed, retries, applied, reads, feedRestarts atomic.Uint64
+	own, soleFallbacks                                       atomic.Uint64
 }
 
 // Stats is a snapshot of the journal's counters.
@@ -158,8 +159,13 @@ type Stats struct {
 	Reads     uint64 // direct gets (reads the store could not serve)
 	// FeedRestarts counts the feed's consumers replaced by its watchdog.
 	FeedRestarts uint64
-	Lag          uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied      uint64 // the highest sequence the feed has applied
+	// Own counts the publishes a sole writer (Options.SoleWriter)
+	// appended to the store itself, of Stored; SoleFallbacks the times it
+	// went back to reading the stream (a gap that did not fill).
+	Own           uint64
+	SoleFallbacks uint64
+	Lag           uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied       uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
@@ -169,17 +175,20 @@ type Stats struct {
 // Stats returns the journal's counters.
 func (j *Journal) Stats() Stats {
 	s := Stats{
-		Published:    j.counters.published.Load(),
-		Failed:       j.counters.failed.Load(),
-		Retries:      j.counters.retries.Load(),
-		Stored:       j.counters.applied.Load(),
-		Reads:        j.counters.reads.Load(),
-		FeedRestarts: j.counters.feedRestarts.Load(),
-		Connected:    j.nc.IsConnected(),
+		Published:     j.counters.published.Load(),
+		Failed:        j.counters.failed.Load(),
+		Retries:       j.counters.retries.Load(),
+		Stored:        j.counters.applied.Load(),
+		Reads:         j.counters.reads.Load(),
+		FeedRestarts:  j.counters.feedRestarts.Load(),
+		Own:           j.counters.own.Load(),
+		SoleFallbacks: j.counters.soleFallbacks.Load(),
+		Connected:     j.nc.IsConnected(),
 	}
 	s.Reconnects = j.nc.Stats().Reconnects
+	held := uint64(j.feed.heldN.Load()) // a sole writer's, past a gap
 	j.feed.mu.Lock()
-	s.Lag, s.Applied = uint64(len(j.feed.waiters)), j.feed.applied
+	s.Lag, s.Applied = uint64(len(j.feed.waiters))+held, j.feed.applied
 	j.feed.mu.Unlock()
 	return s
 }

@@ -11,18 +11,27 @@
 //
 // A publish is acknowledged once JetStream has stored it (on a quorum of
 // an R3 stream) and this edge's store has it too, so that a read on the
-// same edge sees it. The edge retries a publish JetStream did not answer,
+// same edge sees it, at that sequence of this stream's incarnation
+// (verify.go: a stream deleted and created again numbers from 1 again). The edge retries a publish JetStream did not answer,
 // with the same Nats-Msg-Id, so that a retry across a leader change is
 // stored once.
 //
 // Every edge keeps its own store (edge/store) as a replica of the
 // stream's hot tail: one ordered consumer per edge feeds it, in stream
-// order, and the edge's subscribers are served from it. What the replica
+// order, and the edge's subscribers are served from it. A sole writer
+// (Options.SoleWriter, sole.go) appends its own acknowledged publishes
+// instead, and falls back to the consumer on anything unexpected. What the replica
 // no longer (or not yet) holds is read from the stream by direct get.
 //
 // Retention: the stream keeps messages for MaxAge, which the edge sets to
 // the longest that any app's rule keeps a message (TTL plus grace, or the
 // history age); the edge applies each channel's own rule when it reads.
+//
+// Lock order: feed.applyMu, then feed.mu; publisher.mu is a leaf. The
+// publishes' done functions run under feed.applyMu (the feed completes a
+// publish as it applies it), never under feed.mu or publisher.mu: they
+// must not block, nor call into the journal but for Publish and Stats
+// (which take only those two).
 package journal
 
 import (
@@ -89,10 +98,23 @@ type Options struct {
 	// AckLatency, when set, observes the seconds from a publish's first
 	// send to JetStream's acknowledgment (a prometheus.Histogram fits).
 	AckLatency Observer
+	// SoleWriter says nobody but this journal writes to the stream: a
+	// durable single node whose NATS no other client can reach (no
+	// cluster, no client listener). The feed then appends this journal's
+	// acknowledged publishes to the store itself instead of reading each
+	// back from the stream, and reads the stream again (at once, from the
+	// last sequence it holds) whenever something shows it was not alone.
+	// Default false: the feed reads every message from the stream.
+	SoleWriter bool
 	// OnLost, when set, is called once if the stream is deleted (or
 	// deleted and created again) under the journal: the edge should stop
 	// and be restarted. See ErrStreamLost.
 	OnLost func(error)
+
+	// watchEvery is how often the watchdog asks the stream for its
+	// state; default watchEvery. Tests lengthen it to show that a check
+	// does not wait for it.
+	watchEvery time.Duration
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -130,6 +152,9 @@ func (o *Options) normalize() Options {
 	if n.Logger == nil {
 		n.Logger = slog.Default()
 	}
+	if n.watchEvery <= 0 {
+		n.watchEvery = watchEvery
+	}
 	return n
 }
 
@@ -166,7 +191,8 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
-	j.feed.j, j.feed.caught = j, make(chan struct{})
+	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
+	j.feed.owners = make([]owner, ownerRing)
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

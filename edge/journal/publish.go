@@ -70,6 +70,7 @@ type pubReq struct {
 	sent     time.Time // last send; zero while held
 	deadline time.Time
 	done     func(seq uint64, err error)
+	id       uint64 // the hash of its Msg-Id
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -112,6 +113,25 @@ func (p *publisher) start(j *Journal) error {
 // timeout (the message may still have been stored, once), ErrTooLarge,
 // or a refusal. done runs on the journal's goroutines and must not block.
 func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err error)) {
+	j.PublishID(key, payload, "", done)
+}
+
+// MaxMsgIDBytes bounds the Msg-Id of PublishID.
+const MaxMsgIDBytes = 256
+
+// PublishID is Publish with a Msg-Id of the caller's (none: "", then the
+// journal makes one up). JetStream stores a Msg-Id once within the
+// stream's duplicates window (Options.Duplicates), whichever edge
+// publishes it: a publish whose Msg-Id was stored before stores nothing,
+// and done gets the sequence of the message first stored with it, so a
+// request retried on another edge of a cluster is answered with the same
+// position. The caller makes msgID name the message (its content
+// included): the first message stored with it is the one kept.
+func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
+	if len(msgID) > MaxMsgIDBytes {
+		done(0, fmt.Errorf("journal: a Msg-Id of %d bytes is longer than %d", len(msgID), MaxMsgIDBytes))
+		return
+	}
 	p := &j.pub
 	p.mu.Lock()
 	switch {
@@ -131,18 +151,21 @@ func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err 
 	}
 	p.next++
 	reply := p.replyTo(p.next)
+	if msgID == "" {
+		// The reply subject is unique to this journal and publish: it is
+		// the Msg-Id too, one string fewer per publish.
+		msgID = reply
+	}
 	now := time.Now()
 	r := &pubReq{
 		msg: nats.Msg{
 			Subject: Subject(key),
 			Reply:   reply,
-			// The reply subject is unique to this journal and publish: it
-			// is the Msg-Id too, one string fewer per publish.
-			Header: nats.Header{"Nats-Msg-Id": []string{reply}},
+			Header:  nats.Header{"Nats-Msg-Id": []string{msgID}},
 			// Sent again on a retry, after the caller reused its buffer.
 			Data: bytes.Clone(payload),
 		},
-		deadline: now.Add(j.opts.PublishTimeout), done: done,
+		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
 	}
 	m := &r.msg
 	p.pending[p.next] = r
@@ -281,7 +304,7 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.whenApplied(seq, wait, r.done)
+	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data})
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
@@ -377,6 +400,7 @@ func (p *publisher) retryLoop() {
 			r.done(0, fmt.Errorf("%w (%v without an acknowledgment from JetStream)", ErrUnavailable, p.j.opts.PublishTimeout))
 		}
 		p.j.feed.expireWaiters(time.Now())
+		p.j.feed.checkGap(time.Now())
 	}
 }
 

@@ -11,11 +11,21 @@ import (
 // BenchmarkPublishPipelined publishes with inflight publishes
 // outstanding over many channels, as the channels load scenario does:
 // ns/op is the cost and the latency-bound rate of one acknowledged,
-// applied publish on one durable node.
+// applied publish on one durable node, with the feed reading every
+// message back from the stream (consumer) or appending its own
+// acknowledged publishes (sole, Options.SoleWriter).
 func BenchmarkPublishPipelined(b *testing.B) {
-	for _, inflight := range []int{1, 128} {
-		b.Run("inflight="+strconv.Itoa(inflight), func(b *testing.B) {
-			j, _ := open(b, node(b, ""), nil)
+	for _, bc := range []struct {
+		inflight int
+		sole     bool
+	}{{1, false}, {128, false}, {1, true}, {128, true}} {
+		feed := "consumer"
+		if bc.sole {
+			feed = "sole"
+		}
+		inflight := bc.inflight
+		b.Run("inflight="+strconv.Itoa(inflight)+"/feed="+feed, func(b *testing.B) {
+			j, _ := open(b, node(b, ""), &Options{SoleWriter: bc.sole})
 			keys := make([]string, 5000)
 			for i := range keys {
 				keys[i] = "bench\x00ch" + strconv.Itoa(i)

@@ -134,11 +134,13 @@ var (
 	jLag        = newMetric("journal", "feed_lag_messages", "Publishes the log acknowledged that this edge's feed has not brought into its store yet.", prometheus.GaugeValue)
 	jApplied    = newMetric("journal", "feed_applied_sequence", "The highest log sequence this edge's store holds.", prometheus.GaugeValue)
 	jRestarts   = newMetric("journal", "feed_restarts_total", "Consumers of the feed replaced because they stopped bringing what the stream holds.", prometheus.CounterValue)
+	jOwn        = newMetric("journal", "feed_own_messages_total", "Messages of fed_messages_total that this edge, the stream's sole writer, appended from its own acknowledged publishes rather than reading them back.", prometheus.CounterValue)
+	jFallbacks  = newMetric("journal", "feed_sole_fallbacks_total", "Times the sole writer went back to reading the stream (a sequence it did not publish, or whose acknowledgment did not come).", prometheus.CounterValue)
 	jReads      = newMetric("journal", "log_reads_total", "Reads from the log of what this edge's store does not hold (catch-up, history, reads).", prometheus.CounterValue)
 	jReconnects = newMetric("journal", "reconnects_total", "Reconnections of the edge's NATS connection.", prometheus.CounterValue)
 	jConnected  = newMetric("journal", "connected", "1 while the edge's NATS connection is up.", prometheus.GaugeValue)
 
-	journalMetrics = []metric{jPublished, jFailed, jRetries, jStored, jLag, jApplied, jRestarts, jReads, jReconnects, jConnected}
+	journalMetrics = []metric{jPublished, jFailed, jRetries, jStored, jLag, jApplied, jRestarts, jOwn, jFallbacks, jReads, jReconnects, jConnected}
 )
 
 // journalCollector reads a journal's counters at each scrape.
@@ -164,7 +166,7 @@ func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
 	}{
 		{jPublished, float64(st.Published)}, {jFailed, float64(st.Failed)}, {jRetries, float64(st.Retries)},
 		{jStored, float64(st.Stored)}, {jLag, float64(st.Lag)}, {jApplied, float64(st.Applied)},
-		{jRestarts, float64(st.FeedRestarts)}, {jReads, float64(st.Reads)}, {jReconnects, float64(st.Reconnects)}, {jConnected, conn},
+		{jRestarts, float64(st.FeedRestarts)}, {jOwn, float64(st.Own)}, {jFallbacks, float64(st.SoleFallbacks)}, {jReads, float64(st.Reads)}, {jReconnects, float64(st.Reconnects)}, {jConnected, conn},
 	} {
 		ch <- prometheus.MustNewConstMetric(v.m.desc, v.m.kind, v.v)
 	}

@@ -37,6 +37,17 @@ func (s *Server) Apps() []*app.App {
 // (channel_quota_exceeded), or, with a journal, a log that did not store it
 // (unavailable). A publish to $heartbeat stores nothing, as in RTM.
 func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Position, error) {
+	return s.BackendPublishOnce(appKey, channel, message, "")
+}
+
+// BackendPublishOnce is BackendPublish with an id naming the message
+// (none: ""). With a journal, a message whose id the log stored within
+// its duplicates window (journal.Options.Duplicates, 2 min by default),
+// through any edge, is not stored again: the answer is the first one's
+// position. id must name the message's content too (the first message
+// stored with it is the one kept). Without a journal the id is not used:
+// the caller remembers its answers (edge/api's idempotency window).
+func (s *Server) BackendPublishOnce(appKey, channel string, message any, id string) (rtm.Position, error) {
 	a, ok := s.apps[appKey]
 	if !ok {
 		return rtm.Position{}, fmt.Errorf("server: backend publish: unknown appkey %q", appKey)
@@ -60,7 +71,7 @@ func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Positi
 		if err := s.admitChannel(a, key); err != nil {
 			return rtm.Position{}, err
 		}
-		if pos, err = s.publishLog(key, payload); err != nil {
+		if pos, err = s.publishLog(key, payload, id); err != nil {
 			s.log.Warn("backend publish not stored by the log", "app", a.Key, "err", err)
 			return rtm.Position{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message; publishing again is safe")
 		}

@@ -24,6 +24,10 @@ type Journal interface {
 	// channel; done gets its offset once the log stored it and the
 	// server's store holds it, or an error. done must not block.
 	Publish(key string, payload []byte, done func(offset uint64, err error))
+	// PublishID is Publish with a Msg-Id naming the message: one the log
+	// stored within its duplicates window is not stored again, and done
+	// gets the first one's offset ("": Publish).
+	PublishID(key string, payload []byte, msgID string, done func(offset uint64, err error))
 	// Next returns up to n messages of key from offset from on, at most
 	// about maxBytes of them, and how many more follow the last one.
 	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)

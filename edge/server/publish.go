@@ -163,7 +163,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
 	if s.journal != nil {
-		return s.publishLog(storeKey(a, channel), payload)
+		return s.publishLog(storeKey(a, channel), payload, "")
 	}
 	pos, err := s.store.Append(storeKey(a, channel), payload)
 	if err != nil {
@@ -175,14 +175,15 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 // publishWait bounds how long Publish waits for the log.
 const publishWait = 5 * time.Second
 
-// publishLog publishes through the journal and waits for the log.
-func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
+// publishLog publishes through the journal, with the Msg-Id id (none:
+// ""), and waits for the log.
+func (s *Server) publishLog(key string, payload []byte, id string) (rtm.Position, error) {
 	type result struct {
 		offset uint64
 		err    error
 	}
 	c := make(chan result, 1)
-	s.journal.Publish(key, payload, func(o uint64, err error) { c <- result{o, err} })
+	s.journal.PublishID(key, payload, id, func(o uint64, err error) { c <- result{o, err} })
 	var r result
 	select {
 	case r = <-c:
