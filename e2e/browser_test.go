@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -355,7 +356,7 @@ func testExpiredPosition(t *testing.T, b *chrome) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the first position to expire", func() bool {
+	poll.Until(t, "the first position to expire", func() bool {
 		_, _, err := pub.Read(ctx, "short.gone", client.AtPosition(first))
 		return codeOf(err) == rtm.CodeExpiredPosition
 	})
@@ -444,7 +445,7 @@ func testTokenFunction(t *testing.T, b *chrome, e *edgeProcess, mint func(string
 	harnessMust[string](p, "connectWithTokens", e.url, jsConnectOptions(browserAppkey, nil), tokens)
 	// The third call comes a quarter of the second token's life before
 	// its exp; both earlier tokens have expired a little later.
-	waitFor(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
+	poll.Until(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
 	// The grant must outlive the second token: wait for the clock to pass
 	// its exp (a deadline in real time, not a guess at an event).
 	time.Sleep(time.Until(second) + 100*time.Millisecond)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -108,7 +109,7 @@ func TestPublishAsyncDisconnected(t *testing.T) {
 			t.Fatalf("PublishAsync %d: %v", i, err)
 		}
 	}
-	waitFor(t, "the edge's answers to be held", func() bool { return px.held() > 0 })
+	poll.Until(t, "the edge's answers to be held", func() bool { return px.held() > 0 })
 	px.cut()
 	for i := range n {
 		if a := recv(t, fmt.Sprintf("ack %d", i), got.ch); !errors.Is(a.err, client.ErrDisconnected) {

@@ -2,11 +2,13 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -373,13 +375,12 @@ func TestBackgroundSweeper(t *testing.T) {
 	if at := time.Unix(0, f.Time); at.Before(before.Add(-time.Second)) || at.After(time.Now()) {
 		t.Fatalf("message stamped %v, appended at %v", at, before)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().Channels != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("not expired and forgotten: %+v", s.Stats())
+	poll.UntilNil(t, "the channel expired and forgotten by the sweeper", func() error {
+		if st := s.Stats(); st.Channels != 0 {
+			return fmt.Errorf("stats %+v", st)
 		}
-		time.Sleep(time.Millisecond) // polling the sweeper's progress
-	}
+		return nil
+	})
 	if st := s.Stats(); st.Blocks != 0 || st.ExpiredBlocks != 1 {
 		t.Fatalf("stats %+v, want the block expired", st)
 	}
