@@ -5,6 +5,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,12 +29,26 @@ const fakeTimeout = 10 * time.Second
 // test accepts it, or the client gives up).
 type fakeEdge struct {
 	conns chan *fakeConn
+
+	mu      sync.Mutex
+	refuse  int         // how many of the next dials fail at once
+	attempt []time.Time // when each dial came
 }
 
 func newFakeEdge() *fakeEdge { return &fakeEdge{conns: make(chan *fakeConn)} }
 
 // dial is the client's dialFunc.
 func (e *fakeEdge) dial(ctx context.Context, _ string, _ dialConfig) (transport, error) {
+	e.mu.Lock()
+	e.attempt = append(e.attempt, time.Now())
+	refused := e.refuse > 0
+	if refused {
+		e.refuse--
+	}
+	e.mu.Unlock()
+	if refused {
+		return nil, errors.New("fake dial: refused")
+	}
 	fc := &fakeConn{
 		toClient: make(chan []byte, 64),
 		writes:   make(chan [][]byte, 64),
@@ -45,6 +60,20 @@ func (e *fakeEdge) dial(ctx context.Context, _ string, _ dialConfig) (transport,
 	case <-ctx.Done():
 		return nil, fmt.Errorf("fake dial: %w", ctx.Err())
 	}
+}
+
+// refuseNext makes the next n dials fail, as an edge that is down does.
+func (e *fakeEdge) refuseNext(n int) {
+	e.mu.Lock()
+	e.refuse = n
+	e.mu.Unlock()
+}
+
+// attempts returns when each dial came, in order.
+func (e *fakeEdge) attempts() []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Time(nil), e.attempt...)
 }
 
 // accept lets the client's next dial through and returns its connection.
@@ -207,12 +236,15 @@ func (fc *fakeConn) reply(t *testing.T, r fakeReq, body any) {
 	fc.send(t, r.Action+"/ok", r.ID, body)
 }
 
-// dialFake starts a client on e with the JSON codec, fast reconnects, no
-// pings and no logs (o adds to that), and accepts its first connection.
+// dialFake starts a client on e with the JSON codec, fast reconnects
+// unless o sets the backoff, no pings and no logs (o adds to that), and
+// accepts its first connection.
 func dialFake(t *testing.T, e *fakeEdge, o Options) (*Client, *fakeConn) {
 	t.Helper()
 	o.AppKey, o.Codec, o.PingInterval = "k", "json", -1
-	o.MinBackoff, o.MaxBackoff = time.Millisecond, 2*time.Millisecond
+	if o.MinBackoff == 0 {
+		o.MinBackoff, o.MaxBackoff = time.Millisecond, 2*time.Millisecond
+	}
 	o.Logger = slog.New(slog.DiscardHandler)
 	opts, err := o.withDefaults()
 	if err != nil {
