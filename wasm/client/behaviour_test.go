@@ -16,6 +16,12 @@ import (
 // receives.
 func subscribeFake(t *testing.T, c *Client, fc *fakeConn, channel, at string) (*Subscription, <-chan any) {
 	t.Helper()
+	return subscribeFakeWith(t, c, fc, channel, at, nil)
+}
+
+// subscribeFakeWith is subscribeFake with options.
+func subscribeFakeWith(t *testing.T, c *Client, fc *fakeConn, channel, at string, opts *SubscribeOptions) (*Subscription, <-chan any) {
+	t.Helper()
 	got := make(chan any, 16)
 	type result struct {
 		s   *Subscription
@@ -23,7 +29,7 @@ func subscribeFake(t *testing.T, c *Client, fc *fakeConn, channel, at string) (*
 	}
 	done := make(chan result, 1)
 	go func() {
-		s, err := c.Subscribe(context.Background(), channel, nil, func(m Message) { got <- m.Value })
+		s, err := c.Subscribe(context.Background(), channel, opts, func(m Message) { got <- m.Value })
 		done <- result{s, err}
 	}()
 	req := fc.next(t)
@@ -230,5 +236,98 @@ func TestWriteQueue(t *testing.T) {
 		if p := recv(t, "an acknowledgment", acks); p.Offset != uint64(10+i) {
 			t.Fatalf("acknowledgment %v, want 7:%d", p, 10+i)
 		}
+	}
+}
+
+// dropAndRefuseResume subscribes to ch, delivers a and b (resume point
+// 7:3), drops the connection and answers the client's resubscription at
+// 7:3 with expired_position, as an edge that restarted without the
+// channel's history does. It returns the new connection.
+func dropAndRefuseResume(t *testing.T, e *fakeEdge, c *Client, fc *fakeConn, opts *SubscribeOptions) (*Subscription, <-chan any, *fakeConn) {
+	t.Helper()
+	sub, got := subscribeFakeWith(t, c, fc, "ch", "7:1", opts)
+	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
+	})
+	for range 2 {
+		recv(t, "a message before the drop", got)
+	}
+	fc.drop()
+	fc2 := e.accept(t)
+	req := fc2.next(t)
+	var body rtm.SubscribeBody
+	req.body(t, &body)
+	if req.Action != rtm.ActionSubscribe || body.Position != "7:3" || body.FastForward {
+		t.Fatalf("resubscription %s %+v, want ch at 7:3 without fast_forward", req.Action, body)
+	}
+	fc2.send(t, rtm.ActionSubscribe+"/error", req.ID, rtm.ErrorBody{
+		Error: string(rtm.CodeExpiredPosition), Reason: "position from another history", Position: "7:3", SubscriptionID: "ch",
+	})
+	return sub, got, fc2
+}
+
+// TestResumeExpiredCarriesOn: a reconnect whose position the edge no
+// longer has subscribes again with fast_forward, and the application
+// hears of the gap (from the position it had to where it resumed) before
+// the first message after it.
+func TestResumeExpiredCarriesOn(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	gaps := make(chan Gap, 4)
+	opts := &SubscribeOptions{OnGap: func(g Gap) { gaps <- g }}
+	_, got, fc2 := dropAndRefuseResume(t, e, c, fc, opts)
+
+	req := fc2.next(t)
+	var body rtm.SubscribeBody
+	req.body(t, &body)
+	if req.Action != rtm.ActionSubscribe || !body.FastForward || body.Position != "7:3" || body.SubscriptionID != "ch" {
+		t.Fatalf("after expired_position the client sent %s %+v, want ch at 7:3 with fast_forward", req.Action, body)
+	}
+	fc2.reply(t, req, rtm.SubscribeReply{Position: "8:5", SubscriptionID: "ch"})
+	fc2.send(t, rtm.ActionSubscriptionInfo, nil, rtm.SubscriptionInfo{
+		Info: rtm.InfoFastForward, Reason: "fast-forwarded to the oldest message", Position: "8:5", SubscriptionID: "ch",
+	})
+	fc2.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+		SubscriptionID: "ch", Position: "8:6", Messages: []any{"c"},
+	})
+	if v := recv(t, "the message after the gap", got); v != "c" {
+		t.Fatalf("got %v after the gap, want c", v)
+	}
+	// OnGap and the handler run one after the other on the delivery
+	// goroutine: the gap is already there when c is.
+	select {
+	case g := <-gaps:
+		if g.Channel != "ch" || g.Requested != (rtm.Position{Epoch: 7, Offset: 3}) || g.Resumed != (rtm.Position{Epoch: 8, Offset: 5}) {
+			t.Fatalf("gap %+v, want ch from 7:3 to 8:5", g)
+		}
+	default:
+		t.Fatal("the message after the gap came before OnGap")
+	}
+}
+
+// TestResumeExpiredStrict: with Strict the subscription ends with the
+// edge's expired_position instead, and the client asks nothing more.
+func TestResumeExpiredStrict(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	sub, _, fc2 := dropAndRefuseResume(t, e, c, fc, &SubscribeOptions{Strict: true})
+	recv(t, "the subscription's end", sub.Done())
+	if re, ok := rtm.AsError(sub.Err()); !ok || re.Code != rtm.CodeExpiredPosition {
+		t.Fatalf("Err %v, want expired_position", sub.Err())
+	}
+	// The client is connected again and asks the edge nothing about ch:
+	// the next request it makes is the test's publish.
+	published := make(chan error, 1)
+	go func() {
+		_, err := c.Publish(context.Background(), "other", "x")
+		published <- err
+	}()
+	req := fc2.next(t)
+	if req.Action != rtm.ActionPublish {
+		t.Fatalf("after the strict end the client sent %s, want only the test's publish", req.Action)
+	}
+	fc2.reply(t, req, rtm.PositionBody{Position: "8:1"})
+	if err := recv(t, "the publish's end", published); err != nil {
+		t.Fatal(err)
 	}
 }
