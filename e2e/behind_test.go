@@ -152,7 +152,7 @@ func TestOutOfSyncReachesOnError(t *testing.T) {
 	opts := &client.SubscribeOptions{OnError: func(err error) { tl.onError(err); errs <- err }}
 	st := stalledSubscriber(t, opts, &tl)
 	s := st.sub
-	err := recv(t, "OnError", errs)
+	err := poll.Recv(t, "OnError", errs)
 	re, ok := rtm.AsError(err)
 	if !ok || re.Code != rtm.CodeOutOfSync || re.SubscriptionID != "flood" || re.Reason == "" {
 		t.Fatalf("OnError(%v), want out_of_sync for flood with a reason", err)
@@ -194,7 +194,7 @@ func TestFastForwardReachesOnInfo(t *testing.T) {
 	}
 	st := stalledSubscriber(t, opts, &tl)
 	s, last := st.sub, st.positions[400]
-	info := recv(t, "OnInfo", infos)
+	info := poll.Recv(t, "OnInfo", infos)
 	if info.Info != rtm.InfoFastForward || info.SubscriptionID != "flood" || info.MissedMessageCount == 0 || info.Reason == "" {
 		t.Fatalf("OnInfo(%+v), want fast_forward for flood with missed messages and a reason", info)
 	}
@@ -252,7 +252,7 @@ func TestSlowHandlerDoesNotBlockReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	flood(t, pub, "firehose", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	const n = 150 // 150 KB: more than one 64 KB batch of the edge
 	flood(t, pub, "firehose", 1, n)
 	poll.Until(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
@@ -301,7 +301,7 @@ func TestSlowHandlerPastRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	flood(t, pub, "flood", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	// Two messages, far from the channel's 64 KiB, overflow the
 	// client's buffer (the first fills it, the second overflows it):
 	// the subscription is paused before anything is evicted. Were the
@@ -312,7 +312,7 @@ func TestSlowHandlerPastRetention(t *testing.T) {
 	poll.Until(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
 	flood(t, pub, "flood", 3, 300) // the unread messages are evicted meanwhile
 	close(release)
-	err = recv(t, "OnError", errs)
+	err = poll.Recv(t, "OnError", errs)
 	if re, ok := rtm.AsError(err); !ok || re.Code != rtm.CodeExpiredPosition || re.SubscriptionID != "flood" {
 		t.Fatalf("OnError(%v), want expired_position for flood", err)
 	}

@@ -233,7 +233,7 @@ func testPagePublishes(t *testing.T, b *chrome) {
 	if _, err := rtm.ParsePosition(pos); err != nil {
 		t.Fatalf("publish resolved with %q: %v", pos, err)
 	}
-	m := recv(t, "the page's message", got)
+	m := poll.Recv(t, "the page's message", got)
 	want := map[string]any{
 		"text":  "ünïcødé ✓ 🌊",
 		"int":   int64(7),
@@ -316,7 +316,7 @@ func testResumeAfterDrop(t *testing.T, b *chrome) {
 	p.waitJS("the first 100 messages", "harness.count() >= 100")
 	px.cut()
 	p.waitJS("a reconnection", `harness.states.includes("disconnected") && harness.states.lastIndexOf("connected") > harness.states.indexOf("disconnected")`)
-	if err := recv(t, "the publisher", published); err != nil {
+	if err := poll.Recv(t, "the publisher", published); err != nil {
 		t.Fatal(err)
 	}
 	p.waitJS("every message", fmt.Sprintf("harness.count() >= %d", n))
@@ -403,7 +403,7 @@ func testTokens(t *testing.T, b *chrome) {
 	p.openHarness()
 	harnessMust[string](p, "connect", e.url, jsConnectOptions(browserAppkey, map[string]any{"token": valid}))
 	harnessMust[string](p, "publish", "secure.news", "signed")
-	if m := recv(t, "the token holder's message", got); m.Value != "signed" {
+	if m := poll.Recv(t, "the token holder's message", got); m.Value != "signed" {
 		t.Fatalf("received %v", m.Value)
 	}
 	for _, tt := range []struct {

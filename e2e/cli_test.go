@@ -282,7 +282,7 @@ func TestCLIEdgeGracefulShutdown(t *testing.T) {
 	}
 	start := time.Now()
 	edge.signal(t, syscall.SIGTERM)
-	err = recv(t, "the close frame", closed)
+	err = poll.Recv(t, "the close frame", closed)
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("raw client read %v, want close code 1001", err)
 	}

@@ -401,7 +401,7 @@ func TestCloseFromHandler(t *testing.T) {
 	}
 	// Two batches: the second must never reach the handler.
 	publishRange(t, p, "bye", 1, 1)
-	if err := recv(t, "Close to return inside the handler", closed); err != nil {
+	if err := poll.Recv(t, "Close to return inside the handler", closed); err != nil {
 		t.Fatalf("Close from a handler: %v", err)
 	}
 	publishRange(t, p, "bye", 2, 2)

@@ -184,7 +184,7 @@ func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 		msgs := got.get()
 		return msgs[len(msgs)-1] == "on b"
 	})
-	if info := recv(t, "the fast_forward notice", infos); info.Info != rtm.InfoFastForward || info.SubscriptionID != "chat" {
+	if info := poll.Recv(t, "the fast_forward notice", infos); info.Info != rtm.InfoFastForward || info.SubscriptionID != "chat" {
 		t.Errorf("OnInfo(%+v), want fast_forward for chat", info)
 	}
 	select {

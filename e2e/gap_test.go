@@ -196,7 +196,7 @@ func TestLaggingSubscriptionAcrossRestartGap(t *testing.T) {
 	}
 	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
 	flood(t, onA, "lag", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	flood(t, onA, "lag", 1, 3)
 	poll.Until(t, "the subscription to pause", func() bool { return logs.contains("subscription paused") })
 

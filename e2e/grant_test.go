@@ -73,7 +73,7 @@ func TestStaticTokenExpires(t *testing.T) {
 	e := startEdge(t)
 	c := dial(t, e.url, client.Options{Token: grantToken(t, 2*time.Second)})
 	_, errs := subscribeGrant(t, c)
-	err := recv(t, "the subscription's end", errs)
+	err := poll.Recv(t, "the subscription's end", errs)
 	if code := codeOf(err); code != rtm.CodeAuthorizationDenied {
 		t.Fatalf("OnError got %v, want authorization_denied", err)
 	}

@@ -48,19 +48,6 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// recv waits for a value on ch for at most 20 s.
-func recv[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
-	}
-}
-
 // inbox collects what a subscription handler receives.
 type inbox struct {
 	mu   sync.Mutex

@@ -105,9 +105,9 @@ func TestRequestsWaitForReconnect(t *testing.T) {
 		pos, err := c.Publish(wctx, "later", 1)
 		done <- result{pos, err}
 	}()
-	recv(t, "the publish to wait for a connection", wctx.waited)
+	poll.Recv(t, "the publish to wait for a connection", wctx.waited)
 	px.refuse(false)
-	r := recv(t, "the publish to complete", done)
+	r := poll.Recv(t, "the publish to complete", done)
 	if r.err != nil {
 		t.Fatalf("Publish across a reconnect: %v", r.err)
 	}
@@ -130,7 +130,7 @@ func TestInFlightPublishFailsOnDrop(t *testing.T) {
 	}()
 	poll.Until(t, "the publish to reach the edge", func() bool { return px.held() > 0 })
 	px.cut()
-	if err := recv(t, "the publish to fail", errc); !errors.Is(err, client.ErrDisconnected) {
+	if err := poll.Recv(t, "the publish to fail", errc); !errors.Is(err, client.ErrDisconnected) {
 		t.Fatalf("Publish = %v, want ErrDisconnected", err)
 	}
 	poll.Until(t, "reconnection", func() bool { return px.accepted() >= 2 && c.State() == client.Connected })
@@ -177,7 +177,7 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 		t.Fatalf("Read where the subscriber resumes = %v, want expired_position", err) // ...and now gone
 	}
 	px.refuse(false)
-	err = recv(t, "OnError", errs)
+	err = poll.Recv(t, "OnError", errs)
 	if re, ok := rtm.AsError(err); !ok || re.Code != rtm.CodeExpiredPosition || re.SubscriptionID != "short.old" || re.Reason == "" {
 		t.Fatalf("OnError(%v), want expired_position for short.old with a reason", err)
 	}
@@ -237,7 +237,7 @@ func TestDirectHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishRange(t, pub, "queued", 1, 1)
-	recv(t, "the queued handler to block", held)
+	poll.Recv(t, "the queued handler to block", held)
 	publishRange(t, pub, "direct", 1, 5)
 	got.expect(t, numbers(1, 5)) // while the delivery goroutine is blocked
 	close(release)

@@ -1,9 +1,10 @@
 // Package poll waits, in tests, for a condition that another goroutine
 // or process makes true and that no channel announces: a counter the edge
-// exports, a line a subprocess prints, a state a client reaches. It is
-// the one poll-with-a-deadline of the module's tests (STYLE.md: no sleeps
-// to wait for events), so that every test waits the same way and fails
-// with the same kind of message.
+// exports, a line a subprocess prints, a state a client reaches (and,
+// with Recv, for a value a channel does announce). It is the one
+// wait-with-a-deadline of the module's tests (STYLE.md: no sleeps to wait
+// for events), so that every test waits the same way and fails with the
+// same kind of message.
 //
 // It lives in internal/ so that edge, cmd, wasm and e2e tests can all
 // import it without one of them importing another; shared/ does not use
@@ -53,6 +54,22 @@ func withinNil(t testing.TB, d time.Duration, what string, check func() error) {
 	var last error
 	if !wait(d, func() bool { last = check(); return last == nil }) {
 		t.Fatalf("timed out after %s waiting for %s: %v", d, what, last)
+	}
+}
+
+// Recv returns the next value on ch, and fails t if Timeout passes first:
+// for events that a channel does announce.
+func Recv[T any](t testing.TB, what string, ch <-chan T) T {
+	t.Helper()
+	deadline := time.NewTimer(Timeout)
+	defer deadline.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-deadline.C:
+		t.Fatalf("timed out after %s waiting for %s", Timeout, what)
+		var zero T
+		return zero
 	}
 }
 

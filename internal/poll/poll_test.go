@@ -57,6 +57,7 @@ func TestUntilReturnsOnceTrue(t *testing.T) {
 		Until(tb, "the flag", func() bool {
 			if checks.Add(1) == 3 {
 				close(release) // the condition comes true while Until polls
+				return false
 			}
 			return flag.Load()
 		})
@@ -109,5 +110,16 @@ func TestUntilNilReportsLastError(t *testing.T) {
 	})
 	if !strings.Contains(msg, "timed out after 5ms waiting for all three: still 2 of 3") || n < 2 {
 		t.Fatalf("Fatalf said %q", msg)
+	}
+}
+
+// TestRecv: Recv returns the value sent on the channel.
+func TestRecv(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	var got int
+	msg := run(t, func(tb testing.TB) { got = Recv(tb, "a value", ch) })
+	if msg != "" || got != 7 {
+		t.Fatalf("Recv: %d, %q; want 7", got, msg)
 	}
 }

@@ -37,7 +37,7 @@ func subscribeFakeWith(t *testing.T, c *Client, fc *fakeConn, channel, at string
 		t.Fatalf("sent %s, want %s", req.Action, rtm.ActionSubscribe)
 	}
 	fc.reply(t, req, rtm.SubscribeReply{Position: at, SubscriptionID: channel})
-	r := recv(t, "Subscribe's return", done)
+	r := poll.Recv(t, "Subscribe's return", done)
 	if r.err != nil {
 		t.Fatalf("Subscribe: %v", r.err)
 	}
@@ -57,7 +57,7 @@ func TestReconnectResubscribesFromPosition(t *testing.T) {
 		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
 	})
 	for _, want := range []string{"a", "b"} {
-		if v := recv(t, "a message", got); v != want {
+		if v := poll.Recv(t, "a message", got); v != want {
 			t.Fatalf("got %v, want %s", v, want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestReconnectResubscribesFromPosition(t *testing.T) {
 	fc2.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
 		SubscriptionID: "ch", Position: "7:4", Messages: []any{"c"},
 	})
-	if v := recv(t, "the message after the reconnect", got); v != "c" {
+	if v := poll.Recv(t, "the message after the reconnect", got); v != "c" {
 		t.Fatalf("got %v after the reconnect, want c", v)
 	}
 	// Position moves once the handler has returned.
@@ -88,7 +88,7 @@ func TestReconnectResubscribesFromPosition(t *testing.T) {
 	default:
 	}
 	for _, want := range []State{Connecting, Connected, Disconnected, Reconnecting, Connected} {
-		if s := recv(t, "a state", states); s != want {
+		if s := poll.Recv(t, "a state", states); s != want {
 			t.Fatalf("state %v, want %v", s, want)
 		}
 	}
@@ -120,7 +120,7 @@ func TestPublishAcrossReconnect(t *testing.T) {
 		t.Fatalf("sent %s, want a publish", req.Action)
 	}
 	fc.drop()
-	if r := recv(t, "the first publish's end", first); !errors.Is(r.err, ErrDisconnected) {
+	if r := poll.Recv(t, "the first publish's end", first); !errors.Is(r.err, ErrDisconnected) {
 		t.Fatalf("publish in flight at the drop: %v, %v; want ErrDisconnected", r.pos, r.err)
 	}
 
@@ -129,7 +129,7 @@ func TestPublishAcrossReconnect(t *testing.T) {
 	// has no connection to go out on. (Made before the client noticed,
 	// it would have failed on the dead connection.)
 	for s := State(-1); s != Disconnected; {
-		s = recv(t, "the state Disconnected", states)
+		s = poll.Recv(t, "the state Disconnected", states)
 	}
 	second := publish("y")
 	fc2 := e.accept(t)
@@ -140,7 +140,7 @@ func TestPublishAcrossReconnect(t *testing.T) {
 		t.Fatalf("on the new connection the client sent %s %+v, want the publish of y", req.Action, body)
 	}
 	fc2.reply(t, req, rtm.PositionBody{Position: "7:9"})
-	if r := recv(t, "the second publish's end", second); r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 9}) {
+	if r := poll.Recv(t, "the second publish's end", second); r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 9}) {
 		t.Fatalf("publish after the reconnect: %v, %v; want 7:9", r.pos, r.err)
 	}
 }
@@ -163,7 +163,7 @@ func TestRequestGivenUp(t *testing.T) {
 	}()
 	late := fc.next(t)
 	cancel()
-	if r := recv(t, "the abandoned publish's end", given); !errors.Is(r.err, context.Canceled) {
+	if r := poll.Recv(t, "the abandoned publish's end", given); !errors.Is(r.err, context.Canceled) {
 		t.Fatalf("publish whose context ended: %v, %v; want context.Canceled", r.pos, r.err)
 	}
 
@@ -178,7 +178,7 @@ func TestRequestGivenUp(t *testing.T) {
 	}
 	fc.reply(t, late, rtm.PositionBody{Position: "7:1"}) // too late: dropped
 	fc.reply(t, req, rtm.PositionBody{Position: "7:2"})
-	if r := recv(t, "the next publish's end", answered); r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 2}) {
+	if r := poll.Recv(t, "the next publish's end", answered); r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 2}) {
 		t.Fatalf("next publish: %v, %v; want 7:2, its own reply", r.pos, r.err)
 	}
 }
@@ -211,7 +211,7 @@ func TestWriteQueue(t *testing.T) {
 		}
 	}
 	release()
-	if err := recv(t, "the first PublishAsync's return", started); err != nil {
+	if err := poll.Recv(t, "the first PublishAsync's return", started); err != nil {
 		t.Fatal(err)
 	}
 	w = fc.write(t)
@@ -233,7 +233,7 @@ func TestWriteQueue(t *testing.T) {
 		fc.reply(t, reqs[i], rtm.PositionBody{Position: rtm.Position{Epoch: 7, Offset: uint64(10 + i)}.String()})
 	}
 	for i := n - 1; i >= 0; i-- {
-		if p := recv(t, "an acknowledgment", acks); p.Offset != uint64(10+i) {
+		if p := poll.Recv(t, "an acknowledgment", acks); p.Offset != uint64(10+i) {
 			t.Fatalf("acknowledgment %v, want 7:%d", p, 10+i)
 		}
 	}
@@ -250,7 +250,7 @@ func dropAndRefuseResume(t *testing.T, e *fakeEdge, c *Client, fc *fakeConn, opt
 		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
 	})
 	for range 2 {
-		recv(t, "a message before the drop", got)
+		poll.Recv(t, "a message before the drop", got)
 	}
 	fc.drop()
 	fc2 := e.accept(t)
@@ -290,7 +290,7 @@ func TestResumeExpiredCarriesOn(t *testing.T) {
 	fc2.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
 		SubscriptionID: "ch", Position: "8:6", Messages: []any{"c"},
 	})
-	if v := recv(t, "the message after the gap", got); v != "c" {
+	if v := poll.Recv(t, "the message after the gap", got); v != "c" {
 		t.Fatalf("got %v after the gap, want c", v)
 	}
 	// OnGap and the handler run one after the other on the delivery
@@ -311,7 +311,7 @@ func TestResumeExpiredStrict(t *testing.T) {
 	e := newFakeEdge()
 	c, fc := dialFake(t, e, Options{})
 	sub, _, fc2 := dropAndRefuseResume(t, e, c, fc, &SubscribeOptions{Strict: true})
-	recv(t, "the subscription's end", sub.Done())
+	poll.Recv(t, "the subscription's end", sub.Done())
 	if re, ok := rtm.AsError(sub.Err()); !ok || re.Code != rtm.CodeExpiredPosition {
 		t.Fatalf("Err %v, want expired_position", sub.Err())
 	}
@@ -327,7 +327,7 @@ func TestResumeExpiredStrict(t *testing.T) {
 		t.Fatalf("after the strict end the client sent %s, want only the test's publish", req.Action)
 	}
 	fc2.reply(t, req, rtm.PositionBody{Position: "8:1"})
-	if err := recv(t, "the publish's end", published); err != nil {
+	if err := poll.Recv(t, "the publish's end", published); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -13,13 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
-
-// fakeTimeout bounds every wait of the fake edge's tests for the client:
-// a failure guard, never a pause (each wait ends as soon as its event
-// comes).
-const fakeTimeout = 10 * time.Second
 
 // fakeEdge stands behind the dialFunc seam: each dial of the client hands
 // the test a fakeConn, an in-memory WebSocket whose far end the test
@@ -79,13 +75,7 @@ func (e *fakeEdge) attempts() []time.Time {
 // accept lets the client's next dial through and returns its connection.
 func (e *fakeEdge) accept(t *testing.T) *fakeConn {
 	t.Helper()
-	select {
-	case fc := <-e.conns:
-		return fc
-	case <-time.After(fakeTimeout):
-		t.Fatal("the client did not dial")
-		return nil
-	}
+	return poll.Recv(t, "the client's dial", e.conns)
 }
 
 // fakeConn is one connection of a fakeEdge: a transport to the client,
@@ -187,13 +177,7 @@ func (r fakeReq) body(t *testing.T, v any) {
 // write returns the messages of the client's next Write.
 func (fc *fakeConn) write(t *testing.T) [][]byte {
 	t.Helper()
-	select {
-	case w := <-fc.writes:
-		return w
-	case <-time.After(fakeTimeout):
-		t.Fatal("the client wrote nothing")
-		return nil
-	}
+	return poll.Recv(t, "a write of the client", fc.writes)
 }
 
 // next returns the client's next request, whichever write carried it.
@@ -263,17 +247,4 @@ func dialFake(t *testing.T, e *fakeEdge, o Options) (*Client, *fakeConn) {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c, fc
-}
-
-// recv waits for a value on ch.
-func recv[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(fakeTimeout):
-		t.Fatalf("no %s", what)
-		var zero T
-		return zero
-	}
 }
