@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -132,7 +133,7 @@ func stalledSubscriber(t *testing.T, opts *client.SubscribeOptions, tl *timeline
 		t.Fatal(err)
 	}
 	positions := flood(t, pub, "flood", 0, 0)
-	waitFor(t, "the first message", func() bool { _, seen := tl.get(); return len(seen) == 1 })
+	poll.Until(t, "the first message", func() bool { _, seen := tl.get(); return len(seen) == 1 })
 	px.stall()
 	// Kernel buffers of a few KB plus a 64 KB batch in flight, then 64 KB
 	// of channel: 400 KB leaves no doubt the unread part was evicted.
@@ -151,7 +152,7 @@ func TestOutOfSyncReachesOnError(t *testing.T) {
 	opts := &client.SubscribeOptions{OnError: func(err error) { tl.onError(err); errs <- err }}
 	st := stalledSubscriber(t, opts, &tl)
 	s := st.sub
-	err := recv(t, "OnError", errs)
+	err := poll.Recv(t, "OnError", errs)
 	re, ok := rtm.AsError(err)
 	if !ok || re.Code != rtm.CodeOutOfSync || re.SubscriptionID != "flood" || re.Reason == "" {
 		t.Fatalf("OnError(%v), want out_of_sync for flood with a reason", err)
@@ -179,7 +180,7 @@ func TestOutOfSyncReachesOnError(t *testing.T) {
 	if _, err := st.c.Subscribe(ctxFor(t), "flood", &client.SubscribeOptions{Position: &st.positions[400]}, again.handle); err != nil {
 		t.Fatalf("Subscribe after out_of_sync: %v", err)
 	}
-	waitFor(t, "the newest message again", func() bool { return len(again.get()) == 1 })
+	poll.Until(t, "the newest message again", func() bool { return len(again.get()) == 1 })
 }
 
 func TestFastForwardReachesOnInfo(t *testing.T) {
@@ -193,11 +194,11 @@ func TestFastForwardReachesOnInfo(t *testing.T) {
 	}
 	st := stalledSubscriber(t, opts, &tl)
 	s, last := st.sub, st.positions[400]
-	info := recv(t, "OnInfo", infos)
+	info := poll.Recv(t, "OnInfo", infos)
 	if info.Info != rtm.InfoFastForward || info.SubscriptionID != "flood" || info.MissedMessageCount == 0 || info.Reason == "" {
 		t.Fatalf("OnInfo(%+v), want fast_forward for flood with missed messages and a reason", info)
 	}
-	waitFor(t, "the last message", func() bool { _, seen := tl.get(); return len(seen) > 0 && seen[len(seen)-1] == 400 })
+	poll.Until(t, "the last message", func() bool { _, seen := tl.get(); return len(seen) > 0 && seen[len(seen)-1] == 400 })
 	// Every gap is announced, in order, by notices counting it exactly.
 	events, _ := tl.get()
 	prev, missed := int64(-1), uint64(0)
@@ -212,7 +213,7 @@ func TestFastForwardReachesOnInfo(t *testing.T) {
 			prev, missed = ev.msg, 0
 		}
 	}
-	waitFor(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
+	poll.Until(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
 	if s.Err() != nil {
 		t.Errorf("subscription ended: %v", s.Err())
 	}
@@ -251,10 +252,10 @@ func TestSlowHandlerDoesNotBlockReplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	flood(t, pub, "firehose", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	const n = 150 // 150 KB: more than one 64 KB batch of the edge
 	flood(t, pub, "firehose", 1, n)
-	waitFor(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
+	poll.Until(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
 	// The handler is stuck, yet the client's own requests are answered.
 	if _, err := c.Publish(ctx, "other", "still served"); err != nil {
 		t.Fatalf("Publish while the handler is stuck: %v", err)
@@ -263,14 +264,14 @@ func TestSlowHandlerDoesNotBlockReplies(t *testing.T) {
 		t.Fatalf("Read while the handler is stuck: %v", err)
 	}
 	close(release)
-	waitFor(t, "every message", func() bool { _, seen := tl.get(); return len(seen) >= n+1 })
+	poll.Until(t, "every message", func() bool { _, seen := tl.get(); return len(seen) >= n+1 })
 	last := flood(t, pub, "firehose", n+1, n+1)[0]
-	waitFor(t, "the message after the pause", func() bool { _, seen := tl.get(); return len(seen) >= n+2 })
+	poll.Until(t, "the message after the pause", func() bool { _, seen := tl.get(); return len(seen) >= n+2 })
 	_, seen := tl.get()
 	if g := gaps(t, seen); len(g) != 0 || len(seen) != n+2 {
 		t.Fatalf("received %d messages with gaps at %v, want 0..%d once each", len(seen), g, n+1)
 	}
-	waitFor(t, "the position to pass the last message", func() bool { return sub.Position() == last.Next() })
+	poll.Until(t, "the position to pass the last message", func() bool { return sub.Position() == last.Next() })
 	if px.accepted() != 1 || len(states.get()) != 2 {
 		t.Errorf("%d connections, states %v: want the pause handled on one connection", px.accepted(), states.get())
 	}
@@ -300,7 +301,7 @@ func TestSlowHandlerPastRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	flood(t, pub, "flood", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	// Two messages, far from the channel's 64 KiB, overflow the
 	// client's buffer (the first fills it, the second overflows it):
 	// the subscription is paused before anything is evicted. Were the
@@ -308,10 +309,10 @@ func TestSlowHandlerPastRetention(t *testing.T) {
 	// paused, the subscription would be out of sync on the edge, not
 	// behind in its handler: out_of_sync.
 	flood(t, pub, "flood", 1, 2)
-	waitFor(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
+	poll.Until(t, "the subscription to be paused", func() bool { return logs.contains("subscription paused") })
 	flood(t, pub, "flood", 3, 300) // the unread messages are evicted meanwhile
 	close(release)
-	err = recv(t, "OnError", errs)
+	err = poll.Recv(t, "OnError", errs)
 	if re, ok := rtm.AsError(err); !ok || re.Code != rtm.CodeExpiredPosition || re.SubscriptionID != "flood" {
 		t.Fatalf("OnError(%v), want expired_position for flood", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // readmeSnippet is the README's browser example: the html block of its
@@ -46,7 +48,7 @@ func TestBrowserReadmeSnippet(t *testing.T) {
 	p := b.newTab(t, "ws"+strings.TrimPrefix(s.URL, "http"))
 	p.open("/")
 	var logs []string
-	waitFor(t, "the snippet's subscription to log its message", func() bool {
+	poll.Until(t, "the snippet's subscription to log its message", func() bool {
 		logs = p.consoleTexts()
 		return slices.ContainsFunc(logs, func(l string) bool { return strings.Contains(l, "hi") })
 	})

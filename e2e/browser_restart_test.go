@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -57,7 +58,7 @@ func testChatSurvivesRestart(t *testing.T, b *chrome) {
 	chatSay(p, "after the restart")
 	chatWait(p, "after the restart")
 	for {
-		m := recv(t, "the page's message on the new edge", heard)
+		m := poll.Recv(t, "the page's message on the new edge", heard)
 		if v, ok := m.Value.(map[string]any); ok && v["text"] == "after the restart" && v["user"] == "alice" {
 			break
 		}

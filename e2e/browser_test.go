@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -232,7 +233,7 @@ func testPagePublishes(t *testing.T, b *chrome) {
 	if _, err := rtm.ParsePosition(pos); err != nil {
 		t.Fatalf("publish resolved with %q: %v", pos, err)
 	}
-	m := recv(t, "the page's message", got)
+	m := poll.Recv(t, "the page's message", got)
 	want := map[string]any{
 		"text":  "ünïcødé ✓ 🌊",
 		"int":   int64(7),
@@ -315,7 +316,7 @@ func testResumeAfterDrop(t *testing.T, b *chrome) {
 	p.waitJS("the first 100 messages", "harness.count() >= 100")
 	px.cut()
 	p.waitJS("a reconnection", `harness.states.includes("disconnected") && harness.states.lastIndexOf("connected") > harness.states.indexOf("disconnected")`)
-	if err := recv(t, "the publisher", published); err != nil {
+	if err := poll.Recv(t, "the publisher", published); err != nil {
 		t.Fatal(err)
 	}
 	p.waitJS("every message", fmt.Sprintf("harness.count() >= %d", n))
@@ -355,7 +356,7 @@ func testExpiredPosition(t *testing.T, b *chrome) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the first position to expire", func() bool {
+	poll.Until(t, "the first position to expire", func() bool {
 		_, _, err := pub.Read(ctx, "short.gone", client.AtPosition(first))
 		return codeOf(err) == rtm.CodeExpiredPosition
 	})
@@ -402,7 +403,7 @@ func testTokens(t *testing.T, b *chrome) {
 	p.openHarness()
 	harnessMust[string](p, "connect", e.url, jsConnectOptions(browserAppkey, map[string]any{"token": valid}))
 	harnessMust[string](p, "publish", "secure.news", "signed")
-	if m := recv(t, "the token holder's message", got); m.Value != "signed" {
+	if m := poll.Recv(t, "the token holder's message", got); m.Value != "signed" {
 		t.Fatalf("received %v", m.Value)
 	}
 	for _, tt := range []struct {
@@ -444,7 +445,7 @@ func testTokenFunction(t *testing.T, b *chrome, e *edgeProcess, mint func(string
 	harnessMust[string](p, "connectWithTokens", e.url, jsConnectOptions(browserAppkey, nil), tokens)
 	// The third call comes a quarter of the second token's life before
 	// its exp; both earlier tokens have expired a little later.
-	waitFor(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
+	poll.Until(t, "two token refreshes", func() bool { return evalJS[float64](p, "harness.tokenCount()") >= 3 })
 	// The grant must outlive the second token: wait for the clock to pass
 	// its exp (a deadline in real time, not a guess at an event).
 	time.Sleep(time.Until(second) + 100*time.Millisecond)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -70,7 +71,7 @@ func TestCLISubKilledResumesExactly(t *testing.T) {
 	}
 
 	first := startProcess(t, edge.env(), "sub", "resume", "--history-count", strconv.Itoa(n))
-	waitFor(t, "sub to print 100 lines", func() bool { return strings.Count(first.stdout.String(), "\n") >= 100 })
+	poll.Until(t, "sub to print 100 lines", func() bool { return strings.Count(first.stdout.String(), "\n") >= 100 })
 	first.kill()
 	lines := parseSubLines(t, first.stdout.String())
 	last := lines[len(lines)-1].Position
@@ -81,7 +82,7 @@ func TestCLISubKilledResumesExactly(t *testing.T) {
 	var second *process
 	if len(lines) < n {
 		second = startProcess(t, edge.env(), "sub", "resume", "--after", last)
-		waitFor(t, "the resumed sub to print the rest", func() bool {
+		poll.Until(t, "the resumed sub to print the rest", func() bool {
 			return strings.Count(second.stdout.String(), "\n") >= n-len(lines)
 		})
 		second.kill()
@@ -120,7 +121,7 @@ func TestCLISubAcrossEdgeRestart(t *testing.T) {
 	strict := startProcess(t, env, "sub", "--strict", "restart")
 	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
 	// The subs say nothing once subscribed: publish until both print.
-	waitFor(t, "both subs to print a message from the first edge", func() bool {
+	poll.Until(t, "both subs to print a message from the first edge", func() bool {
 		if _, err := onA.Publish(ctxFor(t), "restart", map[string]any{"n": 1}); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +135,7 @@ func TestCLISubAcrossEdgeRestart(t *testing.T) {
 	if code := strict.exitCode(t, 20*time.Second); code != 1 || !strings.Contains(strict.stderr.String(), "expired_position") {
 		t.Errorf("sub --strict exited %d (%q), want 1 with expired_position", code, strict.stderr.String())
 	}
-	waitFor(t, "the warning of the default sub", func() bool {
+	poll.Until(t, "the warning of the default sub", func() bool {
 		return strings.Contains(sub.stderr.String(), "warning: messages may be missing")
 	})
 	before := len(parseSubLines(t, sub.stdout.String()))
@@ -142,7 +143,7 @@ func TestCLISubAcrossEdgeRestart(t *testing.T) {
 	if _, err := onB.Publish(ctxFor(t), "restart", map[string]any{"n": 2}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the default sub to print the message from the new edge", func() bool {
+	poll.Until(t, "the default sub to print the message from the new edge", func() bool {
 		return len(parseSubLines(t, sub.stdout.String())) > before
 	})
 	lines := parseSubLines(t, sub.stdout.String())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -172,7 +173,7 @@ func startEdgeProcess(t *testing.T, args ...string) *edgeProcess {
 func waitBanner(t *testing.T, p *process) *edgeProcess {
 	t.Helper()
 	e := &edgeProcess{process: p}
-	waitFor(t, "the edge's banner", func() bool {
+	poll.Until(t, "the edge's banner", func() bool {
 		out := p.stdout.String()
 		u, k := bannerURL.FindStringSubmatch(out), bannerAppkey.FindStringSubmatch(out)
 		if u == nil || k == nil {
@@ -281,7 +282,7 @@ func TestCLIEdgeGracefulShutdown(t *testing.T) {
 	}
 	start := time.Now()
 	edge.signal(t, syscall.SIGTERM)
-	err = recv(t, "the close frame", closed)
+	err = poll.Recv(t, "the close frame", closed)
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("raw client read %v, want close code 1001", err)
 	}
@@ -291,7 +292,7 @@ func TestCLIEdgeGracefulShutdown(t *testing.T) {
 	if d := time.Since(start); d > grace {
 		t.Errorf("edge took %v to exit, more than its shutdown timeout %v", d, grace)
 	}
-	waitFor(t, "the client to notice", func() bool { return slices.Contains(states.get(), client.Disconnected) })
+	poll.Until(t, "the client to notice", func() bool { return slices.Contains(states.get(), client.Disconnected) })
 	if !strings.Contains(edge.stderr.String(), "stopped") {
 		t.Errorf("edge logs lack the end of the shutdown:\n%s", edge.stderr.String())
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -141,7 +142,7 @@ func TestPublishSubscribeEachCodec(t *testing.T) {
 			}
 			want := []string{"hello", "42", "map[text:hi]", "[true <nil>]", "1.5"}
 			got.expect(t, want)
-			waitFor(t, "the position to pass the last message", func() bool { return sub.Position() == last.Next() })
+			poll.Until(t, "the position to pass the last message", func() bool { return sub.Position() == last.Next() })
 			if m := got.lastMessage(); !m.EndOfBatch || m.Position != last.Next() || m.SubscriptionID != channel {
 				t.Errorf("last message %+v, want the end of a batch at %v for %s", m, last.Next(), channel)
 			}
@@ -318,7 +319,7 @@ func TestUnsubscribe(t *testing.T) {
 	}
 	last := publishRange(t, p, "pos", 1, 3)
 	first.expect(t, numbers(1, 3))
-	waitFor(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
+	poll.Until(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
 	next := s.Position()
 	if err := s.Unsubscribe(ctx); err != nil {
 		t.Fatal(err)
@@ -400,7 +401,7 @@ func TestCloseFromHandler(t *testing.T) {
 	}
 	// Two batches: the second must never reach the handler.
 	publishRange(t, p, "bye", 1, 1)
-	if err := recv(t, "Close to return inside the handler", closed); err != nil {
+	if err := poll.Recv(t, "Close to return inside the handler", closed); err != nil {
 		t.Fatalf("Close from a handler: %v", err)
 	}
 	publishRange(t, p, "bye", 2, 2)

@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -77,7 +78,7 @@ func (c *cluster) leader(t *testing.T, ask int) int {
 		t.Fatal(err)
 	}
 	var leader string
-	waitFor(t, "a stream leader", func() bool {
+	poll.Until(t, "a stream leader", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, "SLUICE")
@@ -238,7 +239,7 @@ func TestClusterFanOutAndResume(t *testing.T) {
 	const half = 100
 	loop := startPublishing(pub, "room", 1, half, nil)
 	<-loop.done
-	waitFor(t, "edge A's subscriber to get the first half", func() bool { return onA.has(half) })
+	poll.Until(t, "edge A's subscriber to get the first half", func() bool { return onA.has(half) })
 	_, resume := onA.snapshot()
 	a.process.kill() // SIGKILL: no drain
 
@@ -250,12 +251,12 @@ func TestClusterFanOutAndResume(t *testing.T) {
 		name string
 		col  *collector
 	}{{"subscriber on B", onB}, {"subscriber on C", onC}} {
-		waitWithin(t, afterFault, s.name+" to get everything", func() bool { return s.col.has(last) })
+		poll.Within(t, afterFault, s.name+" to get everything", func() bool { return s.col.has(last) })
 		got, _ := s.col.snapshot()
 		checkDelivered(t, s.name, acks, got)
 	}
 	moved := subscribeFrom(t, b.url, "room", &resume)
-	waitWithin(t, afterFault, "the moved subscriber to get the second half", func() bool { return moved.has(last) })
+	poll.Within(t, afterFault, "the moved subscriber to get the second half", func() bool { return moved.has(last) })
 	got, _ := moved.snapshot()
 	checkDelivered(t, "subscriber moved from A to B", loop2.acks, got)
 	if loop.failed+loop2.failed > 0 {
@@ -276,11 +277,11 @@ func TestClusterLeaderKilled(t *testing.T) {
 	pub := dial(t, pubEdge.url, client.Options{AppKey: "demo"})
 	const total = 300
 	loop := startPublishing(pub, "chaos", 1, total, nil)
-	waitFor(t, "a third of the publishes", func() bool { return loop.acked() >= total/3 })
+	poll.Until(t, "a third of the publishes", func() bool { return loop.acked() >= total/3 })
 	c.edges[l].process.kill()
 	<-loop.done
 	acks := loop.acks
-	waitWithin(t, afterFault, "the live subscriber to get every acknowledged message", func() bool {
+	poll.Within(t, afterFault, "the live subscriber to get every acknowledged message", func() bool {
 		return live.has(acks[len(acks)-1].n)
 	})
 	got, _ := live.snapshot()
@@ -288,7 +289,7 @@ func TestClusterLeaderKilled(t *testing.T) {
 
 	first := rtm.Position{Epoch: acks[0].pos.Epoch, Offset: 1}
 	replay := subscribeFrom(t, readEdge.url, "chaos", &first)
-	waitWithin(t, afterFault, "the replay from position 1", func() bool { return replay.has(acks[len(acks)-1].n) })
+	poll.Within(t, afterFault, "the replay from position 1", func() bool { return replay.has(acks[len(acks)-1].n) })
 	got, _ = replay.snapshot()
 	checkDelivered(t, "replay from position 1", acks, got)
 	t.Logf("%d acknowledged, %d failed across the election", len(acks), loop.failed)
@@ -305,8 +306,8 @@ func TestDurableEdgeSurvivesKill(t *testing.T) {
 	pub := dial(t, e.url, client.Options{AppKey: "demo"})
 	stop := make(chan struct{})
 	loop := startPublishing(pub, "dur", 1, 1<<30, stop)
-	waitFor(t, "200 acknowledged publishes", func() bool { return loop.acked() >= 200 })
-	waitFor(t, "the subscriber to be past 100", func() bool { return sub.has(100) })
+	poll.Until(t, "200 acknowledged publishes", func() bool { return loop.acked() >= 200 })
+	poll.Until(t, "the subscriber to be past 100", func() bool { return sub.has(100) })
 	e.process.kill()
 	got, resume := sub.snapshot()
 	close(stop)
@@ -327,7 +328,7 @@ func TestDurableEdgeSurvivesKill(t *testing.T) {
 	<-more.done
 	acks = append(acks, more.acks...)
 	last := acks[len(acks)-1].n
-	waitFor(t, "the resumed subscriber to get what was published after the restart", func() bool { return resumed.has(last) })
+	poll.Until(t, "the resumed subscriber to get what was published after the restart", func() bool { return resumed.has(last) })
 	rest, _ := resumed.snapshot()
 	// What it had before the kill, then what it got from its resume
 	// point: together, every acknowledged message once.

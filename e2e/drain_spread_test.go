@@ -19,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -127,7 +128,7 @@ func TestDrainDelayKeepsServing(t *testing.T) {
 
 	term := time.Now()
 	e.signal(t, syscall.SIGTERM)
-	waitFor(t, "/readyz to answer 503", func() bool { return readyz(e) == http.StatusServiceUnavailable })
+	poll.Until(t, "/readyz to answer 503", func() bool { return readyz(e) == http.StatusServiceUnavailable })
 	// Still serving: a new connection is accepted, and publishes.
 	c, err := client.Dial(ctxFor(t), e.url, &client.Options{AppKey: e.appkey, Logger: quietLogger()})
 	if err != nil {

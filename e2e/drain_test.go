@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -165,13 +166,13 @@ func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 	if d := time.Since(start); d > delay+grace {
 		t.Errorf("edge a took %v to drain, more than its %v delay and %v deadline", d, delay, grace)
 	}
-	waitFor(t, "the client to reconnect through the balancer to edge b", func() bool {
+	poll.Until(t, "the client to reconnect through the balancer to edge b", func() bool {
 		return lb.served(1) >= 1 && c.State() == client.Connected
 	})
 	onB := dial(t, b.url, client.Options{AppKey: b.appkey})
 	// Publish until the resubscribed handler sees it: the client may still
 	// be resubscribing when the first publish lands.
-	waitFor(t, "a message published on edge b", func() bool {
+	poll.Until(t, "a message published on edge b", func() bool {
 		select {
 		case err := <-subErr:
 			t.Fatalf("the subscription ended instead of moving to edge b: %v (code %s)", err, codeOf(err))
@@ -183,7 +184,7 @@ func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 		msgs := got.get()
 		return msgs[len(msgs)-1] == "on b"
 	})
-	if info := recv(t, "the fast_forward notice", infos); info.Info != rtm.InfoFastForward || info.SubscriptionID != "chat" {
+	if info := poll.Recv(t, "the fast_forward notice", infos); info.Info != rtm.InfoFastForward || info.SubscriptionID != "chat" {
 		t.Errorf("OnInfo(%+v), want fast_forward for chat", info)
 	}
 	select {

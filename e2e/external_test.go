@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -58,7 +59,7 @@ func TestExternalNATSOutage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first message", func() bool { return sub.has(1) })
+	poll.Until(t, "the first message", func() bool { return sub.has(1) })
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
@@ -70,7 +71,7 @@ func TestExternalNATSOutage(t *testing.T) {
 	startNATS(t, port, dir) // the same address and files: an operator's restart
 	// The edge reconnects by itself; publishes then succeed again.
 	var pos rtm.Position
-	waitFor(t, "a publish after NATS came back", func() bool {
+	poll.Until(t, "a publish after NATS came back", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		pos, err = pub.Publish(ctx, "ext", 3)
@@ -79,7 +80,7 @@ func TestExternalNATSOutage(t *testing.T) {
 	if pos.Epoch != before.Epoch || pos.Offset <= before.Offset {
 		t.Fatalf("position after the outage %v does not follow %v in the same history", pos, before)
 	}
-	waitFor(t, "the subscriber to get the message published after the outage", func() bool { return sub.has(3) })
+	poll.Until(t, "the subscriber to get the message published after the outage", func() bool { return sub.has(3) })
 	v, at, err := pub.Read(ctxFor(t), "ext", client.AtPosition(before))
 	if err != nil || at != before || v != int64(1) {
 		t.Fatalf("read of the message stored before the outage = %v at %v (%v)", v, at, err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -73,16 +74,16 @@ func TestResumeGapCarriesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishRange(t, pub, "short.gap", 1, 1)
-	waitFor(t, "message 1", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
+	poll.Until(t, "message 1", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
 	asked := s.Position()
 	px.refuse(true)
 	px.cut()
 	publishRange(t, pub, "short.gap", 2, 3) // never read by the subscriber, then gone
 	e.expire(shortTTL + shortGrace + time.Second)
 	px.refuse(false)
-	waitFor(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
+	poll.Until(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
 	last := publishRange(t, pub, "short.gap", 4, 4)
-	waitFor(t, "message 4", func() bool { ev, _, _ := l.get(); return len(ev) == 3 })
+	poll.Until(t, "message 4", func() bool { ev, _, _ := l.get(); return len(ev) == 3 })
 
 	events, gaps, errs := l.get()
 	if want := []string{"msg:1", "gap", "msg:4"}; !slices.Equal(events, want) || len(errs) != 0 {
@@ -129,7 +130,7 @@ func TestEdgeRestartGap(t *testing.T) {
 		if _, err := onA.Publish(ctx, ch, "before"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, ch+" to get the message before the restart", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
+		poll.Until(t, ch+" to get the message before the restart", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
 	}
 	asked := map[string]rtm.Position{}
 	for ch, s := range subs {
@@ -141,14 +142,14 @@ func TestEdgeRestartGap(t *testing.T) {
 	px.retarget(strings.TrimPrefix(b.url, "ws://"))
 	px.cut() // what the kill left half-open, if anything
 	for ch, l := range logs {
-		waitFor(t, ch+"'s gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
+		poll.Until(t, ch+"'s gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
 	}
 	onB := dial(t, b.url, client.Options{AppKey: b.appkey})
 	for ch, l := range logs {
 		if _, err := onB.Publish(ctx, ch, "after"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, ch+" to get the message after the restart", func() bool { ev, _, _ := l.get(); return len(ev) == 3 })
+		poll.Until(t, ch+" to get the message after the restart", func() bool { ev, _, _ := l.get(); return len(ev) == 3 })
 		events, gaps, errs := l.get()
 		if want := []string{"msg:before", "gap", "msg:after"}; !slices.Equal(events, want) || len(errs) != 0 {
 			t.Fatalf("%s: events %v, errors %v; want %v and no error", ch, events, errs, want)
@@ -195,20 +196,20 @@ func TestLaggingSubscriptionAcrossRestartGap(t *testing.T) {
 	}
 	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
 	flood(t, onA, "lag", 0, 0)
-	recv(t, "the handler to block", stuck)
+	poll.Recv(t, "the handler to block", stuck)
 	flood(t, onA, "lag", 1, 3)
-	waitFor(t, "the subscription to pause", func() bool { return logs.contains("subscription paused") })
+	poll.Until(t, "the subscription to pause", func() bool { return logs.contains("subscription paused") })
 
 	a.kill()
 	b := startEdgeProcess(t)
 	px.retarget(strings.TrimPrefix(b.url, "ws://"))
 	px.cut()
-	waitFor(t, "the client on the new edge", func() bool { return c.State() == client.Connected })
+	poll.Until(t, "the client on the new edge", func() bool { return c.State() == client.Connected })
 	close(release)
-	waitFor(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
+	poll.Until(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
 	onB := dial(t, b.url, client.Options{AppKey: b.appkey})
 	flood(t, onB, "lag", 100, 100)
-	waitFor(t, "the message on the new edge", func() bool {
+	poll.Until(t, "the message on the new edge", func() bool {
 		ev, _, _ := l.get()
 		return len(ev) > 0 && ev[len(ev)-1] == "msg:100"
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -52,7 +53,7 @@ func TestTokenFuncRefreshes(t *testing.T) {
 	in, errs := subscribeGrant(t, c)
 	// The third token comes a quarter of the second's life before its
 	// exp: the first has expired by then.
-	waitFor(t, "two refreshes", func() bool { return calls.Load() >= 3 })
+	poll.Until(t, "two refreshes", func() bool { return calls.Load() >= 3 })
 	if _, err := e.srv.Publish("e2e", "$grant.x", "after"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestStaticTokenExpires(t *testing.T) {
 	e := startEdge(t)
 	c := dial(t, e.url, client.Options{Token: grantToken(t, 2*time.Second)})
 	_, errs := subscribeGrant(t, c)
-	err := recv(t, "the subscription's end", errs)
+	err := poll.Recv(t, "the subscription's end", errs)
 	if code := codeOf(err); code != rtm.CodeAuthorizationDenied {
 		t.Fatalf("OnError got %v, want authorization_denied", err)
 	}
@@ -92,7 +93,7 @@ func TestTokenFuncOnReconnect(t *testing.T) {
 	}})
 	in, _ := subscribeGrant(t, c)
 	p.cut()
-	waitFor(t, "a new token for the new connection", func() bool {
+	poll.Until(t, "a new token for the new connection", func() bool {
 		return calls.Load() >= 2 && c.State() == client.Connected
 	})
 	if _, err := e.srv.Publish("e2e", "$grant.x", "after the reconnect"); err != nil {

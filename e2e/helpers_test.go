@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -47,39 +48,6 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	waitWithin(t, 20*time.Second, what, cond)
-}
-
-// waitWithin polls cond until it holds or d passes.
-func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
-// recv waits for a value on ch for at most 20 s.
-func recv[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(20 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		var zero T
-		return zero
-	}
-}
-
 // inbox collects what a subscription handler receives.
 type inbox struct {
 	mu   sync.Mutex
@@ -110,7 +78,7 @@ func (b *inbox) lastMessage() client.Message {
 // expect waits for exactly want, in order.
 func (b *inbox) expect(t *testing.T, want []string) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d messages", len(want)), func() bool { return len(b.get()) >= len(want) })
+	poll.Until(t, fmt.Sprintf("%d messages", len(want)), func() bool { return len(b.get()) >= len(want) })
 	if got := b.get(); !slices.Equal(got, want) {
 		t.Fatalf("received %v, want %v", got, want)
 	}

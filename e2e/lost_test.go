@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -67,7 +68,7 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	if out := e.stderr.String(); !strings.Contains(out, "deleted and created again") {
 		t.Fatalf("the edge's output does not say why it stopped:\n%s", out)
 	}
-	waitFor(t, "the client to see its edge go", func() bool {
+	poll.Until(t, "the client to see its edge go", func() bool {
 		return slices.Contains(states.get(), client.Disconnected)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -55,7 +56,7 @@ func TestPublishAsync(t *testing.T) {
 	}
 	var last rtm.Position
 	for i := range total {
-		a := recv(t, fmt.Sprintf("ack %d", i+1), got.ch)
+		a := poll.Recv(t, fmt.Sprintf("ack %d", i+1), got.ch)
 		if a.err != nil {
 			t.Fatalf("ack %d: %v", i+1, a.err)
 		}
@@ -77,7 +78,7 @@ func TestPublishAsync(t *testing.T) {
 	if err := reader.PublishAsync("async", "denied", refused.on); err != nil {
 		t.Fatalf("PublishAsync without the grant: %v, want the refusal in the ack", err)
 	}
-	if a := recv(t, "refusal", refused.ch); codeOf(a.err) != rtm.CodeAuthorizationDenied {
+	if a := poll.Recv(t, "refusal", refused.ch); codeOf(a.err) != rtm.CodeAuthorizationDenied {
 		t.Errorf("ack of a refused publish: %v, want authorization_denied", a.err)
 	}
 	never := func(rtm.Position, error) { t.Error("ack called for a publish that was not sent") }
@@ -108,10 +109,10 @@ func TestPublishAsyncDisconnected(t *testing.T) {
 			t.Fatalf("PublishAsync %d: %v", i, err)
 		}
 	}
-	waitFor(t, "the edge's answers to be held", func() bool { return px.held() > 0 })
+	poll.Until(t, "the edge's answers to be held", func() bool { return px.held() > 0 })
 	px.cut()
 	for i := range n {
-		if a := recv(t, fmt.Sprintf("ack %d", i), got.ch); !errors.Is(a.err, client.ErrDisconnected) {
+		if a := poll.Recv(t, fmt.Sprintf("ack %d", i), got.ch); !errors.Is(a.err, client.ErrDisconnected) {
 			t.Errorf("ack %d after the cut: %v, want ErrDisconnected", i, a.err)
 		}
 	}
@@ -177,7 +178,7 @@ func TestPublishAsyncSharesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range width * (rounds + 1) {
-		if a := recv(t, fmt.Sprintf("ack %d", i), got.ch); a.err != nil {
+		if a := poll.Recv(t, fmt.Sprintf("ack %d", i), got.ch); a.err != nil {
 			t.Fatalf("ack %d: %v", i, a.err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -151,7 +152,7 @@ func TestQuickStart(t *testing.T) {
 	chatWait(page, text)
 
 	chatSay(page, "hi from the page")
-	waitFor(t, "sub to print what the page said", func() bool {
+	poll.Until(t, "sub to print what the page said", func() bool {
 		return strings.Contains(sub.stdout.String(), `"text":"hi from the page"`)
 	})
 	if !strings.Contains(sub.stdout.String(), `"user":"carol"`) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -31,9 +32,9 @@ func TestResumeAfterDrop(t *testing.T) {
 	px.refuse(true)
 	px.cut() // the network fails under the subscriber
 	publishRange(t, pub, "resume", 6, 10)
-	waitFor(t, "a refused reconnection", func() bool { return px.refused() > 0 })
+	poll.Until(t, "a refused reconnection", func() bool { return px.refused() > 0 })
 	px.refuse(false)
-	waitFor(t, "the subscriber to reconnect", func() bool {
+	poll.Until(t, "the subscriber to reconnect", func() bool {
 		return slices.Contains(states.get(), client.Disconnected) && sub.State() == client.Connected
 	})
 	last := publishRange(t, pub, "resume", 11, 15)
@@ -41,11 +42,11 @@ func TestResumeAfterDrop(t *testing.T) {
 	if s.Err() != nil {
 		t.Fatalf("subscription ended: %v", s.Err())
 	}
-	waitFor(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
+	poll.Until(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
 	if px.accepted() < 2 {
 		t.Errorf("proxy forwarded %d connections, want a reconnection", px.accepted())
 	}
-	waitFor(t, "the connected state callback", func() bool {
+	poll.Until(t, "the connected state callback", func() bool {
 		st := states.get()
 		return st[len(st)-1] == client.Connected
 	})
@@ -85,7 +86,7 @@ func TestRequestsWaitForReconnect(t *testing.T) {
 	px.cut()
 	// Once a reconnection was refused, the client knows it has no
 	// connection: requests made now have nothing to be sent on.
-	waitFor(t, "a refused reconnection", func() bool { return px.refused() > 0 })
+	poll.Until(t, "a refused reconnection", func() bool { return px.refused() > 0 })
 	if s := c.State(); s == client.Connected {
 		t.Fatalf("State() = %v while every connection is refused", s)
 	}
@@ -104,9 +105,9 @@ func TestRequestsWaitForReconnect(t *testing.T) {
 		pos, err := c.Publish(wctx, "later", 1)
 		done <- result{pos, err}
 	}()
-	recv(t, "the publish to wait for a connection", wctx.waited)
+	poll.Recv(t, "the publish to wait for a connection", wctx.waited)
 	px.refuse(false)
-	r := recv(t, "the publish to complete", done)
+	r := poll.Recv(t, "the publish to complete", done)
 	if r.err != nil {
 		t.Fatalf("Publish across a reconnect: %v", r.err)
 	}
@@ -127,12 +128,12 @@ func TestInFlightPublishFailsOnDrop(t *testing.T) {
 		_, err := c.Publish(ctx, "limbo", 1)
 		errc <- err
 	}()
-	waitFor(t, "the publish to reach the edge", func() bool { return px.held() > 0 })
+	poll.Until(t, "the publish to reach the edge", func() bool { return px.held() > 0 })
 	px.cut()
-	if err := recv(t, "the publish to fail", errc); !errors.Is(err, client.ErrDisconnected) {
+	if err := poll.Recv(t, "the publish to fail", errc); !errors.Is(err, client.ErrDisconnected) {
 		t.Fatalf("Publish = %v, want ErrDisconnected", err)
 	}
-	waitFor(t, "reconnection", func() bool { return px.accepted() >= 2 && c.State() == client.Connected })
+	poll.Until(t, "reconnection", func() bool { return px.accepted() >= 2 && c.State() == client.Connected })
 	// Not retried: the edge stored the lost publish once, and only that.
 	if v, _, err := c.Read(ctx, "limbo"); err != nil || fmt.Sprint(v) != "1" {
 		t.Fatalf("Read = %v, %v; want the publish stored by the edge", v, err)
@@ -176,7 +177,7 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 		t.Fatalf("Read where the subscriber resumes = %v, want expired_position", err) // ...and now gone
 	}
 	px.refuse(false)
-	err = recv(t, "OnError", errs)
+	err = poll.Recv(t, "OnError", errs)
 	if re, ok := rtm.AsError(err); !ok || re.Code != rtm.CodeExpiredPosition || re.SubscriptionID != "short.old" || re.Reason == "" {
 		t.Fatalf("OnError(%v), want expired_position for short.old with a reason", err)
 	}
@@ -185,7 +186,7 @@ func TestResubscribeFromExpiredPosition(t *testing.T) {
 		t.Errorf("Err() = %v, want %v", s.Err(), err)
 	}
 	// The client stays connected and usable, and the id is free again.
-	waitFor(t, "reconnection", func() bool { return sub.State() == client.Connected })
+	poll.Until(t, "reconnection", func() bool { return sub.State() == client.Connected })
 	gone := s.Position()
 	_, err = sub.Subscribe(ctx, "short.old", &client.SubscribeOptions{ID: "retry", Position: &gone}, func(client.Message) {})
 	if codeOf(err) != rtm.CodeExpiredPosition {
@@ -236,7 +237,7 @@ func TestDirectHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	publishRange(t, pub, "queued", 1, 1)
-	recv(t, "the queued handler to block", held)
+	poll.Recv(t, "the queued handler to block", held)
 	publishRange(t, pub, "direct", 1, 5)
 	got.expect(t, numbers(1, 5)) // while the delivery goroutine is blocked
 	close(release)
@@ -244,11 +245,11 @@ func TestDirectHandler(t *testing.T) {
 	px.refuse(true)
 	px.cut()
 	publishRange(t, pub, "direct", 6, 10)
-	waitFor(t, "a refused reconnection", func() bool { return px.refused() > 0 })
+	poll.Until(t, "a refused reconnection", func() bool { return px.refused() > 0 })
 	px.refuse(false)
 	last := publishRange(t, pub, "direct", 11, 15)
 	got.expect(t, numbers(1, 15))
-	waitFor(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
+	poll.Until(t, "the position to pass the last message", func() bool { return s.Position() == last.Next() })
 	if s.Err() != nil {
 		t.Fatalf("subscription ended: %v", s.Err())
 	}

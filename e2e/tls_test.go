@@ -26,6 +26,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // freePort returns a loopback port free a moment ago, for an edge that
@@ -68,7 +69,7 @@ func (s *tlsSetup) startEdge(t *testing.T, args ...string) *process {
 		"--acme-ca", s.ca.URL, "--acme-ca-root", s.ca.TrustFile,
 		"--cert-dir", s.certDir,
 	}, args...)...)
-	waitFor(t, "the edge to serve its certificate", func() bool {
+	poll.Until(t, "the edge to serve its certificate", func() bool {
 		select {
 		case <-p.done:
 			t.Fatalf("the edge exited: %v\n%s", p.err, p.stderr.String())

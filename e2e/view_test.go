@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -51,7 +52,7 @@ func TestViewInEveryCodec(t *testing.T) {
 			whole[i].expect(t, []string{fmt.Sprint(map[string]any{"who": "kitchen", "temp": 21.6})})
 			// The period's end may fall between the publishes: the
 			// results add up to the three messages, each a count.
-			waitFor(t, cd+" aggregate results", func() bool { return counted[i].sum() >= 3 })
+			poll.Until(t, cd+" aggregate results", func() bool { return counted[i].sum() >= 3 })
 			if n := counted[i].sum(); n != 3 {
 				t.Fatalf("the periods counted %d messages, want 3", n)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // startBenchEdge serves the demo app on a loopback port with the given
@@ -193,13 +194,9 @@ func TestBenchTableAndInterrupt(t *testing.T) {
 		done <- runBench(ctx, []string{"fanout", "--url", url, "--subscribers", "3", "--warmup", "0.1", "--duration", "1h"},
 			stdio{out: &out, errw: errw})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(strings.Join(errw.lines(), "\n"), "measure") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no live line of the window: %q", errw.lines())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Until(t, "a live line of the window", func() bool {
+		return strings.Contains(strings.Join(errw.lines(), "\n"), "measure")
+	})
 	cancel() // what Ctrl-C does
 	select {
 	case err := <-done:

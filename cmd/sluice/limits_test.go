@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // heldConn is a raw HTTP/1.1 connection to the edge that the test keeps
@@ -171,7 +173,7 @@ func TestEdgeConnectionsPerIP(t *testing.T) {
 		t.Fatalf("WebSocket within the limit: %s", a)
 	}
 	held[1].nc.Close()
-	edgeEventually(t, "a new connection served once one closed", func() bool {
+	poll.Until(t, "a new connection served once one closed", func() bool {
 		h, resp := holdConn(t, e.addr, "/healthz")
 		h.nc.Close()
 		return resp.StatusCode == http.StatusOK

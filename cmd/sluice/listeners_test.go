@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // lockedBuffer is an io.Writer safe for the edge's goroutines and the
@@ -108,21 +110,6 @@ func (e *runningEdge) stop(t *testing.T) (time.Duration, error) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("edge still running 20s after cancel")
 		return 0, nil
-	}
-}
-
-// edgeEventually polls cond every millisecond until it holds, failing
-// after 5s.
-func edgeEventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %s", what)
-		}
-		<-tick.C
 	}
 }
 
@@ -247,7 +234,7 @@ func TestEdgeHealthAndMetricsOnMainListener(t *testing.T) {
 		n += len(body["messages"].([]any))
 	}
 	var m map[string]float64
-	edgeEventually(t, "two first deliveries in /metrics", func() bool {
+	poll.Until(t, "two first deliveries in /metrics", func() bool {
 		_, text := httpGet(t, base+"/metrics")
 		m = metricValues(text)
 		return m["sluice_server_first_delivery_latency_seconds_count"] == 2
@@ -309,7 +296,7 @@ func TestEdgeDrainReportsNotReady(t *testing.T) {
 		}
 		stopped <- d
 	}()
-	edgeEventually(t, "/readyz answers 503 draining", func() bool {
+	poll.Until(t, "/readyz answers 503 draining", func() bool {
 		code, body := httpGet(t, "http://"+e.addr+"/readyz")
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "draining")
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // Secrets and contents the log test sends; none may reach the logs.
@@ -82,7 +83,7 @@ apps:
 	for _, c := range []*jsonConn{pub, sub, bad} {
 		c.ws.Close(1000, "")
 	}
-	edgeEventually(t, "three connection-closed lines", func() bool {
+	poll.Until(t, "three connection-closed lines", func() bool {
 		return strings.Count(e.logs.String(), `"msg":"connection closed"`) == 3
 	})
 	if _, err := e.stop(t); err != nil {

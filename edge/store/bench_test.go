@@ -37,22 +37,20 @@ func BenchmarkAppend64(b *testing.B)       { benchmarkAppend(b, 64, false) }
 func BenchmarkAppend64ByName(b *testing.B) { benchmarkAppend(b, 64, true) }
 func BenchmarkAppend1K(b *testing.B)       { benchmarkAppend(b, 1024, false) }
 
-// follower follows a cursor with Wait(w) to the end: it returns the frames
-// it read and missed once it is past the offset in last (set when the
-// writer is done, which then wakes w).
-type follower func(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64)
+// A reader of BenchmarkAppendWithReaders reads as edge/server's writer
+// does: into a buffer of readerBatchFrames frames, at most
+// readerBatchBytes (maxBatchBytes there: one rtm/subscription/data).
+const (
+	readerBatchFrames = 64
+	readerBatchBytes  = 64 << 10
+)
 
 // BenchmarkAppendWithReaders measures the writer (appending through a
-// Channel handle) while readers follow the tail with Wait and ReadBatch,
-// counting frames with Batch.Len; the clock stops once every reader has
-// caught up. reader-frames/s is what all readers together read.
-func BenchmarkAppendWithReaders(b *testing.B) { benchmarkWithReaders(b, followBatch) }
-
-// BenchmarkAppendWithFrameReaders is BenchmarkAppendWithReaders with
-// readers that decode every frame with Cursor.Read.
-func BenchmarkAppendWithFrameReaders(b *testing.B) { benchmarkWithReaders(b, follow1) }
-
-func benchmarkWithReaders(b *testing.B, follow follower) {
+// Channel handle) while readers follow the tail as the edge's connection
+// writers do: Wait, then Read into a reused buffer, at most
+// readerBatchBytes a Read; the clock stops once every reader has caught
+// up. reader-frames/s is what all readers together read.
+func BenchmarkAppendWithReaders(b *testing.B) {
 	for _, n := range []int{0, 1, 8, 64} {
 		b.Run(fmt.Sprintf("readers=%d", n), func(b *testing.B) {
 			s := New(nil)
@@ -73,7 +71,7 @@ func benchmarkWithReaders(b *testing.B, follow follower) {
 				wakers[i] = newWaker()
 				wg.Go(func() {
 					defer c.Close()
-					f, m := follow(c, &last, wakers[i])
+					f, m := followTail(c, &last, wakers[i])
 					frames.Add(f)
 					missed.Add(m)
 				})
@@ -106,35 +104,14 @@ func benchmarkWithReaders(b *testing.B, follow follower) {
 	}
 }
 
-// followBatch is a follower that counts batches' frames without decoding
-// them.
-func followBatch(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64) {
-	for {
-		bt, err := c.ReadBatch()
-		if errors.Is(err, ErrOutOfSync) {
-			m, _ := c.FastForward()
-			missed += m
-			continue
-		}
-		if bt.Len() > 0 {
-			frames += uint64(bt.Len())
-			continue
-		}
-		if l := last.Load(); l != 0 && c.Position().Offset > l {
-			return frames, missed
-		}
-		if c.Wait(w) {
-			<-w
-		}
-	}
-}
-
-// follow1 is a follower that decodes every frame with Read.
-func follow1(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64) {
-	buf := make([]Frame, 0, 1024)
+// followTail follows a cursor with Wait(w) to the end: it returns the
+// frames it read and missed once it is past the offset in last (set when
+// the writer is done, which then wakes w).
+func followTail(c *Cursor, last *atomic.Uint64, w chanWaker) (frames, missed uint64) {
+	buf := make([]Frame, 0, readerBatchFrames)
 	for {
 		var err error
-		buf, err = c.Read(buf[:0], 1<<20)
+		buf, err = c.Read(buf[:0], readerBatchBytes)
 		if errors.Is(err, ErrOutOfSync) {
 			m, _ := c.FastForward()
 			missed += m
@@ -189,50 +166,6 @@ func BenchmarkRead(b *testing.B) {
 			b.StartTimer()
 		}
 		n += len(buf)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
-	c.Close()
-}
-
-// BenchmarkReadBatch is BenchmarkRead with ReadBatch, counting frames
-// with Len; an op is a frame.
-func BenchmarkReadBatch(b *testing.B) {
-	const stored = 5000
-	s := New(nil)
-	defer s.Close()
-	h := s.Channel("bench")
-	data := make([]byte, 64)
-	var first rtm.Position
-	for i := range stored {
-		p, err := h.Append(data)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if i == 0 {
-			first = p
-		}
-	}
-	c, err := s.Subscribe("bench", Start{Position: &first})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for n := 0; n < b.N; {
-		bt, err := c.ReadBatch()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if bt.Len() == 0 {
-			b.StopTimer()
-			c.Close()
-			if c, err = s.Subscribe("bench", Start{Position: &first}); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-		}
-		n += bt.Len()
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")

@@ -14,22 +14,6 @@ const (
 	maxDataLen    = 1<<32 - 1
 )
 
-// A block's boundary and frame count are published together in one atomic
-// word, so a reader gets the count of the frames before the boundary it
-// loaded (Cursor.ReadBatch counts a batch in O(1)): the byte boundary in
-// the low countShift bits, the count above them.
-const (
-	countShift    = 40
-	endMask       = 1<<countShift - 1
-	maxBlockBytes = endMask // a block's capacity fits in the end field
-)
-
-// maxBlockFrames bounds the frames of a block so the count fits in its
-// field: the writer opens a new block at this count. Only blocks of
-// hundreds of megabytes of tiny messages reach it. A variable so that
-// tests can lower it.
-var maxBlockFrames = 1<<(64-countShift) - 1
-
 // Frame is one stored message.
 type Frame struct {
 	Offset uint64 // the OFFSET of its position
@@ -55,11 +39,10 @@ type block struct {
 	from uint64
 	ch   *channel // owner, for the store-wide eviction FIFO
 
-	// pub is the boundary (the number of readable bytes, low countShift
-	// bits) and the count of the frames before it (high bits). Written
-	// only by the channel's writer (under channel.mu), one store per frame,
-	// after the frame's bytes; loaded by readers before they read.
-	pub atomic.Uint64
+	// boundary is the number of readable bytes. Written only by the
+	// channel's writer (under channel.mu), one store per frame, after the
+	// frame's bytes; loaded by readers before they read.
+	boundary atomic.Int64
 	// next is the follow-on block. Stored once by the writer (under
 	// channel.mu) after its last frame here, which seals this block.
 	next atomic.Pointer[block]
@@ -82,18 +65,10 @@ func newBlock(ch *channel, size int, from, first uint64) *block {
 }
 
 // end loads the boundary: the bytes before it are readable.
-func (b *block) end() int { return int(b.pub.Load() & endMask) }
+func (b *block) end() int { return int(b.boundary.Load()) }
 
-// published loads the boundary and the number of frames before it, as one.
-func (b *block) published() (end, count int) {
-	p := b.pub.Load()
-	return int(p & endMask), int(p >> countShift)
-}
-
-// publish makes the frames up to end, count in all, readable. Writer only.
-func (b *block) publish(end, count int) {
-	b.pub.Store(uint64(end) | uint64(count)<<countShift)
-}
+// publish makes the frames up to end readable. Writer only.
+func (b *block) publish(end int) { b.boundary.Store(int64(end)) }
 
 // put writes a frame at byte offset at (which must be the boundary) and
 // returns its end. The caller publishes it by storing the boundary.
@@ -136,8 +111,14 @@ func (b *block) lastStart(end int) int {
 // seek returns the byte offset of the first frame at or after from whose
 // offset is >= offset, or end if none is before end.
 func (b *block) seek(from, end int, offset uint64) int {
-	at, _ := b.seekCount(from, end, offset)
-	return at
+	for at := from; at < end; {
+		o, next := b.offsetAt(at)
+		if o >= offset {
+			return at
+		}
+		at = next
+	}
+	return end
 }
 
 // countFrom counts the frames between from and end whose offset is >=
@@ -152,27 +133,6 @@ func (b *block) countFrom(from, end int, offset uint64) int {
 		at = next
 	}
 	return n
-}
-
-// seekCount is seek that also returns how many frames it passed.
-func (b *block) seekCount(from, end int, offset uint64) (at, k int) {
-	for at = from; at < end; {
-		o, next := b.offsetAt(at)
-		if o >= offset {
-			return at, k
-		}
-		at, k = next, k+1
-	}
-	return end, k
-}
-
-// countTo returns the number of frames before byte offset to.
-func (b *block) countTo(to int) int {
-	k := 0
-	for at := 0; at < to; k++ {
-		_, at = b.offsetAt(at)
-	}
-	return k
 }
 
 // nth returns the byte offset of the k-th frame (0-based), k < count.

@@ -146,13 +146,13 @@ func (ch *channel) write(offset uint64, t int64, data []byte) (nb *block, notify
 	fs := len(data) + frameOverhead
 	b := ch.tail
 	at := b.end()
-	if b.old || b.deleted.Load() || len(b.buf)-at < fs || b.count == maxBlockFrames {
+	if b.old || b.deleted.Load() || len(b.buf)-at < fs {
 		nb = ch.openBlock(fs, offset)
 		b, at = nb, 0
 	}
 	end := b.put(at, offset, t, data)
 	b.count++
-	b.publish(end, b.count) // the frame is now visible
+	b.publish(end) // the frame is now visible
 	b.time = t
 	ch.last, ch.lastTime, ch.touched = offset, t, max(ch.touched, t)
 	ch.appends++
@@ -184,7 +184,7 @@ func (ch *channel) openBlock(fs int, first uint64) *block {
 	for size < fs && size < o.BlockBytes {
 		size *= 2
 	}
-	size = min(size, o.BlockBytes, maxBlockBytes)
+	size = min(size, o.BlockBytes)
 	ch.nextSize = min(2*size, o.BlockBytes)
 	if size < fs {
 		size = fs

@@ -37,7 +37,6 @@ type Cursor struct {
 	// which that goroutine calls).
 	blk  *block // block it reads; may be deleted, or a channel's anchor
 	off  int    // byte offset in blk of the next frame to look at
-	idx  int    // frames of blk before off, or -1 if unknown (after Read)
 	next uint64 // smallest offset it still wants: its position
 	oos  bool   // it reported out of sync and has not fast-forwarded yet
 
@@ -81,7 +80,6 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 	if c.closed.Load() {
 		return dst, ErrClosed
 	}
-	c.idx = -1 // not counted here: the next ReadBatch counts once
 	room := cap(dst) - len(dst)
 	if room == 0 {
 		room = -1

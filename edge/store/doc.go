@@ -15,11 +15,7 @@
 // into the writable part, then publishes it with a single atomic store of
 // boundary = old + frame length; a frame is never visible half written.
 // Readers load the boundary and read everything before it, in parallel with
-// the writer and with each other. The same atomic word also holds the count
-// of the frames before the boundary, so Cursor.ReadBatch hands a follower
-// all the ready frames of a block as a Batch, counted in O(1) without
-// decoding them (counts come from frame counts, never from offsets, which
-// may skip). Bytes before the boundary never change and
+// the writer and with each other. Bytes before the boundary never change and
 // blocks are never reused (the garbage collector reclaims them), so the Data
 // of a Frame stays valid for as long as the caller keeps it.
 //

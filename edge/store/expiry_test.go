@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -358,31 +359,35 @@ func TestForgetRacesAppend(t *testing.T) {
 	}
 }
 
-// TestBackgroundSweeper: with the real clock the store expires blocks on
-// its own, stamps messages with its coarse clock, and Close stops it.
+// TestBackgroundSweeper: with the real clock (no Options.Clock) the store
+// expires blocks on its own, stamps messages with its coarse clock, and
+// Close stops it. In a synctest bubble, the clock is the bubble's: the
+// sweeper's ticker and the coarse clock run as in production, and time
+// moves only when every goroutine waits, so what a sweep has done by a
+// given time is exact.
 func TestBackgroundSweeper(t *testing.T) {
 	t.Parallel()
-	s := New(&Options{SweepInterval: time.Millisecond, Retention: noHistory(time.Millisecond, -1)})
-	defer s.Close()
-	before := time.Now()
-	p := mustAppend(t, s, "c", []byte("x"))
-	f, ok, err := s.Read("c", &p)
-	if err != nil || !ok {
-		t.Fatalf("Read: %v, %v", ok, err)
-	}
-	if at := time.Unix(0, f.Time); at.Before(before.Add(-time.Second)) || at.After(time.Now()) {
-		t.Fatalf("message stamped %v, appended at %v", at, before)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Stats().Channels != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("not expired and forgotten: %+v", s.Stats())
+	synctest.Test(t, func(t *testing.T) {
+		const sweep = time.Millisecond
+		s := New(&Options{SweepInterval: sweep, Retention: noHistory(sweep, -1)})
+		defer s.Close()
+		time.Sleep(5 * time.Millisecond) // the coarse clock ticks on
+		before := time.Now()
+		p := mustAppend(t, s, "c", []byte("x"))
+		f, ok, err := s.Read("c", &p)
+		if err != nil || !ok {
+			t.Fatalf("Read: %v, %v", ok, err)
 		}
-		time.Sleep(time.Millisecond) // polling the sweeper's progress
-	}
-	if st := s.Stats(); st.Blocks != 0 || st.ExpiredBlocks != 1 {
-		t.Fatalf("stats %+v, want the block expired", st)
-	}
+		if at := time.Unix(0, f.Time); at.Before(before.Add(-DefaultTimeResolution)) || at.After(before) {
+			t.Fatalf("message stamped %v, appended at %v (coarse clock: at most %v before)", at, before, DefaultTimeResolution)
+		}
+		// Held past its TTL, then at the next sweeps expired and forgotten.
+		time.Sleep(3*sweep + DefaultTimeResolution)
+		synctest.Wait()
+		if st := s.Stats(); st.Channels != 0 || st.Blocks != 0 || st.ExpiredBlocks != 1 {
+			t.Fatalf("stats %+v, want the block expired and the channel forgotten", st)
+		}
+	})
 }
 
 // TestCursorOnlyChannelForgotten: Peek creates nothing, and a channel

@@ -156,7 +156,7 @@ func appendUntilForgotten(s *Store, h *Channel, byName bool) ([]rtm.Position, er
 }
 
 // TestChannelHandleConcurrent: writers sharing a handle, a follower with
-// ReadBatch: it gets every message once, each writer's in its order.
+// Read: it gets every message once, each writer's in its order.
 func TestChannelHandleConcurrent(t *testing.T) {
 	t.Parallel()
 	s, _ := newTestStore(t, &Options{BlockBytes: 256, FirstBlockBytes: 64})
@@ -179,14 +179,14 @@ func TestChannelHandleConcurrent(t *testing.T) {
 	}
 	defer wg.Wait()
 	next := make([]uint32, writers)
-	var f Frame
 	w := newWaker()
+	buf := make([]Frame, 0, 64)
 	for n := 0; n < writers*per; {
-		bt, err := c.ReadBatch()
-		if err != nil {
+		var err error
+		if buf, err = c.Read(buf[:0], 0); err != nil {
 			t.Fatal(err)
 		}
-		for bt.Next(&f) {
+		for _, f := range buf {
 			id, i := binary.LittleEndian.Uint32(f.Data), binary.LittleEndian.Uint32(f.Data[4:])
 			if f.Offset != uint64(n+1) || id >= writers || i != next[id] {
 				t.Fatalf("frame %d: writer %d message %d, want offset %d", f.Offset, id, i, n+1)
@@ -194,7 +194,7 @@ func TestChannelHandleConcurrent(t *testing.T) {
 			next[id]++
 			n++
 		}
-		if bt.Len() == 0 && c.Wait(w) {
+		if len(buf) == 0 && c.Wait(w) {
 			select {
 			case <-w:
 			case <-time.After(10 * time.Second):

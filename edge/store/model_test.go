@@ -125,10 +125,8 @@ func (h *harness) step(i int) {
 		h.doRead(name)
 	case n < 56:
 		h.doSubscribe(name)
-	case n < 64:
-		h.doCursorRead()
 	case n < 72:
-		h.doCursorBatch()
+		h.doCursorRead()
 	case n < 75:
 		h.doFastForward()
 	case n < 79:
@@ -166,6 +164,16 @@ func (h *harness) data() []byte {
 		d[i] = byte(h.r.Uint32())
 	}
 	return d
+}
+
+// handle returns the run's Channel handle for name.
+func (h *harness) handle(name string) *Channel {
+	if c := h.handles[name]; c != nil {
+		return c
+	}
+	c := h.s.Channel(name)
+	h.handles[name] = c
+	return c
 }
 
 func (h *harness) doAppend(name string) {

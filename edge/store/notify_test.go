@@ -219,17 +219,18 @@ func newAckReader(c *Cursor, writers int) *ackReader {
 	return f
 }
 
-// followTo reads with ReadBatch, waiting with Wait when nothing is ready,
+// followTo reads with Read, waiting with Wait when nothing is ready,
 // until it has read offset last.
 func (f *ackReader) followTo(ctx context.Context, last uint64) error {
 	w := newWaker()
+	buf := make([]Frame, 0, 64)
 	for f.read.Load() < last {
-		bt, err := f.c.ReadBatch()
-		if err != nil {
+		var err error
+		if buf, err = f.c.Read(buf[:0], 0); err != nil {
 			return err
 		}
-		if bt.Len() > 0 {
-			f.read.Store(bt.Last())
+		if len(buf) > 0 {
+			f.read.Store(buf[len(buf)-1].Offset)
 			for _, p := range f.progress {
 				p.Wake()
 			}

@@ -151,17 +151,16 @@ func (c *Cursor) at(q *queue, offset uint64) {
 	ch := c.ch
 	c.next = offset
 	if offset > ch.last || q.headBlock() == nil {
-		// Under mu a block's count is that of the frames published.
 		t := ch.tail
-		c.blk, c.off, c.idx = t, t.end(), t.count
+		c.blk, c.off = t, t.end()
 		return
 	}
 	i := q.find(offset)
 	b := q.blocks[i]
 	end := b.end()
 	c.blk = b
-	if c.off, c.idx = b.seekCount(0, end, offset); c.off == end && i+1 < len(q.blocks) {
-		c.blk, c.off, c.idx = q.blocks[i+1], 0, 0
+	if c.off = b.seek(0, end, offset); c.off == end && i+1 < len(q.blocks) {
+		c.blk, c.off = q.blocks[i+1], 0
 	}
 }
 

@@ -51,8 +51,9 @@ func TestConcurrentStress(t *testing.T) {
 		})
 	}
 	for _, name := range names {
-		for _, batch := range []bool{false, true} {
-			others.Go(func() { errc <- followLossy(s, name, done, batch) })
+		// One follower reads in small batches, one takes all that is ready.
+		for _, maxBytes := range []int{1024, 0} {
+			others.Go(func() { errc <- followLossy(s, name, done, maxBytes) })
 		}
 		others.Go(func() { errc <- churn(s, name, done) })
 	}
@@ -67,9 +68,9 @@ func TestConcurrentStress(t *testing.T) {
 	}
 }
 
-// followLossy follows a channel until done, with Read or ReadBatch,
-// fast-forwarding when out of sync, and checks every frame.
-func followLossy(s *Store, name string, done <-chan struct{}, batch bool) error {
+// followLossy follows a channel until done, reading at most maxBytes a
+// Read, fast-forwarding when out of sync, and checks every frame.
+func followLossy(s *Store, name string, done <-chan struct{}, maxBytes int) error {
 	c, err := s.Subscribe(name, Start{HistoryCount: 10})
 	if err != nil {
 		return err
@@ -79,11 +80,7 @@ func followLossy(s *Store, name string, done <-chan struct{}, batch bool) error 
 	var buf []Frame
 	var prev uint64
 	for {
-		if batch {
-			buf, err = readBatch(c, buf[:0])
-		} else {
-			buf, err = c.Read(buf[:0], 1024)
-		}
+		buf, err = c.Read(buf[:0], maxBytes)
 		var oos *OutOfSyncError
 		if errors.As(err, &oos) {
 			if oos.Position.Offset <= prev || oos.Head.Offset <= oos.Position.Offset && oos.Missed > 0 {
@@ -141,25 +138,6 @@ func churn(s *Store, name string, done <-chan struct{}) error {
 			return err
 		}
 	}
-}
-
-// readBatch appends one batch's frames to dst, checking its Len, First and
-// Last.
-func readBatch(c *Cursor, dst []Frame) ([]Frame, error) {
-	bt, err := c.ReadBatch()
-	if err != nil {
-		return dst, err
-	}
-	n := len(dst)
-	var f Frame
-	for bt.Next(&f) {
-		dst = append(dst, f)
-	}
-	if got := dst[n:]; len(got) != bt.Len() || len(got) > 0 &&
-		(got[0].Offset != bt.First() || got[len(got)-1].Offset != bt.Last()) {
-		return dst, fmt.Errorf("batch Len %d, %d..%d; got %d frames", bt.Len(), bt.First(), bt.Last(), len(got))
-	}
-	return dst, nil
 }
 
 // TestConcurrentDrain: appenders spray many channels under a store limit

@@ -2,6 +2,7 @@ package sysstats_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/sysstats"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -102,8 +104,7 @@ func TestPublishes(t *testing.T) {
 	p := sysstats.Start(ctx, srv, &sysstats.Options{Interval: 10 * time.Millisecond})
 	defer p.Stop()
 	// A sample that counts the five messages and this client.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	poll.UntilNil(t, "a sample with 5 messages in and 1 connection", func() error {
 		mu.Lock()
 		var last map[string]any
 		if len(samples) > 0 {
@@ -111,13 +112,10 @@ func TestPublishes(t *testing.T) {
 		}
 		mu.Unlock()
 		if last != nil && last["messages_in"] == int64(5) && last["connections"] == int64(1) && last["channels"].(int64) >= 2 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no sample with 5 messages in and 1 connection; last %v", last)
-		}
-		time.Sleep(5 * time.Millisecond) // polling the handler's samples
-	}
+		return fmt.Errorf("last sample %v", last)
+	})
 	p.Stop()
 	p.Stop() // idempotent
 }

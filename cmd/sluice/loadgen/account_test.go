@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -147,7 +149,7 @@ func TestGateHoldsThePublisher(t *testing.T) {
 	// 9 deliveries owed, limit 6: held until at most 3 are owed.
 	released := make(chan error, 1)
 	go func() { released <- g.wait(ctx, time.Minute) }()
-	waitUntil(t, "the publisher to wait", func() bool { return g.wakeAt.Load() != 0 })
+	poll.Until(t, "the publisher to wait", func() bool { return g.wakeAt.Load() != 0 })
 	for range 5 {
 		g.delivered()
 	}
@@ -159,18 +161,6 @@ func TestGateHoldsThePublisher(t *testing.T) {
 	g.delivered()
 	if err := <-released; err != nil {
 		t.Fatalf("wait = %v", err)
-	}
-}
-
-// waitUntil polls cond until it holds, failing the test after 10s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
