@@ -15,11 +15,25 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 	switch b := body.(type) {
 	case nil, rtm.Empty, *rtm.Empty:
 	case *rtm.PublishBody:
+		if b != nil && b.HasOptions() {
+			return appendValue(dst, publishMap(b), p, 0)
+		}
 		if b != nil {
 			return appendPair(dst, p, "channel", b.Channel, b.Message)
 		}
 	case rtm.PublishBody:
+		if b.HasOptions() {
+			return appendValue(dst, publishMap(&b), p, 0)
+		}
 		return appendPair(dst, p, "channel", b.Channel, b.Message)
+	case *rtm.PreviousReply:
+		if b != nil {
+			return appendValue(dst, previousReplyMap(b), p, 0)
+		}
+	case *rtm.PreviousError:
+		if b != nil {
+			return appendValue(dst, previousErrorMap(b), p, 0)
+		}
 	case *rtm.ReadReply:
 		if b != nil {
 			return appendPair(dst, p, "position", b.Position, b.Message)
