@@ -108,7 +108,31 @@ type protoError struct {
 	re  *rtm.Error
 }
 
-func (e *protoError) Error() string { return string(e.re.Code) + ": " + e.re.Reason }
+func (e *protoError) Error() string {
+	msg := string(e.re.Code) + ": " + e.re.Reason
+	if what := e.request(); what != "" {
+		msg += " (" + what + ")"
+	}
+	return msg
+}
+
+// request says what was refused when the edge's reason does not: the
+// fixed texts Satori's service answered (Unauthorized, Unauthenticated),
+// which Sluice's edge answers too, name nothing, while the client's
+// wrapping of the error names the request ("client: publish to "x": ...").
+func (e *protoError) request() string {
+	switch e.re.Reason {
+	case "Unauthorized", "Unauthenticated":
+	default:
+		return ""
+	}
+	what := strings.TrimPrefix(e.err.Error(), "client: ")
+	what, _, _ = strings.Cut(what, ": "+e.re.Error())
+	if what == e.re.Error() {
+		return ""
+	}
+	return what
+}
 func (e *protoError) Unwrap() error { return e.err }
 
 // cliError turns an error carrying an *rtm.Error into a protoError.

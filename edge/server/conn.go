@@ -55,6 +55,7 @@ type conn struct {
 	limiter   *bucket
 	readBuf   []byte
 	scratch   []byte
+	prevBuf   []byte // the previous message of a request with read (rtmopts.go); the reader's
 	// authFailures counts failed authentications; at the limit the
 	// connection closes, once closeAfter, its close item, is queued after
 	// the last reply. closing says the reader handles no more requests.
@@ -115,6 +116,7 @@ type subscription struct {
 	fastForward bool
 	batch       int               // most messages per data PDU; 0: no limit
 	view        *subscriptionView // the filter's, or nil
+	changes     *valueChanges     // only: value_changes, or nil; the writer's
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).

@@ -37,7 +37,8 @@ type Server struct {
 	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
-	journal   Journal // nil: a standalone edge
+	journal   Journal      // nil: a standalone edge
+	ttl       *ttlSwitches // the dead man's switches of publishes with ttl (ttl.go)
 	limits    Limits
 	origins   []string
 	anyOrigin bool
@@ -116,6 +117,7 @@ func New(opts *Options) (*Server, error) {
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
+	s.ttl = newTTLSwitches(s.store)
 	return s, nil
 }
 
@@ -230,6 +232,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		err = ErrShutdown
 	}
+	// After the connections: none arms a switch any more.
+	s.ttl.close()
 	if s.ownStore {
 		s.store.Close()
 	}

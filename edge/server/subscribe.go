@@ -31,12 +31,15 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if b.Batch < 0 {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "batch must not be negative")
 	}
+	if err := checkSubscribeOptions(&b); err != nil {
+		return nil, err
+	}
 	id := b.SubscriptionID
 	if id == "" {
 		id = b.Channel
 	}
 	if !c.perms.CanSubscribe(b.Channel) {
-		return nil, denied("subscribe to", b.Channel)
+		return nil, c.denied(env.Action, "subscribe to", b.Channel)
 	}
 	if err := c.checkQuota(id, b.Force); err != nil {
 		return nil, err
@@ -65,6 +68,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
 		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
+	if b.Only == rtm.OnlyValueChanges {
+		sub.changes = &valueChanges{}
+	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		return nil, err
 	}
@@ -129,9 +135,9 @@ func (c *conn) checkQuota(id string, force bool) error {
 func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 	var s store.Start
 	if b.Position != "" {
-		p, err := rtm.ParsePosition(b.Position)
+		p, err := parsePosition(b.Position)
 		if err != nil {
-			return s, rtm.Errorf(rtm.CodeInvalidFormat, "position %q is not EPOCH:OFFSET", b.Position)
+			return s, err
 		}
 		s.Position = &p
 		return s, nil

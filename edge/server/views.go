@@ -134,6 +134,12 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 		}
 		w.msgs = append(w.msgs, m)
 	}
+	if sub.changes != nil {
+		if w.msgs = sub.changes.filter(w.msgs); len(w.msgs) == 0 {
+			clear(sv.results)
+			return nil
+		}
+	}
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sv.next, w.msgs)
 	clear(w.msgs)
 	clear(sv.results)

@@ -211,9 +211,6 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
 		}
-		if len(w.msgs) == 0 {
-			return nil // the view dropped them all; the next PDU's position covers them
-		}
 	} else {
 		for _, f := range frames {
 			m, err := payloadFor(f.Data, c.ci)
@@ -222,6 +219,12 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			}
 			w.msgs = append(w.msgs, m)
 		}
+	}
+	if sub.changes != nil {
+		w.msgs = sub.changes.filter(w.msgs)
+	}
+	if len(w.msgs) == 0 {
+		return nil // the view or value_changes dropped them all; the next PDU's position covers them
 	}
 	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	clear(w.msgs)
