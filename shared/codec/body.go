@@ -30,10 +30,14 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 		if b != nil {
 			return appendValue(dst, previousReplyMap(b), p, 0)
 		}
+	case rtm.PreviousReply:
+		return appendValue(dst, previousReplyMap(&b), p, 0)
 	case *rtm.PreviousError:
 		if b != nil {
 			return appendValue(dst, previousErrorMap(b), p, 0)
 		}
+	case rtm.PreviousError:
+		return appendValue(dst, previousErrorMap(&b), p, 0)
 	case *rtm.ReadReply:
 		if b != nil {
 			return appendPair(dst, p, "position", b.Position, b.Message)
