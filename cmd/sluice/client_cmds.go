@@ -303,6 +303,7 @@ type subFlags struct {
 	count      int
 	age        durationOrSeconds
 	ff, strict bool
+	changes    bool
 	id, filter string
 	period     int
 }
@@ -322,6 +323,7 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	fs.Var(&f.after, "after", "start after this position: the message after P first (a line's position, to resume)")
 	fs.IntVar(&f.count, "history-count", 0, "start with the last N messages")
 	fs.Var(&f.age, "history-age", "start with the messages younger than this (90s, 1h, or seconds)")
+	fs.BoolVar(&f.changes, "only-changes", false, "skip a message equal to the one before it (RTM's only: value_changes)")
 	fs.BoolVar(&f.ff, "fast-forward", false, "skip messages that expired unread (reported on stderr) instead of failing with out_of_sync")
 	fs.BoolVar(&f.strict, "strict", false, "exit with expired_position when, after a reconnect, the edge no longer has the position\n"+
 		"to resume from (by default sub carries on from the oldest message it has, with a warning on stderr)")
@@ -384,7 +386,7 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	opts := &client.SubscribeOptions{
 		ID: f.id, Position: start, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
-		Period: time.Duration(f.period) * time.Second, Strict: f.strict,
+		Period: time.Duration(f.period) * time.Second, Strict: f.strict, OnlyChanges: f.changes,
 		Batch: 1, // each message then has its own PDU, so its own position (ownPosition)
 		OnGap: func(g client.Gap) { warnGap(s.errw, g) },
 	}

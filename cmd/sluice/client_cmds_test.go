@@ -460,3 +460,35 @@ func TestSubFilter(t *testing.T) {
 		t.Errorf("--period without --filter: exit %d, %q", code, errw.String())
 	}
 }
+
+// TestSubOnlyChanges: sluice sub --only-changes prints a message only when
+// it differs from the one before it.
+func TestSubOnlyChanges(t *testing.T) {
+	url := startTestEdge(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var out syncBuffer
+	var errw bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runSub(ctx, []string{"--url", url, "--history-count", "10", "--only-changes", "temp"}, stdio{out: &out, errw: &errw})
+	}()
+	var pos []string
+	for _, v := range []string{"20", "20", "21", "21", "20"} {
+		pos = append(pos, strings.TrimSpace(cmdOut(t, runPub, "", "--url", url, "temp", v)))
+	}
+	lines := waitLines(t, &out, 3)
+	for i, want := range []string{`{"position":"` + pos[0] + `","message":20}`, `{"position":"` + pos[2] + `","message":21}`,
+		`{"position":"` + pos[4] + `","message":20}`} {
+		if lines[i] != want {
+			t.Errorf("line %d = %s, want %s", i, lines[i], want)
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("sub: %v (stderr %q)", err, errw.String())
+	}
+	if n := len(waitLines(t, &out, 3)); n != 3 {
+		t.Errorf("%d lines, want 3", n)
+	}
+}

@@ -53,6 +53,11 @@ type SubscribeOptions struct {
 	// of its message, at the cost of one PDU per message. Default: what
 	// the edge has ready.
 	Batch int
+	// OnlyChanges skips a message equal to the one delivered before it
+	// (RTM's only: "value_changes"; the edge compares decoded values).
+	// The edge keeps the last value per subscription: after a reconnect
+	// the first message delivered may equal the last one before it.
+	OnlyChanges bool
 	// OnError is called, on the delivery goroutine, when the subscription
 	// ends because of the edge: out_of_sync (it fell too far behind), or a
 	// failed resubscription after a reconnect (expired_position: the
@@ -257,7 +262,16 @@ func (s *Subscription) resumeBody() *rtm.SubscribeBody {
 		Filter:         s.opts.Filter,
 		Period:         ceilSeconds(s.opts.Period),
 		Batch:          int64(max(s.opts.Batch, 0)),
+		Only:           onlyChanges(s.opts.OnlyChanges),
 	}
+}
+
+// onlyChanges is the only option of a subscription.
+func onlyChanges(on bool) string {
+	if on {
+		return rtm.OnlyValueChanges
+	}
+	return ""
 }
 
 // ceilSeconds converts a duration to whole seconds, rounding up.
