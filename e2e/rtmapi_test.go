@@ -59,3 +59,38 @@ func TestClientRTMOptions(t *testing.T) {
 		t.Fatalf("after the purge the subscriber got %v, want after", v)
 	}
 }
+
+// TestClientPrefix: a Prefix subscription of the Go client gets the
+// messages of every channel under the prefix, each naming its channel.
+func TestClientPrefix(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t)
+	c := dial(t, e.url, client.Options{Role: "publisher", RoleSecret: pubSecret})
+	ctx := ctxFor(t)
+	got := make(chan client.Message, 16)
+	if _, err := c.Subscribe(ctx, "dev.", &client.SubscribeOptions{Prefix: true}, func(m client.Message) { got <- m }); err != nil {
+		t.Fatalf("Subscribe with Prefix: %v", err)
+	}
+	if _, err := c.Subscribe(ctx, "dev.", &client.SubscribeOptions{ID: "p2", Prefix: true, Position: &rtm.Position{Epoch: 1, Offset: 1}},
+		func(client.Message) {}); err == nil {
+		t.Fatal("a Prefix subscription with a Position was accepted")
+	}
+	want := map[string]any{}
+	for i, ch := range []string{"dev.a", "dev.b", "dev.c"} {
+		if _, err := c.Publish(ctx, ch, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		want[ch] = int64(i)
+	}
+	if _, err := c.Publish(ctx, "prod.a", "no"); err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]any{}
+	for len(have) < len(want) {
+		m := recv(t, "a message under dev.", got)
+		have[m.Channel] = m.Value
+	}
+	if !reflect.DeepEqual(have, want) {
+		t.Fatalf("got %v, want %v", have, want)
+	}
+}

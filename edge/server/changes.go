@@ -38,16 +38,10 @@ func (vc *valueChanges) filter(msgs [][]byte) [][]byte {
 	return out
 }
 
-// checkSubscribeOptions refuses a value of only the edge does not know,
-// and prefix, which it does not serve yet: silently subscribing to the
-// one channel named instead of all those it starts would deliver an app
-// a fraction of what it asked for.
+// checkSubscribeOptions refuses a value of only the edge does not know.
 func checkSubscribeOptions(b *rtm.SubscribeBody) error {
 	if b.Only != "" && b.Only != rtm.OnlyValueChanges {
 		return rtm.Errorf(rtm.CodeInvalidFormat, "only must be %q", rtm.OnlyValueChanges)
-	}
-	if b.Prefix {
-		return rtm.Errorf(rtm.CodeInvalidOperation, "prefix subscriptions are not served by this edge yet; subscribe to each channel")
 	}
 	return nil
 }

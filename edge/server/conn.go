@@ -117,6 +117,11 @@ type subscription struct {
 	batch       int               // most messages per data PDU; 0: no limit
 	view        *subscriptionView // the filter's, or nil
 	changes     *valueChanges     // only: value_changes, or nil; the writer's
+	// Prefix subscriptions (prefix.go): the parent has group; each child
+	// has of, its parent; both have named (data PDUs name the channel).
+	group *prefixGroup
+	of    *subscription
+	named bool
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).
@@ -126,6 +131,9 @@ type subscription struct {
 // close closes the subscription's cursor and stops its view's ticker.
 func (s *subscription) close() {
 	s.cursor.Close()
+	if s.group != nil {
+		s.group.close()
+	}
 	if s.view != nil {
 		s.view.stop()
 	}

@@ -321,6 +321,7 @@ func TestOptionsOnAJournalEdge(t *testing.T) {
 		`{"action":"rtm/publish","id":4,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
 		`{"action":"rtm/delete","id":5,"body":{"channel":"j","purge":true}}`,
 		`{"action":"rtm/delete","id":6,"body":{"channel":"j","read":"previous_message"}}`,
+		`{"action":"rtm/subscribe","id":7,"body":{"channel":"j","prefix":true}}`,
 	} {
 		p := c.raw(frame, i+2)
 		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {

@@ -39,6 +39,7 @@ type Server struct {
 	ownStore  bool
 	journal   Journal      // nil: a standalone edge
 	ttl       *ttlSwitches // the dead man's switches of publishes with ttl (ttl.go)
+	prefixes  *prefixIndex // the prefix subscriptions, by prefix (prefix.go)
 	limits    Limits
 	origins   []string
 	anyOrigin bool
@@ -118,6 +119,10 @@ func New(opts *Options) (*Server, error) {
 		s.ownStore = true
 	}
 	s.ttl = newTTLSwitches(s.store)
+	s.prefixes = newPrefixIndex(s.store)
+	if s.journal == nil {
+		s.store.OnCreate(s.prefixes.created)
+	}
 	return s, nil
 }
 
@@ -274,6 +279,7 @@ func (l Limits) withDefaults() Limits {
 	}
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
+	def(&l.PrefixChannels, 4096)
 	def(&l.RequestsPerSecond, 1000)
 	def(&l.RequestBurst, 2*l.RequestsPerSecond)
 	def(&l.AuthFailures, 5)

@@ -34,9 +34,17 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err := checkSubscribeOptions(&b); err != nil {
 		return nil, err
 	}
+	if b.Prefix {
+		if err := c.checkPrefix(&b); err != nil {
+			return nil, err
+		}
+	}
 	id := b.SubscriptionID
 	if id == "" {
 		id = b.Channel
+	}
+	if b.Prefix && !c.perms.CanSubscribePrefix(b.Channel) {
+		return nil, c.denied(env.Action, "subscribe to every channel starting with", b.Channel)
 	}
 	if !c.perms.CanSubscribe(b.Channel) {
 		return nil, c.denied(env.Action, "subscribe to", b.Channel)
@@ -70,6 +78,12 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
 	if b.Only == rtm.OnlyValueChanges {
 		sub.changes = &valueChanges{}
+	}
+	if b.Prefix {
+		if err := c.startPrefix(sub, start); err != nil {
+			cur.Close()
+			return nil, err
+		}
 	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		return nil, err

@@ -88,13 +88,23 @@ func appendPair[P Primitives](dst []byte, p P, name, s string, msg any) ([]byte,
 }
 
 func appendData[P Primitives](dst []byte, p P, b *rtm.SubscriptionData) ([]byte, error) {
-	dst = p.AppendMapStart(dst, 3)
-	dst, err := appendField(dst, p, 0, "subscription_id", b.SubscriptionID)
-	if err == nil {
-		dst, err = appendField(dst, p, 1, "position", b.Position)
+	n, i := 3, 0
+	if b.Channel != "" {
+		n = 4
+	}
+	dst = p.AppendMapStart(dst, n)
+	dst, err := appendField(dst, p, i, "subscription_id", b.SubscriptionID)
+	i++
+	if err == nil && b.Channel != "" {
+		dst, err = appendField(dst, p, i, "channel", b.Channel)
+		i++
 	}
 	if err == nil {
-		dst, err = p.AppendMapKey(dst, 2, "messages")
+		dst, err = appendField(dst, p, i, "position", b.Position)
+		i++
+	}
+	if err == nil {
+		dst, err = p.AppendMapKey(dst, i, "messages")
 	}
 	if err != nil {
 		return dst, err

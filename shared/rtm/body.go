@@ -116,8 +116,11 @@ type UnsubscribeReply struct {
 // position just after the last message of the PDU.
 type SubscriptionData struct {
 	SubscriptionID string `json:"subscription_id"`
-	Position       string `json:"position"`
-	Messages       []any  `json:"messages"`
+	// Channel names the channel of the messages in the data of a prefix
+	// subscription; empty otherwise.
+	Channel  string `json:"channel,omitempty"`
+	Position string `json:"position"`
+	Messages []any  `json:"messages"`
 }
 
 // Values implements ValueCarrier.

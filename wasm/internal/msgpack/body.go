@@ -127,6 +127,7 @@ func assign(v any, val any) error {
 		r.str("subscription_id", &b.SubscriptionID)
 	case *rtm.SubscriptionData:
 		r.str("subscription_id", &b.SubscriptionID)
+		r.str("channel", &b.Channel)
 		r.str("position", &b.Position)
 		r.list("messages", &b.Messages)
 	case *rtm.SubscriptionInfo:
