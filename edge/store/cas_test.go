@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"reflect"
 	"sync"
 	"testing"
 
@@ -140,5 +141,47 @@ func TestPurgeForgets(t *testing.T) {
 	}
 	if st := s.Stats(); st.Blocks != 0 || st.Channels != 0 {
 		t.Fatalf("after purge: %+v, want no blocks, no channels", st)
+	}
+}
+
+// TestOnCreate: the hook hears of each channel the store makes, once, by
+// an append or a subscribe, and may subscribe to it from there.
+func TestOnCreate(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t, nil)
+	var mu sync.Mutex
+	var made []string
+	var curs []*Cursor
+	s.OnCreate(func(name string) {
+		c, err := s.Subscribe(name, Start{HistoryCount: 1 << 30}) // from inside the hook
+		mu.Lock()
+		defer mu.Unlock()
+		made = append(made, name)
+		if err == nil {
+			curs = append(curs, c)
+		}
+	})
+	s.Append("a", []byte("1"))
+	s.Append("a", []byte("2"))
+	s.Channel("b").Append([]byte("3"))
+	c, err := s.Subscribe("c", Start{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	s.OnCreate(nil)
+	s.Append("d", []byte("4"))
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"a", "b", "c"}; !reflect.DeepEqual(made, want) {
+		t.Fatalf("hook heard %v, want %v", made, want)
+	}
+	// The cursor opened in the hook, before the first append, reads it.
+	fs, err := curs[0].Read(nil, 1<<20)
+	if err != nil || len(fs) != 2 || string(fs[0].Data) != "1" {
+		t.Fatalf("hook's cursor on a read %v, %v; want 1 and 2", fs, err)
+	}
+	for _, c := range curs {
+		c.Close()
 	}
 }

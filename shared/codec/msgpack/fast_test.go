@@ -76,6 +76,7 @@ var fastCases = []struct {
 	{"binary message", "81" + message + "c400", &rtm.PublishBody{Message: []byte{}}},
 	{"deepest message", "81" + messages + "91" + strings.Repeat("91", codec.MaxDepth) + "a4636f7265", &rtm.SubscriptionData{Messages: []any{codectest.Deep(codec.MaxDepth)}}},
 
+	{"data naming its channel", "82" + subID + "a173" + "a76368616e6e656c" + "a163", &rtm.SubscriptionData{SubscriptionID: "s", Channel: "c"}},
 	// Satori's options go to the library, which reads them all.
 	{"publish with ttl", "83" + channel + "a161" + message + "01" + "a374746c" + "05", &rtm.PublishBody{Channel: "a", Message: int64(1), TTL: ptr(int64(5))}},
 	{"publish with read", "82" + message + "01" + "a472656164" + "a170", &rtm.PublishBody{Message: int64(1), Read: "p"}},

@@ -80,6 +80,8 @@ func samples() []sample {
 		{"unsubscribe", rtm.PDU{Action: rtm.ActionUnsubscribe, ID: rtm.IntID(9), Body: &rtm.UnsubscribeBody{SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeBody) }},
 		{"unsubscribe ok", rtm.PDU{Action: "rtm/unsubscribe/ok", ID: rtm.IntID(10), Body: &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeReply) }},
 		{"data", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{message(), "two", int64(3)}}}, func() any { return new(rtm.SubscriptionData) }},
+		{"data of a prefix subscription", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Channel: "news.a",
+			Position: "5:11", Messages: []any{message()}}}, func() any { return new(rtm.SubscriptionData) }},
 		{"info", rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
 		}}, func() any { return new(rtm.SubscriptionInfo) }},

@@ -89,6 +89,8 @@ func SamplePDUs() []PDU {
 		{"unsubscribe", rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "s1"}},
 		{"unsubscribe ok", rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}},
 		{"data", rtm.ActionSubscriptionData, &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{Message(), "two", int64(3)}}},
+		{"data of a prefix subscription", rtm.ActionSubscriptionData, &rtm.SubscriptionData{SubscriptionID: "s1", Channel: "news.a",
+			Position: "5:11", Messages: []any{"one"}}},
 		{"info", rtm.ActionSubscriptionInfo, &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
 		}},
