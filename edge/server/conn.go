@@ -139,8 +139,14 @@ func (s *subscription) close() {
 	}
 }
 
-// position returns where the subscription reads next.
+// position returns where the subscription reads next: for an aggregate
+// view with a period under way, the period's first message, since
+// nothing of it was sent yet (a subscription resumed there counts it
+// again). The writer's, or before the subscription is live.
 func (s *subscription) position() rtm.Position {
+	if v := s.view; v != nil && v.agg != nil && v.pending {
+		return v.from
+	}
 	if cu := s.catchup; cu != nil {
 		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.next}
 	}
