@@ -93,13 +93,13 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 			return nil, journalRefusal("ttl")
 		}
 	}
-	var cond store.Cond
+	var expect *rtm.Position
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
 		if err != nil {
 			return nil, err
 		}
-		cond.Expect = &p
+		expect = &p
 	}
 	var ttlPayload []byte
 	if b.TTL != nil {
@@ -108,10 +108,9 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 			return nil, err
 		}
 	}
-	cond.Buf = c.prevBuf
 	key := storeKey(c.app, b.Channel)
 	h := c.srv.store.Channel(key)
-	pos, prior, err := h.AppendIf(payload, c.app.ChannelLimit(), cond)
+	pos, prior, err := h.AppendIf(payload, c.app.ChannelLimit(), expect, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if errors.Is(err, store.ErrMismatch) {
 		e := &rtm.Error{Code: rtm.CodePositionMismatch,
@@ -192,7 +191,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 	}
 	key := storeKey(c.app, b.Channel)
 	if !b.Purge {
-		pos, prior, err := c.srv.store.Channel(key).AppendIf(nullPayload, c.app.ChannelLimit(), store.Cond{Buf: c.prevBuf})
+		pos, prior, err := c.srv.store.Channel(key).AppendIf(nullPayload, c.app.ChannelLimit(), nil, c.prevBuf)
 		c.prevBuf = prior.Data[:0]
 		if err != nil {
 			return nil, c.appendError(err)

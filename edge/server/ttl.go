@@ -95,7 +95,7 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	t.mu.Unlock()
 	// No channel limit: the channel held the arming publish. If it was
 	// forgotten since, the position does not match and nothing is made.
-	_, _, err := t.store.Channel(key).AppendIf(sw.payload, 0, store.Cond{Expect: &sw.at})
+	_, _, err := t.store.Channel(key).AppendIf(sw.payload, 0, &sw.at, nil)
 	switch {
 	case err == nil:
 		t.fired.Add(1)

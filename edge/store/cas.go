@@ -7,23 +7,9 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// ErrMismatch refuses a conditional append (Cond.Expect) whose expected
+// ErrMismatch refuses a conditional append (AppendIf) whose expected
 // position is not the channel's newest message's; nothing was stored.
 var ErrMismatch = errors.New("store: position is not the channel's newest")
-
-// Cond is what AppendIf checks and reports under the channel's writer
-// lock, where no other append can come between the check and the write:
-// compare-and-set, and "the message before mine" that is exactly that.
-type Cond struct {
-	// Expect, when set, stores the message only if it is the position of
-	// the channel's newest readable message; a channel without one
-	// matches the zero position (0:0, what a read of nothing answers) and
-	// its next position. Otherwise AppendIf returns ErrMismatch.
-	Expect *rtm.Position
-	// Buf receives a copy of the previous message's data (Prior.Data is
-	// appended to Buf[:0]), so a caller reusing it does not allocate.
-	Buf []byte
-}
 
 // Prior is a channel's newest readable message before an AppendIf or a
 // Purge. Found is false when there was none; Position is then zero.
@@ -54,22 +40,32 @@ func (ch *channel) matches(expect rtm.Position, p Prior) bool {
 }
 
 // AppendIf is AppendWithin with a condition checked, and the previous
-// message read, atomically with the append. On ErrMismatch nothing is
-// stored and prior says what the channel holds instead. A mismatch on a
-// channel the store does not hold creates nothing.
-func (h *Channel) AppendIf(data []byte, maxChannels int, c Cond) (pos rtm.Position, prior Prior, err error) {
+// message read, under the channel's writer lock, where no other append
+// can come between the check and the write: compare-and-set, and "the
+// message before mine" that is exactly that.
+//
+// expect, when not nil, stores the message only if it is the position of
+// the channel's newest readable message; a channel without one matches
+// the zero position (0:0, what a read of nothing answers) and its next
+// position. Otherwise nothing is stored, the error is ErrMismatch and
+// prior says what the channel holds instead; a mismatch on a channel the
+// store does not hold creates nothing. The previous message's data is
+// appended to buf[:0], so a caller reusing it does not allocate. (Two
+// parameters, not a struct of them: prior aliases buf, and a struct would
+// move the caller's expected position to the heap with it.)
+func (h *Channel) AppendIf(data []byte, maxChannels int, expect *rtm.Position, buf []byte) (pos rtm.Position, prior Prior, err error) {
 	if err := h.s.admit(h.name, data); err != nil {
 		return rtm.Position{}, Prior{}, err
 	}
-	if e := c.Expect; e != nil && *e != (rtm.Position{}) && h.s.lookup(h.name) == nil {
+	if expect != nil && *expect != (rtm.Position{}) && h.s.lookup(h.name) == nil {
 		// Nothing there, so no position but 0:0 is its newest.
-		return rtm.Position{}, Prior{Data: c.Buf[:0]}, fmt.Errorf("store: append to %q at %v: %w", h.name, *e, ErrMismatch)
+		return rtm.Position{}, Prior{Data: buf[:0]}, fmt.Errorf("store: append to %q at %v: %w", h.name, *expect, ErrMismatch)
 	}
 	t := h.s.stampNow()
 	for {
 		ch := h.ch.Load()
 		if ch != nil {
-			if pos, prior, ok, err := ch.commitIf(t, data, c); ok {
+			if pos, prior, ok, err := ch.commitIf(t, data, expect, buf); ok {
 				return pos, prior, err
 			}
 		}
@@ -81,17 +77,18 @@ func (h *Channel) AppendIf(data []byte, maxChannels int, c Cond) (pos rtm.Positi
 	}
 }
 
-// commitIf is commit (at the next offset) after checking c under mu.
-func (ch *channel) commitIf(t int64, data []byte, c Cond) (pos rtm.Position, p Prior, ok bool, err error) {
+// commitIf is commit (at the next offset) after checking expect under
+// mu.
+func (ch *channel) commitIf(t int64, data []byte, expect *rtm.Position, buf []byte) (pos rtm.Position, p Prior, ok bool, err error) {
 	ch.mu.Lock()
 	if ch.dead {
 		ch.mu.Unlock()
 		return rtm.Position{}, Prior{}, false, nil
 	}
-	p = ch.prior(c.Buf)
-	if c.Expect != nil && !ch.matches(*c.Expect, p) {
+	p = ch.prior(buf)
+	if expect != nil && !ch.matches(*expect, p) {
 		ch.mu.Unlock()
-		return rtm.Position{}, p, true, fmt.Errorf("store: append to %q at %v: %w", ch.name, *c.Expect, ErrMismatch)
+		return rtm.Position{}, p, true, fmt.Errorf("store: append to %q at %v: %w", ch.name, *expect, ErrMismatch)
 	}
 	offset := ch.last + 1
 	t = max(t, ch.lastTime)

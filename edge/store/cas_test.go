@@ -18,21 +18,21 @@ func TestAppendIfCompareAndSet(t *testing.T) {
 	h := s.Channel("kv")
 	zero := rtm.Position{}
 	stale := rtm.Position{Epoch: 1, Offset: 7}
-	if _, p, err := h.AppendIf([]byte("x"), 0, Cond{Expect: &stale}); !errors.Is(err, ErrMismatch) || p.Found {
+	if _, p, err := h.AppendIf([]byte("x"), 0, &stale, nil); !errors.Is(err, ErrMismatch) || p.Found {
 		t.Fatalf("CAS at %v on a missing channel: %+v, %v; want ErrMismatch, no prior", stale, p, err)
 	}
 	if s.Has("kv") {
 		t.Fatal("a refused CAS created the channel")
 	}
-	p1, prior, err := h.AppendIf([]byte("one"), 0, Cond{Expect: &zero})
+	p1, prior, err := h.AppendIf([]byte("one"), 0, &zero, nil)
 	if err != nil || prior.Found {
 		t.Fatalf("CAS at 0:0 on an empty channel: %v, %+v, %v", p1, prior, err)
 	}
-	p2, prior, err := h.AppendIf([]byte("two"), 0, Cond{Expect: &p1})
+	p2, prior, err := h.AppendIf([]byte("two"), 0, &p1, nil)
 	if err != nil || !prior.Found || prior.Position != p1 || string(prior.Data) != "one" {
 		t.Fatalf("CAS at the newest %v: %v, %+v, %v", p1, p2, prior, err)
 	}
-	_, prior, err = h.AppendIf([]byte("three"), 0, Cond{Expect: &p1})
+	_, prior, err = h.AppendIf([]byte("three"), 0, &p1, nil)
 	if !errors.Is(err, ErrMismatch) || prior.Position != p2 || string(prior.Data) != "two" {
 		t.Fatalf("CAS at the stale %v: %+v, %v; want ErrMismatch naming %v", p1, prior, err, p2)
 	}
@@ -59,7 +59,7 @@ func TestAppendIfRaces(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				expect := cur
-				pos, prior, err := h.AppendIf([]byte("v"), 0, Cond{Expect: &expect})
+				pos, prior, err := h.AppendIf([]byte("v"), 0, &expect, nil)
 				if err == nil {
 					if prior.Position != expect {
 						t.Errorf("winner's prior %v, want %v", prior.Position, expect)
