@@ -113,6 +113,14 @@ export interface SubscribeOptions {
   filter?: string;
   /** The aggregation period of a filter, in seconds. */
   period?: number;
+  /** Skip a message equal to the one delivered before it (RTM's only: "value_changes"). */
+  onlyChanges?: boolean;
+  /**
+   * Every channel whose name starts with the channel given (RTM's prefix);
+   * MessageInfo.channel names each message's. Takes no position or filter;
+   * after a reconnect it goes on with new messages (positions are per channel).
+   */
+  prefix?: boolean;
 }
 
 /** What a handler learns about a message besides its value. */
@@ -122,6 +130,8 @@ export interface MessageInfo {
   position: Position;
   /** Whether this is the last message of its batch: position is then exactly where to resume after it. */
   endOfBatch: boolean;
+  /** The message's channel, for a prefix subscription (position is then that channel's). */
+  channel?: string;
 }
 
 /** A fast_forward notice: the edge skipped messages this subscription was too slow to read. */

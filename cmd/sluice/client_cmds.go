@@ -108,7 +108,31 @@ type protoError struct {
 	re  *rtm.Error
 }
 
-func (e *protoError) Error() string { return string(e.re.Code) + ": " + e.re.Reason }
+func (e *protoError) Error() string {
+	msg := string(e.re.Code) + ": " + e.re.Reason
+	if what := e.request(); what != "" {
+		msg += " (" + what + ")"
+	}
+	return msg
+}
+
+// request says what was refused when the edge's reason does not: the
+// fixed texts Satori's service answered (Unauthorized, Unauthenticated),
+// which Sluice's edge answers too, name nothing, while the client's
+// wrapping of the error names the request ("client: publish to "x": ...").
+func (e *protoError) request() string {
+	switch e.re.Reason {
+	case "Unauthorized", "Unauthenticated":
+	default:
+		return ""
+	}
+	what := strings.TrimPrefix(e.err.Error(), "client: ")
+	what, _, _ = strings.Cut(what, ": "+e.re.Error())
+	if what == e.re.Error() {
+		return ""
+	}
+	return what
+}
 func (e *protoError) Unwrap() error { return e.err }
 
 // cliError turns an error carrying an *rtm.Error into a protoError.
@@ -143,7 +167,22 @@ func parseMessage(text string, asString bool) (any, error) {
 // writeRecord prints {"position":...,"message":...} and a newline; a zero
 // position (none) prints as null.
 func writeRecord(w io.Writer, pos rtm.Position, msg any) error {
-	buf := []byte(`{"position":`)
+	return writeChannelRecord(w, "", pos, msg)
+}
+
+// writeChannelRecord is writeRecord, with "channel" first when channel is
+// not empty (a message of sluice sub --prefix).
+func writeChannelRecord(w io.Writer, channel string, pos rtm.Position, msg any) error {
+	buf := []byte(`{`)
+	if channel != "" {
+		buf = append(buf, `"channel":`...)
+		var err error
+		if buf, err = (jsoncodec.Codec{}).AppendValue(buf, channel); err != nil {
+			return fmt.Errorf("format channel: %w", err)
+		}
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"position":`...)
 	if pos == (rtm.Position{}) {
 		buf = append(buf, "null"...)
 	} else {
@@ -279,6 +318,8 @@ type subFlags struct {
 	count      int
 	age        durationOrSeconds
 	ff, strict bool
+	changes    bool
+	prefix     bool
 	id, filter string
 	period     int
 }
@@ -298,6 +339,9 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	fs.Var(&f.after, "after", "start after this position: the message after P first (a line's position, to resume)")
 	fs.IntVar(&f.count, "history-count", 0, "start with the last N messages")
 	fs.Var(&f.age, "history-age", "start with the messages younger than this (90s, 1h, or seconds)")
+	fs.BoolVar(&f.prefix, "prefix", false, "every channel whose name starts with CHANNEL; each line names its \"channel\"\n"+
+		"(after a reconnect it goes on with new messages: positions are per channel)")
+	fs.BoolVar(&f.changes, "only-changes", false, "skip a message equal to the one before it (RTM's only: value_changes)")
 	fs.BoolVar(&f.ff, "fast-forward", false, "skip messages that expired unread (reported on stderr) instead of failing with out_of_sync")
 	fs.BoolVar(&f.strict, "strict", false, "exit with expired_position when, after a reconnect, the edge no longer has the position\n"+
 		"to resume from (by default sub carries on from the oldest message it has, with a warning on stderr)")
@@ -315,6 +359,8 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 		return nil, "", fmt.Errorf("%w: negative --history-count", errUsage)
 	case f.period != 0 && f.filter == "":
 		return nil, "", fmt.Errorf("%w: --period needs --filter", errUsage)
+	case f.prefix && (f.start.p != nil || f.after.p != nil || f.filter != ""):
+		return nil, "", fmt.Errorf("%w: --prefix takes no --position, --after or --filter", errUsage)
 	case f.period < 0 || f.period > 60:
 		return nil, "", fmt.Errorf("%w: --period %d is not from 1 to 60 seconds", errUsage, f.period)
 	case len(pos) == 1:
@@ -344,7 +390,7 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	handler := func(m client.Message) {
 		// Unbuffered: one write per line, so that a kill leaves no torn
 		// line and every line printed carries its own position.
-		if err := writeRecord(s.out, ownPosition(m), m.Value); err != nil {
+		if err := writeChannelRecord(s.out, m.Channel, ownPosition(m), m.Value); err != nil {
 			select {
 			case failed <- err:
 			default:
@@ -360,7 +406,7 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	opts := &client.SubscribeOptions{
 		ID: f.id, Position: start, HistoryCount: f.count, HistoryAge: f.age.d, FastForward: f.ff, Filter: f.filter,
-		Period: time.Duration(f.period) * time.Second, Strict: f.strict,
+		Period: time.Duration(f.period) * time.Second, Strict: f.strict, OnlyChanges: f.changes, Prefix: f.prefix,
 		Batch: 1, // each message then has its own PDU, so its own position (ownPosition)
 		OnGap: func(g client.Gap) { warnGap(s.errw, g) },
 	}

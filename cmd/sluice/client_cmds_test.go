@@ -148,6 +148,15 @@ func TestCLIErrorShowsCode(t *testing.T) {
 	if !errors.Is(err, re) {
 		t.Error("cliError lost the *rtm.Error from the chain")
 	}
+	// Satori's fixed reasons name nothing: the CLI says what it asked.
+	denied := &rtm.Error{Code: rtm.CodeAuthorizationDenied, Reason: "Unauthorized"}
+	err = cliError(fmt.Errorf("client: publish to %q: %w", "x", denied))
+	if got := err.Error(); got != `authorization_denied: Unauthorized (publish to "x")` {
+		t.Errorf("cliError text for a fixed reason = %q", got)
+	}
+	if got := cliError(denied).Error(); got != "authorization_denied: Unauthorized" {
+		t.Errorf("cliError text without context = %q", got)
+	}
 	plain := errors.New("connection refused")
 	if cliError(plain) != plain || cliError(nil) != nil {
 		t.Error("cliError changed an error without RTM code")

@@ -298,6 +298,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 		Limits: server.Limits{
 			Connections:                cmp.Or(l.Connections, defaultConnections(openFilesLimit())),
 			SubscriptionsPerConnection: l.SubscriptionsPerConnection,
+			PrefixChannels:             l.PrefixChannels,
 			RequestsPerSecond:          l.RequestsPerSecond,
 			RequestBurst:               l.RequestBurst,
 			AuthFailures:               l.AuthFailuresPerConnection,
@@ -362,9 +363,9 @@ func uniqueAPIKeys(apps []*app.App) error {
 func (c *Config) checkScalars() error {
 	l := c.Limits
 	counts := []int{l.Connections, l.SubscriptionsPerConnection, l.RequestsPerSecond, l.RequestBurst,
-		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute, l.APIRequestsPerSecond, l.APIRequestBurst}
+		l.AuthFailuresPerConnection, l.AuthFailuresPerMinute, l.APIRequestsPerSecond, l.APIRequestBurst, l.PrefixChannels}
 	for i, name := range []string{"connections", "subscriptions_per_connection", "requests_per_second", "request_burst",
-		"auth_failures_per_connection", "auth_failures_per_minute", "api_requests_per_second", "api_request_burst"} {
+		"auth_failures_per_connection", "auth_failures_per_minute", "api_requests_per_second", "api_request_burst", "prefix_channels"} {
 		if counts[i] < 0 {
 			return fmt.Errorf("limits.%s: %d is negative", name, counts[i])
 		}

@@ -36,6 +36,10 @@ type LimitsConfig struct {
 	// SubscriptionsPerConnection; past it, subscribe fails with
 	// subscription_quota_exceeded. Default 256.
 	SubscriptionsPerConnection int `yaml:"subscriptions_per_connection,omitempty"`
+	// PrefixChannels is the most channels one prefix subscription
+	// (rtm/subscribe with prefix: true) covers; past it, the subscription
+	// ends with subscription_quota_exceeded. Default 4096.
+	PrefixChannels int `yaml:"prefix_channels,omitempty"`
 	// RequestsPerSecond per connection, on average: a token bucket
 	// refilling at this rate, of RequestBurst tokens. Past it, requests
 	// with an id fail with too_many_requests (the connection stays open);

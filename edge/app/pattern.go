@@ -111,3 +111,21 @@ func unionPatterns(a, b []string) []string {
 	}
 	return out
 }
+
+// CanSubscribePrefix reports whether the permissions grant subscribe on
+// every channel whose name starts with prefix: some wildcard pattern's
+// prefix is a prefix of it (and, for a reserved prefix, is reserved
+// too). Exact names never cover a prefix, so a prefix subscription is
+// granted by pattern, once, and not channel by channel as they appear.
+func (p Permissions) CanSubscribePrefix(prefix string) bool {
+	for _, q := range p.Subscribe {
+		n := len(q)
+		if n == 0 || q[n-1] != '*' {
+			continue
+		}
+		if pre := q[:n-1]; strings.HasPrefix(prefix, pre) && (!rtm.IsReserved(prefix) || rtm.IsReserved(pre)) {
+			return true
+		}
+	}
+	return false
+}

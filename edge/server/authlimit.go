@@ -102,7 +102,14 @@ func (c *conn) authAllowed() error {
 // allowed failure closes it with 1008 once the reply has left.
 func (c *conn) authFailed(err error, method string) error {
 	c.srv.counters.authFailures.Add(1)
-	c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", method)
+	detail := ""
+	if e, ok := rtm.AsError(err); ok && e.Code == rtm.CodeAuthenticationFailed {
+		// Satori's reason, word for word (apps compare it): why it failed
+		// (wrong hash, expired token, ...) is for the edge's log alone.
+		detail = e.Reason
+		err = &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: "Unauthenticated"}
+	}
+	c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", method, "detail", detail)
 	c.srv.authLimit.failed(c.peer)
 	if c.authFailures++; c.authFailures >= c.srv.limits.AuthFailures {
 		c.closeAfterReplies(websocket.StatusPolicyViolation, reasonAuthClosed)

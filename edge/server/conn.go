@@ -56,6 +56,7 @@ type conn struct {
 	limiter   *bucket
 	readBuf   []byte
 	scratch   []byte
+	prevBuf   []byte // the previous message of a request with read (rtmopts.go); the reader's
 	// authFailures counts failed authentications; at the limit the
 	// connection closes, once closeAfter, its close item, is queued after
 	// the last reply. closing says the reader handles no more requests.
@@ -116,6 +117,12 @@ type subscription struct {
 	fastForward bool
 	batch       int               // most messages per data PDU; 0: no limit
 	view        *subscriptionView // the filter's, or nil
+	changes     *valueChanges     // only: value_changes, or nil; the writer's
+	// Prefix subscriptions (prefix.go): the parent has group; each child
+	// has of, its parent; both have named (data PDUs name the channel).
+	group *prefixGroup
+	of    *subscription
+	named bool
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).
@@ -128,6 +135,9 @@ type subscription struct {
 // close closes the subscription's cursor and stops its view's ticker.
 func (s *subscription) close() {
 	s.cursor.Close()
+	if s.group != nil {
+		s.group.close()
+	}
 	if s.view != nil {
 		s.view.stop()
 	}
@@ -136,8 +146,14 @@ func (s *subscription) close() {
 	}
 }
 
-// position returns where the subscription reads next.
+// position returns where the subscription reads next: for an aggregate
+// view with a period under way, the period's first message, since
+// nothing of it was sent yet (a subscription resumed there counts it
+// again). The writer's, or before the subscription is live.
 func (s *subscription) position() rtm.Position {
+	if v := s.view; v != nil && v.agg != nil && v.pending {
+		return v.from
+	}
 	if cu := s.catchup; cu != nil {
 		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.next}
 	}

@@ -22,6 +22,11 @@ func FuzzConnection(f *testing.F) {
 		`{"action":"auth/handshake","id":5,"body":{"method":"role_secret","data":{"role":"admin"}}}`,
 		`{"action":"auth/authenticate","id":6,"body":{"method":"jwt","credentials":{"token":"a.b.c"}}}`,
 		`{"action":"rtm/delete","body":{"channel":"$heartbeat"}}`,
+		// Satori's options.
+		`{"action":"rtm/write","id":8,"body":{"channel":"a","message":1,"position":"0:0","read":"previous_message_on_error"}}`,
+		`{"action":"rtm/publish","id":9,"body":{"channel":"a","message":1,"ttl":1,"ttl_message":{"gone":true},"read":"previous_message"}}`,
+		`{"action":"rtm/delete","id":10,"body":{"channel":"a","purge":true,"read":"previous_message_on_ok"}}`,
+		`{"action":"rtm/subscribe","id":11,"body":{"channel":"a","prefix":true,"only":"value_changes","history":{"count":1}}}`,
 		`{"action":7,"id":[],"body":"x"}`,
 		`{"action":"rtm/publish","id":1e400,"body":{"channel":"a","message":-1e400}}`,
 		"\xff\xfe", `[]`, `null`, ``,

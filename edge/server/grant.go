@@ -88,7 +88,7 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 	c.mu.Lock()
 	n := 0
 	for _, sub := range c.live {
-		if perms.CanSubscribe(sub.channel) {
+		if perms.CanSubscribe(sub.channel) && (sub.group == nil || perms.CanSubscribePrefix(sub.channel)) {
 			continue
 		}
 		c.dropSubLocked(sub)

@@ -206,7 +206,7 @@ func (c *rawClient) recvData(sub string, n int) ([]any, string) {
 		pos = p.Body["position"].(string)
 	}
 	if len(msgs) != n {
-		c.t.Fatalf("got %d messages, want %d", len(msgs), n)
+		c.t.Fatalf("got %d messages, want %d: %v", len(msgs), n, msgs)
 	}
 	return msgs, pos
 }

@@ -57,6 +57,10 @@ type Limits struct {
 	// SubscriptionsPerConnection; default 256
 	// (subscription_quota_exceeded past it).
 	SubscriptionsPerConnection int
+	// PrefixChannels is the most channels one prefix subscription covers
+	// (each holds a cursor); default 4,096. Past it, the subscription ends
+	// (or is refused) with subscription_quota_exceeded.
+	PrefixChannels int
 	// RequestsPerSecond per connection, on average: a token bucket that
 	// refills at this rate; default 1,000. Past it a request with an id
 	// gets too_many_requests (the connection stays open), one without is

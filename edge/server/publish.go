@@ -27,12 +27,19 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if err := checkChannel(b.Channel); err != nil {
 		return nil, err
 	}
+	if err := checkPublishOptions(env.Action, &b); err != nil {
+		return nil, err
+	}
 	if b.Channel == rtm.HeartbeatChannel {
 		c.ack.Position = heartbeatPosition
 		return &c.ack, nil
 	}
 	if !c.perms.CanPublish(b.Channel) {
-		return nil, denied("publish to", b.Channel)
+		return nil, c.denied(env.Action, "publish to", b.Channel)
+	}
+	if b.Read != "" && !c.perms.CanSubscribe(b.Channel) {
+		// The previous message is a read of the channel.
+		return nil, c.denied(env.Action, "read (for read: "+b.Read+")", b.Channel)
 	}
 	var size int
 	var err error
@@ -49,6 +56,9 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if max := c.app.MaxMessage(); size > max {
 		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
+	if b.HasOptions() {
+		return c.publishOptions(env, &b, c.scratch)
+	}
 	return c.append(env, b.Channel, c.scratch)
 }
 
@@ -61,8 +71,17 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 	if err := checkChannel(b.Channel); err != nil {
 		return nil, err
 	}
+	if err := checkRead(b.Read); err != nil {
+		return nil, err
+	}
 	if !c.perms.CanPublish(b.Channel) {
-		return nil, denied("delete in", b.Channel)
+		return nil, c.denied(env.Action, "delete in", b.Channel)
+	}
+	if b.Read != "" && !c.perms.CanSubscribe(b.Channel) {
+		return nil, c.denied(env.Action, "read (for read: "+b.Read+")", b.Channel)
+	}
+	if b.Purge || b.Read != "" {
+		return c.deleteOptions(env, &b)
 	}
 	return c.append(env, b.Channel, nullPayload)
 }
@@ -218,13 +237,13 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	if !c.perms.CanSubscribe(b.Channel) {
-		return nil, denied("read", b.Channel)
+		return nil, c.denied(env.Action, "read", b.Channel)
 	}
 	var at *rtm.Position
 	if b.Position != "" {
-		p, err := rtm.ParsePosition(b.Position)
+		p, err := parsePosition(b.Position)
 		if err != nil {
-			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "position %q is not EPOCH:OFFSET", b.Position)
+			return nil, err
 		}
 		at = &p
 	}
@@ -296,6 +315,17 @@ func expiredOr(err error, pos string) error {
 	return err
 }
 
-func denied(what, channel string) error {
-	return rtm.Errorf(rtm.CodeAuthorizationDenied, "your role may not %s channel %q", what, channel)
+// denied refuses a request the role lacks the grant for. The reply is
+// Satori's, word for word (apps compare it); what was denied goes to the
+// edge's debug log, and Sluice's own clients, which know their request,
+// say it themselves.
+func (c *conn) denied(action, what, channel string) error {
+	c.srv.log.Debug("authorization denied", "remote", c.remote, "appkey", c.app.Key, "action", action,
+		"denied", "your role may not "+what+" channel", "channel", channel)
+	return errUnauthorized()
+}
+
+// errUnauthorized is Satori's authorization_denied.
+func errUnauthorized() error {
+	return &rtm.Error{Code: rtm.CodeAuthorizationDenied, Reason: "Unauthorized"}
 }

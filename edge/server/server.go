@@ -37,7 +37,9 @@ type Server struct {
 	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
-	journal   Journal // nil: a standalone edge
+	journal   Journal      // nil: a standalone edge
+	ttl       *ttlSwitches // the dead man's switches of publishes with ttl (ttl.go)
+	prefixes  *prefixIndex // the prefix subscriptions, by prefix (prefix.go)
 	limits    Limits
 	origins   []string
 	anyOrigin bool
@@ -119,6 +121,11 @@ func New(opts *Options) (*Server, error) {
 		}
 		s.store = store.New(&so)
 		s.ownStore = true
+	}
+	s.ttl = newTTLSwitches(s.store)
+	s.prefixes = newPrefixIndex(s.store)
+	if s.journal == nil {
+		s.store.OnCreate(s.prefixes.created)
 	}
 	return s, nil
 }
@@ -234,6 +241,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		err = ErrShutdown
 	}
+	// After the connections: none arms a switch any more.
+	s.ttl.close()
 	// After the connections, so that their disconnect events are queued.
 	s.closeHooks(ctx)
 	if s.ownStore {
@@ -276,6 +285,7 @@ func (l Limits) withDefaults() Limits {
 	}
 	def(&l.Connections, 100_000)
 	def(&l.SubscriptionsPerConnection, 256)
+	def(&l.PrefixChannels, 4096)
 	def(&l.RequestsPerSecond, 1000)
 	def(&l.RequestBurst, 2*l.RequestsPerSecond)
 	def(&l.AuthFailures, 5)

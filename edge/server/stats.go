@@ -20,6 +20,10 @@ type Stats struct {
 	FastForward  uint64            // fast_forward skips
 	SlowCloses   uint64            // connections closed for not reading
 	AuthFailures uint64
+	// TTLFired counts the dead man's switches (publishes with ttl) that
+	// published their ttl_message; TTLSkipped those that found something
+	// else published on the channel first, and published nothing.
+	TTLFired, TTLSkipped uint64
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.
 	Refused [numRefusalCodes]uint64
@@ -61,6 +65,8 @@ func (s *Server) Stats() Stats {
 		FastForward:      c.fastForward.Load(),
 		SlowCloses:       c.slowCloses.Load(),
 		AuthFailures:     c.authFailures.Load(),
+		TTLFired:         s.ttl.fired.Load(),
+		TTLSkipped:       s.ttl.skipped.Load(),
 	}
 	for i := range c.refused {
 		st.Refused[i] = c.refused[i].Load()

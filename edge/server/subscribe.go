@@ -31,12 +31,23 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if b.Batch < 0 {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "batch must not be negative")
 	}
+	if err := checkSubscribeOptions(&b); err != nil {
+		return nil, err
+	}
+	if b.Prefix {
+		if err := c.checkPrefix(&b); err != nil {
+			return nil, err
+		}
+	}
 	id := b.SubscriptionID
 	if id == "" {
 		id = b.Channel
 	}
+	if b.Prefix && !c.perms.CanSubscribePrefix(b.Channel) {
+		return nil, c.denied(env.Action, "subscribe to every channel starting with", b.Channel)
+	}
 	if !c.perms.CanSubscribe(b.Channel) {
-		return nil, denied("subscribe to", b.Channel)
+		return nil, c.denied(env.Action, "subscribe to", b.Channel)
 	}
 	if err := c.checkQuota(id, b.Force); err != nil {
 		return nil, err
@@ -68,6 +79,15 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
 		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
+	if b.Only == rtm.OnlyValueChanges {
+		sub.changes = &valueChanges{}
+	}
+	if b.Prefix {
+		if err := c.startPrefix(sub, start); err != nil {
+			cur.Close()
+			return nil, err
+		}
+	}
 	c.occupy(sub) // before the writer has it, which may end it
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		if sub.vacate != nil {
@@ -136,9 +156,9 @@ func (c *conn) checkQuota(id string, force bool) error {
 func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 	var s store.Start
 	if b.Position != "" {
-		p, err := rtm.ParsePosition(b.Position)
+		p, err := parsePosition(b.Position)
 		if err != nil {
-			return s, rtm.Errorf(rtm.CodeInvalidFormat, "position %q is not EPOCH:OFFSET", b.Position)
+			return s, err
 		}
 		s.Position = &p
 		return s, nil

@@ -42,6 +42,11 @@ type subscriptionView struct {
 	done     chan struct{} // closed by stop: the ticker ends
 	next     rtm.Position  // after the last message counted
 	results  [][]byte
+	// pending says the period being counted has input; from is then the
+	// position of its first message, where a subscription ended now
+	// resumes, since nothing of the period was sent.
+	pending bool
+	from    rtm.Position
 }
 
 // compileView checks and compiles the filter of a subscribe body, and
@@ -102,6 +107,9 @@ func (sv *subscriptionView) stop() {
 // count adds frames to an aggregate view's period; next is the channel's
 // position after them.
 func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position) error {
+	if !sv.pending && len(frames) > 0 {
+		sv.pending, sv.from = true, rtm.Position{Epoch: next.Epoch, Offset: frames[0].Offset}
+	}
 	for _, f := range frames {
 		m, err := encodingAt(f.Data, carrier)
 		if err != nil || len(m) == 0 {
@@ -120,6 +128,7 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 	if sv == nil || sv.agg == nil || !sv.due.Swap(false) {
 		return nil
 	}
+	sv.pending = false // its messages are in this period's results
 	sv.results = sv.agg.Flush(sv.results[:0])
 	if len(sv.results) == 0 {
 		return nil
@@ -134,12 +143,38 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 		}
 		w.msgs = append(w.msgs, m)
 	}
-	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sv.next, w.msgs)
+	if sub.changes != nil {
+		if w.msgs = sub.changes.filter(w.msgs); len(w.msgs) == 0 {
+			clear(sv.results)
+			return nil
+		}
+	}
+	err := c.sendResults(w, sub, w.msgs)
 	clear(w.msgs)
 	clear(sv.results)
-	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
-	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
-	return c.write(w, w.pdu)
+	return err
+}
+
+// sendResults sends a period's results as data PDUs of at most
+// maxBatchBytes of messages each (at least one message), as send bounds
+// the channel's own batches, all at the period's position: a period of
+// 10,000 groups is many PDUs, not one of unbounded size.
+func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
+	for len(msgs) > 0 {
+		n, size := 0, 0
+		for n < len(msgs) && (n == 0 || size+len(msgs[n]) <= maxBatchBytes) {
+			size += len(msgs[n])
+			n++
+		}
+		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sub.view.next, msgs[:n])
+		c.srv.counters.messagesOut[c.ci].Add(uint64(n))
+		c.traffic.messagesOut.Add(uint64(n))
+		if err := c.write(w, w.pdu); err != nil {
+			return err
+		}
+		msgs = msgs[n:]
+	}
+	return nil
 }
 
 // viewMessages appends to w.msgs, encoded for codec ci, what the view

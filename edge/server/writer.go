@@ -32,7 +32,12 @@ type writer struct {
 	frames []store.Frame
 	msgs   [][]byte
 	pdu    []byte // one encoded PDU
-	out    []byte // frames gathered for one write
+	// The data PDU of a prefix subscription (appendNamedData).
+	raws     []rtm.RawValue
+	vals     []any
+	named    rtm.SubscriptionData
+	namedPDU rtm.PDU
+	out      []byte // frames gathered for one write
 }
 
 var writers = sync.Pool{New: func() any {
@@ -183,6 +188,9 @@ func (c *conn) pump(w *writer, sub *subscription) error {
 	if err == nil && sub.view != nil {
 		err = c.flushAggregate(w, sub)
 	}
+	if err == nil && sub.group != nil {
+		err = c.pumpGroup(w, sub)
+	}
 	return err
 }
 
@@ -219,9 +227,6 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
 		}
-		if len(w.msgs) == 0 {
-			return nil // the view dropped them all; the next PDU's position covers them
-		}
 	} else {
 		for _, f := range frames {
 			m, err := payloadFor(f.Data, c.ci)
@@ -231,7 +236,19 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			w.msgs = append(w.msgs, m)
 		}
 	}
-	w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
+	if sub.changes != nil {
+		w.msgs = sub.changes.filter(w.msgs)
+	}
+	if len(w.msgs) == 0 {
+		return nil // the view or value_changes dropped them all; the next PDU's position covers them
+	}
+	if sub.named {
+		if err := c.appendNamedData(w, sub, next); err != nil {
+			return err
+		}
+	} else {
+		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
+	}
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
 	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
@@ -300,8 +317,12 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 	return c.write(w, w.pdu)
 }
 
-// endSub ends a subscription the writer gives up on.
+// endSub ends a subscription the writer gives up on (the whole prefix
+// subscription, for one of its children).
 func (c *conn) endSub(sub *subscription) {
+	if sub.of != nil {
+		sub = sub.of
+	}
 	c.mu.Lock()
 	if c.dropSubLocked(sub) {
 		c.srv.counters.subscriptions.Add(-1)
@@ -316,6 +337,9 @@ func (c *conn) arm(subs []*subscription) bool {
 	for _, s := range subs {
 		if s.catchup != nil || !s.cursor.Wait(c) {
 			return false // a catch-up reads on
+		}
+		if s.group != nil && !c.armGroup(s) {
+			return false
 		}
 	}
 	return true

@@ -62,6 +62,10 @@ type Store struct {
 	fifo   fifo
 	groups groups
 
+	// created is OnCreate's function, or nil; loaded by every channel
+	// creation.
+	created atomic.Pointer[func(name string)]
+
 	epochBase uint64        // store start in unix micros; immutable
 	epochSeq  atomic.Uint64 // epoch counter; incremented by channel creation
 	// applied is, in a replica (Options.Epoch set), the highest offset of
@@ -277,12 +281,13 @@ func (s *Store) obtainWithin(name string, maxChannels int) (*channel, error) {
 		return ch, nil
 	}
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if ch = sh.m[name]; ch != nil {
+		sh.mu.Unlock()
 		return ch, nil
 	}
 	g := s.groups.of(s.group(name))
 	if !reserve(g, maxChannels) {
+		sh.mu.Unlock()
 		return nil, fmt.Errorf("store: create channel %q: at most %d in its group: %w", name, maxChannels, ErrChannelLimit)
 	}
 	ch = s.newChannel(strings.Clone(name))
@@ -292,7 +297,25 @@ func (s *Store) obtainWithin(name string, maxChannels int) (*channel, error) {
 	sh.m[ch.name] = ch
 	s.counters.channels.Add(1)
 	s.counters.memory.Add(channelCost(ch.name))
+	sh.mu.Unlock()
+	if f := s.created.Load(); f != nil {
+		(*f)(ch.name) // outside the lock: it may subscribe to the channel
+	}
 	return ch, nil
+}
+
+// OnCreate sets a function the store calls with the name of each channel
+// it creates (by an append or a subscribe), once the channel is in the
+// map and outside the store's locks, so f may subscribe to it; f runs on
+// the creator's goroutine, before its append or subscribe proceeds, and
+// must be quick. It is how a prefix subscription learns of the channels
+// it covers without a scan per publish. Nil removes it.
+func (s *Store) OnCreate(f func(name string)) {
+	if f == nil {
+		s.created.Store(nil)
+		return
+	}
+	s.created.Store(&f)
 }
 
 // forget removes ch from the map if it is still empty, unused and past its

@@ -15,11 +15,29 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 	switch b := body.(type) {
 	case nil, rtm.Empty, *rtm.Empty:
 	case *rtm.PublishBody:
+		if b != nil && b.HasOptions() {
+			return appendValue(dst, publishMap(b), p, 0)
+		}
 		if b != nil {
 			return appendPair(dst, p, "channel", b.Channel, b.Message)
 		}
 	case rtm.PublishBody:
+		if b.HasOptions() {
+			return appendValue(dst, publishMap(&b), p, 0)
+		}
 		return appendPair(dst, p, "channel", b.Channel, b.Message)
+	case *rtm.PreviousReply:
+		if b != nil {
+			return appendValue(dst, previousReplyMap(b), p, 0)
+		}
+	case rtm.PreviousReply:
+		return appendValue(dst, previousReplyMap(&b), p, 0)
+	case *rtm.PreviousError:
+		if b != nil {
+			return appendValue(dst, previousErrorMap(b), p, 0)
+		}
+	case rtm.PreviousError:
+		return appendValue(dst, previousErrorMap(&b), p, 0)
 	case *rtm.ReadReply:
 		if b != nil {
 			return appendPair(dst, p, "position", b.Position, b.Message)
@@ -70,13 +88,23 @@ func appendPair[P Primitives](dst []byte, p P, name, s string, msg any) ([]byte,
 }
 
 func appendData[P Primitives](dst []byte, p P, b *rtm.SubscriptionData) ([]byte, error) {
-	dst = p.AppendMapStart(dst, 3)
-	dst, err := appendField(dst, p, 0, "subscription_id", b.SubscriptionID)
-	if err == nil {
-		dst, err = appendField(dst, p, 1, "position", b.Position)
+	n, i := 3, 0
+	if b.Channel != "" {
+		n = 4
+	}
+	dst = p.AppendMapStart(dst, n)
+	dst, err := appendField(dst, p, i, "subscription_id", b.SubscriptionID)
+	i++
+	if err == nil && b.Channel != "" {
+		dst, err = appendField(dst, p, i, "channel", b.Channel)
+		i++
 	}
 	if err == nil {
-		dst, err = p.AppendMapKey(dst, 2, "messages")
+		dst, err = appendField(dst, p, i, "position", b.Position)
+		i++
+	}
+	if err == nil {
+		dst, err = p.AppendMapKey(dst, i, "messages")
 	}
 	if err != nil {
 		return dst, err

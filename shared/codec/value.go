@@ -93,6 +93,12 @@ func appendValue[P Primitives](dst []byte, v any, p P, depth int) ([]byte, error
 			return p.AppendNil(dst), nil
 		}
 		return append(dst, x...), nil
+	case *rtm.RawValue:
+		// A pointer boxes without allocating, where a RawValue does not.
+		if x == nil || len(*x) == 0 {
+			return p.AppendNil(dst), nil
+		}
+		return append(dst, *x...), nil
 	case []any:
 		return appendArray(dst, x, p, depth)
 	case map[string]any:

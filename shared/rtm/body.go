@@ -15,18 +15,34 @@ type ValueCarrier interface {
 	Values() []*any
 }
 
-// PublishBody is the body of rtm/publish and rtm/write.
+// PublishBody is the body of rtm/publish and rtm/write. The fields after
+// Message are Satori's options (see options.go); a publish without them
+// encodes as {channel, message}.
 type PublishBody struct {
 	Channel string `json:"channel"`
 	Message any    `json:"message"`
+	// Position (rtm/write only) makes the write a compare-and-set: it is
+	// stored only if Position is the channel's newest message's.
+	Position string `json:"position,omitempty"`
+	// TTL (seconds) and TTLMessage: if nothing else is published on the
+	// channel within TTL, the edge publishes TTLMessage there.
+	TTL        *int64 `json:"ttl,omitempty"`
+	TTLMessage any    `json:"ttl_message,omitempty"`
+	// Read asks for the channel's previous message in the reply: one of
+	// the Read* constants.
+	Read string `json:"read,omitempty"`
 }
 
 // Values implements ValueCarrier.
-func (b *PublishBody) Values() []*any { return []*any{&b.Message} }
+func (b *PublishBody) Values() []*any { return []*any{&b.Message, &b.TTLMessage} }
 
 // ChannelBody is the body of rtm/delete.
 type ChannelBody struct {
 	Channel string `json:"channel"`
+	// Purge drops the channel's history instead of publishing null.
+	Purge bool `json:"purge,omitempty"`
+	// Read asks for the channel's previous message in the reply.
+	Read string `json:"read,omitempty"`
 }
 
 // PositionBody is the reply to rtm/publish, rtm/write and rtm/delete.
@@ -71,6 +87,11 @@ type SubscribeBody struct {
 	// data position the exact resume point of its one message. Default
 	// (0): whatever is ready.
 	Batch int64 `json:"batch,omitempty"`
+	// Only, when OnlyValueChanges, skips a message equal to the previous
+	// one delivered on the subscription.
+	Only string `json:"only,omitempty"`
+	// Prefix subscribes to every channel whose name starts with Channel.
+	Prefix bool `json:"prefix,omitempty"`
 }
 
 // SubscribeReply is the reply to rtm/subscribe.
@@ -95,8 +116,11 @@ type UnsubscribeReply struct {
 // position just after the last message of the PDU.
 type SubscriptionData struct {
 	SubscriptionID string `json:"subscription_id"`
-	Position       string `json:"position"`
-	Messages       []any  `json:"messages"`
+	// Channel names the channel of the messages in the data of a prefix
+	// subscription; empty otherwise.
+	Channel  string `json:"channel,omitempty"`
+	Position string `json:"position"`
+	Messages []any  `json:"messages"`
 }
 
 // Values implements ValueCarrier.

@@ -51,6 +51,9 @@ func (b *bridge) subscribe(args []js.Value) js.Value {
 			info.Set("subscriptionId", m.SubscriptionID)
 			info.Set("position", m.Position.String())
 			info.Set("endOfBatch", m.EndOfBatch)
+			if m.Channel != "" {
+				info.Set("channel", m.Channel) // a prefix subscription's
+			}
 			onMessage.Invoke(toJS(m.Value), info)
 		})
 	}

@@ -24,6 +24,7 @@ type event struct {
 	info     rtm.SubscriptionInfo // evInfo
 	gap      *Gap                 // evInfo (a pointer: keeps the frequent evData events small)
 	err      error                // evError
+	channel  string               // evData of a prefix subscription: the messages' channel
 	state    State                // evState
 }
 
@@ -120,7 +121,7 @@ func (c *Client) dispatch(ev event) {
 	s := ev.sub
 	switch ev.kind {
 	case evData:
-		c.handData(s, ev.messages, ev.pos)
+		c.handData(s, ev.messages, ev.pos, ev.channel)
 	case evInfo:
 		c.handInfo(s, &ev.info, ev.gap, ev.pos)
 	case evError:
@@ -139,12 +140,15 @@ func (c *Client) dispatch(ev event) {
 }
 
 // handData runs a subscription's handler on a batch of messages.
-func (c *Client) handData(s *Subscription, messages []any, pos rtm.Position) {
+func (c *Client) handData(s *Subscription, messages []any, pos rtm.Position, channel string) {
 	for i, v := range messages {
 		if s.ended.Load() {
 			return
 		}
-		s.handler(Message{SubscriptionID: s.id, Value: v, Position: pos, EndOfBatch: i == len(messages)-1})
+		s.handler(Message{SubscriptionID: s.id, Channel: channel, Value: v, Position: pos, EndOfBatch: i == len(messages)-1})
+	}
+	if s.opts.Prefix {
+		return // positions are per channel: there is no one to resume from
 	}
 	c.advance(s, pos)
 }

@@ -18,7 +18,7 @@ func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
 			if err != nil {
 				bad = &d.Position
 			}
-			c.takeData(cn, d.SubscriptionID, pos, bad, d.Messages, size)
+			c.takeData(cn, d.SubscriptionID, d.Channel, pos, bad, d.Messages, size)
 		}
 	case rtm.ActionSubscriptionInfo:
 		var info rtm.SubscriptionInfo
@@ -64,14 +64,15 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 
 // onData implements pushHandler.
 func (c *Client) onData(cn *conn, d *codec.Data, size int) {
-	c.takeData(cn, d.SubscriptionID, d.Position, nil, d.Messages, size)
+	c.takeData(cn, d.SubscriptionID, "", d.Position, nil, d.Messages, size)
 }
 
 // takeData queues a batch of messages for the handler (or hands it over
 // at once for a Direct subscription), or marks the subscription lagging
 // when the buffer is full. badPos is the text of a position that did not
-// parse, nil when pos is good.
-func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string, messages []any, size int) {
+// parse, nil when pos is good. channel is the data's, for a prefix
+// subscription ("" otherwise).
+func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos *string, messages []any, size int) {
 	c.mu.Lock()
 	s := c.routeLocked(cn, id)
 	if s == nil {
@@ -87,7 +88,7 @@ func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string,
 	if s.opts.Direct {
 		s.next = pos
 		c.mu.Unlock()
-		c.handData(s, messages, pos)
+		c.handData(s, messages, pos, channel)
 		return
 	}
 	defer c.mu.Unlock()
@@ -100,7 +101,7 @@ func (c *Client) takeData(cn *conn, id string, pos rtm.Position, badPos *string,
 		return
 	}
 	s.next = pos
-	c.enqueueLocked(event{kind: evData, sub: s, messages: messages, pos: pos, size: size})
+	c.enqueueLocked(event{kind: evData, sub: s, messages: messages, pos: pos, size: size, channel: channel})
 }
 
 // onInfo moves the resume point to where the edge fast-forwarded and

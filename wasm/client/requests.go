@@ -25,6 +25,34 @@ func (c *Client) Write(ctx context.Context, channel string, message any) (rtm.Po
 	return c.store(ctx, rtm.ActionWrite, "write to", channel, message)
 }
 
+// WriteIf writes a message only if at is the position of the channel's
+// newest message (a compare-and-set; the zero position for a channel
+// without one), and returns the new message's position. When the channel
+// has moved on, nothing is written and the error is an *rtm.Error with
+// code rtm.CodePositionMismatch: read the channel and try again.
+func (c *Client) WriteIf(ctx context.Context, channel string, message any, at rtm.Position) (rtm.Position, error) {
+	body, err := publishBody(channel, message)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("client: write to %q at %v: %w", channel, at, err)
+	}
+	body.Position = at.String()
+	return c.positionRequest(ctx, rtm.ActionWrite, "write at "+at.String()+" to", channel, body)
+}
+
+// Purge drops a channel's history (RTM's delete with purge): its
+// messages can no longer be read or subscribed from, and subscribers
+// that had read them all go on with the next message.
+func (c *Client) Purge(ctx context.Context, channel string) error {
+	if err := rtm.ValidateChannel(channel); err != nil {
+		return fmt.Errorf("client: purge %q: %w", channel, err)
+	}
+	var r map[string]any
+	if err := c.do(ctx, rtm.ActionDelete, &rtm.ChannelBody{Channel: channel, Purge: true}, &r); err != nil {
+		return fmt.Errorf("client: purge %q: %w", channel, err)
+	}
+	return nil
+}
+
 // Delete publishes null to a channel, the RTM way of deleting a key.
 func (c *Client) Delete(ctx context.Context, channel string) (rtm.Position, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {

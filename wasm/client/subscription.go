@@ -53,6 +53,19 @@ type SubscribeOptions struct {
 	// of its message, at the cost of one PDU per message. Default: what
 	// the edge has ready.
 	Batch int
+	// OnlyChanges skips a message equal to the one delivered before it
+	// (RTM's only: "value_changes"; the edge compares decoded values).
+	// The edge keeps the last value per subscription: after a reconnect
+	// the first message delivered may equal the last one before it.
+	OnlyChanges bool
+	// Prefix subscribes to every channel whose name starts with the
+	// channel given (RTM's prefix: true); each Message names its Channel.
+	// Positions are per channel, so a Prefix subscription takes no
+	// Position and, after a reconnect, resumes with the messages published
+	// from then on: what was published while disconnected is not
+	// delivered (HistoryCount, per channel, applies to the first
+	// subscribe only).
+	Prefix bool
 	// OnError is called, on the delivery goroutine, when the subscription
 	// ends because of the edge: out_of_sync (it fell too far behind), or a
 	// failed resubscription after a reconnect (expired_position: the
@@ -97,6 +110,9 @@ type Message struct {
 	Position rtm.Position
 	// EndOfBatch marks the last message of its PDU.
 	EndOfBatch bool
+	// Channel is the message's channel, for a Prefix subscription (its
+	// Position is that channel's); empty otherwise.
+	Channel string
 }
 
 // Subscription is a live subscription. Its handler runs on the client's
@@ -221,6 +237,8 @@ func (c *Client) newSubscription(channel string, opts *SubscribeOptions, handler
 		return nil, nil, fmt.Errorf("%w: a Filter subscription needs an ID", ErrOptions)
 	case o.HistoryCount < 0 || o.HistoryAge < 0 || o.Period < 0:
 		return nil, nil, fmt.Errorf("%w: negative history or period", ErrOptions)
+	case o.Prefix && (o.Position != nil || o.Filter != ""):
+		return nil, nil, fmt.Errorf("%w: a Prefix subscription takes no Position or Filter", ErrOptions)
 	}
 	if o.Filter == "" || channel != "" {
 		if err := rtm.ValidateChannel(channel); err != nil {
@@ -257,7 +275,17 @@ func (s *Subscription) resumeBody() *rtm.SubscribeBody {
 		Filter:         s.opts.Filter,
 		Period:         ceilSeconds(s.opts.Period),
 		Batch:          int64(max(s.opts.Batch, 0)),
+		Only:           onlyChanges(s.opts.OnlyChanges),
+		Prefix:         s.opts.Prefix,
 	}
+}
+
+// onlyChanges is the only option of a subscription.
+func onlyChanges(on bool) string {
+	if on {
+		return rtm.OnlyValueChanges
+	}
+	return ""
 }
 
 // ceilSeconds converts a duration to whole seconds, rounding up.

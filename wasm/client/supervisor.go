@@ -264,9 +264,14 @@ func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconne
 		body := s.resumeBody()
 		body.FastForward = body.FastForward || forward
 		asked := s.next
-		body.Position = asked.String()
+		at := &asked
+		if s.opts.Prefix {
+			at = nil // positions are per channel: it goes on from now
+		} else {
+			body.Position = asked.String()
+		}
 		c.mu.Unlock()
-		cl, err := cn.send(c.ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, false, &asked))
+		cl, err := cn.send(c.ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, false, at))
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,7 @@ var errLibrary = errors.New("msgpack: body left to the library")
 func decodeFast(body []byte, v any) error {
 	switch b := v.(type) {
 	case *rtm.SubscriptionData:
-		if b != nil && b.SubscriptionID == "" && b.Position == "" && b.Messages == nil {
+		if b != nil && b.SubscriptionID == "" && b.Channel == "" && b.Position == "" && b.Messages == nil {
 			return decodeData(body, b)
 		}
 	case *rtm.PublishBody:
@@ -58,6 +58,8 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 		switch string(key) {
 		case "subscription_id":
 			return r.text(&out.SubscriptionID)
+		case "channel":
+			return r.text(&out.Channel)
 		case "position":
 			return r.text(&out.Position)
 		case "messages":
@@ -65,7 +67,7 @@ func decodeData(body []byte, b *rtm.SubscriptionData) error {
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(body, err, out.SubscriptionID, out.Position); err != nil {
+	if err := r.finish(body, err, out.SubscriptionID, out.Channel, out.Position); err != nil {
 		return err
 	}
 	*b = out
@@ -81,6 +83,9 @@ func decodePublish(body []byte, b *rtm.PublishBody) error {
 			return r.text(&out.Channel)
 		case "message":
 			return r.message(&out.Message)
+		case "position", "ttl", "ttl_message", "read":
+			// Satori's options are rare: the library decodes them.
+			return errLibrary
 		}
 		return r.d.Skip(1)
 	})

@@ -37,6 +37,8 @@ var fastBodies = []fastBody{
 	{"PositionBody", func() any { return new(rtm.PositionBody) }, ""},
 }
 
+func ptr[T any](v T) *T { return &v }
+
 // refusal is an invalid_format with reason, for a body decoded into the
 // type named into, or into every type if into is empty.
 type refusal struct{ into, reason string }
@@ -73,6 +75,13 @@ var fastCases = []struct {
 	{"map key given twice", "81" + message + "82a161" + nan + "a16101", &rtm.PublishBody{Message: map[string]any{"a": int64(1)}}},
 	{"binary message", "81" + message + "c400", &rtm.PublishBody{Message: []byte{}}},
 	{"deepest message", "81" + messages + "91" + strings.Repeat("91", codec.MaxDepth) + "a4636f7265", &rtm.SubscriptionData{Messages: []any{codectest.Deep(codec.MaxDepth)}}},
+
+	{"data naming its channel", "82" + subID + "a173" + "a76368616e6e656c" + "a163", &rtm.SubscriptionData{SubscriptionID: "s", Channel: "c"}},
+	// Satori's options go to the library, which reads them all.
+	{"publish with ttl", "83" + channel + "a161" + message + "01" + "a374746c" + "05", &rtm.PublishBody{Channel: "a", Message: int64(1), TTL: ptr(int64(5))}},
+	{"publish with read", "82" + message + "01" + "a472656164" + "a170", &rtm.PublishBody{Message: int64(1), Read: "p"}},
+	{"write with position", "82" + position + "a3313a32" + message + "c0", &rtm.PublishBody{Position: "1:2"}},
+	{"ttl_message", "81" + "ab74746c5f6d657373616765" + "81a16101", &rtm.PublishBody{TTLMessage: map[string]any{"a": int64(1)}}},
 
 	{"not a map", "91a131", refusal{"", "body must be a map"}},
 	{"nil body", "c0", refusal{"", "body must be a map"}},

@@ -18,9 +18,20 @@ var errBodyType = errors.New("msgpack: body type not supported by the browser co
 func bodyMap(body any) (map[string]any, error) {
 	switch b := body.(type) {
 	case *rtm.PublishBody:
-		return map[string]any{"channel": b.Channel, "message": b.Message}, nil
+		m := map[string]any{"channel": b.Channel, "message": b.Message}
+		setString(m, "position", b.Position)
+		setString(m, "read", b.Read)
+		if b.TTL != nil {
+			m["ttl"], m["ttl_message"] = *b.TTL, b.TTLMessage
+		}
+		return m, nil
 	case *rtm.ChannelBody:
-		return map[string]any{"channel": b.Channel}, nil
+		m := map[string]any{"channel": b.Channel}
+		setString(m, "read", b.Read)
+		if b.Purge {
+			m["purge"] = true
+		}
+		return m, nil
 	case *rtm.ReadBody:
 		m := map[string]any{"channel": b.Channel}
 		setString(m, "position", b.Position)
@@ -66,6 +77,10 @@ func subscribeMap(b *rtm.SubscribeBody) map[string]any {
 	if b.Period != 0 {
 		m["period"] = b.Period
 	}
+	setString(m, "only", b.Only)
+	if b.Prefix {
+		m["prefix"] = true
+	}
 	return m
 }
 
@@ -97,6 +112,13 @@ func assign(v any, val any) error {
 	case *rtm.ReadReply:
 		r.str("position", &b.Position)
 		b.Message = m["message"]
+	case *rtm.PreviousReply:
+		r.str("position", &b.Position)
+		b.Previous = r.previous()
+	case *rtm.PreviousError:
+		r.str("error", &b.Error)
+		r.str("reason", &b.Reason)
+		b.Previous = r.previous()
 	case *rtm.SubscribeReply:
 		r.str("position", &b.Position)
 		r.str("subscription_id", &b.SubscriptionID)
@@ -105,6 +127,7 @@ func assign(v any, val any) error {
 		r.str("subscription_id", &b.SubscriptionID)
 	case *rtm.SubscriptionData:
 		r.str("subscription_id", &b.SubscriptionID)
+		r.str("channel", &b.Channel)
 		r.str("position", &b.Position)
 		r.list("messages", &b.Messages)
 	case *rtm.SubscriptionInfo:
@@ -199,4 +222,18 @@ func (r *reader) count(key string, dst *uint64) {
 		}
 		r.wrong(key, v)
 	}
+}
+
+// previous reads the previous message of a reply to a request with read.
+func (r *reader) previous() *rtm.Previous {
+	var m map[string]any
+	r.object("previous", &m)
+	if m == nil {
+		return nil
+	}
+	p := &rtm.Previous{Message: m["message"]}
+	pr := reader{m: m, err: r.err}
+	pr.str("position", &p.Position)
+	r.err = pr.err
+	return p
 }

@@ -57,6 +57,15 @@ func samples() []sample {
 	return []sample{
 		{"publish", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: message()}}, func() any { return new(rtm.PublishBody) }},
 		{"delete", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat"}}, func() any { return new(rtm.ChannelBody) }},
+		{"write with options", rtm.PDU{Action: rtm.ActionWrite, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "kv", Message: message(),
+			Position: "1:2", TTL: i64(30), TTLMessage: "gone", Read: rtm.ReadPreviousOnError}}, func() any { return new(rtm.PublishBody) }},
+		{"delete with purge", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat", Purge: true, Read: rtm.ReadPrevious}}, func() any { return new(rtm.ChannelBody) }},
+		{"write ok with previous", rtm.PDU{Action: "rtm/write/ok", ID: rtm.IntID(3), Body: &rtm.PreviousReply{Position: "1:3",
+			Previous: &rtm.Previous{Message: message(), Position: "1:2"}}}, func() any { return new(rtm.PreviousReply) }},
+		{"purge ok with previous", rtm.PDU{Action: "rtm/delete/ok", ID: rtm.IntID(3), Body: &rtm.PreviousReply{
+			Previous: &rtm.Previous{Message: nil, Position: "0:0"}}}, func() any { return new(rtm.PreviousReply) }},
+		{"write error with previous", rtm.PDU{Action: "rtm/write/error", ID: rtm.IntID(3), Body: &rtm.PreviousError{Error: "position_mismatch",
+			Reason: "moved on", Previous: &rtm.Previous{Message: []any{"x"}, Position: "1:4"}}}, func() any { return new(rtm.PreviousError) }},
 		{"publish ok", rtm.PDU{Action: "rtm/publish/ok", ID: rtm.IntID(3), Body: &rtm.PositionBody{Position: "1:2"}}, func() any { return new(rtm.PositionBody) }},
 		{"read", rtm.PDU{Action: rtm.ActionRead, ID: rtm.IntID(4), Body: &rtm.ReadBody{Channel: "chat", Position: "3:4"}}, func() any { return new(rtm.ReadBody) }},
 		{"read newest", rtm.PDU{Action: rtm.ActionRead, ID: rtm.IntID(4), Body: &rtm.ReadBody{Channel: "chat"}}, func() any { return new(rtm.ReadBody) }},
@@ -64,13 +73,15 @@ func samples() []sample {
 		{"subscribe", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(6), Body: &rtm.SubscribeBody{
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
-			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10,
+			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Only: rtm.OnlyValueChanges, Prefix: true,
 		}}, func() any { return new(rtm.SubscribeBody) }},
 		{"subscribe minimal", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(7), Body: &rtm.SubscribeBody{Channel: "c"}}, func() any { return new(rtm.SubscribeBody) }},
 		{"subscribe ok", rtm.PDU{Action: "rtm/subscribe/ok", ID: rtm.IntID(8), Body: &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}}, func() any { return new(rtm.SubscribeReply) }},
 		{"unsubscribe", rtm.PDU{Action: rtm.ActionUnsubscribe, ID: rtm.IntID(9), Body: &rtm.UnsubscribeBody{SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeBody) }},
 		{"unsubscribe ok", rtm.PDU{Action: "rtm/unsubscribe/ok", ID: rtm.IntID(10), Body: &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeReply) }},
 		{"data", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{message(), "two", int64(3)}}}, func() any { return new(rtm.SubscriptionData) }},
+		{"data of a prefix subscription", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Channel: "news.a",
+			Position: "5:11", Messages: []any{message()}}}, func() any { return new(rtm.SubscriptionData) }},
 		{"info", rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
 		}}, func() any { return new(rtm.SubscriptionInfo) }},

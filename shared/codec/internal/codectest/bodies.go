@@ -41,6 +41,8 @@ var BodyTypes = []BodyType{
 	ptrType[rtm.HandshakeReply]("HandshakeReply"),
 	ptrType[rtm.AuthenticateBody]("AuthenticateBody"),
 	ptrType[rtm.Empty]("Empty"),
+	ptrType[rtm.PreviousReply]("PreviousReply"),
+	ptrType[rtm.PreviousError]("PreviousError"),
 	{
 		Name: "map",
 		New:  func() any { return new(map[string]any) },
@@ -67,7 +69,13 @@ type PDU struct {
 func SamplePDUs() []PDU {
 	return []PDU{
 		{"publish", rtm.ActionPublish, &rtm.PublishBody{Channel: "chat", Message: Message()}},
-		{"delete", rtm.ActionDelete, &rtm.ChannelBody{Channel: "chat"}},
+		{"write with options", rtm.ActionWrite, &rtm.PublishBody{Channel: "kv", Message: Message(), Position: "1:2",
+			TTL: i64(30), TTLMessage: map[string]any{"gone": true}, Read: rtm.ReadPreviousOnError}},
+		{"delete", rtm.ActionDelete, &rtm.ChannelBody{Channel: "chat", Purge: true, Read: rtm.ReadPrevious}},
+		{"write ok with previous", rtm.Reply(rtm.ActionWrite, rtm.OutcomeOK), &rtm.PreviousReply{Position: "1:3",
+			Previous: &rtm.Previous{Message: Message(), Position: "1:2"}}},
+		{"write error with previous", rtm.Reply(rtm.ActionWrite, rtm.OutcomeError), &rtm.PreviousError{
+			Error: string(rtm.CodePositionMismatch), Reason: "moved on", Previous: &rtm.Previous{Message: []any{"x"}, Position: "1:4"}}},
 		{"publish ok", rtm.Reply(rtm.ActionPublish, rtm.OutcomeOK), &rtm.PositionBody{Position: "1:2"}},
 		{"read", rtm.ActionRead, &rtm.ReadBody{Channel: "chat", Position: "3:4"}},
 		{"read ok", rtm.Reply(rtm.ActionRead, rtm.OutcomeOK), &rtm.ReadReply{Position: "3:4", Message: []any{int64(1), "x", nil}}},
@@ -75,11 +83,14 @@ func SamplePDUs() []PDU {
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
 			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 1,
+			Only: rtm.OnlyValueChanges, Prefix: true,
 		}},
 		{"subscribe ok", rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}},
 		{"unsubscribe", rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "s1"}},
 		{"unsubscribe ok", rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}},
 		{"data", rtm.ActionSubscriptionData, &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{Message(), "two", int64(3)}}},
+		{"data of a prefix subscription", rtm.ActionSubscriptionData, &rtm.SubscriptionData{SubscriptionID: "s1", Channel: "news.a",
+			Position: "5:11", Messages: []any{"one"}}},
 		{"info", rtm.ActionSubscriptionInfo, &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
 		}},

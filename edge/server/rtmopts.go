@@ -1,0 +1,213 @@
+package server
+
+import (
+	"errors"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Satori's options of rtm/publish, rtm/write and rtm/delete (PROTOCOL.md,
+// "Beyond the basics"): read (the previous message in the reply), a
+// write's position (compare-and-set), purge, and ttl with ttl_message
+// (ttl.go). A value the edge does not know is refused, never ignored: an
+// app that asked for compare-and-set and silently got an unconditional
+// write would lose data without a clue.
+
+// maxTTL bounds ttl: a dead man's switch armed for longer than a day is a
+// mistake, and each armed one holds a timer and its message.
+const maxTTL = 24 * 60 * 60
+
+// checkRead refuses an unknown value of the read option.
+func checkRead(read string) error {
+	switch read {
+	case "", rtm.ReadPrevious, rtm.ReadPreviousOnOK, rtm.ReadPreviousOnError:
+		return nil
+	}
+	return rtm.Errorf(rtm.CodeInvalidFormat, "read must be %q, %q or %q",
+		rtm.ReadPrevious, rtm.ReadPreviousOnOK, rtm.ReadPreviousOnError)
+}
+
+// checkPublishOptions refuses options a publish or write cannot take.
+func checkPublishOptions(action string, b *rtm.PublishBody) error {
+	if err := checkRead(b.Read); err != nil {
+		return err
+	}
+	if b.Position != "" && action != rtm.ActionWrite {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "position (compare-and-set) applies to rtm/write, not %s", action)
+	}
+	if b.TTL == nil {
+		if b.TTLMessage != nil {
+			return rtm.Errorf(rtm.CodeInvalidFormat, "ttl_message needs a ttl")
+		}
+		return nil
+	}
+	if *b.TTL < 1 || *b.TTL > maxTTL {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "ttl must be 1 to %d seconds", maxTTL)
+	}
+	return nil
+}
+
+// badPosition is Satori's answer to a position that does not parse, word
+// for word: apps compare it.
+func badPosition() error {
+	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: "Invalid PDU: 'position' was invalid"}
+}
+
+// parsePosition parses a request's position, refusing it as Satori did.
+func parsePosition(s string) (rtm.Position, error) {
+	p, err := rtm.ParsePosition(s)
+	if err != nil {
+		return p, badPosition()
+	}
+	return p, nil
+}
+
+// wantsPrevious reports whether a reply of that outcome carries the
+// previous message.
+func wantsPrevious(read string, ok bool) bool {
+	return read == rtm.ReadPrevious || read == rtm.ReadPreviousOnOK && ok || read == rtm.ReadPreviousOnError && !ok
+}
+
+// journalRefusal refuses an option a durable or clustered edge does not
+// serve yet. Its log (JetStream) takes a publish asynchronously and the
+// replica applies it later, so the edge cannot check the channel's newest
+// message, nor read the one before, atomically with the append; answering
+// from the replica would be wrong under concurrent writers, so it says no.
+func journalRefusal(option string) error {
+	return rtm.Errorf(rtm.CodeInvalidOperation,
+		"%s is not served by a durable or clustered edge yet (its log cannot check and append in one step); publish without it", option)
+}
+
+// publishOptions serves a publish or write with read, position or ttl:
+// the previous message and the compare-and-set are read and checked
+// under the channel's writer lock, in one step with the append.
+func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
+	if c.srv.journal != nil {
+		switch {
+		case b.Position != "":
+			return nil, journalRefusal("rtm/write with position")
+		case b.Read != "":
+			return nil, journalRefusal("read")
+		case b.TTL != nil:
+			return nil, journalRefusal("ttl")
+		}
+	}
+	var expect *rtm.Position
+	if b.Position != "" {
+		p, err := parsePosition(b.Position)
+		if err != nil {
+			return nil, err
+		}
+		expect = &p
+	}
+	var ttlPayload []byte
+	if b.TTL != nil {
+		var err error
+		if ttlPayload, err = c.ttlPayload(b.TTLMessage); err != nil {
+			return nil, err
+		}
+	}
+	key := storeKey(c.app, b.Channel)
+	h := c.srv.store.Channel(key)
+	pos, prior, err := h.AppendIf(payload, c.app.ChannelLimit(), expect, c.prevBuf)
+	c.prevBuf = prior.Data[:0]
+	if errors.Is(err, store.ErrMismatch) {
+		e := &rtm.Error{Code: rtm.CodePositionMismatch,
+			Reason: "position " + b.Position + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
+		return nil, c.previousError(env, b.Read, e, prior)
+	}
+	if err != nil {
+		return nil, c.appendError(err)
+	}
+	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.traffic.messagesIn.Add(1)
+	if b.TTL != nil {
+		c.srv.ttl.arm(key, pos, *b.TTL, ttlPayload)
+	}
+	return c.previousReply(pos.String(), b.Read, prior)
+}
+
+// previousReply is the ok reply of a request with the read option.
+func (c *conn) previousReply(pos, read string, prior store.Prior) (any, error) {
+	if !wantsPrevious(read, true) {
+		c.ack.Position = pos
+		return &c.ack, nil
+	}
+	prev, err := c.previous(prior)
+	if err != nil {
+		return nil, err
+	}
+	return &rtm.PreviousReply{Position: pos, Previous: prev}, nil
+}
+
+// previous is the previous message of a reply in the connection's codec.
+func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
+	if !prior.Found {
+		return &rtm.Previous{Message: nil, Position: prior.Position.String()}, nil
+	}
+	msg, err := payloadFor(prior.Data, c.ci)
+	if err != nil {
+		return nil, err
+	}
+	// A copy: prior.Data is the connection's buffer, reused by its next
+	// request, and the reply is encoded before that, but msg may be a
+	// transcoding of its own.
+	return &rtm.Previous{Message: rtm.RawValue(append([]byte(nil), msg...)), Position: prior.Position.String()}, nil
+}
+
+// previousError answers e, with the previous message when read asks for
+// it on errors. It queues the reply itself (the handler then returns nil,
+// nil), or returns e for the ordinary error reply.
+func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior store.Prior) error {
+	if !wantsPrevious(read, false) {
+		return e
+	}
+	prev, err := c.previous(prior)
+	if err != nil {
+		return err
+	}
+	c.srv.countRefusal(e.Code)
+	if env.ID.IsZero() {
+		return nil
+	}
+	c.drainAcks()
+	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.Reply(env.Action, rtm.OutcomeError), ID: env.ID,
+		Body: &rtm.PreviousError{Error: string(e.Code), Reason: e.Reason, Previous: prev}})
+	if err != nil {
+		return c.internal(err)
+	}
+	c.enqueue(outItem{frame: frame})
+	return nil
+}
+
+// deleteOptions serves rtm/delete with read or purge.
+func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
+	if c.srv.journal != nil {
+		if b.Purge {
+			return nil, journalRefusal("purge")
+		}
+		return nil, journalRefusal("read")
+	}
+	key := storeKey(c.app, b.Channel)
+	if !b.Purge {
+		pos, prior, err := c.srv.store.Channel(key).AppendIf(nullPayload, c.app.ChannelLimit(), nil, c.prevBuf)
+		c.prevBuf = prior.Data[:0]
+		if err != nil {
+			return nil, c.appendError(err)
+		}
+		c.srv.counters.messagesIn[c.ci].Add(1)
+		c.traffic.messagesIn.Add(1)
+		return c.previousReply(pos.String(), b.Read, prior)
+	}
+	prior, err := c.srv.store.Purge(key, c.prevBuf)
+	c.prevBuf = prior.Data[:0]
+	if err != nil {
+		return nil, err
+	}
+	c.srv.ttl.disarm(key) // a switch over a purged history fires at nothing
+	if !wantsPrevious(b.Read, true) {
+		return &rtm.Empty{}, nil
+	}
+	return c.previousReply("", b.Read, prior)
+}

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Dead man's switches: rtm/publish or rtm/write with ttl and ttl_message
+// arms one on the channel. When it fires, the edge publishes ttl_message
+// there as a compare-and-set at the position of the publish that armed
+// it, so if anything else was published on the channel meanwhile (by any
+// connection, through any path) the append is refused and nothing is
+// published: "nothing else within ttl" is decided by the store, under
+// the channel's writer lock, and costs the publish path nothing. A later
+// publish with ttl on the channel replaces the switch.
+//
+// Each switch is a runtime timer; its callback runs on a goroutine of its
+// own, counted in wg, so close stops the timers that have not fired and
+// waits for those that have.
+
+// ttlSwitches are a server's armed switches, one per channel at most (so
+// bounded by the apps' max_channels).
+type ttlSwitches struct {
+	mu     sync.Mutex
+	armed  map[string]*ttlSwitch // by store key; mu
+	closed bool                  // mu: close has run; arm does nothing
+	wg     sync.WaitGroup        // callbacks that will run or are running
+
+	store *store.Store // immutable
+	// fired and skipped count the switches that published their message
+	// and those that found something else published first.
+	fired, skipped atomic.Uint64
+}
+
+// ttlSwitch is one armed switch.
+type ttlSwitch struct {
+	timer   *time.Timer
+	at      rtm.Position // the publish that armed it
+	payload []byte       // ttl_message, encoded like a publish's
+}
+
+func newTTLSwitches(s *store.Store) *ttlSwitches {
+	return &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s}
+}
+
+// arm arms a switch on key, replacing the one armed there before.
+func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []byte) {
+	sw := &ttlSwitch{at: at, payload: payload}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.stopLocked(key)
+	t.wg.Add(1)
+	sw.timer = time.AfterFunc(time.Duration(seconds)*time.Second, func() {
+		defer t.wg.Done()
+		t.fire(key, sw)
+	})
+	t.armed[key] = sw
+}
+
+// disarm stops the switch of key, if any.
+func (t *ttlSwitches) disarm(key string) {
+	t.mu.Lock()
+	t.stopLocked(key)
+	t.mu.Unlock()
+}
+
+// stopLocked stops and forgets the switch of key. mu.
+func (t *ttlSwitches) stopLocked(key string) {
+	if old := t.armed[key]; old != nil {
+		delete(t.armed, key)
+		if old.timer.Stop() {
+			t.wg.Done() // its callback will not run
+		}
+	}
+}
+
+// fire publishes sw's message unless something else came first.
+func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
+	t.mu.Lock()
+	if t.armed[key] != sw || t.closed {
+		// Replaced (or closing) after the timer fired, before this ran:
+		// its replacement owns the channel now.
+		t.mu.Unlock()
+		return
+	}
+	delete(t.armed, key)
+	t.mu.Unlock()
+	// No channel limit: the channel held the arming publish. If it was
+	// forgotten since, the position does not match and nothing is made.
+	_, _, err := t.store.Channel(key).AppendIf(sw.payload, 0, &sw.at, nil)
+	switch {
+	case err == nil:
+		t.fired.Add(1)
+	case errors.Is(err, store.ErrMismatch):
+		t.skipped.Add(1)
+	default:
+		t.skipped.Add(1) // the store is closing, or the message no longer fits
+	}
+}
+
+// close stops every switch and waits for the callbacks already running.
+// It is idempotent.
+func (t *ttlSwitches) close() {
+	t.mu.Lock()
+	t.closed = true
+	for key := range t.armed {
+		t.stopLocked(key)
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// ttlPayload encodes a ttl_message as a publish's message, refused as a
+// publish's would be.
+func (c *conn) ttlPayload(msg any) ([]byte, error) {
+	p, size, err := encodePayload(nil, msg, c.ci, c.srv.payloadCodecs(c.ci))
+	if err != nil {
+		if _, ok := rtm.AsError(err); ok {
+			return nil, err
+		}
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "ttl_message cannot be encoded")
+	}
+	if max := c.app.MaxMessage(); size > max {
+		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "ttl_message is %d bytes; this app's limit is %d", size, max)
+	}
+	return p, nil
+}
