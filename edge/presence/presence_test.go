@@ -193,4 +193,4 @@ func BenchmarkJoinLeave(b *testing.B) {
 type counter struct{ events int }
 
 func (c *counter) PresenceSnapshot(string, []presence.Member, bool, int, int) {}
-func (c *counter) PresenceChanged(*presence.Event)                          { c.events++ }
+func (c *counter) PresenceChanged(*presence.Event)                            { c.events++ }
