@@ -71,6 +71,10 @@ type SubscribeBody struct {
 	// data position the exact resume point of its one message. Default
 	// (0): whatever is ready.
 	Batch int64 `json:"batch,omitempty"`
+	// Presence (extension) asks for the channel's members once and then
+	// for each join and leave, as rtm/subscription/presence pushes; it
+	// needs the presence permission on the channel.
+	Presence bool `json:"presence,omitempty"`
 }
 
 // SubscribeReply is the reply to rtm/subscribe.

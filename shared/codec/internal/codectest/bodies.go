@@ -41,6 +41,9 @@ var BodyTypes = []BodyType{
 	ptrType[rtm.HandshakeReply]("HandshakeReply"),
 	ptrType[rtm.AuthenticateBody]("AuthenticateBody"),
 	ptrType[rtm.Empty]("Empty"),
+	ptrType[rtm.PresenceBody]("PresenceBody"),
+	ptrType[rtm.PresenceReply]("PresenceReply"),
+	ptrType[rtm.SubscriptionPresence]("SubscriptionPresence"),
 	{
 		Name: "map",
 		New:  func() any { return new(map[string]any) },
@@ -74,7 +77,7 @@ func SamplePDUs() []PDU {
 		{"subscribe", rtm.ActionSubscribe, &rtm.SubscribeBody{
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
-			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 1,
+			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 1, Presence: true,
 		}},
 		{"subscribe ok", rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}},
 		{"unsubscribe", rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "s1"}},
@@ -95,6 +98,15 @@ func SamplePDUs() []PDU {
 			Method: rtm.MethodRoleSecret, Credentials: rtm.Credentials{Hash: "G12A8Dt0RdjHNx8P0lci9w==", Token: "t"},
 		}},
 		{"authenticate ok", rtm.Reply(rtm.ActionAuthenticate, rtm.OutcomeOK), &rtm.Empty{}},
+		{"presence", rtm.ActionPresence, &rtm.PresenceBody{Channel: "chat", After: "ann", Limit: 50}},
+		{"presence ok", rtm.Reply(rtm.ActionPresence, rtm.OutcomeOK), &rtm.PresenceReply{
+			Users: 2, Connections: 3, Next: "bob",
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: Message(), Connections: 2}, {UserID: "bob", Connections: 1}},
+		}},
+		{"presence push", rtm.ActionSubscriptionPresence, &rtm.SubscriptionPresence{
+			SubscriptionID: "s1", Event: rtm.PresenceMembers, More: true, Users: 2, Connections: 3,
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: "Ann", Connections: 2}},
+		}},
 	}
 }
 
