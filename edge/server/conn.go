@@ -95,6 +95,8 @@ type conn struct {
 
 	// acks orders the replies of publishes waiting for the journal.
 	acks acks
+
+	pres connPresence // the user id and the channels it is present in
 }
 
 // The states of conn.writer.
@@ -115,6 +117,7 @@ type subscription struct {
 	fastForward bool
 	batch       int               // most messages per data PDU; 0: no limit
 	view        *subscriptionView // the filter's, or nil
+	presence    bool              // watches the channel's members (the presence extension)
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).
@@ -270,6 +273,7 @@ func (c *conn) run() {
 		}
 	}
 	c.pinger.stop()
+	c.leavePresence() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
 	<-c.writerDone
 	c.ws.CloseNow()

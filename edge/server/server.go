@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -44,6 +45,7 @@ type Server struct {
 	log       *slog.Logger
 	firstSeen Observer // Options.FirstDelivery; nil: not measured
 	authLimit *authLimiter
+	presence  *presence.Registry // who is in each channel
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -79,6 +81,10 @@ func New(opts *Options) (*Server, error) {
 		hurry:     make(chan struct{}),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
+	s.presence = opts.Presence
+	if s.presence == nil {
+		s.presence = presence.New()
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -38,6 +38,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if !c.perms.CanSubscribe(b.Channel) {
 		return nil, denied("subscribe to", b.Channel)
 	}
+	if b.Presence && !c.perms.CanPresence(b.Channel) {
+		return nil, denied("see the presence of", b.Channel)
+	}
 	if err := c.checkQuota(id, b.Force); err != nil {
 		return nil, err
 	}
@@ -64,10 +67,11 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, expiredOr(err, b.Position)
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
-		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
+		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv, presence: b.Presence}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		return nil, err
 	}
+	c.syncPresence()
 	if sv != nil {
 		sv.start(c)
 	}
@@ -205,6 +209,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
+	c.syncPresence()
 	c.wakeWriter()
 	return nil, nil
 }
