@@ -24,10 +24,10 @@ func FuzzRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{"channel":"c","message":{"a":[1,2.5,"x",null,true]}}`,
 		`{"channels":["a","b"],"message":1,"idempotency_key":"k"}`,
-		`{"channel":"c","position":"1:2"}`,
+		`{"channel":"c","position":"1:2"}`, `{"channel":"c","after":"ann","limit":2}`,
 		`{}`, ``, `[]`, `{"channel":"c","channel":"d"}`, "{\"channel\":\"\xff\"}",
 	} {
-		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels"} {
+		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels", "presence", "presence_stats"} {
 			f.Add(m, seed)
 		}
 	}

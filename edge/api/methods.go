@@ -21,6 +21,9 @@ var methods = map[string]method{
 	"info":      (*Handler).info,
 	"history":   (*Handler).history,
 	"channels":  (*Handler).channels,
+	"presence":  (*Handler).presence,
+	// presence_stats is O(1): a channel's counts without its members.
+	"presence_stats": (*Handler).presenceStats,
 }
 
 // methodList names the methods, for the reason of unknown_method.
