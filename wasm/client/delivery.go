@@ -12,6 +12,7 @@ const (
 	evInfo                   // a fast_forward notice for OnInfo, and its Gap for OnGap
 	evError                  // a subscription ended by the edge, for OnError
 	evState                  // a new State for Options.OnState
+	evPresence               // members who joined or left, for OnMembers, OnJoin and OnLeave
 )
 
 // event is one unit of work for the delivery goroutine.
@@ -25,6 +26,7 @@ type event struct {
 	gap      *Gap                 // evInfo (a pointer: keeps the frequent evData events small)
 	err      error                // evError
 	state    State                // evState
+	presence *presenceChange      // evPresence
 }
 
 // queue is the FIFO between the reader goroutine and the delivery
@@ -135,6 +137,8 @@ func (c *Client) dispatch(ev event) {
 		c.mu.Unlock()
 	case evState:
 		c.opts.OnState(ev.state)
+	case evPresence:
+		c.handPresence(s, ev.presence)
 	}
 }
 

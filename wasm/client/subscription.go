@@ -79,6 +79,18 @@ type SubscribeOptions struct {
 	// connection down, until the edge drops its data (out_of_sync, or a
 	// fast_forward).
 	Direct bool
+	// Presence asks the edge for the channel's members (Sluice's presence
+	// extension; the role needs the presence permission on the channel):
+	// Subscription.Members lists them, OnMembers gets them once they are
+	// first known, then OnJoin and OnLeave each change, on the delivery
+	// goroutine. After a reconnect the edge's new snapshot is compared with
+	// what was known, and only the differences reach OnJoin and OnLeave.
+	// A user with several connections is one member.
+	Presence bool
+	// OnMembers receives the members when they are first known.
+	OnMembers func([]Member)
+	// OnJoin and OnLeave receive each member that joined or left.
+	OnJoin, OnLeave func(Member)
 }
 
 // Message is one message delivered to a subscription's handler.
@@ -126,6 +138,7 @@ type Subscription struct {
 	finished  bool          // no longer live: out of c.subs, no data accepted
 	abandoned bool          // Subscribe gave up before the edge's reply
 	err       error
+	pres      *subPresence // with SubscribeOptions.Presence: the members
 }
 
 // ID returns the subscription id.
@@ -228,6 +241,9 @@ func (c *Client) newSubscription(channel string, opts *SubscribeOptions, handler
 		}
 	}
 	s := &Subscription{c: c, id: id, channel: channel, opts: o, handler: handler, done: make(chan struct{})}
+	if o.Presence {
+		s.pres = &subPresence{members: map[string]Member{}}
+	}
 	body := s.resumeBody()
 	body.Force = o.Force
 	switch {
@@ -257,6 +273,7 @@ func (s *Subscription) resumeBody() *rtm.SubscribeBody {
 		Filter:         s.opts.Filter,
 		Period:         ceilSeconds(s.opts.Period),
 		Batch:          int64(max(s.opts.Batch, 0)),
+		Presence:       s.opts.Presence,
 	}
 }
 
@@ -300,6 +317,9 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 		}
 		c.subs[s.id] = s
 		s.conn, s.next, s.lag, s.moved, s.asked = cn, pos, false, false, asked
+		if s.pres != nil {
+			s.pres.parts = nil // a snapshot cut off by a lost connection starts again
+		}
 		if first {
 			s.delivered = pos
 		}
