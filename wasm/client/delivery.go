@@ -8,11 +8,11 @@ import (
 type eventKind uint8
 
 const (
-	evData  eventKind = iota // messages for a subscription's handler
-	evInfo                   // a fast_forward notice for OnInfo, and its Gap for OnGap
-	evError                  // a subscription ended by the edge, for OnError
-	evState                  // a new State for Options.OnState
-	evPresence               // members who joined or left, for OnMembers, OnJoin and OnLeave
+	evData     eventKind = iota // messages for a subscription's handler
+	evInfo                      // a fast_forward notice for OnInfo, and its Gap for OnGap
+	evError                     // a subscription ended by the edge, for OnError
+	evState                     // a new State for Options.OnState
+	evPresence                  // members who joined or left, for OnMembers, OnJoin and OnLeave
 )
 
 // event is one unit of work for the delivery goroutine.
