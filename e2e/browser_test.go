@@ -38,6 +38,7 @@ apps:
       default:
         publish: ["open.*", "chat.*"]
         subscribe: ["*", "$sys.stats"]
+        presence: ["chat.*"]
       publisher:
         secret: ` + browserPubSecret + `
         publish: ["*"]
@@ -106,6 +107,7 @@ func TestBrowser(t *testing.T) {
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},
 		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
+		{name: "ChatPresence", run: testChatPresence},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

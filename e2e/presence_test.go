@@ -31,15 +31,20 @@ func presenceToken(t *testing.T, user, info string) string {
 func presenceLog(opts *client.SubscribeOptions) <-chan string {
 	ch := make(chan string, 64)
 	opts.Presence = true
-	opts.OnMembers = func(ms []client.Member) {
-		ids := make([]string, len(ms))
-		for i, m := range ms {
-			ids[i] = m.UserID
+	opts.OnPresence = func(ev client.PresenceEvent) {
+		switch ev.Kind {
+		case client.PresenceMembers:
+			ids := make([]string, len(ev.Members))
+			for i, m := range ev.Members {
+				ids[i] = m.UserID
+			}
+			ch <- fmt.Sprint("members ", ids)
+		case client.PresenceJoin:
+			ch <- fmt.Sprintf("join %s %v", ev.Members[0].UserID, ev.Members[0].Info)
+		case client.PresenceLeave:
+			ch <- "leave " + ev.Members[0].UserID
 		}
-		ch <- fmt.Sprint("members ", ids)
 	}
-	opts.OnJoin = func(m client.Member) { ch <- fmt.Sprintf("join %s %v", m.UserID, m.Info) }
-	opts.OnLeave = func(m client.Member) { ch <- "leave " + m.UserID }
 	return ch
 }
 

@@ -152,7 +152,8 @@ func logger(level string) (*client.Logger, error) {
 // (seconds).
 func subscribeOptions(v js.Value) (*client.SubscribeOptions, error) {
 	o := options{v}
-	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Strict: o.flag("strict"), Force: o.flag("force")}
+	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Strict: o.flag("strict"), Force: o.flag("force"),
+		Presence: o.flag("presence")}
 	var err error
 	if so.ID, err = o.str("id"); err != nil {
 		return nil, err

@@ -90,11 +90,31 @@ func (s *Subscription) PresenceCounts() (users, conns int) {
 	return s.pres.users, s.pres.conns
 }
 
+// PresenceEvent is what OnPresence hears.
+type PresenceEvent struct {
+	// Kind is PresenceMembers (Members are the channel's members, first
+	// known), PresenceJoin or PresenceLeave (Members holds the one who
+	// joined or left).
+	Kind    string
+	Members []Member
+	// Users and Connections are the channel's counts as the edge last
+	// said: members, and connections (anonymous ones included).
+	Users, Connections int
+}
+
+// The kinds of PresenceEvent.
+const (
+	PresenceMembers = rtm.PresenceMembers
+	PresenceJoin    = rtm.PresenceJoin
+	PresenceLeave   = rtm.PresenceLeave
+)
+
 // presenceChange is an evPresence event's content: the members of a
-// first snapshot, or who joined and left.
+// first snapshot, or who joined and left, and the counts after.
 type presenceChange struct {
-	snapshot     []Member // the first snapshot, complete: for OnMembers
+	snapshot     []Member // the first snapshot, complete
 	joined, left []Member
+	users, conns int
 }
 
 // onPresence applies an rtm/subscription/presence push, on the reader
@@ -138,6 +158,7 @@ func (c *Client) onPresence(cn *conn, p *rtm.SubscriptionPresence) {
 	if ch.snapshot == nil && len(ch.joined)+len(ch.left) == 0 {
 		return
 	}
+	ch.users, ch.conns = sp.users, sp.conns
 	c.enqueueLocked(event{kind: evPresence, sub: s, presence: &ch})
 }
 
@@ -168,21 +189,25 @@ func (sp *subPresence) completeLocked() presenceChange {
 	return ch
 }
 
-// handPresence runs a subscription's presence callbacks, on the delivery
-// goroutine.
+// handPresence runs a subscription's OnPresence, on the delivery
+// goroutine: the first snapshot, then the leaves and joins one by one.
 func (c *Client) handPresence(s *Subscription, ch *presenceChange) {
-	o := &s.opts
-	if ch.snapshot != nil && o.OnMembers != nil && !s.ended.Load() {
-		o.OnMembers(ch.snapshot)
+	on := s.opts.OnPresence
+	if on == nil {
+		return
+	}
+	hear := func(kind string, ms []Member) {
+		if !s.ended.Load() {
+			on(PresenceEvent{Kind: kind, Members: ms, Users: ch.users, Connections: ch.conns})
+		}
+	}
+	if ch.snapshot != nil {
+		hear(PresenceMembers, ch.snapshot)
 	}
 	for _, m := range ch.left {
-		if o.OnLeave != nil && !s.ended.Load() {
-			o.OnLeave(m)
-		}
+		hear(PresenceLeave, []Member{m})
 	}
 	for _, m := range ch.joined {
-		if o.OnJoin != nil && !s.ended.Load() {
-			o.OnJoin(m)
-		}
+		hear(PresenceJoin, []Member{m})
 	}
 }

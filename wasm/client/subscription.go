@@ -81,16 +81,16 @@ type SubscribeOptions struct {
 	Direct bool
 	// Presence asks the edge for the channel's members (Sluice's presence
 	// extension; the role needs the presence permission on the channel):
-	// Subscription.Members lists them, OnMembers gets them once they are
-	// first known, then OnJoin and OnLeave each change, on the delivery
-	// goroutine. After a reconnect the edge's new snapshot is compared with
-	// what was known, and only the differences reach OnJoin and OnLeave.
-	// A user with several connections is one member.
+	// Subscription.Members lists them, and OnPresence hears them once they
+	// are first known, then each join and leave. After a reconnect the
+	// edge's new snapshot is compared with what was known, and only the
+	// differences are heard. A user with several connections is one
+	// member.
 	Presence bool
-	// OnMembers receives the members when they are first known.
-	OnMembers func([]Member)
-	// OnJoin and OnLeave receive each member that joined or left.
-	OnJoin, OnLeave func(Member)
+	// OnPresence is called, on the delivery goroutine, with the members
+	// once they are known (PresenceMembers), then with each one who joins
+	// (PresenceJoin) or leaves (PresenceLeave).
+	OnPresence func(PresenceEvent)
 }
 
 // Message is one message delivered to a subscription's handler.
