@@ -112,7 +112,16 @@ type Watcher interface {
 type Registry struct {
 	seed   maphash.Seed
 	shards [numShards]shard
+	// onLocal, set once before use (SetOnLocal), hears every change of a
+	// user's connections on this edge, for a cluster's other edges.
+	onLocal func(room, user string, info any, conns int)
 }
+
+// SetOnLocal makes fn hear, with the room's lock held, every change of a
+// user's connection count on this edge (0: none left): what a cluster
+// tells the other edges. fn must not block nor call the registry. Call it
+// before the registry is used.
+func (r *Registry) SetOnLocal(fn func(room, user string, info any, conns int)) { r.onLocal = fn }
 
 const numShards = 64
 
@@ -216,6 +225,9 @@ func (r *Registry) Add(room, user string, info any) {
 	}
 	m.local++
 	m.total++
+	if r.onLocal != nil {
+		r.onLocal(room, user, m.info, m.local)
+	}
 	if m.total == 1 {
 		sh.notifyLocked(room, rm, Join, user, m)
 	}
@@ -239,6 +251,9 @@ func (r *Registry) Remove(room, user string) {
 		}
 		m.local--
 		m.total--
+		if r.onLocal != nil {
+			r.onLocal(room, user, m.info, m.local)
+		}
 		if m.total == 0 {
 			delete(rm.users, user)
 			rm.conns--
