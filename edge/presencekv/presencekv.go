@@ -148,6 +148,10 @@ func Start(ctx context.Context, nc *nats.Conn, reg *presence.Registry, opts *Opt
 		_ = w.Stop()
 		return nil, err
 	}
+	// Edges whose last heartbeat is older than the ttl (this edge's own
+	// previous run, after a crash) are gone already: their members must
+	// not show for a heartbeat.
+	s.reap(ctx)
 	reg.SetOnLocal(s.onLocal)
 	s.beat(wctx)
 	s.done.Add(2)

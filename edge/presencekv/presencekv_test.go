@@ -145,8 +145,19 @@ func TestMembersAcrossEdges(t *testing.T) {
 	if ev, _ := ann.push(10 * time.Second); ev != "members" {
 		t.Fatalf("first push %s, want the snapshot", ev)
 	}
+	// Bob, on edge B, sees ann: in his snapshot if her key reached edge B
+	// before, else in a join right after.
 	bob := dialAs(t, urlB, "bob")
-	bob.request("rtm/subscribe", map[string]any{"channel": "room"})
+	bob.request("rtm/subscribe", map[string]any{"channel": "room", "presence": true})
+	p := bob.recv(10 * time.Second)
+	if p.Action != "rtm/subscription/presence" || p.Body["event"] != "members" {
+		t.Fatalf("bob's first push: %s %v, want his snapshot", p.Action, p.Body)
+	}
+	if p.Body["users"] != 2.0 {
+		if ev, user := bob.push(10 * time.Second); ev != "join" || user != "ann" {
+			t.Fatalf("on edge B: %s %s, want ann's join from edge A", ev, user)
+		}
+	}
 	if ev, user := ann.push(10 * time.Second); ev != "join" || user != "bob" {
 		t.Fatalf("on edge A: %s %s, want bob's join from edge B", ev, user)
 	}
@@ -154,10 +165,10 @@ func TestMembersAcrossEdges(t *testing.T) {
 	if got["users"] != 2.0 || len(got["members"].([]any)) != 2 {
 		t.Fatalf("rtm/presence on edge A: %v, want ann and bob", got)
 	}
-	// A newcomer on edge B gets both in its snapshot.
+	// A newcomer on edge B gets both in its snapshot, and itself.
 	carl := dialAs(t, urlB, "carl")
 	carl.request("rtm/subscribe", map[string]any{"channel": "room", "presence": true})
-	p := carl.recv(10 * time.Second)
+	p = carl.recv(10 * time.Second)
 	if p.Action != "rtm/subscription/presence" || p.Body["event"] != "members" || p.Body["users"] != 3.0 {
 		t.Fatalf("carl's snapshot: %s %v, want 3 members", p.Action, p.Body)
 	}
