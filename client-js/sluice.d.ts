@@ -312,6 +312,8 @@ export type SubscriptionEvents = {
   join: (member: PresenceMember) => void;
   /** With presence: a user left the channel (its last connection there). */
   leave: (member: PresenceMember) => void;
+  /** With presence: guests (connections without a user id) came or went; the counts now. */
+  count: (counts: { users: number; connections: number }) => void;
 };
 
 export declare class Subscription extends Emitter<SubscriptionEvents> {

@@ -320,14 +320,16 @@ export class Subscription extends Emitter {
     };
     // With options.presence: "members" once the channel's members are
     // known, then "join" and "leave" for each change (after a reconnect,
-    // only what changed meanwhile).
+    // only what changed meanwhile), and "count" when guests (connections
+    // without a user id) come or go.
     const onPresence = (kind, value, users, connections) => {
       this.#users = users;
       this.#connections = connections;
       if (kind === "members") this.#members = new Map(value.map((m) => [m.userId, m]));
       else if (kind === "join") this.#members.set(value.userId, value);
       else if (kind === "leave") this.#members.delete(value.userId);
-      this.emit(kind, value);
+      if (kind === "count") this.emit("count", { users, connections });
+      else this.emit(kind, value);
     };
     this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap, onPresence).then(
       (r) => {

@@ -76,4 +76,11 @@ func testChatPresence(t *testing.T, b *chrome) {
 		t.Fatalf("close bob's second tab: %v", err)
 	}
 	waitMembers(alice, "Alice", "1 guest")
+	// Guests are counted as they come and go.
+	guest := chatOpenAs(t, b, e, room, "", "")
+	waitMembers(alice, "Alice", "2 guests")
+	if err := chromedp.Cancel(guest.ctx); err != nil {
+		t.Fatalf("close the second guest's tab: %v", err)
+	}
+	waitMembers(alice, "Alice", "1 guest")
 }

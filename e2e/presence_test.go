@@ -43,6 +43,8 @@ func presenceLog(opts *client.SubscribeOptions) <-chan string {
 			ch <- fmt.Sprintf("join %s %v", ev.Members[0].UserID, ev.Members[0].Info)
 		case client.PresenceLeave:
 			ch <- "leave " + ev.Members[0].UserID
+		case client.PresenceCount:
+			ch <- fmt.Sprintf("count %d users %d connections", ev.Users, ev.Connections)
 		}
 	}
 	return ch
@@ -118,5 +120,16 @@ func TestPresenceClient(t *testing.T) {
 	}
 	if _, err := carl.Presence(ctxFor(t), "lobby", "", 0); codeOf(err) != "authorization_denied" {
 		t.Fatalf("presence of a channel the token does not grant: %v", err)
+	}
+	// A guest (no token) is counted, not named.
+	guest := dial(t, e.url, client.Options{})
+	if _, err := guest.Subscribe(ctxFor(t), "room.1", nil, func(client.Message) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, "the guest's count", events); got != "count 2 users 3 connections" {
+		t.Fatalf("a guest came: %q", got)
+	}
+	if users, conns := sub.PresenceCounts(); users != 2 || conns != 3 || len(sub.Members()) != 2 {
+		t.Fatalf("PresenceCounts() = %d, %d with %d members; want 2, 3, 2", users, conns, len(sub.Members()))
 	}
 }

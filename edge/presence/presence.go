@@ -51,14 +51,20 @@ type Kind uint8
 const (
 	Join Kind = iota + 1
 	Leave
+	// Count: an anonymous connection came or went; only the counts
+	// changed (Member is empty).
+	Count
 )
 
-// String returns the kind's name on the wire: "join" or "leave".
+// String returns the kind's name on the wire: "join", "leave" or "count".
 func (k Kind) String() string {
-	if k == Join {
+	switch k {
+	case Join:
 		return "join"
+	case Leave:
+		return "leave"
 	}
-	return "leave"
+	return "count"
 }
 
 // Member is one user present in a room.
@@ -103,7 +109,8 @@ type Watcher interface {
 	// users and conns are the room's counts. An empty room gives one call
 	// with no members.
 	PresenceSnapshot(room string, members []Member, more bool, users, conns int)
-	// PresenceChanged receives each join and leave after the snapshot.
+	// PresenceChanged receives each join and leave after the snapshot,
+	// and each change of the anonymous connections (Count).
 	PresenceChanged(ev *Event)
 }
 
@@ -165,6 +172,7 @@ func (sh *shard) freeLocked(m *member) {
 type room struct {
 	users    map[string]*member
 	conns    int // connections in the room, anonymous ones included
+	anon     int // anonymous connections in the room
 	watchers []Watcher
 }
 
@@ -216,6 +224,8 @@ func (r *Registry) Add(room, user string, info any) {
 	rm := sh.roomLocked(room, true)
 	rm.conns++
 	if user == "" {
+		rm.anon++
+		sh.notifyLocked(room, rm, Count, "", nil)
 		return
 	}
 	m := rm.users[user]
@@ -244,26 +254,31 @@ func (r *Registry) Remove(room, user string) {
 	if rm == nil || rm.conns == 0 {
 		return
 	}
-	if user != "" {
-		m := rm.users[user]
-		if m == nil || m.local == 0 {
+	if user == "" {
+		if rm.anon == 0 {
 			return
 		}
-		m.local--
-		m.total--
-		if r.onLocal != nil {
-			r.onLocal(room, user, m.info, m.local)
-		}
-		if m.total == 0 {
-			delete(rm.users, user)
-			rm.conns--
-			sh.notifyLocked(room, rm, Leave, user, m)
-			sh.freeLocked(m)
-			sh.dropIfEmptyLocked(room, rm)
-			return
-		}
+		rm.anon--
+		rm.conns--
+		sh.notifyLocked(room, rm, Count, "", nil)
+		sh.dropIfEmptyLocked(room, rm)
+		return
 	}
+	m := rm.users[user]
+	if m == nil || m.local == 0 {
+		return
+	}
+	m.local--
+	m.total--
 	rm.conns--
+	if r.onLocal != nil {
+		r.onLocal(room, user, m.info, m.local)
+	}
+	if m.total == 0 {
+		delete(rm.users, user)
+		sh.notifyLocked(room, rm, Leave, user, m)
+		sh.freeLocked(m)
+	}
 	sh.dropIfEmptyLocked(room, rm)
 }
 
@@ -273,8 +288,10 @@ func (sh *shard) notifyLocked(name string, rm *room, k Kind, user string, m *mem
 		return
 	}
 	ev := &sh.ev
-	*ev = Event{Room: name, Kind: k, Member: Member{UserID: user, Info: m.info, Connections: m.total},
-		Users: len(rm.users), Connections: rm.conns}
+	*ev = Event{Room: name, Kind: k, Users: len(rm.users), Connections: rm.conns}
+	if m != nil {
+		ev.Member = Member{UserID: user, Info: m.info, Connections: m.total}
+	}
 	for _, w := range rm.watchers {
 		w.PresenceChanged(ev)
 	}

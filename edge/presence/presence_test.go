@@ -37,7 +37,7 @@ func TestOneMemberPerUser(t *testing.T) {
 	r.Watch("lobby", w)
 	r.Add("lobby", "ann", "Ann")
 	r.Add("lobby", "ann", "Ann on her phone") // a second connection: no event
-	r.Add("lobby", "", nil)                   // anonymous: counted, no event
+	r.Add("lobby", "", nil)                   // anonymous: counted, a count event
 	if u, c := r.Stats("lobby"); u != 1 || c != 3 {
 		t.Fatalf("stats = %d users, %d conns; want 1, 3", u, c)
 	}
@@ -48,6 +48,8 @@ func TestOneMemberPerUser(t *testing.T) {
 	want := []string{
 		"snapshot lobby 0 more=false users=0 conns=0",
 		"join lobby ann info=Ann users=1 conns=1",
+		"count lobby  info=<nil> users=1 conns=3",
+		"count lobby  info=<nil> users=1 conns=1",
 		"leave lobby ann info=Ann users=0 conns=0",
 	}
 	if !slices.Equal(w.log, want) {

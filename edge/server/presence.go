@@ -175,8 +175,10 @@ func (w *presenceWatch) PresenceChanged(ev *presence.Event) {
 	memo := &ev.Memo[w.c.ci]
 	if memo.Frame == nil || memo.Key != w.sub.id {
 		body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.id, Event: ev.Kind.String(),
-			Members: []rtm.PresenceMember{{UserID: ev.Member.UserID, Info: ev.Member.Info}},
-			Users:   int64(ev.Users), Connections: int64(ev.Connections)}
+			Members: []rtm.PresenceMember{}, Users: int64(ev.Users), Connections: int64(ev.Connections)}
+		if ev.Kind != presence.Count {
+			body.Members = []rtm.PresenceMember{{UserID: ev.Member.UserID, Info: ev.Member.Info}}
+		}
 		frame, err := w.c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
 		if err != nil {
 			w.c.srv.log.Error("presence event not encoded", "appkey", w.c.app.Key, "err", err)

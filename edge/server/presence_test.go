@@ -184,6 +184,16 @@ func TestPresencePermissions(t *testing.T) {
 	if ids := userIDs(snap["members"]); !slices.Equal(ids, []string{"ann"}) || snap["connections"] != json.Number("2") {
 		t.Fatalf("snapshot %v: want ann alone and 2 connections", snap)
 	}
+	// Another guest comes and goes: only the counts change.
+	guest := e.dial(t, "test", "")
+	guest.expectOK("rtm/subscribe", 1, map[string]any{"channel": "room1"})
+	if p := ann.presencePush("room1", "count"); len(p["members"].([]any)) != 0 || p["users"] != json.Number("1") || p["connections"] != json.Number("3") {
+		t.Fatalf("a guest came: %v, want no members, 1 user and 3 connections", p)
+	}
+	guest.expectOK("rtm/unsubscribe", 2, map[string]any{"subscription_id": "room1"})
+	if p := ann.presencePush("room1", "count"); p["connections"] != json.Number("2") {
+		t.Fatalf("a guest went: %v, want 2 connections", p)
+	}
 	// The connection stays usable after the refusals.
 	anon.expectOK("rtm/publish", 5, map[string]any{"channel": "room1", "message": "still here"})
 }
@@ -260,13 +270,16 @@ func TestPresenceIdentityChanges(t *testing.T) {
 	other.expectOK("rtm/subscribe", 2, map[string]any{"channel": "room1"})
 	wantPushed(t, ann.presencePush("room1", "join"), "bob", 2, 2)
 	// A new token for another user: the room sees carl join and bob
-	// leave; a role_secret authentication proves no user, so carl leaves
-	// and the connection stays, anonymous.
+	// leave; a role_secret authentication proves no user, so the
+	// connection comes in as a guest (a count) and carl leaves.
 	other.expectOK("auth/authenticate", 3, jwtBody(presenceToken(t, "carl", nil, "room*")))
 	wantPushed(t, ann.presencePush("room1", "join"), "carl", 3, 3)
 	wantPushed(t, ann.presencePush("room1", "leave"), "bob", 2, 2)
 	nonce := other.handshake(4, "admin")
 	other.expectOK("auth/authenticate", 5, authBody(roleHash(adminSecret, nonce)))
+	if p := ann.presencePush("room1", "count"); p["connections"] != json.Number("3") {
+		t.Fatalf("the guest carl became: %v, want 3 connections", p)
+	}
 	wantPushed(t, ann.presencePush("room1", "leave"), "carl", 1, 2)
 }
 

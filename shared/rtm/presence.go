@@ -18,6 +18,9 @@ const (
 	PresenceMembers = "members"
 	PresenceJoin    = "join"
 	PresenceLeave   = "leave"
+	// PresenceCount: anonymous connections came or went; only the
+	// counts changed (Members is empty).
+	PresenceCount = "count"
 )
 
 // Bounds of presence.

@@ -12,8 +12,9 @@ import (
 // presenceCallbacks sets a presence subscription's OnPresence to call
 // onPresence(kind, value, users, connections): ("members", [member, ...])
 // once the members are first known, ("join", member) and ("leave",
-// member) for each change, with the channel's counts after it; a member
-// is {userId, info, connections}.
+// member) for each change, ("count", []) when anonymous connections came
+// or went, with the channel's counts after it; a member is {userId,
+// info, connections}.
 func presenceCallbacks(so *client.SubscribeOptions, onPresence js.Value) {
 	if !so.Presence || !isFunction(onPresence) {
 		return
@@ -21,7 +22,7 @@ func presenceCallbacks(so *client.SubscribeOptions, onPresence js.Value) {
 	so.OnPresence = func(ev client.PresenceEvent) {
 		guard(func() {
 			v := membersValue(ev.Members)
-			if ev.Kind != client.PresenceMembers && len(ev.Members) == 1 {
+			if (ev.Kind == client.PresenceJoin || ev.Kind == client.PresenceLeave) && len(ev.Members) == 1 {
 				v = memberValue(ev.Members[0])
 			}
 			onPresence.Invoke(ev.Kind, v, ev.Users, ev.Connections)

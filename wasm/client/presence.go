@@ -94,7 +94,8 @@ func (s *Subscription) PresenceCounts() (users, conns int) {
 type PresenceEvent struct {
 	// Kind is PresenceMembers (Members are the channel's members, first
 	// known), PresenceJoin or PresenceLeave (Members holds the one who
-	// joined or left).
+	// joined or left), or PresenceCount (anonymous connections came or
+	// went: no Members, new counts).
 	Kind    string
 	Members []Member
 	// Users and Connections are the channel's counts as the edge last
@@ -107,6 +108,7 @@ const (
 	PresenceMembers = rtm.PresenceMembers
 	PresenceJoin    = rtm.PresenceJoin
 	PresenceLeave   = rtm.PresenceLeave
+	PresenceCount   = rtm.PresenceCount // anonymous connections came or went: only the counts changed
 )
 
 // presenceChange is an evPresence event's content: the members of a
@@ -114,6 +116,7 @@ const (
 type presenceChange struct {
 	snapshot     []Member // the first snapshot, complete
 	joined, left []Member
+	count        bool // only the counts changed
 	users, conns int
 }
 
@@ -152,10 +155,12 @@ func (c *Client) onPresence(cn *conn, p *rtm.SubscriptionPresence) {
 				ch.left = append(ch.left, m)
 			}
 		}
+	case rtm.PresenceCount:
+		ch.count = true
 	default:
 		return
 	}
-	if ch.snapshot == nil && len(ch.joined)+len(ch.left) == 0 {
+	if ch.snapshot == nil && len(ch.joined)+len(ch.left) == 0 && !ch.count {
 		return
 	}
 	ch.users, ch.conns = sp.users, sp.conns
@@ -209,5 +214,8 @@ func (c *Client) handPresence(s *Subscription, ch *presenceChange) {
 	}
 	for _, m := range ch.joined {
 		hear(PresenceJoin, []Member{m})
+	}
+	if ch.count {
+		hear(PresenceCount, nil)
 	}
 }

@@ -76,6 +76,7 @@ const room = client.subscribe("chat", { presence: true }, () => {});
 room.on("members", (ms: PresenceMember[]) => console.log(ms.map((m) => m.userId)));
 room.on("join", (m: PresenceMember) => console.log("joined", m.userId, m.info));
 room.on("leave", (m) => console.log("left", m.userId, m.connections));
+room.on("count", ({ users, connections }) => console.log(users, "members,", connections, "connections"));
 const here: Presence = room.presence();
 console.log(here.users, here.connections, here.members.length);
 const page: PresencePage = await client.presence("chat", { limit: 50 });
