@@ -121,6 +121,34 @@ export interface SubscribeOptions {
    * after a reconnect it goes on with new messages (positions are per channel).
    */
   prefix?: boolean;
+  /**
+   * Follow who is in the channel (Sluice's presence extension; the role
+   * needs the presence permission): "members" once they are known, then
+   * "join" and "leave" events, and Subscription.presence().
+   */
+  presence?: boolean;
+}
+
+/** A user present in a channel: one per user id, however many connections it has there. */
+export interface PresenceMember {
+  /** The user id: the sub claim of the user's token (or what the app's connect hook said). */
+  userId: string;
+  /** What the user's token or the app's connect hook says of the user; null for nothing. */
+  info: Value;
+  /** The user's connections in the channel; 0 where the edge did not say (join and leave events). */
+  connections: number;
+}
+
+/** A channel's members and counts: members, and connections (anonymous ones included). */
+export interface Presence {
+  members: PresenceMember[];
+  users: number;
+  connections: number;
+}
+
+/** A page of a channel's members from Client.presence; next, when not null, is the after of the next page. */
+export interface PresencePage extends Presence {
+  next: string | null;
 }
 
 /** What a handler learns about a message besides its value. */
@@ -272,6 +300,11 @@ export declare class Client extends Emitter<ClientEvents> {
    */
   subscribe<T = Value>(channel: string, options: SubscribeOptions, handler: (message: T, info: MessageInfo) => void): Subscription;
   subscribe<T = Value>(channel: string, handler: (message: T, info: MessageInfo) => void): Subscription;
+  /**
+   * A page of a channel's members, in user id order, from the edge: up to
+   * limit (default 100, at most 1000) whose user ids sort after after.
+   */
+  presence(channel: string, options?: { after?: string; limit?: number }): Promise<PresencePage>;
   /** Close the connection and end every subscription. Idempotent. */
   close(): Promise<void>;
 }
@@ -283,6 +316,14 @@ export type SubscriptionEvents = {
   info: (info: SubscriptionInfo) => void;
   /** The subscription carries on past messages it may have missed (also emitted on the client). */
   gap: (gap: Gap) => void;
+  /** With presence: the channel's members, once first known. */
+  members: (members: PresenceMember[]) => void;
+  /** With presence: a user joined the channel (its first connection there). */
+  join: (member: PresenceMember) => void;
+  /** With presence: a user left the channel (its last connection there). */
+  leave: (member: PresenceMember) => void;
+  /** With presence: guests (connections without a user id) came or went; the counts now. */
+  count: (counts: { users: number; connections: number }) => void;
 };
 
 export declare class Subscription extends Emitter<SubscriptionEvents> {
@@ -295,6 +336,8 @@ export declare class Subscription extends Emitter<SubscriptionEvents> {
   readonly error: SluiceError | null;
   /** Where it would continue: after the last batch handed to the handler. Subscribing there continues without gap or duplicate. */
   readonly position: Position | null;
+  /** With presence: the channel's members as this subscription knows them, in user id order. */
+  presence(): Presence;
   /** End the subscription here and on the edge. */
   unsubscribe(): Promise<void>;
 }

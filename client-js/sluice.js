@@ -246,6 +246,17 @@ export class Client extends Emitter {
     return new Subscription(this, this.#api, this.#n, channel, options || {}, handler);
   }
 
+  /**
+   * presence resolves with a page of a channel's members from the edge,
+   * {members: [{userId, info, connections}], users, connections, next}:
+   * up to options.limit (default 100, at most 1000) whose user ids sort
+   * after options.after; next, when not null, is the after of the next
+   * page. The role needs the presence permission on the channel.
+   */
+  presence(channel, options = {}) {
+    return this.#call(() => this.#api.presence(this.#n, channel, options));
+  }
+
   /** close closes the connection and ends every subscription; it is idempotent. */
   close() {
     return this.#call(() => this.#api.close(this.#n));
@@ -268,6 +279,11 @@ export class Subscription extends Emitter {
   #position = null;
   #state = "pending";
   #error = null;
+  // With presence: the members by user id and the counts, kept from the
+  // events (which may come before ready resolves).
+  #members = new Map();
+  #users = 0;
+  #connections = 0;
 
   constructor(client, api, cn, channel, options, handler) {
     super();
@@ -302,7 +318,20 @@ export class Subscription extends Emitter {
       this.emit("gap", gap);
       this.#client.emit("gap", gap);
     };
-    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap).then(
+    // With options.presence: "members" once the channel's members are
+    // known, then "join" and "leave" for each change (after a reconnect,
+    // only what changed meanwhile), and "count" when guests (connections
+    // without a user id) come or go.
+    const onPresence = (kind, value, users, connections) => {
+      this.#users = users;
+      this.#connections = connections;
+      if (kind === "members") this.#members = new Map(value.map((m) => [m.userId, m]));
+      else if (kind === "join") this.#members.set(value.userId, value);
+      else if (kind === "leave") this.#members.delete(value.userId);
+      if (kind === "count") this.emit("count", { users, connections });
+      else this.emit(kind, value);
+    };
+    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap, onPresence).then(
       (r) => {
         this.#n = r.sub;
         this.id = r.id;
@@ -343,6 +372,17 @@ export class Subscription extends Emitter {
       if (p) this.#position = p;
     }
     return this.#position;
+  }
+
+  /**
+   * presence returns the channel's members as this subscription knows them
+   * (subscribe with {presence: true}): {members: [{userId, info,
+   * connections}] in user id order, users, connections}. A user with
+   * several connections is one member.
+   */
+  presence() {
+    const members = [...this.#members.values()].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+    return { members, users: this.#users, connections: this.#connections };
   }
 
   /** unsubscribe ends the subscription here and on the edge. */

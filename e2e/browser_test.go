@@ -39,6 +39,7 @@ apps:
       default:
         publish: ["open.*", "chat.*"]
         subscribe: ["*", "$sys.stats"]
+        presence: ["chat.*"]
       publisher:
         secret: ` + browserPubSecret + `
         publish: ["*"]
@@ -107,6 +108,7 @@ func TestBrowser(t *testing.T) {
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},
 		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
+		{name: "ChatPresence", run: testChatPresence},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -5,6 +5,13 @@ import { Sluice } from "/sluice.js";
 /** appkey is the page's ?appkey=, or "demo", the app `make run` serves. */
 export const appkey = new URLSearchParams(location.search).get("appkey") || "demo";
 
+/**
+ * token is the page's ?token=, a JWT of the app (`sluice token --subject
+ * ann --info '{"name":"Ann"}' ...`): its sub and info are who the page is
+ * in the rooms' member lists. Without one the page is a guest.
+ */
+export const token = new URLSearchParams(location.search).get("token") || undefined;
+
 /** showError shows a problem at the top of the page. */
 export function showError(message) {
   const el = document.getElementById("error");
@@ -35,7 +42,7 @@ export async function connect() {
   const show = (state) => showState(state);
   show("connecting");
   try {
-    const client = await Sluice.connect("/", { appkey, onState: show });
+    const client = await Sluice.connect("/", { appkey, token, onState: show });
     show(client.state);
     return client;
   } catch (e) {

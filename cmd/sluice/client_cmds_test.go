@@ -184,6 +184,7 @@ func TestClientCommandUsage(t *testing.T) {
 		{name: "sub position and after", args: []string{"sub", "chat", "--position", "1:1", "--after", "1:1"}},
 		{name: "token grants nothing", args: []string{"token", "--jwt-key", strings.Repeat("k", 32)}},
 		{name: "token two keys", args: []string{"token", "--role", "r", "--jwt-key", "k", "--jwt-key-file", "f"}},
+		{name: "token info not JSON", args: []string{"token", "--role", "r", "--jwt-key", strings.Repeat("k", 32), "--info", "{name: Ann}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,12 +233,14 @@ func TestTokenVerifies(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("SLUICE_JWT_KEY", tt.env)
 			var out, errw bytes.Buffer
-			args := append([]string{"--role", "admin", "--subscribe", "news,sports", "--ttl", "10m", "--subject", "ann"}, tt.args...)
+			args := append([]string{"--role", "admin", "--subscribe", "news,sports", "--presence", "news", "--ttl", "10m",
+				"--subject", "ann", "--info", `{"name":"Ann"}`}, tt.args...)
 			if err := runToken(context.Background(), args, stdio{out: &out, errw: &errw}); err != nil {
 				t.Fatalf("runToken: %v (stderr %q)", err, errw.String())
 			}
 			g := verifyToken(t, &app.JWTKey{Secret: []byte(secret)}, strings.TrimSpace(out.String()))
-			if g.Role != "admin" || g.Subject != "ann" || !reflect.DeepEqual(g.Permissions.Subscribe, []string{"news", "sports"}) {
+			if g.Role != "admin" || g.Subject != "ann" || !reflect.DeepEqual(g.Permissions.Subscribe, []string{"news", "sports"}) ||
+				!reflect.DeepEqual(g.Permissions.Presence, []string{"news"}) || !reflect.DeepEqual(g.Info, map[string]any{"name": "Ann"}) {
 				t.Errorf("grant = %+v", g)
 			}
 			if d := time.Until(g.Expires); d <= 9*time.Minute || d > 10*time.Minute {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/presence"
+	"github.com/sluicehq/sluice/edge/presencekv"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
@@ -20,7 +22,8 @@ type durability struct {
 	node *journal.Node // nil with an external NATS
 	nc   *nats.Conn
 	j    *journal.Journal
-	desc string // for the banner
+	pres *presencekv.Sync // presence over every edge of the cluster
+	desc string           // for the banner
 }
 
 // startDurability starts the embedded node (or connects to the external
@@ -29,7 +32,7 @@ type durability struct {
 //
 // lost is called if the stream is deleted under the running edge (see
 // journal.ErrStreamLost): the edge must stop.
-func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack journal.Observer, lost func(error), log *slog.Logger) (*durability, error) {
+func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *presence.Registry, ack journal.Observer, lost func(error), log *slog.Logger) (*durability, error) {
 	d := &durability{}
 	cl := &cfg.Cluster
 	var err error
@@ -74,6 +77,11 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, ack jour
 		// edge appends its own acknowledged publishes (journal.Options).
 		SoleWriter: d.node != nil && !cl.clustered() && cl.ClientListen == "",
 	})
+	if err == nil {
+		// Presence in a bucket beside the stream, replicated like it: a
+		// channel's members are those of every edge.
+		d.pres, err = presencekv.Start(ctx, d.nc, reg, &presencekv.Options{Replicas: replicas, Logger: log})
+	}
 	if err != nil {
 		d.close()
 		return nil, err
@@ -129,8 +137,12 @@ func connectNATS(c *NATSConfig) (*nats.Conn, error) {
 	return nc, nil
 }
 
-// close stops the journal, then the connection and the node.
+// close stops presence (its members leave the other edges at once) and
+// the journal, then the connection and the node.
 func (d *durability) close() {
+	if d.pres != nil {
+		d.pres.Close()
+	}
 	if d.j != nil {
 		d.j.Close()
 	}

@@ -133,6 +133,10 @@ type RoleConfig struct {
 	// Subscribe lists the channel patterns the role may subscribe to and
 	// read. Default none.
 	Subscribe []string `yaml:"subscribe,omitempty"`
+	// Presence lists the channel patterns whose members the role may see:
+	// rtm/presence, and subscribe with presence: true (which needs
+	// subscribe too). Default none.
+	Presence []string `yaml:"presence,omitempty"`
 }
 
 // ChannelConfig is the retention of the channels matching Pattern. A key
@@ -220,7 +224,7 @@ func appConfigOf(a *app.App) AppConfig {
 		Roles:           make(map[string]RoleConfig, len(a.Roles)),
 	}
 	for name, r := range a.Roles {
-		ac.Roles[name] = RoleConfig{Secret: r.Secret, Publish: r.Publish, Subscribe: r.Subscribe}
+		ac.Roles[name] = RoleConfig{Secret: r.Secret, Publish: r.Publish, Subscribe: r.Subscribe, Presence: r.Presence}
 	}
 	return ac
 }
@@ -444,7 +448,7 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	a.Hooks = ac.Hooks.build()
 	for name, rc := range ac.Roles {
 		a.Roles[name] = &app.Role{Name: name, Secret: rc.Secret, Permissions: app.Permissions{
-			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe),
+			Publish: slices.Clone(rc.Publish), Subscribe: slices.Clone(rc.Subscribe), Presence: slices.Clone(rc.Presence),
 		}}
 	}
 	if _, ok := a.Roles[app.DefaultRole]; !ok {

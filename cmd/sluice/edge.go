@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/metrics"
+	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
@@ -44,7 +45,8 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	defer stop(nil)
 	var dur *durability
 	if cfg.durable() {
-		if dur, err = startDurability(ctx, cfg, opts.Apps, m.AckLatency(), stop, logger); err != nil {
+		opts.Presence = presence.New() // fed from the other edges, too
+		if dur, err = startDurability(ctx, cfg, opts.Apps, opts.Presence, m.AckLatency(), stop, logger); err != nil {
 			return err
 		}
 		// After the server's drain: publishes in flight get their answer.

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -35,11 +36,13 @@ func runToken(_ context.Context, args []string, s stdio) error {
 		"PEM private key whose public key is the app's jwt_key_file; or --config and\n"+
 		"--appkey, to take the app's jwt_key from the edge's config file.", s)
 	role := fs.String("role", "", "role the token grants (env SLUICE_ROLE)")
-	var publish, subscribe listFlag
+	var publish, subscribe, presence listFlag
 	fs.Var(&publish, "publish", "channel patterns the token may publish to, on top of the role's (repeatable, comma-separated)")
 	fs.Var(&subscribe, "subscribe", "channel patterns the token may subscribe to, on top of the role's (repeatable, comma-separated)")
+	fs.Var(&presence, "presence", "channel patterns whose members the token may see, on top of the role's (repeatable, comma-separated)")
+	info := fs.String("info", "", "JSON the channels' presence shows of the user (info claim), e.g. '{\"name\":\"Ann\"}'")
 	ttl := fs.Duration("ttl", time.Hour, "how long the token is valid")
-	subject := fs.String("subject", "", "who the token is for (sub claim; edges log it)")
+	subject := fs.String("subject", "", "who the token is for (sub claim: the user id presence shows; edges log it)")
 	secret := fs.String("jwt-key", "", "HMAC secret of the app, 32 bytes or more (env SLUICE_JWT_KEY)")
 	keyFile := fs.String("jwt-key-file", "", "PEM private key (RSA, ECDSA or Ed25519)")
 	configPath := fs.String("config", "", "edge config file holding the app's jwt_key")
@@ -52,8 +55,15 @@ func runToken(_ context.Context, args []string, s stdio) error {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
 	*role = firstOf(*role, os.Getenv("SLUICE_ROLE"))
-	if *role == "" && len(publish) == 0 && len(subscribe) == 0 {
-		return fmt.Errorf("%w: the token would grant nothing: set --role, --publish or --subscribe", errUsage)
+	if *role == "" && len(publish) == 0 && len(subscribe) == 0 && len(presence) == 0 {
+		return fmt.Errorf("%w: the token would grant nothing: set --role, --publish, --subscribe or --presence", errUsage)
+	}
+	var infoJSON json.RawMessage
+	if *info != "" {
+		if !json.Valid([]byte(*info)) {
+			return fmt.Errorf("%w: --info is not JSON", errUsage)
+		}
+		infoJSON = json.RawMessage(*info)
 	}
 	if *ttl <= 0 {
 		return fmt.Errorf("%w: --ttl must be positive", errUsage)
@@ -64,8 +74,8 @@ func runToken(_ context.Context, args []string, s stdio) error {
 	}
 	now := time.Now()
 	tok, err := auth.Mint(key, auth.Claims{
-		Role: *role, Publish: publish, Subscribe: subscribe,
-		Expires: now.Add(*ttl), IssuedAt: now, Subject: *subject,
+		Role: *role, Publish: publish, Subscribe: subscribe, Presence: presence,
+		Expires: now.Add(*ttl), IssuedAt: now, Subject: *subject, Info: infoJSON,
 	})
 	if err != nil {
 		return err

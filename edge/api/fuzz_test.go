@@ -24,11 +24,11 @@ func FuzzRequest(f *testing.F) {
 	for _, seed := range []string{
 		`{"channel":"c","message":{"a":[1,2.5,"x",null,true]}}`,
 		`{"channels":["a","b"],"message":1,"idempotency_key":"k"}`,
-		`{"channel":"c","position":"1:2"}`,
+		`{"channel":"c","position":"1:2"}`, `{"channel":"c","after":"ann","limit":2}`,
 		`{"user":"alice","reason":"banned"}`, `{"connection":"x.1","channel":"c"}`,
 		`{}`, ``, `[]`, `{"channel":"c","channel":"d"}`, "{\"channel\":\"\xff\"}",
 	} {
-		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels", "disconnect", "unsubscribe"} {
+		for _, m := range []string{"publish", "broadcast", "read", "info", "history", "channels", "disconnect", "unsubscribe", "presence", "presence_stats"} {
 			f.Add(m, seed)
 		}
 	}

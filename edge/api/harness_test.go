@@ -29,12 +29,13 @@ const (
 	alphaKey    = "alpha-key-0123456789"
 	alphaNewKey = "alpha-new-key-0123456789abcdef"
 	betaKey     = "beta-key-0123456789"
+	alphaJWT    = "alpha-jwt-secret-of-32-bytes-long"
 )
 
 func testApps() []*app.App {
 	perms := app.Permissions{Publish: []string{"*"}, Subscribe: []string{"*"}}
 	return []*app.App{
-		{Key: "alpha", APIKeys: []string{alphaKey, alphaNewKey}, MaxMessageBytes: 1024,
+		{Key: "alpha", APIKeys: []string{alphaKey, alphaNewKey}, MaxMessageBytes: 1024, JWT: &app.JWTKey{Secret: []byte(alphaJWT)},
 			Roles: map[string]*app.Role{"default": {Name: "default", Permissions: perms}}},
 		{Key: "beta", APIKeys: []string{betaKey}, MaxChannels: 2,
 			Roles: map[string]*app.Role{"default": {Name: "default", Permissions: perms}}},

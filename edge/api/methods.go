@@ -24,6 +24,9 @@ var methods = map[string]method{
 	"channels":    (*Handler).channels,
 	"disconnect":  (*Handler).disconnect,
 	"unsubscribe": (*Handler).unsubscribe,
+	"presence":    (*Handler).presence,
+	// presence_stats is O(1): a channel's counts without its members.
+	"presence_stats": (*Handler).presenceStats,
 }
 
 // methodList names the methods, for the reason of unknown_method.

@@ -111,13 +111,15 @@ type Role struct {
 	Permissions
 }
 
-// Permissions grant publish (publish, write, delete) and subscribe
-// (subscribe, read) on channel patterns: exact names, or prefixes ending in
-// '*' ("*" alone is every channel not starting with '$'; "$*" every
-// reserved one).
+// Permissions grant publish (publish, write, delete), subscribe
+// (subscribe, read) and presence (who is in the channel: rtm/presence and
+// subscribe with presence) on channel patterns: exact names, or prefixes
+// ending in '*' ("*" alone is every channel not starting with '$'; "$*"
+// every reserved one).
 type Permissions struct {
 	Publish   []string
 	Subscribe []string
+	Presence  []string
 }
 
 // ChannelRule sets the retention of the channels matching Pattern.

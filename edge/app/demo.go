@@ -8,8 +8,9 @@ const DemoKey = "demo"
 const StatsChannel = "$sys.stats"
 
 // Demo returns the embedded default app a single edge serves out of the
-// box: appkey "demo", whose default role may publish and subscribe every
-// channel not starting with '$' and subscribe to StatsChannel (the demo
+// box: appkey "demo", whose default role may publish, subscribe and see
+// the presence of every channel not starting with '$' and subscribe to
+// StatsChannel (the demo
 // dashboard reads it), with the default message size and channel limit, the store's default
 // retention, no secret roles and no jwt key. It is meant for development:
 // anyone who knows the appkey can use every ordinary channel.
@@ -24,6 +25,7 @@ func Demo() *App {
 				Permissions: Permissions{
 					Publish:   []string{"*"},
 					Subscribe: []string{"*", StatsChannel},
+					Presence:  []string{"*"},
 				},
 			},
 		},

@@ -68,8 +68,12 @@ func (p Permissions) CanPublish(channel string) bool { return matchAny(p.Publish
 // read) on channel.
 func (p Permissions) CanSubscribe(channel string) bool { return matchAny(p.Subscribe, channel) }
 
+// CanPresence reports whether the permissions grant presence on channel:
+// its members and counts, and their joins and leaves.
+func (p Permissions) CanPresence(channel string) bool { return matchAny(p.Presence, channel) }
+
 // Validate checks every pattern; the error names the offending one as
-// "publish[i]" or "subscribe[i]".
+// "publish[i]", "subscribe[i]" or "presence[i]".
 func (p Permissions) Validate() error {
 	for i, pat := range p.Publish {
 		if err := ValidatePattern(pat); err != nil {
@@ -81,6 +85,11 @@ func (p Permissions) Validate() error {
 			return fmt.Errorf("subscribe[%d]: %w", i, err)
 		}
 	}
+	for i, pat := range p.Presence {
+		if err := ValidatePattern(pat); err != nil {
+			return fmt.Errorf("presence[%d]: %w", i, err)
+		}
+	}
 	return nil
 }
 
@@ -90,6 +99,7 @@ func (p Permissions) Union(q Permissions) Permissions {
 	return Permissions{
 		Publish:   unionPatterns(p.Publish, q.Publish),
 		Subscribe: unionPatterns(p.Subscribe, q.Subscribe),
+		Presence:  unionPatterns(p.Presence, q.Presence),
 	}
 }
 

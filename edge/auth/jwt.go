@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/sluicehq/sluice/edge/app"
+	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -31,7 +33,13 @@ const (
 	reasonBadPattern    = "token grants an invalid channel pattern"
 	reasonDateNotNumber = "token exp, nbf and iat must be numbers"
 	reasonCritical      = "token header has critical extensions this edge does not understand"
+	reasonSubject       = "token sub is longer than 256 bytes"
+	reasonInfo          = "token info is larger than 4096 bytes of JSON"
 )
+
+// MaxInfoBytes bounds a token's info claim, in JSON: it is held for as
+// long as the connection and sent to every watcher of its channels.
+const MaxInfoBytes = 4 << 10
 
 // Grant is what a verified token grants a connection.
 type Grant struct {
@@ -42,8 +50,12 @@ type Grant struct {
 	Permissions app.Permissions
 	// Expires is when the token, and so the grant, expires.
 	Expires time.Time
-	// Subject is the token's sub claim, for logs; "" if none.
+	// Subject is the token's sub claim: the connection's user id in
+	// presence (and logs); "" if none.
 	Subject string
+	// Info is the token's info claim, what presence shows of the user: a
+	// value of the rtm data model; nil if none.
+	Info any
 }
 
 // tokenClaims is the JSON shape of a token's claims: the registered ones
@@ -52,6 +64,9 @@ type tokenClaims struct {
 	Role      string   `json:"role,omitempty"`
 	Publish   []string `json:"publish,omitempty"`
 	Subscribe []string `json:"subscribe,omitempty"`
+	Presence  []string `json:"presence,omitempty"`
+	// Info is shown to the channels' presence watchers (any JSON value).
+	Info json.RawMessage `json:"info,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -99,11 +114,24 @@ func Verify(a *app.App, token string, now time.Time) (*Grant, error) {
 
 // grant turns verified claims into a Grant expiring at exp.
 func grant(a *app.App, c *tokenClaims, exp time.Time) (*Grant, error) {
-	own := app.Permissions{Publish: c.Publish, Subscribe: c.Subscribe}
+	own := app.Permissions{Publish: c.Publish, Subscribe: c.Subscribe, Presence: c.Presence}
 	if err := own.Validate(); err != nil {
 		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonBadPattern}
 	}
+	if len(c.Subject) > rtm.MaxUserIDLen {
+		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonSubject}
+	}
 	g := &Grant{Role: c.Role, Expires: exp, Subject: c.Subject}
+	if len(c.Info) > MaxInfoBytes {
+		return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonInfo}
+	}
+	if len(c.Info) > 0 && string(c.Info) != "null" {
+		// The JSON codec's decoding gives the canonical data model, which
+		// every codec re-encodes the same way.
+		if err := (jsoncodec.Codec{}).DecodeBody(c.Info, &g.Info); err != nil {
+			return nil, &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: reasonInvalidClaims}
+		}
+	}
 	var base app.Permissions
 	if c.Role != "" {
 		role, ok := a.Role(c.Role)

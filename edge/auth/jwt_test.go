@@ -7,7 +7,9 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,13 +89,21 @@ func TestVerifyValid(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a := jwtApp(tt.verify)
-			tok := mint(t, tt.sign, Claims{Role: "admin", Expires: exp, IssuedAt: now, Subject: "user-1"})
+			tok := mint(t, tt.sign, Claims{Role: "admin", Expires: exp, IssuedAt: now, Subject: "user-1",
+				Info: json.RawMessage(`{"name":"Ann","n":7}`), Presence: []string{"room.*"}})
 			g, err := Verify(a, tok, now)
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}
 			if g.Role != "admin" || g.Subject != "user-1" || !g.Expires.Equal(exp) {
 				t.Fatalf("grant = %+v", g)
+			}
+			// The info claim in the data model, as every codec carries it.
+			if want := map[string]any{"name": "Ann", "n": int64(7)}; !reflect.DeepEqual(g.Info, want) {
+				t.Fatalf("info = %#v, want %#v", g.Info, want)
+			}
+			if !g.Permissions.CanPresence("room.1") || g.Permissions.CanPresence("chat") {
+				t.Fatalf("presence grant: %+v", g.Permissions)
 			}
 			if !g.Permissions.CanPublish("$sys.x") || !g.Permissions.CanSubscribe("chat") {
 				t.Fatalf("grant lacks the admin role's permissions: %+v", g.Permissions)
@@ -192,6 +202,9 @@ func TestVerifyRefused(t *testing.T) {
 		{name: "unknown alg", app: hsApp, token: "eyJhbGciOiJYWDEiLCJ0eXAiOiJKV1QifQ." + parts[1] + "." + parts[2], reason: reasonAlgorithm},
 		{name: "unknown role", app: hsApp, token: mint(t, hmacSecret, Claims{Role: "root", Expires: now.Add(time.Hour)}), reason: reasonUnknownRole},
 		{name: "bad pattern", app: hsApp, token: mint(t, hmacSecret, Claims{Publish: []string{"a*b"}, Expires: now.Add(time.Hour)}), reason: reasonBadPattern},
+		{name: "bad presence pattern", app: hsApp, token: mint(t, hmacSecret, Claims{Presence: []string{"a*b"}, Expires: now.Add(time.Hour)}), reason: reasonBadPattern},
+		{name: "sub too long", app: hsApp, token: mint(t, hmacSecret, Claims{Subject: strings.Repeat("u", 257), Expires: now.Add(time.Hour)}), reason: reasonSubject},
+		{name: "info too large", app: hsApp, token: mint(t, hmacSecret, Claims{Info: json.RawMessage(`"` + strings.Repeat("i", MaxInfoBytes) + `"`), Expires: now.Add(time.Hour)}), reason: reasonInfo},
 		{name: "garbage", app: hsApp, token: "not a token", reason: reasonMalformed},
 		{name: "empty", app: hsApp, token: "", reason: reasonMalformed},
 		{name: "bad base64", app: hsApp, token: "!!!.???.***", reason: reasonMalformed},

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -32,18 +33,21 @@ type Claims struct {
 	// Role names a role of the app whose permissions the token grants;
 	// empty for none.
 	Role string
-	// Publish and Subscribe are channel patterns the token grants on top
-	// of the role's.
-	Publish, Subscribe []string
+	// Publish, Subscribe and Presence are channel patterns the token
+	// grants on top of the role's.
+	Publish, Subscribe, Presence []string
 	// Expires is required: an edge refuses tokens without exp.
 	Expires time.Time
 	// NotBefore, when set, is the earliest time the token is valid.
 	NotBefore time.Time
 	// IssuedAt, when set, is recorded as iat.
 	IssuedAt time.Time
-	// Subject, when set, is recorded as sub (who the token is for; edges
-	// log it).
+	// Subject, when set, is recorded as sub (who the token is for: the
+	// connection's user id in presence).
 	Subject string
+	// Info, when set, is recorded as info: JSON that presence shows of the
+	// user (a name, an avatar), at most MaxInfoBytes.
+	Info json.RawMessage
 }
 
 // Mint signs a token for the jwt extension. The key chooses the algorithm:
@@ -63,6 +67,8 @@ func Mint(key any, c Claims) (string, error) {
 		Role:      c.Role,
 		Publish:   c.Publish,
 		Subscribe: c.Subscribe,
+		Presence:  c.Presence,
+		Info:      c.Info,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   c.Subject,
 			ExpiresAt: jwt.NewNumericDate(c.Expires),

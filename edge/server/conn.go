@@ -97,6 +97,8 @@ type conn struct {
 
 	// acks orders the replies of publishes waiting for the journal.
 	acks acks
+
+	pres connPresence // the user id and the channels it is present in
 }
 
 // The states of conn.writer.
@@ -120,9 +122,10 @@ type subscription struct {
 	changes     *valueChanges     // only: value_changes, or nil; the writer's
 	// Prefix subscriptions (prefix.go): the parent has group; each child
 	// has of, its parent; both have named (data PDUs name the channel).
-	group *prefixGroup
-	of    *subscription
-	named bool
+	group    *prefixGroup
+	of       *subscription
+	named    bool
+	presence bool // watches the channel's members (the presence extension)
 	// since is the store's clock when the subscription was made: messages
 	// stored from then on reach it live, older ones are history
 	// (observeFirst).
@@ -293,6 +296,7 @@ func (c *conn) run() {
 		}
 	}
 	c.pinger.stop()
+	c.leavePresence() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
 	<-c.writerDone
 	c.ws.CloseNow()

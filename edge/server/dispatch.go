@@ -25,6 +25,7 @@ var handlers = map[string]handler{
 	rtm.ActionUnsubscribe:  (*conn).unsubscribe,
 	rtm.ActionHandshake:    (*conn).authHandshake,
 	rtm.ActionAuthenticate: (*conn).authAuthenticate,
+	rtm.ActionPresence:     (*conn).presence,
 }
 
 // publishes are the actions a journal acknowledges asynchronously.

@@ -17,6 +17,8 @@ func FuzzConnection(f *testing.F) {
 		`{"action":"rtm/publish","id":1,"body":{"channel":"a","message":{"x":[1,2.5,"s",null,true]}}}`,
 		`{"action":"rtm/subscribe","id":2,"body":{"channel":"a","history":{"count":5,"age":60}}}`,
 		`{"action":"rtm/subscribe","id":"s","body":{"channel":"a","position":"1:1","fast_forward":true,"force":true}}`,
+		`{"action":"rtm/subscribe","id":8,"body":{"channel":"a","presence":true}}`,
+		`{"action":"rtm/presence","id":9,"body":{"channel":"a","after":"ann","limit":1000}}`,
 		`{"action":"rtm/unsubscribe","id":3,"body":{"subscription_id":"a"}}`,
 		`{"action":"rtm/read","id":4,"body":{"channel":"a","position":"18446744073709551615:0"}}`,
 		`{"action":"auth/handshake","id":5,"body":{"method":"role_secret","data":{"role":"admin"}}}`,

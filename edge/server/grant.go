@@ -66,6 +66,7 @@ func (c *conn) endGrant(gen uint64) {
 		return
 	}
 	c.revoke(c.app.DefaultPermissions(), reasonGrantExpired)
+	c.endGrantUser()
 }
 
 // stopGrant stops the grant's timer for good; a callback already running
@@ -88,7 +89,8 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 	c.mu.Lock()
 	n := 0
 	for _, sub := range c.live {
-		if perms.CanSubscribe(sub.channel) && (sub.group == nil || perms.CanSubscribePrefix(sub.channel)) {
+		if perms.CanSubscribe(sub.channel) && (sub.group == nil || perms.CanSubscribePrefix(sub.channel)) &&
+			(!sub.presence || perms.CanPresence(sub.channel)) {
 			continue
 		}
 		c.dropSubLocked(sub)
@@ -98,6 +100,7 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 	}
 	c.mu.Unlock()
 	if n > 0 {
+		c.syncPresence()
 		c.Wake()
 	}
 }
@@ -118,6 +121,7 @@ func (c *conn) expireGrant() {
 	defer g.mu.Unlock()
 	if !g.stopped {
 		c.revoke(c.perms, reasonGrantExpired)
+		c.endGrantUser()
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -44,6 +45,10 @@ type Options struct {
 	// of the first rtm/subscription/data carrying it). A
 	// prometheus.Histogram fits. Default none.
 	FirstDelivery Observer
+	// Presence holds who is in each channel. Default: a registry of this
+	// edge's connections alone; a cluster gives one that other edges'
+	// members are fed into too.
+	Presence *presence.Registry
 }
 
 // Observer receives measurements, as a Prometheus histogram does.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -46,7 +47,8 @@ type Server struct {
 	log       *slog.Logger
 	firstSeen Observer // Options.FirstDelivery; nil: not measured
 	authLimit *authLimiter
-	hk        hookState // the apps' hooks (hooks.go)
+	hk        hookState          // the apps' hooks (hooks.go)
+	presence  *presence.Registry // who is in each channel
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -82,6 +84,10 @@ func New(opts *Options) (*Server, error) {
 		hurry:     make(chan struct{}),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
+	s.presence = opts.Presence
+	if s.presence == nil {
+		s.presence = presence.New()
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -49,6 +49,9 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if !c.perms.CanSubscribe(b.Channel) {
 		return nil, c.denied(env.Action, "subscribe to", b.Channel)
 	}
+	if b.Presence && !c.perms.CanPresence(b.Channel) {
+		return nil, c.denied(env.Action, "see the presence of", b.Channel)
+	}
 	if err := c.checkQuota(id, b.Force); err != nil {
 		return nil, err
 	}
@@ -78,7 +81,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, expiredOr(err, b.Position)
 	}
 	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
-		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv}
+		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv, presence: b.Presence}
 	if b.Only == rtm.OnlyValueChanges {
 		sub.changes = &valueChanges{}
 	}
@@ -95,6 +98,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		}
 		return nil, err
 	}
+	c.syncPresence()
 	if sv != nil {
 		sv.start(c)
 	}
@@ -232,6 +236,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
+	c.syncPresence()
 	c.wakeWriter()
 	return nil, nil
 }

@@ -329,6 +329,7 @@ func (c *conn) endSub(sub *subscription) {
 	}
 	c.mu.Unlock()
 	sub.close()
+	c.syncPresence()
 }
 
 // arm asks every cursor to ring the doorbell on new data. It returns false

@@ -59,6 +59,18 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 			}
 			return p.AppendMapEnd(dst), nil
 		}
+	case *rtm.PresenceReply:
+		if b != nil {
+			return appendPresenceReply(dst, p, b)
+		}
+	case rtm.PresenceReply:
+		return appendPresenceReply(dst, p, &b)
+	case *rtm.SubscriptionPresence:
+		if b != nil {
+			return appendSubscriptionPresence(dst, p, b)
+		}
+	case rtm.SubscriptionPresence:
+		return appendSubscriptionPresence(dst, p, &b)
 	case map[string]any, map[any]any:
 		return appendValue(dst, b, p, 0)
 	default:

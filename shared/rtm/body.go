@@ -92,6 +92,10 @@ type SubscribeBody struct {
 	Only string `json:"only,omitempty"`
 	// Prefix subscribes to every channel whose name starts with Channel.
 	Prefix bool `json:"prefix,omitempty"`
+	// Presence (extension) asks for the channel's members once and then
+	// for each join and leave, as rtm/subscription/presence pushes; it
+	// needs the presence permission on the channel.
+	Presence bool `json:"presence,omitempty"`
 }
 
 // SubscribeReply is the reply to rtm/subscribe.

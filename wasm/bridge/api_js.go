@@ -37,8 +37,9 @@ type subEntry struct {
 //	publish(c, channel, value), write(c, channel, value) -> Promise<position>
 //	delete(c, channel) -> Promise<position>
 //	read(c, channel, {position}) -> Promise<{message, position}>
-//	subscribe(c, channel, options, onMessage, onError, onInfo, onGap)
+//	subscribe(c, channel, options, onMessage, onError, onInfo, onGap, onPresence)
 //	    -> Promise<{sub, id, position}>
+//	presence(c, channel, {after, limit}) -> Promise<{members, users, connections, next}>
 //	unsubscribe(sub) -> Promise<undefined>
 //	position(sub) -> string | null (synchronous)
 //	state(c) -> string (synchronous)
@@ -57,6 +58,7 @@ func Export() js.Value {
 		"subscribe":   b.subscribe,
 		"unsubscribe": b.unsubscribe,
 		"position":    b.position,
+		"presence":    b.presence,
 		"state":       b.state,
 		"close":       b.close,
 	} {

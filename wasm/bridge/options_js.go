@@ -153,7 +153,7 @@ func logger(level string) (*client.Logger, error) {
 func subscribeOptions(v js.Value) (*client.SubscribeOptions, error) {
 	o := options{v}
 	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Strict: o.flag("strict"), Force: o.flag("force"),
-		OnlyChanges: o.flag("onlyChanges"), Prefix: o.flag("prefix")}
+		OnlyChanges: o.flag("onlyChanges"), Prefix: o.flag("prefix"), Presence: o.flag("presence")}
 	var err error
 	if so.ID, err = o.str("id"); err != nil {
 		return nil, err

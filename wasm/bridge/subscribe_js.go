@@ -9,8 +9,8 @@ import (
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
-// subscribe(c, channel, options, onMessage, onError, onInfo, onGap)
-// subscribes. onMessage(value, {subscriptionId, position, endOfBatch}) is
+// subscribe(c, channel, options, onMessage, onError, onInfo, onGap,
+// onPresence) subscribes (onPresence: see presenceCallbacks). onMessage(value, {subscriptionId, position, endOfBatch}) is
 // called for each message, onError(error) when the edge ends the
 // subscription (out_of_sync, or with strict expired_position when
 // resuming after a reconnect), onInfo({info, reason, position,
@@ -45,6 +45,7 @@ func (b *bridge) subscribe(args []js.Value) js.Value {
 	if isFunction(onGap) {
 		so.OnGap = func(g client.Gap) { guard(func() { onGap.Invoke(gapValue(g)) }) }
 	}
+	presenceCallbacks(so, arg(args, 7))
 	handler := func(m client.Message) {
 		guard(func() {
 			info := jsObject.New()

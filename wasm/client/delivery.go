@@ -8,10 +8,11 @@ import (
 type eventKind uint8
 
 const (
-	evData  eventKind = iota // messages for a subscription's handler
-	evInfo                   // a fast_forward notice for OnInfo, and its Gap for OnGap
-	evError                  // a subscription ended by the edge, for OnError
-	evState                  // a new State for Options.OnState
+	evData     eventKind = iota // messages for a subscription's handler
+	evInfo                      // a fast_forward notice for OnInfo, and its Gap for OnGap
+	evError                     // a subscription ended by the edge, for OnError
+	evState                     // a new State for Options.OnState
+	evPresence                  // members who joined or left, for OnMembers, OnJoin and OnLeave
 )
 
 // event is one unit of work for the delivery goroutine.
@@ -26,6 +27,7 @@ type event struct {
 	err      error                // evError
 	channel  string               // evData of a prefix subscription: the messages' channel
 	state    State                // evState
+	presence *presenceChange      // evPresence
 }
 
 // queue is the FIFO between the reader goroutine and the delivery
@@ -136,6 +138,8 @@ func (c *Client) dispatch(ev event) {
 		c.mu.Unlock()
 	case evState:
 		c.opts.OnState(ev.state)
+	case evPresence:
+		c.handPresence(s, ev.presence)
 	}
 }
 

@@ -25,6 +25,11 @@ func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
 		if c.decodePush(cn, env, &info) {
 			c.onInfo(cn, &info)
 		}
+	case rtm.ActionSubscriptionPresence:
+		var p rtm.SubscriptionPresence
+		if c.decodePush(cn, env, &p) {
+			c.onPresence(cn, &p)
+		}
 	case rtm.ActionSubscriptionErr:
 		var se rtm.SubscriptionError
 		if c.decodePush(cn, env, &se) {

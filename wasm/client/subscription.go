@@ -92,6 +92,18 @@ type SubscribeOptions struct {
 	// connection down, until the edge drops its data (out_of_sync, or a
 	// fast_forward).
 	Direct bool
+	// Presence asks the edge for the channel's members (Sluice's presence
+	// extension; the role needs the presence permission on the channel):
+	// Subscription.Members lists them, and OnPresence hears them once they
+	// are first known, then each join and leave. After a reconnect the
+	// edge's new snapshot is compared with what was known, and only the
+	// differences are heard. A user with several connections is one
+	// member.
+	Presence bool
+	// OnPresence is called, on the delivery goroutine, with the members
+	// once they are known (PresenceMembers), then with each one who joins
+	// (PresenceJoin) or leaves (PresenceLeave).
+	OnPresence func(PresenceEvent)
 }
 
 // Message is one message delivered to a subscription's handler.
@@ -142,6 +154,7 @@ type Subscription struct {
 	finished  bool          // no longer live: out of c.subs, no data accepted
 	abandoned bool          // Subscribe gave up before the edge's reply
 	err       error
+	pres      *subPresence // with SubscribeOptions.Presence: the members
 }
 
 // ID returns the subscription id.
@@ -246,6 +259,9 @@ func (c *Client) newSubscription(channel string, opts *SubscribeOptions, handler
 		}
 	}
 	s := &Subscription{c: c, id: id, channel: channel, opts: o, handler: handler, done: make(chan struct{})}
+	if o.Presence {
+		s.pres = &subPresence{members: map[string]Member{}}
+	}
 	body := s.resumeBody()
 	body.Force = o.Force
 	switch {
@@ -277,6 +293,7 @@ func (s *Subscription) resumeBody() *rtm.SubscribeBody {
 		Batch:          int64(max(s.opts.Batch, 0)),
 		Only:           onlyChanges(s.opts.OnlyChanges),
 		Prefix:         s.opts.Prefix,
+		Presence:       s.opts.Presence,
 	}
 }
 
@@ -328,6 +345,9 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 		}
 		c.subs[s.id] = s
 		s.conn, s.next, s.lag, s.moved, s.asked = cn, pos, false, false, asked
+		if s.pres != nil {
+			s.pres.parts = nil // a snapshot cut off by a lost connection starts again
+		}
 		if first {
 			s.delivered = pos
 		}

@@ -1,7 +1,7 @@
 // An application of the package, type-checked by `make typecheck` with
 // tsc --strict: what must compile does, and each @ts-expect-error line is
 // a mistake the types must catch (tsc fails if it compiles).
-import { Sluice, SluiceError, type MessageInfo, type Position, type State, type Value } from "@sluicehq/sluice";
+import { Sluice, SluiceError, type PresenceMember, type MessageInfo, type Position, type Presence, type PresencePage, type State, type Value } from "@sluicehq/sluice";
 
 // Messages typed with interfaces, as applications write them.
 interface ChatMessage {
@@ -70,6 +70,19 @@ try {
     }
   }
 }
+
+// Presence: who is in the room.
+const room = client.subscribe("chat", { presence: true }, () => {});
+room.on("members", (ms: PresenceMember[]) => console.log(ms.map((m) => m.userId)));
+room.on("join", (m: PresenceMember) => console.log("joined", m.userId, m.info));
+room.on("leave", (m) => console.log("left", m.userId, m.connections));
+room.on("count", ({ users, connections }) => console.log(users, "members,", connections, "connections"));
+const here: Presence = room.presence();
+console.log(here.users, here.connections, here.members.length);
+const page: PresencePage = await client.presence("chat", { limit: 50 });
+if (page.next !== null) await client.presence("chat", { after: page.next });
+// @ts-expect-error presence events carry members, not messages
+room.on("join", (m: MessageInfo) => console.log(m.position));
 
 // Mistakes the types catch.
 // @ts-expect-error a function is not a message

@@ -40,6 +40,13 @@ func bodyMap(body any) (map[string]any, error) {
 		return subscribeMap(b), nil
 	case *rtm.UnsubscribeBody:
 		return map[string]any{"subscription_id": b.SubscriptionID}, nil
+	case *rtm.PresenceBody:
+		m := map[string]any{"channel": b.Channel}
+		setString(m, "after", b.After)
+		if b.Limit != 0 {
+			m["limit"] = b.Limit
+		}
+		return m, nil
 	case *rtm.HandshakeBody:
 		return map[string]any{"method": b.Method, "data": map[string]any{"role": b.Data.Role}}, nil
 	case *rtm.AuthenticateBody:
@@ -80,6 +87,9 @@ func subscribeMap(b *rtm.SubscribeBody) map[string]any {
 	setString(m, "only", b.Only)
 	if b.Prefix {
 		m["prefix"] = true
+	}
+	if b.Presence {
+		m["presence"] = true
 	}
 	return m
 }
@@ -147,6 +157,18 @@ func assign(v any, val any) error {
 		r.str("reason", &b.Reason)
 		r.str("position", &b.Position)
 		r.str("subscription_id", &b.SubscriptionID)
+	case *rtm.PresenceReply:
+		r.signed("users", &b.Users)
+		r.signed("connections", &b.Connections)
+		r.str("next", &b.Next)
+		r.members("members", &b.Members)
+	case *rtm.SubscriptionPresence:
+		r.str("subscription_id", &b.SubscriptionID)
+		r.str("event", &b.Event)
+		r.flag("more", &b.More)
+		r.signed("users", &b.Users)
+		r.signed("connections", &b.Connections)
+		r.members("members", &b.Members)
 	case *rtm.HandshakeReply:
 		var data map[string]any
 		r.object("data", &data)
@@ -236,4 +258,55 @@ func (r *reader) previous() *rtm.Previous {
 	pr.str("position", &p.Position)
 	r.err = pr.err
 	return p
+}
+
+// signed reads an integer that fits int64.
+func (r *reader) signed(key string, dst *int64) {
+	var n uint64
+	if v, ok := r.get(key); ok {
+		if i, isInt := v.(int64); isInt {
+			*dst = i
+			return
+		}
+		r.count(key, &n)
+		if r.err == nil {
+			r.wrong(key, v) // above MaxInt64
+		}
+	}
+}
+
+func (r *reader) flag(key string, dst *bool) {
+	if v, ok := r.get(key); ok {
+		if b, isBool := v.(bool); isBool {
+			*dst = b
+		} else {
+			r.wrong(key, v)
+		}
+	}
+}
+
+// members reads presence members: maps of user_id, info and connections.
+func (r *reader) members(key string, dst *[]rtm.PresenceMember) {
+	var list []any
+	r.list(key, &list)
+	if r.err != nil || list == nil {
+		return
+	}
+	out := make([]rtm.PresenceMember, len(list))
+	for i, v := range list {
+		m, ok := v.(map[string]any)
+		if !ok {
+			r.wrong(key, v)
+			return
+		}
+		mr := reader{m: m}
+		mr.str("user_id", &out[i].UserID)
+		out[i].Info = m["info"]
+		mr.signed("connections", &out[i].Connections)
+		if mr.err != nil {
+			r.err = mr.err
+			return
+		}
+	}
+	*dst = out
 }

@@ -98,6 +98,17 @@ func samples() []sample {
 		}}, func() any { return new(rtm.AuthenticateBody) }},
 		{"authenticate ok", rtm.PDU{Action: "auth/authenticate/ok", ID: rtm.IntID(14), Body: &rtm.Empty{}}, func() any { return new(map[string]any) }},
 		{"no body", rtm.PDU{Action: "auth/authenticate/ok", ID: rtm.IntID(15)}, func() any { return new(map[string]any) }},
+		{"subscribe presence", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(16), Body: &rtm.SubscribeBody{Channel: "c", Presence: true}}, func() any { return new(rtm.SubscribeBody) }},
+		{"presence", rtm.PDU{Action: rtm.ActionPresence, ID: rtm.IntID(17), Body: &rtm.PresenceBody{Channel: "c", After: "ann", Limit: 50}}, func() any { return new(rtm.PresenceBody) }},
+		{"presence minimal", rtm.PDU{Action: rtm.ActionPresence, ID: rtm.IntID(18), Body: &rtm.PresenceBody{Channel: "c"}}, func() any { return new(rtm.PresenceBody) }},
+		{"presence ok", rtm.PDU{Action: "rtm/presence/ok", ID: rtm.IntID(19), Body: &rtm.PresenceReply{
+			Users: 2, Connections: 3, Next: "bob",
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: message(), Connections: 2}, {UserID: "bob", Connections: 1}},
+		}}, func() any { return new(rtm.PresenceReply) }},
+		{"presence push", rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: &rtm.SubscriptionPresence{
+			SubscriptionID: "s1", Event: rtm.PresenceMembers, More: true, Users: 1 << 40, Connections: 3,
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: "Ann"}},
+		}}, func() any { return new(rtm.SubscriptionPresence) }},
 		{"map body", rtm.PDU{Action: "x/y", Body: map[string]any{"k": []any{"v"}}}, func() any { return new(map[string]any) }},
 	}
 }

@@ -43,6 +43,9 @@ var BodyTypes = []BodyType{
 	ptrType[rtm.Empty]("Empty"),
 	ptrType[rtm.PreviousReply]("PreviousReply"),
 	ptrType[rtm.PreviousError]("PreviousError"),
+	ptrType[rtm.PresenceBody]("PresenceBody"),
+	ptrType[rtm.PresenceReply]("PresenceReply"),
+	ptrType[rtm.SubscriptionPresence]("SubscriptionPresence"),
 	{
 		Name: "map",
 		New:  func() any { return new(map[string]any) },
@@ -83,7 +86,7 @@ func SamplePDUs() []PDU {
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
 			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 1,
-			Only: rtm.OnlyValueChanges, Prefix: true,
+			Only: rtm.OnlyValueChanges, Prefix: true, Presence: true,
 		}},
 		{"subscribe ok", rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}},
 		{"unsubscribe", rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "s1"}},
@@ -106,6 +109,15 @@ func SamplePDUs() []PDU {
 			Method: rtm.MethodRoleSecret, Credentials: rtm.Credentials{Hash: "G12A8Dt0RdjHNx8P0lci9w==", Token: "t"},
 		}},
 		{"authenticate ok", rtm.Reply(rtm.ActionAuthenticate, rtm.OutcomeOK), &rtm.Empty{}},
+		{"presence", rtm.ActionPresence, &rtm.PresenceBody{Channel: "chat", After: "ann", Limit: 50}},
+		{"presence ok", rtm.Reply(rtm.ActionPresence, rtm.OutcomeOK), &rtm.PresenceReply{
+			Users: 2, Connections: 3, Next: "bob",
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: Message(), Connections: 2}, {UserID: "bob", Connections: 1}},
+		}},
+		{"presence push", rtm.ActionSubscriptionPresence, &rtm.SubscriptionPresence{
+			SubscriptionID: "s1", Event: rtm.PresenceMembers, More: true, Users: 2, Connections: 3,
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: "Ann", Connections: 2}},
+		}},
 	}
 }
 

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"fmt"
+
+	"github.com/sluicehq/sluice/edge/presence"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// presence serves rtm/presence (extension): a channel's counts and a page
+// of its members, for a role with the presence permission.
+func (c *conn) presence(env *rtm.Envelope) (any, error) {
+	var b rtm.PresenceBody
+	if err := c.decode(env, &b); err != nil {
+		return nil, err
+	}
+	if err := checkChannel(b.Channel); err != nil {
+		return nil, err
+	}
+	if b.Limit < 0 || b.Limit > rtm.MaxPresenceLimit {
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "limit must be between 1 and %d (0: %d)", rtm.MaxPresenceLimit, rtm.DefaultPresenceLimit)
+	}
+	if !c.perms.CanPresence(b.Channel) {
+		return nil, c.denied(env.Action, "see the presence of", b.Channel)
+	}
+	return presenceReply(c.srv.presence.Members(storeKey(c.app, b.Channel), b.After, int(b.Limit))), nil
+}
+
+// presenceReply turns a registry page into the reply's body.
+func presenceReply(p presence.Page) *rtm.PresenceReply {
+	r := &rtm.PresenceReply{Users: int64(p.Users), Connections: int64(p.Connections), Next: p.Next,
+		Members: make([]rtm.PresenceMember, len(p.Members))}
+	for i, m := range p.Members {
+		r.Members[i] = rtm.PresenceMember{UserID: m.UserID, Info: m.Info, Connections: int64(m.Connections)}
+	}
+	return r
+}
+
+// BackendPresence returns a page of an app's channel's members for its
+// backend (the server API): up to limit (0: rtm.DefaultPresenceLimit, at
+// most rtm.MaxPresenceLimit) members whose user ids sort after after.
+func (s *Server) BackendPresence(appKey, channel, after string, limit int) (*rtm.PresenceReply, error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return nil, fmt.Errorf("server: backend presence: unknown appkey %q", appKey)
+	}
+	if err := checkChannel(channel); err != nil {
+		return nil, err
+	}
+	if limit < 0 || limit > rtm.MaxPresenceLimit {
+		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "limit must be between 1 and %d (0: %d)", rtm.MaxPresenceLimit, rtm.DefaultPresenceLimit)
+	}
+	if len(after) > rtm.MaxUserIDLen {
+		return nil, rtm.TooLong("after", rtm.MaxUserIDLen)
+	}
+	return presenceReply(s.presence.Members(storeKey(a, channel), after, limit)), nil
+}
+
+// BackendPresenceStats returns an app's channel's members and connections
+// (anonymous ones included) for its backend, in O(1).
+func (s *Server) BackendPresenceStats(appKey, channel string) (users, conns int, err error) {
+	a, ok := s.apps[appKey]
+	if !ok {
+		return 0, 0, fmt.Errorf("server: backend presence stats: unknown appkey %q", appKey)
+	}
+	if err := checkChannel(channel); err != nil {
+		return 0, 0, err
+	}
+	users, conns = s.presence.Stats(storeKey(a, channel))
+	return users, conns, nil
+}
