@@ -26,7 +26,7 @@ func (s *Server) matching(appKey, connection, user string) ([]*conn, error) {
 	defer s.mu.Unlock()
 	var out []*conn
 	for c := range s.conns {
-		if c.app.Key != appKey || (connection != "" && c.who.id != connection) || (user != "" && c.who.user != user) {
+		if c.app.Key != appKey || (connection != "" && c.who.id != connection) || (user != "" && c.userID() != user) {
 			continue
 		}
 		out = append(out, c)
@@ -77,22 +77,7 @@ func (s *Server) BackendUnsubscribe(appKey, connection, user, channel string) (i
 }
 
 // endChannel ends the connection's live subscriptions to channel (see
-// revoke) and returns how many.
+// endSubscriptions) and returns how many.
 func (c *conn) endChannel(channel, reason string) int {
-	c.mu.Lock()
-	n := 0
-	for _, sub := range c.live {
-		if sub.channel != channel {
-			continue
-		}
-		c.dropSubLocked(sub)
-		c.srv.counters.subscriptions.Add(-1)
-		c.queue = append(c.queue, outItem{end: sub, deny: reason})
-		n++
-	}
-	c.mu.Unlock()
-	if n > 0 {
-		c.Wake()
-	}
-	return n
+	return c.endSubscriptions(func(sub *subscription) bool { return sub.channel == channel }, reason)
 }

@@ -81,16 +81,25 @@ func (c *conn) stopGrant() {
 	}
 }
 
-// revoke ends every live subscription whose channel perms do not allow:
-// the writer closes its cursor and sends rtm/subscription/error
-// authorization_denied with reason and the position to resume from.
-// c.grant.mu is held.
+// revoke ends every live subscription whose channel perms do not allow
+// (see endSubscriptions). c.grant.mu is held.
 func (c *conn) revoke(perms app.Permissions, reason string) {
+	c.endSubscriptions(func(sub *subscription) bool {
+		return !perms.CanSubscribe(sub.channel) || (sub.group != nil && !perms.CanSubscribePrefix(sub.channel)) ||
+			(sub.presence && !perms.CanPresence(sub.channel))
+	}, reason)
+}
+
+// endSubscriptions ends the live subscriptions for which end says so: the
+// writer closes each cursor and sends rtm/subscription/error
+// authorization_denied with reason and the position to resume from; the
+// connection's presence follows what it still subscribes. It returns how
+// many it ended.
+func (c *conn) endSubscriptions(end func(*subscription) bool, reason string) int {
 	c.mu.Lock()
 	n := 0
 	for _, sub := range c.live {
-		if perms.CanSubscribe(sub.channel) && (sub.group == nil || perms.CanSubscribePrefix(sub.channel)) &&
-			(!sub.presence || perms.CanPresence(sub.channel)) {
+		if !end(sub) {
 			continue
 		}
 		c.dropSubLocked(sub)
@@ -103,6 +112,7 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 		c.syncPresence()
 		c.Wake()
 	}
+	return n
 }
 
 // expireGrant returns a connection authenticated by a JWT to the default

@@ -39,8 +39,6 @@ type hookState struct {
 // read-only, so read without a lock (by the server API too).
 type identity struct {
 	id    string
-	user  string
-	info  json.RawMessage
 	hooks *hook.Hooks // the app's, nil without: no map lookup per request
 	occ   *occupancy  // the app's, nil without events
 }
@@ -171,7 +169,15 @@ func (c *conn) applyConnect(id string, ans *hook.ConnectAnswer) {
 	if ans == nil {
 		return
 	}
-	c.who.user, c.who.info = ans.User, ans.Info
+	if ans.User != "" {
+		// One identity for presence, the hooks and the server API: the
+		// user the connect hook named, until a JWT names another.
+		var info any
+		if len(ans.Info) > 0 {
+			_ = json.Unmarshal(ans.Info, &info) // the hook package checked it is JSON
+		}
+		c.setUser(ans.User, info, false)
+	}
 	switch {
 	case ans.Permissions != nil:
 		c.role = connectHookRole
@@ -200,7 +206,7 @@ func (c *conn) askSubscribe(channel, id string) error {
 	}
 	c.wakeIfDue() // the replies before it need not wait for the backend
 	ans, err := h.Subscribe(c.ctx, &hook.SubscribeRequest{Appkey: c.app.Key, Connection: c.who.id,
-		User: c.who.user, Role: c.role, Channel: channel, SubscriptionID: id})
+		User: c.userID(), Role: c.role, Channel: channel, SubscriptionID: id})
 	if err != nil {
 		c.srv.log.Warn("subscribe hook failed", "appkey", c.app.Key, "remote", c.remote, "err", err)
 	}
@@ -224,7 +230,7 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
 	}
 	ans, err := h.Publish(c.ctx, &hook.PublishRequest{Appkey: c.app.Key, Connection: c.who.id,
-		User: c.who.user, Role: c.role, Channel: channel, Message: raw})
+		User: c.userID(), Role: c.role, Channel: channel, Message: raw})
 	if err == nil && ans.Allow && ans.Message != nil {
 		var replaced any
 		if derr := (jsoncodec.Codec{}).DecodeBody(ans.Message, &replaced); derr != nil {
@@ -293,7 +299,7 @@ func (s *Server) disconnected(c *conn) {
 	c.mu.Lock()
 	code, reason := c.closeCode, c.closeReason
 	c.mu.Unlock()
-	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.who.id, User: c.who.user, Code: int(code), Reason: reason})
+	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.who.id, User: c.userID(), Code: int(code), Reason: reason})
 }
 
 // StatusBackendDisconnect is the close code of a connection the app's

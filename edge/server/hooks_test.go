@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,4 +300,37 @@ func TestOccupancyAndDisconnectEvents(t *testing.T) {
 		t.Fatalf("unexpected event %+v %s", ev, ev.Data)
 	default:
 	}
+}
+
+// TestConnectHookUserInPresence: the user a connect hook names is the
+// connection's one identity: presence lists it, with the hook's info, and
+// the server API's unsubscribe by that user ends its subscription and so
+// its presence in the room.
+func TestConnectHookUserInPresence(t *testing.T) {
+	t.Parallel()
+	b := startBackend(t)
+	e := startEdge(t, func(o *server.Options) {
+		o.Apps[0].Hooks = b.config(hook.FailDeny)
+		o.Apps[0].Roles["admin"].Permissions.Presence = []string{"*"}
+	})
+	alice := e.mustDialHooked(t, "admin")
+	alice.expectOK("rtm/subscribe", 1, map[string]any{"channel": "room.1", "presence": true})
+	snap := alice.presencePush("room.1", "members")
+	if ids := userIDs(snap["members"]); !slices.Equal(ids, []string{"alice"}) {
+		t.Fatalf("snapshot %v: want alice, the user the connect hook named", snap)
+	}
+	if info := snap["members"].([]any)[0].(map[string]any)["info"]; info.(map[string]any)["name"] != "Alice" {
+		t.Fatalf("alice's info: %v, want the connect hook's", info)
+	}
+	bob := e.mustDialHooked(t, "narrow")
+	bob.expectOK("rtm/subscribe", 1, map[string]any{"channel": "room.1"})
+	wantPushed(t, alice.presencePush("room.1", "join"), "bob", 2, 2)
+	n, err := e.srv.BackendUnsubscribe("test", "", "bob", "room.1")
+	if err != nil || n != 1 {
+		t.Fatalf("BackendUnsubscribe(bob) = %d, %v; want 1 subscription ended", n, err)
+	}
+	if p := bob.recv(); p.Action != "rtm/subscription/error" || p.Body["error"] != "authorization_denied" {
+		t.Fatalf("bob got %s %v, want his subscription ended", p.Action, p.Body)
+	}
+	wantPushed(t, alice.presencePush("room.1", "leave"), "bob", 1, 1)
 }

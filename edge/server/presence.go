@@ -46,6 +46,14 @@ func (c *conn) setUser(user string, info any, fromGrant bool) {
 	c.syncPresence()
 }
 
+// userID is the connection's user: what its JWT's sub or its connect
+// hook named; "" for anonymous.
+func (c *conn) userID() string {
+	c.pres.mu.Lock()
+	defer c.pres.mu.Unlock()
+	return c.pres.user
+}
+
 // endGrantUser drops the identity a JWT grant gave once the grant has
 // ended: an expired token proves no user any more.
 func (c *conn) endGrantUser() {

@@ -3,11 +3,14 @@
 // roles and limits, appends publishes to the store and sends every
 // subscription what it reads there.
 //
-// Each connection has two goroutines: its reader (the HTTP handler's own
-// goroutine), which handles requests one at a time so replies leave in
-// request order, and its writer, which drains the reply queue and the
-// subscriptions' cursors. Lock order: Server.mu before conn.grant.mu
-// before conn.mu before occupancy.mu (hooks.go).
+// Each connection has a reader goroutine of its own (accept hands the
+// upgraded connection to it and returns the HTTP handler's), which
+// handles requests one at a time so replies leave in request order, and a
+// writer started on demand, which drains the reply queue and the
+// subscriptions' cursors (the reader makes a pass itself when no writer
+// runs). Lock order: Server.mu before conn.grant.mu before
+// connPresence.mu (presence.go) before conn.mu before occupancy.mu
+// (hooks.go).
 package server
 
 import (
