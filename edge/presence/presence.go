@@ -216,8 +216,9 @@ func (sh *shard) dropIfEmptyLocked(name string, rm *room) {
 }
 
 // Add counts one more connection of user (anonymous when "") in room; the
-// user joins if it was not there. info is the user's info when it joins.
-func (r *Registry) Add(room, user string, info any) {
+// user joins if it was not there, and Add reports whether it did. info is
+// the user's info when it joins.
+func (r *Registry) Add(room, user string, info any) (joined bool) {
 	sh := r.shard(room)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -226,7 +227,7 @@ func (r *Registry) Add(room, user string, info any) {
 	if user == "" {
 		rm.anon++
 		sh.notifyLocked(room, rm, Count, "", nil)
-		return
+		return false
 	}
 	m := rm.users[user]
 	if m == nil {
@@ -241,32 +242,33 @@ func (r *Registry) Add(room, user string, info any) {
 	if m.total == 1 {
 		sh.notifyLocked(room, rm, Join, user, m)
 	}
+	return m.total == 1
 }
 
 // Remove counts one connection of user (anonymous when "") less in room;
-// the user leaves with its last connection. Removing what was not added
-// does nothing.
-func (r *Registry) Remove(room, user string) {
+// the user leaves with its last connection, and Remove reports whether it
+// did. Removing what was not added does nothing.
+func (r *Registry) Remove(room, user string) (left bool) {
 	sh := r.shard(room)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	rm := sh.roomLocked(room, false)
 	if rm == nil || rm.conns == 0 {
-		return
+		return false
 	}
 	if user == "" {
 		if rm.anon == 0 {
-			return
+			return false
 		}
 		rm.anon--
 		rm.conns--
 		sh.notifyLocked(room, rm, Count, "", nil)
 		sh.dropIfEmptyLocked(room, rm)
-		return
+		return false
 	}
 	m := rm.users[user]
 	if m == nil || m.local == 0 {
-		return
+		return false
 	}
 	m.local--
 	m.total--
@@ -274,12 +276,14 @@ func (r *Registry) Remove(room, user string) {
 	if r.onLocal != nil {
 		r.onLocal(room, user, m.info, m.local)
 	}
-	if m.total == 0 {
+	left = m.total == 0
+	if left {
 		delete(rm.users, user)
 		sh.notifyLocked(room, rm, Leave, user, m)
 		sh.freeLocked(m)
 	}
 	sh.dropIfEmptyLocked(room, rm)
+	return left
 }
 
 // notifyLocked tells the room's watchers that user joined or left.

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"sync"
 
+	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -99,14 +101,14 @@ func (c *conn) syncPresence() {
 		// In as the new user before out as the old, so that the counts
 		// of the leave are those of the room after the change.
 		for room := range p.joined {
-			reg.Add(room, p.user, p.info)
-			reg.Remove(room, p.joinedAs)
+			c.presenceEvent(reg.Add(room, p.user, p.info), hook.KindPresenceJoin, room, p.user, p.info)
+			c.presenceEvent(reg.Remove(room, p.joinedAs), hook.KindPresenceLeave, room, p.joinedAs, nil)
 		}
 		p.joinedAs = p.user
 	}
 	for room := range p.joined {
 		if _, ok := want[room]; !ok {
-			reg.Remove(room, p.joinedAs)
+			c.presenceEvent(reg.Remove(room, p.joinedAs), hook.KindPresenceLeave, room, p.joinedAs, nil)
 			delete(p.joined, room)
 		}
 	}
@@ -115,11 +117,26 @@ func (c *conn) syncPresence() {
 			if p.joined == nil {
 				p.joined = make(map[string]struct{})
 			}
-			reg.Add(room, p.joinedAs, p.info)
+			c.presenceEvent(reg.Add(room, p.joinedAs, p.info), hook.KindPresenceJoin, room, p.joinedAs, p.info)
 			p.joined[room] = struct{}{}
 		}
 	}
 	c.syncWatches(p, live)
+}
+
+// presenceEvent posts a presence_join or presence_leave event to the
+// app's backend when happened (the user came into room or left it on this
+// edge) and the app listens for events.
+func (c *conn) presenceEvent(happened bool, kind, room, user string, info any) {
+	ev := c.who.hooks.Events()
+	if !happened || ev == nil {
+		return
+	}
+	d := hook.PresenceData{Channel: room[len(c.app.Key)+1:], Connection: c.who.id, User: user}
+	if info != nil {
+		d.Info, _ = json.Marshal(info) // decoded from JSON: it encodes
+	}
+	_ = ev.Post(kind, d) // counted when dropped
 }
 
 // syncWatches starts a watch for each live presence subscription without
