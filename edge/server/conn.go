@@ -143,6 +143,7 @@ func (s *subscription) close() {
 	}
 	if s.view != nil {
 		s.view.stop()
+		s.view.leave()
 	}
 	if s.vacate != nil {
 		s.vacate()

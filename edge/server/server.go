@@ -52,6 +52,7 @@ type Server struct {
 	authLimit *authLimiter
 	hk        hookState          // the apps' hooks (hooks.go)
 	presence  *presence.Registry // who is in each channel
+	views     viewShares         // simple views' shared results (viewshare.go)
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64

@@ -92,9 +92,15 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		}
 	}
 	c.occupy(sub) // before the writer has it, which may end it
+	if sv != nil {
+		sv.join(&c.srv.views, key, b.Filter)
+	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		if sub.vacate != nil {
 			sub.vacate()
+		}
+		if sv != nil {
+			sv.leave()
 		}
 		return nil, err
 	}

@@ -16,7 +16,8 @@ import (
 // the select list projects. The view runs on the stored carrier (msgpack)
 // of each message, in the subscription's writer, which owns its
 // Evaluator: compiling once per subscription, evaluating once per message
-// and subscriber. History and catch-up go through it too; a data PDU's
+// and statement when several subscriptions of the channel use it (they
+// share the results, viewshare.go), else once per message. History and catch-up go through it too; a data PDU's
 // position stays the channel's position after its batch.
 //
 // An aggregate view (COUNT, GROUP BY, MERGE...) counts the messages as
@@ -29,6 +30,11 @@ import (
 type subscriptionView struct {
 	v  *view.View
 	ev *view.Evaluator // the writer's alone
+	// share is the statement's results shared with the channel's other
+	// subscriptions of it (viewshare.go); nil for an aggregate view.
+	share       *viewShare
+	shares      *viewShares // where share came from
+	releaseOnce sync.Once
 	// buf holds one batch's projections; outs are their ends in it.
 	buf  []byte
 	outs []int
@@ -101,6 +107,21 @@ func (sv *subscriptionView) start(c *conn) {
 func (sv *subscriptionView) stop() {
 	if sv.done != nil {
 		sv.stopOnce.Do(func() { close(sv.done) })
+	}
+}
+
+// join makes a simple view share its results with the other
+// subscriptions of its statement on the channel of store key key.
+func (sv *subscriptionView) join(vs *viewShares, key, statement string) {
+	if sv.agg == nil {
+		sv.share, sv.shares = vs.acquire(key+"\x00"+statement), vs
+	}
+}
+
+// leave gives the share back. Idempotent.
+func (sv *subscriptionView) leave() {
+	if sv.share != nil {
+		sv.releaseOnce.Do(func() { sv.shares.release(sv.share) })
 	}
 }
 
@@ -182,6 +203,9 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 // encodings the payload holds; a projection is msgpack, transcoded for
 // other codecs (one allocation per message and subscriber).
 func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int) error {
+	if sh := sv.share; sh != nil && sh.shared() {
+		return sv.viewShared(w, frames, ci, sh)
+	}
 	sv.buf, sv.outs = sv.buf[:0], sv.outs[:0]
 	all := sv.v.SelectsAll()
 	for _, f := range frames {
@@ -218,4 +242,52 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 		w.msgs = append(w.msgs, m)
 	}
 	return nil
+}
+
+// viewShared is viewMessages for a statement that other subscriptions of
+// the channel use too: each message's result is taken from the share when
+// another writer made it for this codec, else made and left there.
+func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, sh *viewShare) error {
+	all := sv.v.SelectsAll()
+	for i := range frames {
+		f := &frames[i]
+		m, keep, ok := sh.get(f, ci)
+		if !ok {
+			var err error
+			if m, keep, err = sv.viewOne(f, ci, all); err != nil {
+				return err
+			}
+			sh.put(f, ci, m, keep)
+		}
+		if keep {
+			w.msgs = append(w.msgs, m)
+		}
+	}
+	return nil
+}
+
+// viewOne is what the view makes of f for codec ci, in memory of its own
+// (a projection) or the frame's (SELECT *), and whether it keeps it.
+func (sv *subscriptionView) viewOne(f *store.Frame, ci int, all bool) ([]byte, bool, error) {
+	m, err := encodingAt(f.Data, carrier)
+	if err != nil || len(m) == 0 {
+		return nil, false, fmt.Errorf("%w: a view needs the carrier", errPayload)
+	}
+	if all {
+		if !sv.ev.Match(m) {
+			return nil, false, nil
+		}
+		p, err := payloadFor(f.Data, ci)
+		return p, err == nil, err
+	}
+	out, ok := sv.ev.Append(nil, m)
+	if !ok {
+		return nil, false, nil
+	}
+	if ci != carrier {
+		if out, err = transcodeCarrier(out, ci); err != nil {
+			return nil, false, fmt.Errorf("server: a view's projection: %w", err)
+		}
+	}
+	return out, true, nil
 }
