@@ -33,26 +33,20 @@ func TestPublishAsync(t *testing.T) {
 	ctx := ctxFor(t)
 
 	// Chained from the acknowledgments, as a pipelining publisher does:
-	// 4 outstanding, 100 in all; every one is acknowledged, in order.
+	// 4 outstanding, 100 in all, sent from this goroutine alone (sending
+	// from the ack callbacks too would race the first window: message 3
+	// could leave before message 2); every one is acknowledged, in order.
 	const total, window = 100, 4
-	var next atomic.Int64
 	got := newAcks(total)
-	var publish func()
-	publish = func() {
-		n := next.Add(1)
-		if n > total {
-			return
-		}
-		err := p.PublishAsync("async", n, func(pos rtm.Position, err error) {
-			got.on(pos, err)
-			publish()
-		})
-		if err != nil {
-			t.Errorf("PublishAsync %d: %v", n, err)
+	sent := 0
+	publishNext := func() {
+		sent++
+		if err := p.PublishAsync("async", sent, got.on); err != nil {
+			t.Fatalf("PublishAsync %d: %v", sent, err)
 		}
 	}
 	for range window {
-		publish()
+		publishNext()
 	}
 	var last rtm.Position
 	for i := range total {
@@ -64,6 +58,9 @@ func TestPublishAsync(t *testing.T) {
 			t.Fatalf("ack %d at %v, not after the previous one's %v", i+1, a.pos, last)
 		}
 		last = a.pos
+		if sent < total {
+			publishNext()
+		}
 	}
 	var msgs inbox
 	if _, err := p.Subscribe(ctx, "async", &client.SubscribeOptions{HistoryCount: total}, msgs.handle); err != nil {
