@@ -220,6 +220,14 @@ func TestFeedWatchdogReplacesStuckConsumer(t *testing.T) {
 	cc := j.feed.cc
 	j.feed.applyMu.Unlock()
 	cc.Stop() // the consumer is gone; nothing tells the feed
+	// Stop returns before the consumer has stopped: a message published
+	// now could still be delivered by it (make test saw the store get it
+	// with no restart, once in about 40 runs). Closed is when it is done.
+	select {
+	case <-cc.Closed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stopped consumer did not close within 10s")
+	}
 	second := publish(t, j, "demo\x00w", "after")
 	deadline := time.Now().Add(30 * time.Second)
 	for {
