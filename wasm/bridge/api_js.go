@@ -109,6 +109,20 @@ func (b *bridge) client(args []js.Value) (*clientEntry, int, error) {
 	return e, n, nil
 }
 
+// clientChannel returns the client numbered by args[0] and the channel
+// name in args[1], as the calls on one channel take them.
+func (b *bridge) clientChannel(args []js.Value) (*clientEntry, string, error) {
+	e, _, err := b.client(args)
+	if err != nil {
+		return nil, "", err
+	}
+	channel, err := stringArg(arg(args, 1), "channel")
+	if err != nil {
+		return nil, "", err
+	}
+	return e, channel, nil
+}
+
 // sub returns the subscription numbered by args[0].
 func (b *bridge) sub(args []js.Value) (*subEntry, int, error) {
 	n := intArg(arg(args, 0))

@@ -47,11 +47,7 @@ func (b *bridge) write(args []js.Value) js.Value {
 // store converts the value at once (the page may change its object right
 // after the call) and sends it on a goroutine.
 func (b *bridge) store(args []js.Value, op func(*client.Client, context.Context, string, any) (rtm.Position, error)) js.Value {
-	e, _, err := b.client(args)
-	if err != nil {
-		return rejected(err)
-	}
-	channel, err := stringArg(arg(args, 1), "channel")
+	e, channel, err := b.clientChannel(args)
 	if err != nil {
 		return rejected(err)
 	}
@@ -72,11 +68,7 @@ func (b *bridge) store(args []js.Value, op func(*client.Client, context.Context,
 
 // delete(c, channel) publishes null and resolves with the position.
 func (b *bridge) delete(args []js.Value) js.Value {
-	e, _, err := b.client(args)
-	if err != nil {
-		return rejected(err)
-	}
-	channel, err := stringArg(arg(args, 1), "channel")
+	e, channel, err := b.clientChannel(args)
 	if err != nil {
 		return rejected(err)
 	}
@@ -94,11 +86,7 @@ func (b *bridge) delete(args []js.Value) js.Value {
 // read(c, channel, {position}) resolves with {message, position}: the
 // newest message, or the one at position.
 func (b *bridge) read(args []js.Value) js.Value {
-	e, _, err := b.client(args)
-	if err != nil {
-		return rejected(err)
-	}
-	channel, err := stringArg(arg(args, 1), "channel")
+	e, channel, err := b.clientChannel(args)
 	if err != nil {
 		return rejected(err)
 	}

@@ -49,11 +49,7 @@ func membersValue(ms []client.Member) js.Value {
 // presence(c, channel, {after, limit}) -> Promise<{members, users,
 // connections, next}>: a page of the channel's members from the edge.
 func (b *bridge) presence(args []js.Value) js.Value {
-	e, _, err := b.client(args)
-	if err != nil {
-		return rejected(err)
-	}
-	channel, err := stringArg(arg(args, 1), "channel")
+	e, channel, err := b.clientChannel(args)
 	if err != nil {
 		return rejected(err)
 	}
