@@ -68,6 +68,21 @@ func decodeFast(body []byte, v any) error {
 // its end once only space follows the object. n is the number of keys
 // read before; each key may come once, and seen keeps the bits once
 // sets.
+// object reads an object's keys, calling field for each to read its value;
+// the first error ends it (errLibrary: a key the fast path leaves to the
+// library path).
+func (p *parser) object(field func(key []byte) error) error {
+	for n := 0; ; n++ {
+		key, ok, err := p.keys(n)
+		if err != nil || !ok {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
+}
+
 func (p *parser) keys(n int) (key []byte, ok bool, err error) {
 	if n == 0 {
 		if err := p.openObject(); err != nil {
@@ -115,14 +130,7 @@ func (p *parser) onceValue(seen *uint, bit uint, dst *any) error {
 func (p *parser) publish(b *rtm.PublishBody) error {
 	var out rtm.PublishBody
 	var seen uint
-	for n := 0; ; n++ {
-		key, ok, err := p.keys(n)
-		if err != nil || !ok {
-			if err == nil {
-				b.Channel, b.Message = out.Channel, out.Message
-			}
-			return err
-		}
+	err := p.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "channel":
 			err = p.onceText(&seen, 1, &out.Channel)
@@ -131,10 +139,12 @@ func (p *parser) publish(b *rtm.PublishBody) error {
 		default:
 			err = errLibrary
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err == nil {
+		b.Channel, b.Message = out.Channel, out.Message
 	}
+	return err
 }
 
 func (p *parser) channel(b *rtm.ChannelBody) error {
@@ -160,14 +170,7 @@ func (p *parser) channel(b *rtm.ChannelBody) error {
 func (p *parser) read(b *rtm.ReadBody) error {
 	var out rtm.ReadBody
 	var seen uint
-	for n := 0; ; n++ {
-		key, ok, err := p.keys(n)
-		if err != nil || !ok {
-			if err == nil {
-				b.Channel, b.Position = out.Channel, out.Position
-			}
-			return err
-		}
+	err := p.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "channel":
 			err = p.onceText(&seen, 1, &out.Channel)
@@ -176,10 +179,12 @@ func (p *parser) read(b *rtm.ReadBody) error {
 		default:
 			err = errLibrary
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err == nil {
+		b.Channel, b.Position = out.Channel, out.Position
 	}
+	return err
 }
 
 // text1 reads a body of one string field, named name, into dst, which it
@@ -187,34 +192,22 @@ func (p *parser) read(b *rtm.ReadBody) error {
 func (p *parser) text1(name string, dst *string) error {
 	var out string
 	var seen uint
-	for n := 0; ; n++ {
-		key, ok, err := p.keys(n)
-		if err != nil || !ok {
-			if err == nil {
-				*dst = out
-			}
-			return err
-		}
+	err := p.object(func(key []byte) error {
 		if string(key) != name {
 			return errLibrary
 		}
-		if err := p.onceText(&seen, 1, &out); err != nil {
-			return err
-		}
+		return p.onceText(&seen, 1, &out)
+	})
+	if err == nil {
+		*dst = out
 	}
+	return err
 }
 
 func (p *parser) readReply(b *rtm.ReadReply) error {
 	var out rtm.ReadReply
 	var seen uint
-	for n := 0; ; n++ {
-		key, ok, err := p.keys(n)
-		if err != nil || !ok {
-			if err == nil {
-				b.Position, b.Message = out.Position, out.Message
-			}
-			return err
-		}
+	err := p.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "position":
 			err = p.onceText(&seen, 1, &out.Position)
@@ -223,23 +216,18 @@ func (p *parser) readReply(b *rtm.ReadReply) error {
 		default:
 			err = errLibrary
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err == nil {
+		b.Position, b.Message = out.Position, out.Message
 	}
+	return err
 }
 
 func (p *parser) data(b *rtm.SubscriptionData) error {
 	var out rtm.SubscriptionData
 	var seen uint
-	for n := 0; ; n++ {
-		key, ok, err := p.keys(n)
-		if err != nil || !ok {
-			if err == nil {
-				b.SubscriptionID, b.Position, b.Messages = out.SubscriptionID, out.Position, out.Messages
-			}
-			return err
-		}
+	err := p.object(func(key []byte) (err error) {
 		switch string(key) {
 		case "subscription_id":
 			err = p.onceText(&seen, 1, &out.SubscriptionID)
@@ -252,10 +240,12 @@ func (p *parser) data(b *rtm.SubscriptionData) error {
 		default:
 			err = errLibrary
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err == nil {
+		b.SubscriptionID, b.Position, b.Messages = out.SubscriptionID, out.Position, out.Messages
 	}
+	return err
 }
 
 // messages reads the messages of a subscription's data: an array, or
