@@ -133,18 +133,41 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	srv.SetLoggerV2(&natsLogger{log: log.With("component", "nats")}, opts.Debug, false, false)
+	nl := &natsLogger{log: log.With("component", "nats"), fatal: make(chan string, 1)}
+	srv.SetLoggerV2(nl, opts.Debug, false, false)
 	srv.Start()
-	wait := opts.ReadyTimeout
+	if err := serverReady(srv, nl.fatal, opts.ReadyTimeout); err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("journal: start node: %w", err)
+	}
+	return &Node{srv: srv, token: so.Authorization}, nil
+}
+
+// serverReady waits until srv listens, or returns the first fatal error it
+// logged: a listen address already in use must say so at once, not as a
+// timeout 30 s later. The NATS API has no ready channel, and the error its
+// own wait records is not exported, hence the short waits in turn.
+func serverReady(srv *server.Server, fatal <-chan string, wait time.Duration) error {
 	if wait <= 0 {
 		wait = 30 * time.Second
 	}
-	if !srv.ReadyForConnections(wait) {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-		return nil, fmt.Errorf("journal: start node: NATS server not ready after %v", wait)
+	for end := time.Now().Add(wait); time.Now().Before(end); {
+		if srv.ReadyForConnections(50 * time.Millisecond) {
+			return nil
+		}
+		select {
+		case msg := <-fatal:
+			return errors.New(msg)
+		default:
+		}
 	}
-	return &Node{srv: srv, token: so.Authorization}, nil
+	select {
+	case msg := <-fatal:
+		return errors.New(msg)
+	default:
+		return fmt.Errorf("NATS server not ready after %v", wait)
+	}
 }
 
 // Connect returns a client connection to the node over loopback (or its
@@ -207,11 +230,21 @@ func splitHostPort(addr string) (string, int, error) {
 
 // natsLogger adapts the NATS server's logger to slog: notices are debug
 // (the server is chatty), warnings and errors keep their level.
-type natsLogger struct{ log *slog.Logger }
+type natsLogger struct {
+	log   *slog.Logger
+	fatal chan string // the first fatal message, for StartNode
+}
 
 func (l *natsLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l *natsLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
-func (l *natsLogger) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Error(msg)
+	select {
+	case l.fatal <- msg:
+	default:
+	}
+}
 func (l *natsLogger) Errorf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
 	if strings.HasPrefix(msg, "Error trying to connect to route") {

@@ -8,8 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,22 +25,49 @@ import (
 func Logger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // FreePorts returns n loopback TCP ports that were free a moment ago.
+// They are drawn at random below the kernel's ephemeral range: a port the
+// kernel handed out (listening on port 0) goes back to the pool every
+// outgoing connection draws its local port from, and with other packages'
+// tests dialling thousands of loopback connections one of them could take
+// it before the node that was meant to listen there.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var lns []net.Listener
+	lo, hi := 10000, ephemeralLow()
 	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			t.Fatalf("no %d free ports in [%d, %d)", n, lo, hi)
 		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
+		p := lo + rand.IntN(hi-lo)
+		if slices.Contains(ports, p) {
+			continue
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue // taken
+		}
 		ln.Close()
+		ports = append(ports, p)
 	}
 	return ports
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	lo, err := strconv.Atoi(f[0])
+	if err != nil || lo < 12000 {
+		return 32768
+	}
+	return lo
 }
 
 // Node starts a single embedded node with JetStream in a fresh directory.
@@ -50,9 +81,25 @@ func Node(t testing.TB) *journal.Node {
 	return n
 }
 
-// Cluster starts n embedded nodes that form one JetStream cluster.
+// Cluster starts n embedded nodes that form one JetStream cluster. A
+// port FreePorts found free can still be taken by another process before
+// its node listens: then the nodes are stopped and started again on new
+// ports.
 func Cluster(t testing.TB, n int) []*journal.Node {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		nodes, err := startCluster(t, n)
+		if err == nil {
+			return nodes
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("cluster of %d, attempt %d: %v; again on other ports", n, attempt, err)
+	}
+}
+
+func startCluster(t testing.TB, n int) ([]*journal.Node, error) {
 	ports := FreePorts(t, n)
 	var routes []string
 	for _, p := range ports {
@@ -71,13 +118,24 @@ func Cluster(t testing.TB, n int) []*journal.Node {
 		})
 	}
 	wg.Wait()
+	var failed error
 	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("node %d: %v", i, err)
+		if err != nil && failed == nil {
+			failed = fmt.Errorf("node %d: %w", i, err)
 		}
-		t.Cleanup(nodes[i].Close)
 	}
-	return nodes
+	if failed != nil {
+		for _, node := range nodes {
+			if node != nil {
+				node.Close()
+			}
+		}
+		return nil, failed
+	}
+	for _, node := range nodes {
+		t.Cleanup(node.Close)
+	}
+	return nodes, nil
 }
 
 // Open connects to node and opens a journal on its stream (opts nil:
