@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -126,8 +127,8 @@ func TestPublishAcrossReconnect(t *testing.T) {
 
 	// Once the client has noticed the loss (Disconnected) it redials; the
 	// fake edge holds that dial until it accepts, so the second publish
-	// has no connection to go out on. (Made before the client noticed,
-	// it would have failed on the dead connection.)
+	// has no connection to go out on. (One made before the client noticed
+	// waits too: TestPublishWaitsForReconnectAfterFailure.)
 	for s := State(-1); s != Disconnected; {
 		s = poll.Recv(t, "the state Disconnected", states)
 	}
@@ -143,6 +144,51 @@ func TestPublishAcrossReconnect(t *testing.T) {
 	if r := poll.Recv(t, "the second publish's end", second); r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 9}) {
 		t.Fatalf("publish after the reconnect: %v, %v; want 7:9", r.pos, r.err)
 	}
+}
+
+// TestPublishWaitsForReconnectAfterFailure: a publish made after the
+// connection failed but before the client has finished closing it (a
+// close handshake can take seconds) waits for the new connection and is
+// sent there, like one made later while the client redials: it must not
+// fail at once on the dead connection. In a synctest bubble, so "it
+// waits" is checked once every goroutine is blocked.
+func TestPublishWaitsForReconnectAfterFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, fc := dialFake(t, e, Options{})
+		closing, release := fc.holdClose(t)
+		fc.drop()
+		<-closing // the supervisor saw the failure and closes the connection
+
+		type result struct {
+			pos rtm.Position
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			p, err := c.Publish(context.Background(), "ch", "y")
+			done <- result{p, err}
+		}()
+		synctest.Wait()
+		select {
+		case r := <-done:
+			t.Fatalf("publish after the failure returned %v, %v before the reconnect; want it to wait", r.pos, r.err)
+		default:
+		}
+
+		release()
+		fc2 := e.accept(t)
+		req := fc2.next(t)
+		var body rtm.PublishBody
+		req.body(t, &body)
+		if req.Action != rtm.ActionPublish || body.Message != "y" {
+			t.Fatalf("on the new connection the client sent %s %+v, want the publish of y", req.Action, body)
+		}
+		fc2.reply(t, req, rtm.PositionBody{Position: "7:9"})
+		if r := <-done; r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 9}) {
+			t.Fatalf("publish after the reconnect: %v, %v; want 7:9", r.pos, r.err)
+		}
+	})
 }
 
 // TestRequestGivenUp: a request whose context ends before its reply

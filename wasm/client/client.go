@@ -32,7 +32,7 @@ type Client struct {
 	// taking it, so the lock order is Client.mu -> conn.mu.
 	mu      sync.Mutex
 	closed  bool
-	cur     *conn         // the live connection, nil while disconnected
+	cur     *conn         // the live connection, nil while disconnected; read through liveLocked
 	ready   chan struct{} // closed while cur != nil
 	subs    map[string]*Subscription
 	orphans []orphan      // edge subscriptions no one wants any more
@@ -165,7 +165,7 @@ func (c *Client) State() State { return State(c.state.Load()) }
 func (c *Client) waitConn(ctx context.Context) (*conn, error) {
 	for {
 		c.mu.Lock()
-		closed, cn, ready := c.closed, c.cur, c.ready
+		closed, cn, ready := c.closed, c.liveLocked(), c.ready
 		c.mu.Unlock()
 		switch {
 		case closed:
@@ -183,13 +183,33 @@ func (c *Client) waitConn(ctx context.Context) (*conn, error) {
 	}
 }
 
-// do sends a request on the live connection and waits for its reply.
-func (c *Client) do(ctx context.Context, action string, body, out any) error {
-	cn, err := c.waitConn(ctx)
-	if err != nil {
-		return err
+// liveLocked returns the live connection, nil while there is none. A
+// connection that has failed is not live, although the supervisor may not
+// have handled its loss yet (it first closes it, which can take a close
+// handshake): the client lets go of it at once, so that requests made
+// meanwhile wait for the next connection instead of failing on the dead
+// one. lost finds it gone and does the rest.
+func (c *Client) liveLocked() *conn {
+	if cn := c.cur; cn != nil && cn.cause() != nil {
+		c.cur = nil
+		c.ready = make(chan struct{})
 	}
-	return c.closedErr(cn.request(ctx, action, body, out))
+	return c.cur
+}
+
+// do sends a request on the live connection and waits for its reply. A
+// request that its connection, failing meanwhile, never sent waits for the
+// next connection like one made while the client reconnects.
+func (c *Client) do(ctx context.Context, action string, body, out any) error {
+	for {
+		cn, err := c.waitConn(ctx)
+		if err != nil {
+			return err
+		}
+		if err = cn.request(ctx, action, body, out); !errors.Is(err, errUnsent) {
+			return c.closedErr(err)
+		}
+	}
 }
 
 // closedErr reports ErrClosed for a request cut off by Close rather than

@@ -248,6 +248,20 @@ func disconnected(cause error) error {
 	return fmt.Errorf("%w: %v", ErrDisconnected, cause)
 }
 
+// errUnsent marks, for errors.Is, a request refused because its
+// connection had already ended: it was never sent, so the client may send
+// it on the next connection.
+var errUnsent = errors.New("client: request not sent")
+
+// unsentError is ErrDisconnected for a request that was never sent; its
+// text is disconnected's.
+type unsentError struct{ err error }
+
+func unsent(cause error) error        { return unsentError{disconnected(cause)} }
+func (e unsentError) Error() string   { return e.err.Error() }
+func (e unsentError) Unwrap() error   { return e.err }
+func (e unsentError) Is(t error) bool { return t == errUnsent }
+
 // cause returns why the connection ended, nil while it is up.
 func (cn *conn) cause() error {
 	cn.mu.Lock()
@@ -300,7 +314,7 @@ func (cn *conn) sendCall(cl *call, body any) error {
 	if err := cn.err; err != nil {
 		cn.mu.Unlock()
 		cn.wmu.Unlock()
-		return disconnected(err)
+		return unsent(err)
 	}
 	cn.pending[cl.id] = cl
 	cn.mu.Unlock()

@@ -88,6 +88,11 @@ type fakeConn struct {
 	// is slow to take.
 	mu   sync.Mutex
 	hold chan struct{}
+	// closeHold, when set, makes the client's Close wait, after it has
+	// sent closing, until closeHold is closed: a close handshake that
+	// waits for the far end's close frame.
+	closeHold chan struct{}
+	closing   chan struct{}
 
 	closed chan struct{} // closed by the client's Close or the test's drop
 	once   sync.Once
@@ -139,6 +144,14 @@ func (fc *fakeConn) Write(ctx context.Context, _ bool, msgs [][]byte) error {
 func (fc *fakeConn) Ping(context.Context) error { return nil }
 
 func (fc *fakeConn) Close(websocket.StatusCode, string) error {
+	fc.mu.Lock()
+	hold, closing := fc.closeHold, fc.closing
+	fc.closeHold, fc.closing = nil, nil
+	fc.mu.Unlock()
+	if hold != nil {
+		close(closing)
+		<-hold
+	}
 	fc.drop()
 	return nil
 }
@@ -157,6 +170,19 @@ func (fc *fakeConn) holdNextWrite() (release func()) {
 	fc.hold = ch
 	fc.mu.Unlock()
 	return func() { close(ch) }
+}
+
+// holdClose makes the client's Close of this connection wait until
+// release is called (or the test ends); closing is closed once the client
+// is in that Close.
+func (fc *fakeConn) holdClose(t *testing.T) (closing <-chan struct{}, release func()) {
+	hold, ch := make(chan struct{}), make(chan struct{})
+	fc.mu.Lock()
+	fc.closeHold, fc.closing = hold, ch
+	fc.mu.Unlock()
+	release = sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // before the client's Close, which waits for it
+	return ch, release
 }
 
 // fakeReq is a request the client sent.

@@ -123,7 +123,7 @@ func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position
 // liveConn returns the live connection, without waiting for one.
 func (c *Client) liveConn() (*conn, error) {
 	c.mu.Lock()
-	closed, cn := c.closed, c.cur
+	closed, cn := c.closed, c.liveLocked()
 	c.mu.Unlock()
 	switch {
 	case closed:

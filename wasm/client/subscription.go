@@ -204,11 +204,10 @@ func (c *Client) Subscribe(ctx context.Context, channel string, opts *SubscribeO
 		return nil, fmt.Errorf("client: subscribe %q: %w", s.id,
 			rtm.Errorf(rtm.CodeAlreadySubscribed, "subscription %q is already live in this client", s.id))
 	}
-	cn, err := c.waitConn(ctx)
-	if err != nil {
+	cn, cl, err := c.sendSubscribe(ctx, s, body)
+	if cn == nil {
 		return nil, err
 	}
-	cl, err := cn.send(ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, true, s.opts.Position))
 	if err == nil {
 		err = cn.wait(ctx, cl, nil)
 	}
@@ -231,6 +230,22 @@ func (c *Client) Subscribe(ctx context.Context, channel string, opts *SubscribeO
 		return nil, fmt.Errorf("client: subscribe %q: %w: malformed subscribe/ok", s.id, ErrUnexpectedReply)
 	}
 	return s, nil
+}
+
+// sendSubscribe sends a new subscription's request on the live
+// connection, waiting for one while the client reconnects (like do). It
+// returns no connection when there is none to wait for.
+func (c *Client) sendSubscribe(ctx context.Context, s *Subscription, body *rtm.SubscribeBody) (*conn, *call, error) {
+	for {
+		cn, err := c.waitConn(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		cl, err := cn.send(ctx, rtm.ActionSubscribe, body, c.confirmHook(s, cn, true, s.opts.Position))
+		if !errors.Is(err, errUnsent) {
+			return cn, cl, err
+		}
+	}
 }
 
 // newSubscription checks a Subscribe call and builds its request.
