@@ -302,10 +302,12 @@ func (cn *conn) sendAsync(action string, body any, reply func(*call)) error {
 
 // sendCall gives a call a fresh id, queues its request and registers it.
 // Whether the connection has ended is checked once, as the call is
-// registered: a request queued on an ended connection is dropped with it.
+// registered: a request for an ended connection is taken off the queue
+// and never sent.
 func (cn *conn) sendCall(cl *call, body any) error {
 	cn.wmu.Lock()
 	cl.id = cn.nextID.Add(1)
+	n, k := len(cn.out), len(cn.ends)
 	if err := cn.appendLocked(&rtm.PDU{Action: cl.action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
 		cn.wmu.Unlock()
 		return err
@@ -313,6 +315,9 @@ func (cn *conn) sendCall(cl *call, body any) error {
 	cn.mu.Lock()
 	if err := cn.err; err != nil {
 		cn.mu.Unlock()
+		// Off the queue, so that no writer still running sends it: the
+		// caller may send it on the next connection.
+		cn.out, cn.ends = cn.out[:n], cn.ends[:k]
 		cn.wmu.Unlock()
 		return unsent(err)
 	}
