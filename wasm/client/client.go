@@ -28,8 +28,8 @@ type Client struct {
 
 	// mu guards the fields below, the queue, and the mutable fields of
 	// every Subscription. It is held only for short bookkeeping, never
-	// across I/O or callbacks; conn.mu and conn.wmu are never held while
-	// taking it, so the lock order is Client.mu -> conn.mu.
+	// across I/O or callbacks; a connection's locks are never held while
+	// taking it, so the lock order is Client.mu -> conn.box.mu -> conn.mu.
 	mu      sync.Mutex
 	closed  bool
 	cur     *conn         // the live connection, nil while disconnected; read through liveLocked

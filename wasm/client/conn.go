@@ -18,14 +18,10 @@ import (
 // connection.
 var errConnClosed = errors.New("client: connection closed by the client")
 
-// maxKeptWriteBuffer is the largest encode buffer a connection keeps
-// between writes; a rare huge message does not pin its memory forever.
-const maxKeptWriteBuffer = 64 << 10
-
 // conn is one authenticated-or-not WebSocket connection: a reader
-// goroutine that matches replies to requests by id and hands pushes to the
-// client, and a write path serialized by a mutex. A conn is never reused:
-// when it ends, the client dials a new one.
+// goroutine that matches replies to requests by id and hands pushes to
+// the client, and an outbox that queues and writes requests. A conn is
+// never reused: when it ends, the client dials a new one.
 type conn struct {
 	t     transport
 	codec codec.Codec
@@ -56,27 +52,7 @@ type conn struct {
 	pending map[int64]*call
 	err     error // why the connection ended, set once
 
-	// wmu guards the outgoing queue: requests encoded back to back in
-	// out, each ending at the offset in ends. A sender that finds nobody
-	// writing writes the queue, and again for as long as others queued
-	// more meanwhile, so that concurrent requests share one write. send
-	// holds wmu while registering a call under mu: order wmu, then mu.
-	wmu       sync.Mutex
-	out       []byte
-	ends      []int
-	writing   bool     // a sender or the flusher is writing the queue
-	spareOut  []byte   // the other queue, swapped in while writing
-	spareEnds []int    //
-	msgs      [][]byte // the writer's
-	// corked is set while the reader handles frames (set without wmu,
-	// cleared under it): requests queued meanwhile, typically by reply
-	// callbacks running on the reader, are not written by their sender
-	// but by a flusher goroutine the reader starts once it has handled
-	// every frame it already received. So the requests that the replies
-	// of one read set off leave in one write, and the reader never writes
-	// itself: it could block there while the edge blocks writing to it.
-	corked   atomic.Bool
-	flushers sync.WaitGroup
+	box outbox // the outgoing queue; send registers a call under box.mu and mu, in that order
 
 	closeOnce sync.Once
 }
@@ -117,6 +93,7 @@ func newConn(t transport, cd codec.Codec, log *Logger, pushes pushHandler) *conn
 		pending: make(map[int64]*call),
 	}
 	cn.dd, _ = cd.(codec.DataDecoder)
+	cn.box.write = cn.write
 	go cn.readLoop()
 	return cn
 }
@@ -131,14 +108,14 @@ func (cn *conn) readLoop() {
 			cn.fail(err)
 			return
 		}
-		cn.corked.Store(true)
+		cn.box.cork()
 		cn.handle(frame)
 		// Corked only while the next Read cannot wait for the edge: a
 		// ping buffered behind a reply would otherwise keep the requests
 		// that reply set off unwritten while Read waits for the edge's
 		// next message, which never comes if the edge waits for them.
 		if !cn.t.MessagePending() {
-			cn.uncork()
+			cn.box.uncork()
 		}
 	}
 }
@@ -167,25 +144,6 @@ func (cn *conn) handle(frame []byte) {
 	default:
 		cn.log.Debug("sluice client: ignored a reply with a string id", "action", env.Action)
 	}
-}
-
-// uncork ends the reader's cork: what was queued meanwhile is written by
-// a flusher goroutine, unless a sender is writing (and takes it along).
-func (cn *conn) uncork() {
-	cn.wmu.Lock()
-	cn.corked.Store(false)
-	if cn.writing || len(cn.ends) == 0 {
-		cn.wmu.Unlock()
-		return
-	}
-	cn.writing = true
-	cn.flushers.Add(1)
-	go func() {
-		defer cn.flushers.Done()
-		cn.wmu.Lock()
-		_ = cn.writeQueueLocked() // a failure ends the connection
-	}()
-	cn.wmu.Unlock()
 }
 
 // logErrorPDU reports the edge's answer to a frame it could not decode:
@@ -279,7 +237,7 @@ func (cn *conn) close() {
 		cn.fail(errConnClosed)
 	})
 	<-cn.done
-	cn.flushers.Wait()
+	cn.box.wait()
 }
 
 // send writes a request with a fresh id and registers it for its reply.
@@ -305,27 +263,27 @@ func (cn *conn) sendAsync(action string, body any, reply func(*call)) error {
 // registered: a request for an ended connection is taken off the queue
 // and never sent.
 func (cn *conn) sendCall(cl *call, body any) error {
-	cn.wmu.Lock()
-	cl.id = cn.nextID.Add(1)
-	n, k := len(cn.out), len(cn.ends)
-	if err := cn.appendLocked(&rtm.PDU{Action: cl.action, ID: rtm.IntID(cl.id), Body: body}); err != nil {
-		cn.wmu.Unlock()
-		return err
+	encode := func(dst []byte) ([]byte, error) {
+		cl.id = cn.nextID.Add(1) // under box.mu: ids increase in queue order
+		return cn.encode(dst, &rtm.PDU{Action: cl.action, ID: rtm.IntID(cl.id), Body: body})
 	}
-	cn.mu.Lock()
-	if err := cn.err; err != nil {
-		cn.mu.Unlock()
-		// Off the queue, so that no writer still running sends it: the
-		// caller may send it on the next connection.
-		cn.out, cn.ends = cn.out[:n], cn.ends[:k]
-		cn.wmu.Unlock()
-		return unsent(err)
-	}
-	cn.pending[cl.id] = cl
-	cn.mu.Unlock()
 	// A failed write fails the registered call: its waiter, or its reply
 	// function, hears why.
-	_ = cn.flushLocked()
+	if queued, err := cn.box.push(encode, func() error { return cn.register(cl) }); !queued {
+		return err
+	}
+	return nil
+}
+
+// register records a call, to be matched with its reply, unless the
+// connection has ended: then the call is unsent.
+func (cn *conn) register(cl *call) error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.err != nil {
+		return unsent(cn.err)
+	}
+	cn.pending[cl.id] = cl
 	return nil
 }
 
@@ -334,74 +292,25 @@ func (cn *conn) sendNoReply(action string, body any) error {
 	if err := cn.cause(); err != nil {
 		return disconnected(err)
 	}
-	cn.wmu.Lock()
-	if err := cn.appendLocked(&rtm.PDU{Action: action, Body: body}); err != nil {
-		cn.wmu.Unlock()
-		return err
-	}
-	return cn.flushLocked()
-}
-
-// appendLocked encodes a request onto the outgoing queue; wmu is held.
-// On an error the queue is as it was.
-func (cn *conn) appendLocked(pdu *rtm.PDU) error {
-	n := len(cn.out)
-	out, err := cn.codec.AppendPDU(cn.out, pdu)
-	if err != nil {
-		cn.out = cn.out[:n]
-		return fmt.Errorf("client: encode %s: %w", pdu.Action, err)
-	}
-	cn.out = out
-	cn.ends = append(cn.ends, len(out))
-	return nil
-}
-
-// flushLocked writes the queue unless another sender is writing it (that
-// one takes this request along) or the reader is corked (its flusher
-// will); it releases wmu.
-func (cn *conn) flushLocked() error {
-	if cn.writing || cn.corked.Load() {
-		cn.wmu.Unlock()
-		return nil
-	}
-	cn.writing = true
-	return cn.writeQueueLocked()
-}
-
-// writeQueueLocked writes the queue, and again for as long as others
-// queued more meanwhile; wmu is held, with writing set, and released. A
-// failed write ends the connection (the client reconnects), since a frame
-// may be half sent: every call waiting for a reply then fails with it.
-func (cn *conn) writeQueueLocked() error {
-	var err error
-	for len(cn.ends) > 0 && err == nil {
-		out, ends := cn.out, cn.ends
-		cn.out, cn.ends = cn.spareOut[:0], cn.spareEnds[:0]
-		cn.wmu.Unlock()
-		start := 0
-		for _, e := range ends {
-			cn.msgs = append(cn.msgs, out[start:e])
-			start = e
-		}
-		err = cn.write(cn.msgs)
-		clear(cn.msgs)
-		cn.msgs = cn.msgs[:0]
-		cn.wmu.Lock()
-		cn.spareOut, cn.spareEnds = nil, ends[:0]
-		if cap(out) <= maxKeptWriteBuffer {
-			cn.spareOut = out[:0]
-		}
-	}
-	if err != nil {
-		cn.out, cn.ends = cn.out[:0], cn.ends[:0]
-	}
-	cn.writing = false
-	cn.wmu.Unlock()
+	_, err := cn.box.push(func(dst []byte) ([]byte, error) {
+		return cn.encode(dst, &rtm.PDU{Action: action, Body: body})
+	}, nil)
 	return err
 }
 
-// write sends messages in one transport write. The transport bounds it
-// by writeTimeout (natively a socket deadline, set once per tenth of it),
+// encode appends a request to dst.
+func (cn *conn) encode(dst []byte, pdu *rtm.PDU) ([]byte, error) {
+	out, err := cn.codec.AppendPDU(dst, pdu)
+	if err != nil {
+		return nil, fmt.Errorf("client: encode %s: %w", pdu.Action, err)
+	}
+	return out, nil
+}
+
+// write sends messages in one transport write, for the outbox; a failure
+// ends the connection (the client reconnects), since a frame may be half
+// sent: every call waiting for a reply then fails with it. The transport
+// bounds it by writeTimeout (natively a socket deadline, set once per tenth of it),
 // so a write costs no timer of its own.
 func (cn *conn) write(msgs [][]byte) error {
 	if err := cn.t.Write(cn.ctx, cn.codec.Binary(), msgs); err != nil {

@@ -93,6 +93,7 @@
 // a delivery goroutine, and one reader goroutine per connection; Close
 // stops and awaits them all. Client.mu guards the client's and its
 // subscriptions' state; each connection has a leaf mutex for its pending
-// requests and one that serializes writes. Lock order: Client.mu, then a
-// connection's mutexes; no lock is held during I/O or callbacks.
+// requests, and its outbox one for the write queue (taken first when a
+// request registers). Lock order: Client.mu, then the outbox's, then the
+// connection's; no lock is held during I/O or callbacks.
 package client
