@@ -67,11 +67,12 @@ func newBlock(ch *channel, size int, from, first uint64) *block {
 // end loads the boundary: the bytes before it are readable.
 func (b *block) end() int { return int(b.boundary.Load()) }
 
-// publish makes the frames up to end readable. Writer only.
-func (b *block) publish(end int) { b.boundary.Store(int64(end)) }
+// advance moves the boundary to end, making the frames before it
+// readable. Writer only.
+func (b *block) advance(end int) { b.boundary.Store(int64(end)) }
 
 // put writes a frame at byte offset at (which must be the boundary) and
-// returns its end. The caller publishes it by storing the boundary.
+// returns its end. The caller makes it readable with advance.
 func (b *block) put(at int, offset uint64, t int64, data []byte) int {
 	p := b.buf[at : at+len(data)+frameOverhead]
 	binary.LittleEndian.PutUint32(p, uint32(len(data)))

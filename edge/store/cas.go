@@ -126,7 +126,7 @@ func (s *Store) Purge(channel string, buf []byte) (Prior, error) {
 	p := ch.prior(buf)
 	q := ch.q.Load()
 	// Counted as evicted: dropped before their time, by request.
-	ch.publish(q, len(q.blocks), len(q.blocks), &s.counters.evicted)
+	ch.trim(q, len(q.blocks), len(q.blocks), &s.counters.evicted)
 	ch.protected = false
 	ch.drained = true // see nextDeadline: forgotten once unused
 	drained := ch.empty()

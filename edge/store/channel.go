@@ -152,7 +152,7 @@ func (ch *channel) write(offset uint64, t int64, data []byte) (nb *block, notify
 	}
 	end := b.put(at, offset, t, data)
 	b.count++
-	b.publish(end) // the frame is now visible
+	b.advance(end) // the frame is now visible
 	b.time = t
 	ch.last, ch.lastTime, ch.touched = offset, t, max(ch.touched, t)
 	ch.appends++
@@ -240,9 +240,11 @@ func (ch *channel) link(nb *block) {
 	}
 }
 
-// publish replaces the snapshot after the sweeper or an evictor changed
-// the head or deleted the first k blocks, then deletes those. mu.
-func (ch *channel) publish(q *queue, k, head int, counter *atomic.Uint64) {
+// trim stores a new snapshot of q without its first k blocks and with its
+// head at head (counted in q), after the sweeper, an evictor or a purge
+// moved the head or dropped blocks, then deletes those k blocks, counting
+// them in counter. mu.
+func (ch *channel) trim(q *queue, k, head int, counter *atomic.Uint64) {
 	if k == 0 && head == q.head {
 		return
 	}

@@ -73,7 +73,7 @@ func (s *Store) evictStore(keep *block) {
 			ch.mu.Unlock()
 			return // cannot happen (see fifo); never spin on it
 		default:
-			ch.publish(q, 1, max(q.head, 1), &s.counters.evicted)
+			ch.trim(q, 1, max(q.head, 1), &s.counters.evicted)
 			ch.protected = false // see link
 			if len(q.blocks) == 1 {
 				ch.drained = true // see nextDeadline

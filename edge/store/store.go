@@ -123,7 +123,7 @@ func New(opts *Options) *Store {
 	s.coarse.Store(s.clockNow())
 	s.wg.Go(s.notify)
 	if s.opts.SweepInterval > 0 {
-		s.wg.Go(s.run)
+		s.wg.Go(s.sweepLoop)
 	}
 	return s
 }
@@ -142,9 +142,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// run is the sweeper goroutine: it sweeps every SweepInterval and, with
-// the real clock, refreshes the coarse clock.
-func (s *Store) run() {
+// sweepLoop is the sweeper goroutine: it sweeps every SweepInterval and,
+// with the real clock, refreshes the coarse clock.
+func (s *Store) sweepLoop() {
 	sweep := time.NewTicker(s.opts.SweepInterval)
 	defer sweep.Stop()
 	var tick <-chan time.Time

@@ -80,7 +80,7 @@ func (ch *channel) expire(now int64) {
 	for k < h && q.blocks[k].time < t2 {
 		k++
 	}
-	ch.publish(q, k, h, &ch.s.counters.expired)
+	ch.trim(q, k, h, &ch.s.counters.expired)
 }
 
 // holdFrom returns the index of the oldest block holding one of the newest
