@@ -38,7 +38,7 @@ var services = map[string]bool{"rtm": true, "auth": true}
 // handleFrame decodes one frame and serves it. A frame that does not decode
 // gets an unsolicited /error; the connection stays usable.
 func (c *conn) handleFrame(frame []byte) {
-	defer c.survive()
+	defer c.recoverFrame()
 	env, err := c.codec.Decode(frame)
 	if err != nil {
 		// It counts against the rate limit like any request, or garbage
@@ -109,11 +109,11 @@ func (c *conn) admit(id rtm.ID) bool {
 	return c.limiter.wait(c.ctx) == nil
 }
 
-// survive turns a panic while serving one frame into a logged internal
+// recoverFrame turns a panic while serving one frame into a logged internal
 // error and a closed connection, so that no input can take the edge down
 // with it. It is a last line of defence: decoders reject bad input with
 // errors, and a panic here is a bug to fix.
-func (c *conn) survive() {
+func (c *conn) recoverFrame() {
 	if r := recover(); r != nil {
 		c.srv.log.Error("panic serving a request", "remote", c.remote, "appkey", c.app.Key,
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
