@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -52,17 +53,15 @@ func newDeliveryRig(tb testing.TB) *deliveryRig {
 		hs.Close()
 	})
 	var c *conn
-	for deadline := time.Now().Add(10 * time.Second); c == nil; {
+	// The accept runs on its own goroutine.
+	poll.Until(tb, "the edge to register the connection", func() bool {
 		srv.mu.Lock()
+		defer srv.mu.Unlock()
 		for k := range srv.conns {
 			c = k
 		}
-		srv.mu.Unlock()
-		if time.Now().After(deadline) {
-			tb.Fatal("the edge did not register the connection")
-		}
-		time.Sleep(time.Millisecond) // polling the accept, which runs on its own goroutine
-	}
+		return c != nil
+	})
 	msg := strings.Repeat("x", 128)
 	for range 16 {
 		if _, err := srv.Publish("demo", "bench", msg); err != nil {

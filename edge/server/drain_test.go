@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // TestBeginDrainKeepsServing: once BeginDrain is called the edge reports
@@ -112,9 +113,7 @@ func TestShutdownSpreadsCloses(t *testing.T) {
 		return k
 	}
 	// The first goes at once.
-	for closedCount() == 0 {
-		time.Sleep(time.Millisecond) // polling, bounded by the test's timeout
-	}
+	poll.Until(t, "the first close", func() bool { return closedCount() > 0 })
 	elapsed := time.Since(start)
 	// Closes are sent at spread*i/n from a start after ours, and arrive
 	// later still: by elapsed, at most those due have been seen.

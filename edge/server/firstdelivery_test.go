@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // latencies records what the server observes.
@@ -21,25 +23,21 @@ func (l *latencies) Observe(v float64) {
 	l.mu.Unlock()
 }
 
-// wait returns the observations once there are n, failing after 5s; then
-// it checks no more arrive with the deliveries the caller already saw.
+// wait returns the observations once there are n; then it checks no
+// more arrive with the deliveries the caller already saw.
 func (l *latencies) wait(t *testing.T, n int) []float64 {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
+	var got []float64
+	poll.UntilNil(t, fmt.Sprintf("%d observations", n), func() error {
 		l.mu.Lock()
-		got := slices.Clone(l.secs)
+		got = slices.Clone(l.secs)
 		l.mu.Unlock()
-		if len(got) >= n {
-			return got
+		if len(got) < n {
+			return fmt.Errorf("%d so far", len(got))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d observations after 5s, want %d", len(got), n)
-		}
-		<-tick.C
-	}
+		return nil
+	})
+	return got
 }
 
 // TestFirstDeliveryLatency checks that each message is observed once, at

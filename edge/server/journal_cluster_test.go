@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // The node leading the stream is shut down mid-traffic (it steps down
@@ -24,16 +25,14 @@ func TestJournalLeaderShutdown(t *testing.T) {
 		edges[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3})
 	}
 	leader := -1
-	for deadline := time.Now().Add(30 * time.Second); leader < 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no stream leader after 30s")
-		}
+	poll.Within(t, 30*time.Second, "a stream leader", func() bool {
 		for i, n := range nodes {
 			if n.Server().JetStreamIsStreamLeader("$G", journal.DefaultStream) {
 				leader = i
 			}
 		}
-	}
+		return leader >= 0
+	})
 	pub, read := edges[(leader+1)%3], edges[(leader+2)%3]
 	live := read.dial(t, "test", "")
 	live.expectOK("rtm/subscribe", 1, map[string]any{"channel": "chaos"})

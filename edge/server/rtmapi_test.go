@@ -2,12 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // The rest of Satori's RTM API, spoken the way its SDKs speak: raw JSON
@@ -295,16 +296,16 @@ func TestTTLDeadMansSwitch(t *testing.T) {
 	c.raw(`{"action":"rtm/publish","id":5,"body":{"channel":"dms","message":"x","ttl":3600,"ttl_message":"y"}}`, 5)
 }
 
-// waitStats polls the edge's counters until ok holds, failing after 10 s.
+// waitStats polls the edge's counters (a timer raises them) until ok
+// holds.
 func waitStats(t *testing.T, e *edge, ok func(server.Stats) bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok(e.srv.Stats()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("counters never got there: %+v", e.srv.Stats())
+	poll.UntilNil(t, "the counters", func() error {
+		if st := e.srv.Stats(); !ok(st) {
+			return fmt.Errorf("still %+v", st)
 		}
-		time.Sleep(10 * time.Millisecond) // polling counters a timer raises
-	}
+		return nil
+	})
 }
 
 // TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
