@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -152,17 +154,14 @@ func TestCountersMoveWithTraffic(t *testing.T) {
 	}
 
 	var after map[string]float64
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
+	poll.UntilNil(t, "3 deliveries and 3 first-delivery latencies in the metrics", func() error {
 		after = values(t, m)
-		if after["sluice_server_delivered_messages_total{codec=json}"] >= 3 &&
-			after["sluice_server_first_delivery_latency_seconds"] >= 3 || time.Now().After(deadline) {
-			break
+		d, l := after["sluice_server_delivered_messages_total{codec=json}"], after["sluice_server_first_delivery_latency_seconds"]
+		if d < 3 || l < 3 {
+			return fmt.Errorf("%v deliveries, %v latencies", d, l)
 		}
-		<-tick.C
-	}
+		return nil
+	})
 	for _, tc := range []struct {
 		name string
 		want float64

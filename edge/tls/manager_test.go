@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m, acmetest.IgnoreLeaks()...) }
@@ -90,11 +91,7 @@ func serve(t *testing.T, opts *Options, https, plain net.Listener) *site {
 		m.Close()
 	})
 	m.Start()
-	select {
-	case <-m.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("no certificate after 30s")
-	}
+	poll.Recv(t, "the first certificate", m.Ready())
 	return &site{m: m, httpsAddr: https.Addr().String(), httpAddr: plain.Addr().String()}
 }
 
@@ -215,19 +212,16 @@ func TestRenewsBeforeExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	poll.UntilNil(t, "the certificate's renewal", func() error {
 		_, leaf, err := s.get(t, domain, ca.Roots())
-		if err == nil && !leaf.Equal(first) {
-			break
+		switch {
+		case err != nil:
+			return fmt.Errorf("orders %d, get: %w", ca.Orders(), err)
+		case leaf.Equal(first):
+			return fmt.Errorf("orders %d, still the first certificate", ca.Orders())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("certificate not renewed within 30s (orders %d, err %v)", ca.Orders(), err)
-		}
-		<-tick.C
-	}
+		return nil
+	})
 	if ca.Orders() < 2 {
 		t.Fatalf("orders = %d; a renewal is a new order", ca.Orders())
 	}
