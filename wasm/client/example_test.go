@@ -46,6 +46,19 @@ func ExampleDial_role() {
 	defer c.Close()
 }
 
+// Dial checks its arguments before it dials: a mistake there is an error
+// wrapping ErrURL or ErrOptions, which no retry would fix.
+func ExampleDial_invalid() {
+	ctx := context.Background()
+	_, err := client.Dial(ctx, "127.0.0.1:8080", &client.Options{AppKey: "demo"}) // no ws:// or wss://
+	fmt.Println(errors.Is(err, client.ErrURL))
+	_, err = client.Dial(ctx, "ws://127.0.0.1:8080", nil) // no appkey
+	fmt.Println(errors.Is(err, client.ErrOptions))
+	// Output:
+	// true
+	// true
+}
+
 func ExampleClient_Publish() {
 	ctx := context.Background()
 	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})
