@@ -128,7 +128,7 @@ func TestPublishAcrossReconnect(t *testing.T) {
 	// Once the client has noticed the loss (Disconnected) it redials; the
 	// fake edge holds that dial until it accepts, so the second publish
 	// has no connection to go out on. (One made before the client noticed
-	// waits too: TestPublishWaitsForReconnectAfterFailure.)
+	// waits too: TestRequestsWaitForReconnectAfterFailure.)
 	for s := State(-1); s != Disconnected; {
 		s = poll.Recv(t, "the state Disconnected", states)
 	}
@@ -146,49 +146,60 @@ func TestPublishAcrossReconnect(t *testing.T) {
 	}
 }
 
-// TestPublishWaitsForReconnectAfterFailure: a publish made after the
+// TestRequestsWaitForReconnectAfterFailure: a request made after the
 // connection failed but before the client has finished closing it (a
 // close handshake can take seconds) waits for the new connection and is
 // sent there, like one made later while the client redials: it must not
 // fail at once on the dead connection. In a synctest bubble, so "it
 // waits" is checked once every goroutine is blocked.
-func TestPublishWaitsForReconnectAfterFailure(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newFakeEdge()
-		c, fc := dialFake(t, e, Options{})
-		closing, release := fc.holdClose(t)
-		fc.drop()
-		<-closing // the supervisor saw the failure and closes the connection
+func TestRequestsWaitForReconnectAfterFailure(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		action string
+		reply  any
+		do     func(c *Client) error
+	}{
+		{name: "publish", action: rtm.ActionPublish, reply: rtm.PositionBody{Position: "7:9"},
+			do: func(c *Client) error { _, err := c.Publish(ctx, "ch", "y"); return err }},
+		{name: "subscribe", action: rtm.ActionSubscribe, reply: rtm.SubscribeReply{Position: "7:9", SubscriptionID: "ch"},
+			do: func(c *Client) error { _, err := c.Subscribe(ctx, "ch", nil, func(Message) {}); return err }},
+		{name: "read", action: rtm.ActionRead, reply: rtm.ReadReply{Position: "7:9", Message: "y"},
+			do: func(c *Client) error { _, _, err := c.Read(ctx, "ch"); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newFakeEdge()
+				c, fc := dialFake(t, e, Options{})
+				closing, release := fc.holdClose(t)
+				fc.drop()
+				<-closing // the supervisor saw the failure and closes the connection
 
-		type result struct {
-			pos rtm.Position
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			p, err := c.Publish(context.Background(), "ch", "y")
-			done <- result{p, err}
-		}()
-		synctest.Wait()
-		select {
-		case r := <-done:
-			t.Fatalf("publish after the failure returned %v, %v before the reconnect; want it to wait", r.pos, r.err)
-		default:
-		}
+				done := make(chan error, 1)
+				go func() { done <- tt.do(c) }()
+				synctest.Wait()
+				select {
+				case err := <-done:
+					t.Fatalf("%s after the failure returned %v before the reconnect; want it to wait", tt.name, err)
+				default:
+				}
 
-		release()
-		fc2 := e.accept(t)
-		req := fc2.next(t)
-		var body rtm.PublishBody
-		req.body(t, &body)
-		if req.Action != rtm.ActionPublish || body.Message != "y" {
-			t.Fatalf("on the new connection the client sent %s %+v, want the publish of y", req.Action, body)
-		}
-		fc2.reply(t, req, rtm.PositionBody{Position: "7:9"})
-		if r := <-done; r.err != nil || r.pos != (rtm.Position{Epoch: 7, Offset: 9}) {
-			t.Fatalf("publish after the reconnect: %v, %v; want 7:9", r.pos, r.err)
-		}
-	})
+				release()
+				fc2 := e.accept(t)
+				req := fc2.next(t)
+				var body struct{ Channel string }
+				req.body(t, &body)
+				if req.Action != tt.action || body.Channel != "ch" {
+					t.Fatalf("on the new connection the client sent %s %+v, want %s of ch", req.Action, body, tt.action)
+				}
+				fc2.reply(t, req, tt.reply)
+				if err := <-done; err != nil {
+					t.Fatalf("%s after the reconnect: %v", tt.name, err)
+				}
+			})
+		})
+	}
 }
 
 // TestRequestGivenUp: a request whose context ends before its reply
