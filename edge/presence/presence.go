@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Defaults and bounds.
@@ -122,6 +123,9 @@ type Registry struct {
 	// onLocal, set once before use (SetOnLocal), hears every change of a
 	// user's connections on this edge, for a cluster's other edges.
 	onLocal func(room, user string, info any, conns int)
+	// local counts this edge's own presence (Totals); Add and Remove
+	// change it with the room's shard locked.
+	local struct{ members, conns atomic.Int64 }
 }
 
 // SetOnLocal makes fn hear, with the room's lock held, every change of a
@@ -224,6 +228,7 @@ func (r *Registry) Add(room, user string, info any) (joined bool) {
 	defer sh.mu.Unlock()
 	rm := sh.roomLocked(room, true)
 	rm.conns++
+	r.local.conns.Add(1)
 	if user == "" {
 		rm.anon++
 		sh.notifyLocked(room, rm, Count, "", nil)
@@ -236,6 +241,9 @@ func (r *Registry) Add(room, user string, info any) (joined bool) {
 	}
 	m.local++
 	m.total++
+	if m.local == 1 {
+		r.local.members.Add(1)
+	}
 	if r.onLocal != nil {
 		r.onLocal(room, user, m.info, m.local)
 	}
@@ -262,6 +270,7 @@ func (r *Registry) Remove(room, user string) (left bool) {
 		}
 		rm.anon--
 		rm.conns--
+		r.local.conns.Add(-1)
 		sh.notifyLocked(room, rm, Count, "", nil)
 		sh.dropIfEmptyLocked(room, rm)
 		return false
@@ -273,6 +282,10 @@ func (r *Registry) Remove(room, user string) (left bool) {
 	m.local--
 	m.total--
 	rm.conns--
+	r.local.conns.Add(-1)
+	if m.local == 0 {
+		r.local.members.Add(-1)
+	}
 	if r.onLocal != nil {
 		r.onLocal(room, user, m.info, m.local)
 	}
@@ -392,4 +405,24 @@ func (r *Registry) Members(room, after string, limit int) Page {
 		p.Next = p.Members[limit-1].UserID
 	}
 	return p
+}
+
+// Totals are an edge's own presence: the rooms it knows (with members,
+// here or on other nodes, or watchers), and its own members and their
+// connections over every room (a user in two rooms counts twice;
+// anonymous connections count in Connections only).
+type Totals struct {
+	Rooms, Members, Connections int
+}
+
+// Totals returns the edge's presence counts, in O(shards).
+func (r *Registry) Totals() Totals {
+	t := Totals{Members: int(r.local.members.Load()), Connections: int(r.local.conns.Load())}
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		t.Rooms += len(sh.rooms)
+		sh.mu.Unlock()
+	}
+	return t
 }

@@ -69,3 +69,7 @@ func (s *Server) BackendPresenceStats(appKey, channel string) (users, conns int,
 	users, conns = s.presence.Stats(storeKey(a, channel))
 	return users, conns, nil
 }
+
+// PresenceTotals returns this edge's own presence counts (see
+// presence.Totals), for the server API's info.
+func (s *Server) PresenceTotals() presence.Totals { return s.presence.Totals() }
