@@ -85,6 +85,15 @@ export interface ConnectOptions extends LoadOptions {
   deliveryBufferBytes?: number;
   /** What the client logs to the console; default "warn". */
   logLevel?: "debug" | "info" | "warn" | "error" | "off";
+  /**
+   * Close the connection when the page goes into the browser's back/forward
+   * cache (pagehide with persisted), so that its user leaves the channels'
+   * presence instead of staying until the tab closes, and reconnect when it
+   * comes back (pageshow with persisted), resubscribing every subscription
+   * from its position: no message is lost or repeated. State goes
+   * "disconnected" meanwhile; calls wait for the return. Default true.
+   */
+  suspendOnPageHide?: boolean;
   /** Listeners registered before connecting, so the first states are heard too. */
   onState?: (state: State) => void;
   onError?: (error: SluiceError) => void;

@@ -200,7 +200,7 @@ export class Client extends Emitter {
   }
 
   async _connect(url) {
-    const { onState, onError, onGap, wasmURL, wasmExecURL, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, suspendOnPageHide, ...goOptions } = this.#options;
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
@@ -209,6 +209,36 @@ export class Client extends Emitter {
     } catch (e) {
       throw toSluiceError(e);
     }
+    if (suspendOnPageHide !== false) this.#watchPage();
+  }
+
+  // A page going into the back/forward cache (pagehide with persisted)
+  // is frozen, not closed: its WebSocket would stay open, and its user
+  // present, until the tab closes. The client closes the connection
+  // then, and when the page comes back (pageshow with persisted)
+  // reconnects and resubscribes every subscription from its position.
+  #pageListeners = null;
+
+  #watchPage() {
+    // A worker has no pages; a sluice.wasm older than this module, no suspend.
+    if (typeof addEventListener !== "function" || typeof this.#api.suspend !== "function") return;
+    const hide = (ev) => {
+      if (ev.persisted) this.#api.suspend(this.#n);
+    };
+    const show = (ev) => {
+      if (ev.persisted) this.#api.resume(this.#n);
+    };
+    addEventListener("pagehide", hide);
+    addEventListener("pageshow", show);
+    this.#pageListeners = { hide, show };
+  }
+
+  #unwatchPage() {
+    const l = this.#pageListeners;
+    if (!l) return;
+    removeEventListener("pagehide", l.hide);
+    removeEventListener("pageshow", l.show);
+    this.#pageListeners = null;
   }
 
   /** state is the connection state now. */
@@ -259,6 +289,7 @@ export class Client extends Emitter {
 
   /** close closes the connection and ends every subscription; it is idempotent. */
   close() {
+    this.#unwatchPage();
     return this.#call(() => this.#api.close(this.#n));
   }
 

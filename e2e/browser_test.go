@@ -109,6 +109,7 @@ func TestBrowser(t *testing.T) {
 		{name: "DemoPages", run: testDemoPages},
 		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
 		{name: "ChatPresence", run: testChatPresence},
+		{name: "ChatBackForwardCache", run: testChatBackForwardCache},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -69,7 +69,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	var l *listeners
 	if err = m.Watch(srv); err == nil {
-		l, err = openListeners(cfg, srv, m, logger)
+		l, err = openListeners(cfg, srv, dur, m, logger)
 	}
 	if err != nil {
 		srv.Shutdown(context.Background())

@@ -50,7 +50,9 @@ const (
 
 // openListeners opens the listeners the configuration asks for and, with
 // TLS, prepares the certificates; nothing is served before run.
-func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
+// dur is the edge's durability, nil for an edge in memory: the API's
+// info describes it.
+func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
 	l := &listeners{srv: srv, log: lg,
 		peers: newPeerLimit(cmp.Or(cfg.Limits.ConnectionsPerIP, defaultConnectionsPerIP), srv),
 		idle:  cmp.Or(time.Duration(cfg.Limits.IdleTimeout), defaultIdleTimeout),
@@ -64,8 +66,12 @@ func openListeners(cfg *Config, srv *server.Server, m *metrics.Metrics, lg *slog
 		main.Close()
 		return nil, err
 	}
-	backend := api.New(srv, &api.Options{Logger: lg,
-		RequestsPerSecond: cfg.Limits.APIRequestsPerSecond, RequestBurst: cfg.Limits.APIRequestBurst})
+	apiOpts := &api.Options{Logger: lg,
+		RequestsPerSecond: cfg.Limits.APIRequestsPerSecond, RequestBurst: cfg.Limits.APIRequestBurst}
+	if dur != nil {
+		apiOpts.Journal, apiOpts.Node = dur.j, dur.node
+	}
+	backend := api.New(srv, apiOpts)
 	if err := m.WatchAPI(backend); err != nil {
 		main.Close()
 		return nil, fmt.Errorf("metrics: %w", err)

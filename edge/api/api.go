@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 )
 
@@ -60,6 +61,13 @@ type Options struct {
 	RequestsPerSecond int
 	// RequestBurst is the bucket's size; default twice RequestsPerSecond.
 	RequestBurst int
+	// Journal is the edge's log of record, when it has one (a durable
+	// edge, or one of a cluster): info then describes its stream. Node is
+	// the embedded NATS node it runs on, if any: info then names the node,
+	// its cluster's peers and meta leader. Default nil: an in-memory edge
+	// (and no node).
+	Journal *journal.Journal
+	Node    *journal.Node
 }
 
 // Handler serves /api/<method>. It is safe for concurrent use.
@@ -71,6 +79,8 @@ type Handler struct {
 	log     *slog.Logger
 	limits  *limiters
 	counts  requestCounts
+	journal *journal.Journal // nil: in memory
+	node    *journal.Node    // nil: no embedded node
 }
 
 // New returns the API of srv, authenticating with its apps' API keys.
@@ -97,6 +107,8 @@ func New(srv *server.Server, opts *Options) *Handler {
 		window:  newWindow(cmp.Or(opts.IdempotencyWindow, DefaultIdempotencyWindow), cmp.Or(opts.IdempotencyKeys, DefaultIdempotencyKeys), now),
 		log:     cmp.Or(opts.Logger, slog.Default()),
 		limits:  newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
+		journal: opts.Journal,
+		node:    opts.Node,
 	}
 }
 

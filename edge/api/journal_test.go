@@ -26,11 +26,18 @@ func startJournalEdge(t *testing.T) *edge {
 // edges on one node share its stream, as the edges of a cluster do.
 func startJournalEdgeOn(t *testing.T, n *journal.Node) *edge {
 	t.Helper()
-	j := journaltest.Open(t, n, nil)
+	return startJournalEdgeWith(t, n, nil)
+}
+
+// startJournalEdgeWith is startJournalEdgeOn with the journal's options;
+// the API describes the journal and its node in info.
+func startJournalEdgeWith(t *testing.T, n *journal.Node, opts *journal.Options) *edge {
+	t.Helper()
+	j := journaltest.Open(t, n, opts)
 	se := servertest.Start(t, &server.Options{Apps: testApps()}, j)
 	mux := http.NewServeMux()
 	mux.Handle("/v2", se.Server)
-	mux.Handle(api.Prefix, api.New(se.Server, &api.Options{Logger: journaltest.Logger()}))
+	mux.Handle(api.Prefix, api.New(se.Server, &api.Options{Logger: journaltest.Logger(), Journal: j, Node: n}))
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close) // registered last, so closed before the edge drains
 	return &edge{srv: se.Server, url: hs.URL}

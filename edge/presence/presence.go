@@ -9,12 +9,16 @@
 // and go, so Stats is O(1) however large the room; Members pages through
 // a room in user id order.
 //
-// A newcomer watching a room gets its members once, in pages
-// (Watcher.PresenceSnapshot), then every later change (PresenceChanged):
-// a snapshot and deltas, never one event per existing member. Both are
-// called under the room's lock, in the order the changes were made, so a
-// watcher sees a consistent history: nothing between the snapshot and the
-// first delta is lost or repeated.
+// A newcomer watching a room gets its first members in user id order
+// (Watcher.PresenceSnapshot, at most SnapshotPage), then every later
+// change (PresenceChanged): a snapshot and deltas, never one event per
+// existing member. Both are called under the room's lock, in the order
+// the changes were made, so a watcher sees a consistent history: nothing
+// between the snapshot and the first delta is lost or repeated. A room
+// larger than the snapshot is paged with MembersFunc, whose function runs
+// under the same lock: a page is the room as it is between two of the
+// changes the watcher hears, so the snapshot, the pages and the changes
+// queued in that order make up the room exactly.
 //
 // In a cluster, other edges' members come in through SetRemote (one
 // node's connection count of one user) and leave with DropNode when that
@@ -30,13 +34,14 @@ package presence
 import (
 	"hash/maphash"
 	"slices"
-	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Defaults and bounds.
 const (
-	// SnapshotPage is the most members of one PresenceSnapshot call.
+	// SnapshotPage is the most members of the snapshot a watch begins
+	// with; a watcher pages the rest with Members or MembersFunc.
 	SnapshotPage = 500
 	// DefaultPage is the members of a Members page when no limit is
 	// given; MaxPage the most one page holds.
@@ -104,10 +109,13 @@ type Memo struct {
 // room's shard locked: they must be quick, must not block and must not
 // call the registry.
 type Watcher interface {
-	// PresenceSnapshot receives the room's members when the watch begins,
-	// in pages of at most SnapshotPage; more says another page follows.
-	// users and conns are the room's counts. An empty room gives one call
-	// with no members.
+	// PresenceSnapshot receives the room's first members in user id
+	// order when the watch begins, at most SnapshotPage of them (the
+	// slice is the registry's: copy what is kept); more says the room
+	// has more, which the watcher pages with MembersFunc after the last
+	// one, in order with the changes it hears. users and conns are the
+	// room's counts. It is called once, with no members for an empty
+	// room.
 	PresenceSnapshot(room string, members []Member, more bool, users, conns int)
 	// PresenceChanged receives each join and leave after the snapshot,
 	// and each change of the anonymous connections (Count).
@@ -122,6 +130,9 @@ type Registry struct {
 	// onLocal, set once before use (SetOnLocal), hears every change of a
 	// user's connections on this edge, for a cluster's other edges.
 	onLocal func(room, user string, info any, conns int)
+	// local counts this edge's own presence (Totals); Add and Remove
+	// change it with the room's shard locked.
+	local struct{ members, conns atomic.Int64 }
 }
 
 // SetOnLocal makes fn hear, with the room's lock held, every change of a
@@ -224,6 +235,7 @@ func (r *Registry) Add(room, user string, info any) (joined bool) {
 	defer sh.mu.Unlock()
 	rm := sh.roomLocked(room, true)
 	rm.conns++
+	r.local.conns.Add(1)
 	if user == "" {
 		rm.anon++
 		sh.notifyLocked(room, rm, Count, "", nil)
@@ -236,6 +248,9 @@ func (r *Registry) Add(room, user string, info any) (joined bool) {
 	}
 	m.local++
 	m.total++
+	if m.local == 1 {
+		r.local.members.Add(1)
+	}
 	if r.onLocal != nil {
 		r.onLocal(room, user, m.info, m.local)
 	}
@@ -262,6 +277,7 @@ func (r *Registry) Remove(room, user string) (left bool) {
 		}
 		rm.anon--
 		rm.conns--
+		r.local.conns.Add(-1)
 		sh.notifyLocked(room, rm, Count, "", nil)
 		sh.dropIfEmptyLocked(room, rm)
 		return false
@@ -273,6 +289,10 @@ func (r *Registry) Remove(room, user string) (left bool) {
 	m.local--
 	m.total--
 	rm.conns--
+	r.local.conns.Add(-1)
+	if m.local == 0 {
+		r.local.members.Add(-1)
+	}
 	if r.onLocal != nil {
 		r.onLocal(room, user, m.info, m.local)
 	}
@@ -302,26 +322,16 @@ func (sh *shard) notifyLocked(name string, rm *room, k Kind, user string, m *mem
 	*ev = Event{}
 }
 
-// Watch makes w a watcher of room: it gets the members now, then every
-// change, until Unwatch.
+// Watch makes w a watcher of room: it gets the first SnapshotPage members
+// now, then every change, until Unwatch.
 func (r *Registry) Watch(room string, w Watcher) {
 	sh := r.shard(room)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	rm := sh.roomLocked(room, true)
 	rm.watchers = append(rm.watchers, w)
-	users, conns := len(rm.users), rm.conns
-	page := sh.page[:0]
-	n := 0
-	for user, m := range rm.users {
-		page = append(page, Member{UserID: user, Info: m.info, Connections: m.total})
-		n++
-		if len(page) == SnapshotPage && n < users {
-			w.PresenceSnapshot(room, page, true, users, conns)
-			page = page[:0]
-		}
-	}
-	w.PresenceSnapshot(room, page, false, users, conns)
+	page, _ := firstLocked(sh.page[:0], rm, "", SnapshotPage)
+	w.PresenceSnapshot(room, page, len(page) < len(rm.users), len(rm.users), rm.conns)
 	clear(page)
 	sh.page = page[:0]
 }
@@ -356,40 +366,22 @@ func (r *Registry) Stats(room string) (users, conns int) {
 	return 0, 0
 }
 
-// Page is one page of a room's members, in user id order.
-type Page struct {
-	Members            []Member
-	Users, Connections int
-	// Next is the user id to pass as after for the next page; "" when
-	// this page is the last.
-	Next string
+// Totals are an edge's own presence: the rooms it knows (with members,
+// here or on other nodes, or watchers), and its own members and their
+// connections over every room (a user in two rooms counts twice;
+// anonymous connections count in Connections only).
+type Totals struct {
+	Rooms, Members, Connections int
 }
 
-// Members returns up to limit members of room (DefaultPage when limit <=
-// 0, at most MaxPage) whose user ids sort after after, in order. It costs
-// O(n log n) in the room's members, once per page.
-func (r *Registry) Members(room, after string, limit int) Page {
-	if limit <= 0 {
-		limit = DefaultPage
+// Totals returns the edge's presence counts, in O(shards).
+func (r *Registry) Totals() Totals {
+	t := Totals{Members: int(r.local.members.Load()), Connections: int(r.local.conns.Load())}
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		t.Rooms += len(sh.rooms)
+		sh.mu.Unlock()
 	}
-	limit = min(limit, MaxPage)
-	sh := r.shard(room)
-	sh.mu.Lock()
-	rm := sh.rooms[room]
-	var p Page
-	if rm != nil {
-		p.Users, p.Connections = len(rm.users), rm.conns
-		for user, m := range rm.users {
-			if user > after {
-				p.Members = append(p.Members, Member{UserID: user, Info: m.info, Connections: m.total})
-			}
-		}
-	}
-	sh.mu.Unlock()
-	slices.SortFunc(p.Members, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
-	if len(p.Members) > limit {
-		p.Members = slices.Clip(p.Members[:limit])
-		p.Next = p.Members[limit-1].UserID
-	}
-	return p
+	return t
 }

@@ -2,7 +2,9 @@ package presence_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -60,6 +62,11 @@ func TestOneMemberPerUser(t *testing.T) {
 	}
 }
 
+// TestSnapshotThenDeltas: a watch of a room larger than the snapshot
+// gets its first SnapshotPage members in user id order with more=true;
+// the changes after it and the pages read with MembersFunc (in order with
+// them) make up exactly the room, whatever joins and leaves meanwhile,
+// before or after the pages' cursor.
 func TestSnapshotThenDeltas(t *testing.T) {
 	r := presence.New()
 	const n = 2*presence.SnapshotPage + 7
@@ -68,35 +75,112 @@ func TestSnapshotThenDeltas(t *testing.T) {
 	}
 	w := &recorder{}
 	r.Watch("big", w)
-	if w.pages != 3 || len(w.snapshot) != n {
-		t.Fatalf("snapshot: %d pages, %d members; want 3, %d", w.pages, len(w.snapshot), n)
+	want := fmt.Sprintf("snapshot big %d more=true users=%d conns=%d", presence.SnapshotPage, n, n)
+	if w.pages != 1 || len(w.log) != 1 || w.log[0] != want {
+		t.Fatalf("snapshot %q in %d calls, want %q", w.log, w.pages, want)
 	}
-	slices.Sort(w.snapshot)
-	if w.snapshot[0] != "u00000" || w.snapshot[n-1] != fmt.Sprintf("u%05d", n-1) || len(slices.Compact(w.snapshot)) != n {
-		t.Fatalf("snapshot members are not the room's")
+	if w.snapshot[0] != "u00000" || w.snapshot[len(w.snapshot)-1] != fmt.Sprintf("u%05d", presence.SnapshotPage-1) ||
+		!slices.IsSorted(w.snapshot) {
+		t.Fatalf("the snapshot is not the room's first members in order: %q...", w.snapshot[:3])
 	}
-	wantHead := []string{
-		fmt.Sprintf("snapshot big %d more=true users=%d conns=%d", presence.SnapshotPage, n, n),
-		fmt.Sprintf("snapshot big %d more=true users=%d conns=%d", presence.SnapshotPage, n, n),
-		fmt.Sprintf("snapshot big 7 more=false users=%d conns=%d", n, n),
+	known := map[string]bool{}
+	for _, u := range w.snapshot {
+		known[u] = true
 	}
-	if !slices.Equal(w.log, wantHead) {
-		t.Fatalf("snapshot pages:\n%q\nwant\n%q", w.log, wantHead)
+	apply := func() { // the changes heard since the last call
+		for _, line := range w.log[1:] {
+			var kind, room, user string
+			fmt.Sscanf(line, "%s %s %s", &kind, &room, &user)
+			known[user] = kind == "join"
+			if kind == "leave" {
+				delete(known, user)
+			}
+		}
+		w.log = w.log[:1]
 	}
-	r.Add("big", "newcomer", nil)
-	r.Remove("big", "u00003")
-	tail := w.log[3:]
-	want := []string{
-		fmt.Sprintf("join big newcomer info=<nil> users=%d conns=%d", n+1, n+1),
-		fmt.Sprintf("leave big u00003 info=<nil> users=%d conns=%d", n, n),
+	after := w.snapshot[len(w.snapshot)-1]
+	changes := []func(){
+		func() { r.Add("big", "newcomer", nil) }, // sorts before the cursor
+		func() { r.Remove("big", "u00003") },     // in the snapshot
+		func() { r.Remove("big", "u00700") },     // not paged yet
+		func() { r.Add("big", "v-late", nil) },   // after the cursor
+		func() { r.Remove("big", "u00600") },     // once paged (below)
+		func() { r.Add("big", "u00600x", nil) },
 	}
-	if !slices.Equal(tail, want) {
-		t.Fatalf("deltas %q, want %q", tail, want)
+	next := 0 // the next change to make
+	for after != "" {
+		if next < len(changes) {
+			changes[next]()
+			next++
+		}
+		apply()
+		r.MembersFunc("big", after, 100, func(p *presence.Page) {
+			for _, m := range p.Members {
+				known[m.UserID] = true
+			}
+			after = p.Next
+		})
+	}
+	for _, c := range changes[next:] { // those the pages did not outlast
+		c()
+	}
+	apply()
+	var got []string
+	for u := range known {
+		got = append(got, u)
+	}
+	slices.Sort(got)
+	var room []string
+	for p, next := r.Members("big", "", presence.MaxPage), ""; ; p = r.Members("big", next, presence.MaxPage) {
+		for _, m := range p.Members {
+			room = append(room, m.UserID)
+		}
+		if next = p.Next; next == "" {
+			break
+		}
+	}
+	if !slices.Equal(got, room) {
+		t.Fatalf("snapshot, changes and pages give %d members, the room has %d", len(got), len(room))
+	}
+	if u, _ := r.Stats("big"); u != len(room) || slices.Contains(room, "u00003") || !slices.Contains(room, "v-late") {
+		t.Fatalf("the room is not what the changes made it: %d users", u)
 	}
 	r.Unwatch("big", w)
 	r.Add("big", "late", nil)
-	if len(w.log) != 5 {
-		t.Fatalf("an unwatched watcher got %q", w.log[5:])
+	if len(w.log) != 1 {
+		t.Fatalf("an unwatched watcher got %q", w.log[1:])
+	}
+}
+
+// TestMembersOrder: pages of any size walk a room in user id order, each
+// member once.
+func TestMembersOrder(t *testing.T) {
+	r := presence.New()
+	var ids []string
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		id := strconv.FormatUint(rng.Uint64(), 36)
+		ids = append(ids, id)
+		r.Add("room", id, nil)
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for _, limit := range []int{1, 7, 100, 999, presence.MaxPage} {
+		var got []string
+		for p, n := r.Members("room", "", limit), 0; ; p = r.Members("room", got[len(got)-1], limit) {
+			if len(p.Members) > limit {
+				t.Fatalf("limit %d: a page of %d", limit, len(p.Members))
+			}
+			for _, m := range p.Members {
+				got = append(got, m.UserID)
+			}
+			if n++; p.Next == "" || n > len(ids) {
+				break
+			}
+		}
+		if !slices.Equal(got, ids) {
+			t.Fatalf("limit %d: %d members in pages, want %d in order", limit, len(got), len(ids))
+		}
 	}
 }
 

@@ -178,14 +178,18 @@ type presenceWatch struct {
 	room string
 }
 
-// PresenceSnapshot implements presence.Watcher.
+// PresenceSnapshot implements presence.Watcher: it queues the snapshot,
+// cut to the connection's presence budget (fitMembers); more tells the
+// client to page the rest with rtm/presence, whose replies come in order
+// with this watch's pushes (presencePage).
 func (w *presenceWatch) PresenceSnapshot(_ string, members []presence.Member, more bool, users, conns int) {
+	all := rtmMembers(members)
 	body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.id, Event: rtm.PresenceMembers,
-		Members: make([]rtm.PresenceMember, len(members)), More: more, Users: int64(users), Connections: int64(conns)}
-	for i, m := range members {
-		body.Members[i] = rtm.PresenceMember{UserID: m.UserID, Info: m.Info, Connections: int64(m.Connections)}
-	}
-	frame, err := w.c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
+		Users: int64(users), Connections: int64(conns)}
+	frame, err := w.c.fitMembers(all, func(ms []rtm.PresenceMember) ([]byte, error) {
+		body.Members, body.More = ms, more || len(ms) < len(all)
+		return w.c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
+	})
 	if err != nil {
 		w.c.srv.log.Error("presence snapshot not encoded", "appkey", w.c.app.Key, "err", err)
 		return

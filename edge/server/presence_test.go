@@ -13,8 +13,6 @@ import (
 	"github.com/coder/websocket"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/sluicehq/sluice/edge/presence"
-	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -281,40 +279,4 @@ func TestPresenceIdentityChanges(t *testing.T) {
 		t.Fatalf("the guest carl became: %v, want 3 connections", p)
 	}
 	wantPushed(t, ann.presencePush("room1", "leave"), "carl", 1, 2)
-}
-
-// TestPresenceLargeRoomSnapshot: a newcomer to a room of 1,200 members
-// gets them in three parts of at most 500 (not 1,200 joins), then the
-// next join alone. The members are put in the edge's registry directly,
-// as a cluster's other edges' members are.
-func TestPresenceLargeRoomSnapshot(t *testing.T) {
-	t.Parallel()
-	reg := presence.New()
-	e := startEdge(t, func(o *server.Options) { o.Presence = reg })
-	const others = 1200
-	for i := range others {
-		reg.Add("test\x00room1", fmt.Sprintf("user-%04d", i), nil)
-	}
-	ann := e.member(t, "ann", nil)
-	ann.expectOK("rtm/subscribe", 2, map[string]any{"channel": "room1", "presence": true})
-	seen := map[string]bool{}
-	parts := 0
-	for more := true; more; {
-		p := ann.presencePush("room1", "members")
-		parts++
-		n := len(p["members"].([]any))
-		more = p["more"] == true
-		if n > 500 || (more && n != 500) || p["users"] != json.Number(itoa(others+1)) {
-			t.Fatalf("part %d: %d members, more %v, users %v", parts, n, more, p["users"])
-		}
-		for _, id := range userIDs(p["members"]) {
-			seen[id] = true
-		}
-	}
-	if parts != 3 || len(seen) != others+1 || !seen["ann"] || !seen["user-0000"] || !seen["user-1199"] {
-		t.Fatalf("%d parts with %d distinct members; want 3 with all %d", parts, len(seen), others+1)
-	}
-	bob := e.member(t, "bob", nil)
-	bob.expectOK("rtm/subscribe", 2, map[string]any{"channel": "room1"})
-	wantPushed(t, ann.presencePush("room1", "join"), "bob", others+2, others+2)
 }

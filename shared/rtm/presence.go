@@ -6,15 +6,16 @@ package rtm
 const (
 	// ActionPresence asks for a channel's members and counts.
 	ActionPresence = "rtm/presence"
-	// ActionSubscriptionPresence pushes a presence subscription's members
-	// (a snapshot, in parts) and then each join and leave.
+	// ActionSubscriptionPresence pushes a presence subscription's first
+	// members (a snapshot) and then each join and leave.
 	ActionSubscriptionPresence = "rtm/subscription/presence"
 )
 
 // The events of rtm/subscription/presence.
 const (
-	// PresenceMembers is part of the snapshot a presence subscription
-	// starts with; More says another part follows.
+	// PresenceMembers is the snapshot a presence subscription starts
+	// with: the channel's first members in user id order; More says the
+	// channel has more, to page with ActionPresence after the last.
 	PresenceMembers = "members"
 	PresenceJoin    = "join"
 	PresenceLeave   = "leave"
@@ -69,7 +70,7 @@ type PresenceReply struct {
 func (b *PresenceReply) Values() []*any { return memberValues(b.Members) }
 
 // SubscriptionPresence is the body of rtm/subscription/presence. Event is
-// PresenceMembers (a part of the snapshot: Members are members), or
+// PresenceMembers (the snapshot: Members are the first members), or
 // PresenceJoin or PresenceLeave (Members holds the one who joined or
 // left). Users and Connections are the channel's counts after it.
 type SubscriptionPresence struct {

@@ -43,6 +43,7 @@ type subEntry struct {
 //	unsubscribe(sub) -> Promise<undefined>
 //	position(sub) -> string | null (synchronous)
 //	state(c) -> string (synchronous)
+//	suspend(c), resume(c) -> undefined (synchronous)
 //	close(c) -> Promise<undefined>
 //
 // Values, options and callbacks are described in client-js/sluice.d.ts.
@@ -60,6 +61,8 @@ func Export() js.Value {
 		"position":    b.position,
 		"presence":    b.presence,
 		"state":       b.state,
+		"suspend":     b.suspend,
+		"resume":      b.resume,
 		"close":       b.close,
 	} {
 		api.Set(name, export(fn))

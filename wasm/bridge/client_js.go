@@ -129,6 +129,27 @@ func (b *bridge) state(args []js.Value) js.Value {
 	return js.ValueOf(e.c.State().String())
 }
 
+// suspend(c) closes the client's connection until resume(c), at once:
+// client-js calls it on pagehide when the page goes into the back/forward
+// cache, whose frozen page runs nothing more. A client that is gone is
+// ignored.
+func (b *bridge) suspend(args []js.Value) js.Value {
+	if e, _, err := b.client(args); err == nil {
+		e.c.Suspend()
+	}
+	return js.Undefined()
+}
+
+// resume(c) reconnects a suspended client and resubscribes its
+// subscriptions from their positions (client-js: on pageshow from the
+// back/forward cache).
+func (b *bridge) resume(args []js.Value) js.Value {
+	if e, _, err := b.client(args); err == nil {
+		e.c.Resume()
+	}
+	return js.Undefined()
+}
+
 // close(c) closes the client; it resolves once its goroutines are done.
 // Closing a client that is gone resolves too: close is idempotent.
 func (b *bridge) close(args []js.Value) js.Value {

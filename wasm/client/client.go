@@ -37,6 +37,7 @@ type Client struct {
 	subs    map[string]*Subscription
 	orphans []orphan      // edge subscriptions no one wants any more
 	work    chan struct{} // capacity 1: lag or orphans for the supervisor
+	susp    suspension    // Suspend and Resume (suspend.go)
 	q       queue
 }
 

@@ -57,9 +57,22 @@ func members(ms []rtm.PresenceMember) []Member {
 type subPresence struct {
 	members map[string]Member // as of the last snapshot and the changes after it
 	known   bool              // a snapshot has completed since Subscribe
-	parts   []Member          // the parts of a snapshot still arriving
-	users   int
-	conns   int
+	// parts is the snapshot being made, nil when none is: the edge's
+	// first members, the pages of the rest (presence_page.go) and the
+	// joins and leaves since, applied in the order they came.
+	parts map[string]Member
+	// gen counts the snapshots begun, so that the page of one given up
+	// (a reconnect began another) is dropped.
+	gen   uint64
+	users int
+	conns int
+}
+
+// abandonLocked gives up the snapshot being made, if any: a lost
+// connection's resubscription begins another.
+func (sp *subPresence) abandonLocked() {
+	sp.parts = nil
+	sp.gen++
 }
 
 // Members returns the channel's members as the subscription knows them
@@ -121,62 +134,95 @@ type presenceChange struct {
 }
 
 // onPresence applies an rtm/subscription/presence push, on the reader
-// goroutine. A snapshot after a resubscription (a reconnect) is compared
-// with what the subscription knew: the application hears who joined and
-// left meanwhile, never the whole room again.
+// goroutine. A snapshot whose first part says more is completed by
+// paging the rest with rtm/presence (presence_page.go); the joins and
+// leaves meanwhile go into it, not to the application. A snapshot after
+// a resubscription (a reconnect) is compared with what the subscription
+// knew: the application hears who joined and left meanwhile, never the
+// whole room again.
 func (c *Client) onPresence(cn *conn, p *rtm.SubscriptionPresence) {
+	var page *presencePage
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	s := c.routeLocked(cn, p.SubscriptionID)
-	if s == nil || s.pres == nil {
-		return
+	if s != nil && s.pres != nil {
+		page = c.applyPresenceLocked(cn, s, p)
 	}
+	c.mu.Unlock()
+	if page != nil {
+		c.askPage(page)
+	}
+}
+
+// applyPresenceLocked applies a push to s's members and returns the page
+// to ask for next, if the snapshot it begins has more.
+func (c *Client) applyPresenceLocked(cn *conn, s *Subscription, p *rtm.SubscriptionPresence) *presencePage {
 	sp := s.pres
 	sp.users, sp.conns = int(p.Users), int(p.Connections)
 	var ch presenceChange
 	switch p.Event {
 	case rtm.PresenceMembers:
-		sp.parts = append(sp.parts, members(p.Members)...)
-		if p.More {
-			return
+		// Each watch begins with one: a snapshot begins, and the pages
+		// of any other one being made are dropped.
+		sp.abandonLocked()
+		sp.parts = make(map[string]Member, len(p.Members))
+		for _, m := range members(p.Members) {
+			sp.parts[m.UserID] = m
+		}
+		if p.More && s.channel != "" {
+			after := ""
+			if n := len(p.Members); n > 0 {
+				after = p.Members[n-1].UserID
+			}
+			return &presencePage{cn: cn, s: s, gen: sp.gen, after: after}
 		}
 		ch = sp.completeLocked()
 	case rtm.PresenceJoin:
 		for _, m := range members(p.Members) {
-			if _, dup := sp.members[m.UserID]; !dup {
+			if sp.parts != nil {
+				sp.parts[m.UserID] = m
+			} else if _, dup := sp.members[m.UserID]; !dup {
 				sp.members[m.UserID] = m
 				ch.joined = append(ch.joined, m)
 			}
 		}
 	case rtm.PresenceLeave:
 		for _, m := range members(p.Members) {
-			if _, ok := sp.members[m.UserID]; ok {
+			if sp.parts != nil {
+				delete(sp.parts, m.UserID)
+			} else if _, ok := sp.members[m.UserID]; ok {
 				delete(sp.members, m.UserID)
 				ch.left = append(ch.left, m)
 			}
 		}
 	case rtm.PresenceCount:
-		ch.count = true
+		ch.count = sp.parts == nil
 	default:
-		return
+		return nil
 	}
+	c.hearLocked(s, &ch)
+	return nil
+}
+
+// hearLocked queues a change of s's members for its OnPresence, unless
+// it is none.
+func (c *Client) hearLocked(s *Subscription, ch *presenceChange) {
 	if ch.snapshot == nil && len(ch.joined)+len(ch.left) == 0 && !ch.count {
 		return
 	}
-	ch.users, ch.conns = sp.users, sp.conns
-	c.enqueueLocked(event{kind: evPresence, sub: s, presence: &ch})
+	ch.users, ch.conns = s.pres.users, s.pres.conns
+	c.enqueueLocked(event{kind: evPresence, sub: s, presence: ch})
 }
 
-// completeLocked makes the snapshot whose parts arrived the members and
-// returns the change it is.
+// completeLocked makes the snapshot that was made the members and returns
+// the change it is.
 func (sp *subPresence) completeLocked() presenceChange {
-	next := make(map[string]Member, len(sp.parts))
-	for _, m := range sp.parts {
-		next[m.UserID] = m
-	}
+	next := sp.parts
 	var ch presenceChange
 	if !sp.known {
-		ch.snapshot = append(make([]Member, 0, len(sp.parts)), sp.parts...)
+		ch.snapshot = make([]Member, 0, len(next))
+		for _, m := range next {
+			ch.snapshot = append(ch.snapshot, m)
+		}
 		slices.SortFunc(ch.snapshot, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
 	} else {
 		for id, m := range next {

@@ -361,7 +361,7 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 		c.subs[s.id] = s
 		s.conn, s.next, s.lag, s.moved, s.asked = cn, pos, false, false, asked
 		if s.pres != nil {
-			s.pres.parts = nil // a snapshot cut off by a lost connection starts again
+			s.pres.abandonLocked() // a snapshot cut off by a lost connection starts again
 		}
 		if first {
 			s.delivered = pos

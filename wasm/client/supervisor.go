@@ -20,7 +20,11 @@ func (c *Client) run(cn *conn) {
 		if c.ctx.Err() != nil {
 			return
 		}
-		c.log.Warn("sluice client: connection lost", "cause", cn.cause())
+		if c.suspended() {
+			c.log.Info("sluice client: suspended; the connection is closed until Resume")
+		} else {
+			c.log.Warn("sluice client: connection lost", "cause", cn.cause())
+		}
 		c.lost(cn)
 		if time.Since(up) >= c.opts.MaxBackoff {
 			b.reset()
@@ -178,7 +182,16 @@ func (c *Client) lost(cn *conn) {
 // waiting a backoff delay before each attempt; nil once the client closes.
 func (c *Client) reconnect(b *backoff) *conn {
 	for {
-		t := time.NewTimer(b.next())
+		delay := b.next()
+		switch waited, ok := c.awaitResume(); {
+		case !ok:
+			return nil
+		case waited:
+			// Back from a suspension: at once, as if for the first time.
+			b.reset()
+			delay = 0
+		}
+		t := time.NewTimer(delay)
 		select {
 		case <-c.ctx.Done():
 			t.Stop()
@@ -199,6 +212,9 @@ func (c *Client) reconnect(b *backoff) *conn {
 		}
 		if c.ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, errSuspended) {
+			continue // suspended while it connected: awaitResume waits
 		}
 		c.log.Warn("sluice client: reconnect failed", "attempt", b.attempt, "err", err)
 		c.mu.Lock()
@@ -226,6 +242,9 @@ func (c *Client) resume(cn *conn) error {
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
+	}
+	if c.susp.on {
+		return errSuspended // Suspend came while it connected; its subscriptions resume after Resume
 	}
 	c.cur = cn
 	close(c.ready)

@@ -282,6 +282,9 @@ func (t *jsSocket) Close(code websocket.StatusCode, reason string) error {
 	return nil
 }
 
+// startClose implements closeStarter: WebSocket.close, without waiting.
+func (t *jsSocket) startClose(code websocket.StatusCode, reason string) { t.sendClose(code, reason) }
+
 // sendClose calls WebSocket.close once. Browsers only accept 1000 and
 // 3000-4999 and reasons up to 123 bytes; anything else would throw, so it
 // is mapped to 1000 and truncated.
