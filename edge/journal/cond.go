@@ -35,14 +35,20 @@ import (
 // subject's newest message is at the given sequence.
 const expectLastHeader = "Nats-Expected-Last-Subject-Sequence"
 
-// errCodeWrongLast is JetStream's error code for a publish whose
-// expected last sequence is not the subject's (JSStreamWrongLastSequenceErrF
-// in nats-server's jetstream_errors_generated.go).
-const errCodeWrongLast = 10071
+// JetStream's error codes for a publish whose expected last sequence is
+// not the subject's (nats-server's jetstream_errors_generated.go):
+// JSStreamWrongLastSequenceErrF names the subject's last sequence; a
+// clustered stream answers JSStreamWrongLastSequenceConstantErr, without
+// it, while another publish to the subject is being proposed.
+const (
+	errCodeWrongLast         = 10071
+	errCodeWrongLastConstant = 10164
+)
 
 // MismatchError refuses a conditional publish (PublishExpect): the
-// channel's newest message was not at the expected sequence, and nothing
-// was stored. It is a store.ErrMismatch.
+// channel's newest message was not at the expected sequence (or another
+// publish to it was being proposed), and nothing was stored. It is a
+// store.ErrMismatch.
 type MismatchError struct {
 	// Last is the channel's newest sequence as JetStream answered (0 if
 	// it did not say).
@@ -71,13 +77,17 @@ func (j *Journal) PublishExpect(key string, payload []byte, msgID string, last u
 }
 
 // mismatch ends the conditional publish with token tok that JetStream
-// refused (desc: its description, "wrong last sequence: N").
+// refused (desc: its description, "wrong last sequence: N", or without
+// N).
 func (p *publisher) mismatch(tok uint64, desc string) {
 	r := p.remove(tok)
 	if r == nil {
 		return
 	}
-	last, _ := strconv.ParseUint(strings.TrimSpace(desc[strings.LastIndexByte(desc, ':')+1:]), 10, 64)
+	var last uint64
+	if _, n, ok := strings.Cut(desc, ":"); ok {
+		last, _ = strconv.ParseUint(strings.TrimSpace(n), 10, 64)
+	}
 	p.mu.Lock()
 	resent := r.resent
 	p.mu.Unlock()

@@ -280,7 +280,7 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 			p.recover() // leaderless or busy: try again
 			return
 		}
-		if e.ErrCode == errCodeWrongLast {
+		if e.ErrCode == errCodeWrongLast || e.ErrCode == errCodeWrongLastConstant {
 			p.mismatch(tok, e.Description)
 			return
 		}

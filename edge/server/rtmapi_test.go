@@ -3,7 +3,6 @@ package server_test
 import (
 	"encoding/json"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -113,7 +112,10 @@ func TestUnknownOptionsRefused(t *testing.T) {
 // it for _on_error.
 func TestReadPrevious(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testReadPrevious)
+}
+
+func testReadPrevious(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	wantBody(t, c.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"p","message":{"v":1},"read":"previous_message"}}`, 1),
 		"rtm/publish/ok", map[string]any{"position": c.lastPosition(t, "p"), "previous": map[string]any{"message": nil, "position": "0:0"}})
@@ -153,7 +155,10 @@ func (c *rawClient) lastPosition(t *testing.T, channel string) string {
 // the channel's message if asked, and nothing is stored or delivered.
 func TestWriteCompareAndSet(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testWriteCompareAndSet)
+}
+
+func testWriteCompareAndSet(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "cas"})
@@ -304,31 +309,5 @@ func waitStats(t *testing.T, e *edge, ok func(server.Stats) bool) {
 			t.Fatalf("counters never got there: %+v", e.srv.Stats())
 		}
 		time.Sleep(10 * time.Millisecond) // polling counters a timer raises
-	}
-}
-
-// TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
-// options it cannot check in one step with its log's append, with a
-// reason saying so, and stores nothing.
-func TestOptionsOnAJournalEdge(t *testing.T) {
-	t.Parallel()
-	e := startJournalEdge(t, startNode(t), nil)
-	c := e.dial(t, "test", "")
-	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
-	for i, frame := range []string{
-		`{"action":"rtm/write","id":2,"body":{"channel":"j","message":"b","position":"` + pos + `"}}`,
-		`{"action":"rtm/publish","id":3,"body":{"channel":"j","message":"b","read":"previous_message"}}`,
-		`{"action":"rtm/publish","id":4,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
-		`{"action":"rtm/delete","id":5,"body":{"channel":"j","purge":true}}`,
-		`{"action":"rtm/delete","id":6,"body":{"channel":"j","read":"previous_message"}}`,
-		`{"action":"rtm/subscribe","id":7,"body":{"channel":"j","prefix":true}}`,
-	} {
-		p := c.raw(frame, i+2)
-		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
-			t.Fatalf("%s: got %s %v, want invalid_operation naming the durable edge", frame, p.Action, p.Body)
-		}
-	}
-	if b := c.expectOK("rtm/read", 9, map[string]any{"channel": "j"}); b["message"] != "a" || b["position"] != pos {
-		t.Fatalf("after the refusals: %v, want a at %s", b, pos)
 	}
 }

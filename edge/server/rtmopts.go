@@ -70,28 +70,20 @@ func wantsPrevious(read string, ok bool) bool {
 }
 
 // journalRefusal refuses an option a durable or clustered edge does not
-// serve yet. Its log (JetStream) takes a publish asynchronously and the
-// replica applies it later, so the edge cannot check the channel's newest
-// message, nor read the one before, atomically with the append; answering
-// from the replica would be wrong under concurrent writers, so it says no.
+// serve yet: ttl, whose switch would need one owner across the edges of
+// a cluster and to outlive the edge that armed it.
 func journalRefusal(option string) error {
 	return rtm.Errorf(rtm.CodeInvalidOperation,
-		"%s is not served by a durable or clustered edge yet (its log cannot check and append in one step); publish without it", option)
+		"%s is not served by a durable or clustered edge yet; publish without it", option)
 }
 
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked
-// under the channel's writer lock, in one step with the append.
+// under the channel's writer lock, in one step with the append (with a
+// journal, by the log: condlog.go).
 func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
-	if c.srv.journal != nil {
-		switch {
-		case b.Position != "":
-			return nil, journalRefusal("rtm/write with position")
-		case b.Read != "":
-			return nil, journalRefusal("read")
-		case b.TTL != nil:
-			return nil, journalRefusal("ttl")
-		}
+	if c.srv.journal != nil && b.TTL != nil {
+		return nil, journalRefusal("ttl")
 	}
 	var expect *rtm.Position
 	if b.Position != "" {
@@ -100,6 +92,9 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 			return nil, err
 		}
 		expect = &p
+	}
+	if c.srv.journal != nil {
+		return c.logPublishIf(env, b.Channel, payload, expect, b.Position, b.Read)
 	}
 	var ttlPayload []byte
 	if b.TTL != nil {
@@ -187,7 +182,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 		if b.Purge {
 			return nil, journalRefusal("purge")
 		}
-		return nil, journalRefusal("read")
+		return c.logPublishIf(env, b.Channel, nullPayload, nil, "", b.Read)
 	}
 	key := storeKey(c.app, b.Channel)
 	if !b.Purge {

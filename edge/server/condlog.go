@@ -1,0 +1,185 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nuid"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// On a durable or clustered edge, a write's position (compare-and-set)
+// and read (the previous message) are checked by the log itself, in one
+// step with the append: the edge reads the channel's newest message from
+// the log's leader, checks the condition against it, and publishes
+// expecting that very message to be the channel's newest still (the
+// journal's PublishExpect). Stored, the message it replaced is exactly
+// the one read; refused, another writer came between, and the edge reads
+// again: a compare-and-set then finds the channel moved on
+// (position_mismatch, with the newer message), a plain read of the
+// previous message tries again. The same as an edge alone does under its
+// channel's writer lock, across every edge of a cluster.
+
+// condTimeout bounds a conditional publish with its reads and retries:
+// past a publish's own timeout (a leader election).
+const condTimeout = 30 * time.Second
+
+// logPublishIf serves a publish, write or delete with read or position
+// (expect, as the client wrote it: asked) on an edge with a journal. It
+// waits for the log, on the connection's reader: the request needs the
+// channel's newest message, and the replies of the publishes before it
+// leave first.
+func (c *conn) logPublishIf(env *rtm.Envelope, channel string, payload []byte, expect *rtm.Position, asked, read string) (any, error) {
+	key := storeKey(c.app, channel)
+	if err := c.srv.admitChannel(c.app, key); err != nil {
+		return nil, err
+	}
+	c.drainAcks() // this connection's earlier publishes are in the log first
+	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
+	defer cancel()
+	epoch := c.srv.journal.Epoch()
+	var prior store.Prior
+	var offset uint64
+	// resentID is the Msg-Id of the last attempt when it was refused
+	// after it was sent more than once: it may be stored after all.
+	resentID := ""
+	for {
+		if resentID != "" {
+			// Kept, should the attempt prove stored: the read below
+			// reuses the connection's buffer.
+			prior.Data = bytes.Clone(prior.Data)
+		}
+		last, lastID, p, err := c.logPrior(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if resentID != "" && lastID == resentID {
+			// The refused attempt is the channel's newest: stored, its
+			// refusal that of a send after the first.
+			if offset, err = last, c.srv.journal.Await(ctx, last, lastID); err != nil {
+				return nil, c.logError(err)
+			}
+			break
+		}
+		prior = p
+		if expect != nil && !logMatches(*expect, prior, epoch, last) {
+			e := &rtm.Error{Code: rtm.CodePositionMismatch,
+				Reason: "position " + asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
+			return nil, c.previousError(env, read, e, prior)
+		}
+		id := nuid.Next()
+		offset, err = c.srv.publishExpect(ctx, key, payload, id, last)
+		if errors.Is(err, store.ErrMismatch) {
+			resentID = ""
+			if offset, err = c.srv.ownFirstSend(ctx, key, id, err, &resentID); errors.Is(err, store.ErrMismatch) {
+				continue // another writer came between the read and the write
+			}
+		}
+		if err != nil {
+			return nil, c.logError(err)
+		}
+		break
+	}
+	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.traffic.messagesIn.Add(1)
+	return c.previousReply(rtm.Position{Epoch: epoch, Offset: offset}.String(), read, prior)
+}
+
+// logPrior reads the channel's newest message from the log's leader:
+// last is its offset (0: none) and lastID its Msg-Id, prior the newest
+// readable one under the channel's rule (what a read answers), in the
+// connection's buffer.
+func (c *conn) logPrior(ctx context.Context, key string) (last uint64, lastID string, prior store.Prior, err error) {
+	f, lastID, found, err := c.srv.journal.Latest(ctx, key, 0)
+	if err != nil {
+		c.srv.log.Warn("reading a channel's newest message from the log", "err", err)
+		return 0, "", store.Prior{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
+	}
+	prior = store.Prior{Data: c.prevBuf[:0]}
+	if found && readable(c.srv.retention(key).Normalized(), c.srv.store.Now(), f.Time, 0) {
+		prior = store.Prior{Found: true, Position: rtm.Position{Epoch: c.srv.journal.Epoch(), Offset: f.Offset},
+			Data: append(c.prevBuf[:0], f.Data...)}
+	}
+	c.prevBuf = prior.Data[:0]
+	if found {
+		last = f.Offset
+	}
+	return last, lastID, prior, nil
+}
+
+// logMatches reports whether expect names the newest message of a
+// channel whose newest readable message is prior and whose newest message
+// in the log is at last: that message's position, or, with none
+// readable, 0:0 or a position after last (what a read of nothing
+// answers), as store's AppendIf matches.
+func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool {
+	if prior.Found {
+		return expect == prior.Position
+	}
+	return expect == (rtm.Position{}) || expect.Epoch == epoch && expect.Offset > last
+}
+
+// publishExpect publishes through the journal if key's newest message is
+// at last, and waits for the log.
+func (s *Server) publishExpect(ctx context.Context, key string, payload []byte, id string, last uint64) (uint64, error) {
+	type result struct {
+		offset uint64
+		err    error
+	}
+	r := make(chan result, 1)
+	s.journal.PublishExpect(key, payload, id, last, func(o uint64, err error) { r <- result{o, err} })
+	select {
+	case res := <-r:
+		return res.offset, res.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// ownFirstSend tells whether a conditional publish refused (err, a
+// store.ErrMismatch) after it was sent more than once was refused
+// because its own first send was stored (a single JetStream node checks
+// the condition before the Msg-Id): then it returns that offset, once
+// the store holds it. Otherwise it returns err, and sets *resent to id
+// if the publish was sent more than once (a cluster refuses it while its
+// first send is being proposed, without saying where: the next read
+// tells).
+func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error, resentID *string) (uint64, error) {
+	var r interface{ Resent() (uint64, bool) }
+	if !errors.As(err, &r) {
+		return 0, err
+	}
+	at, resent := r.Resent()
+	if resent {
+		*resentID = id
+	}
+	if !resent || at == 0 {
+		return 0, err
+	}
+	_, got, found, gerr := s.journal.Latest(ctx, key, at)
+	if gerr != nil {
+		return 0, gerr
+	}
+	if !found || got != id {
+		return 0, err
+	}
+	if werr := s.journal.Await(ctx, at, id); werr != nil {
+		return 0, werr
+	}
+	return at, nil
+}
+
+// logError maps the error of a conditional publish to the client's, as
+// ackFrame does a publish's.
+func (c *conn) logError(err error) error {
+	if e, ok := rtm.AsError(appendError(err)); ok {
+		return e
+	}
+	c.srv.log.Warn("conditional publish not confirmed by the log", "err", err)
+	return rtm.Errorf(rtm.CodeUnavailable,
+		"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
+}

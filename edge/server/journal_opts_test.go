@@ -1,0 +1,171 @@
+package server_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
+)
+
+// eachEdge runs test on an edge alone and on a durable edge (its log an
+// embedded JetStream): PROTOCOL.md holds for both.
+func eachEdge(t *testing.T, test func(t *testing.T, e *edge)) {
+	t.Helper()
+	t.Run("memory", func(t *testing.T) {
+		t.Parallel()
+		test(t, startEdge(t, nil))
+	})
+	t.Run("durable", func(t *testing.T) {
+		t.Parallel()
+		test(t, startJournalEdge(t, startNode(t), nil))
+	})
+}
+
+// TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
+// options it does not serve, with a reason saying so, and stores
+// nothing.
+func TestOptionsOnAJournalEdge(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdge(t, startNode(t), nil)
+	c := e.dial(t, "test", "")
+	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
+	for i, frame := range []string{
+		`{"action":"rtm/publish","id":2,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
+		`{"action":"rtm/delete","id":3,"body":{"channel":"j","purge":true}}`,
+		`{"action":"rtm/subscribe","id":4,"body":{"channel":"j","prefix":true}}`,
+	} {
+		p := c.raw(frame, i+2)
+		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
+			t.Fatalf("%s: got %s %v, want invalid_operation naming the durable edge", frame, p.Action, p.Body)
+		}
+	}
+	if b := c.expectOK("rtm/read", 9, map[string]any{"channel": "j"}); b["message"] != "a" || b["position"] != pos {
+		t.Fatalf("after the refusals: %v, want a at %s", b, pos)
+	}
+}
+
+// casRace has two connections (on one edge or two) write, at once, to the
+// channel's newest position, round after round: exactly one write wins
+// each round, and the other is refused with position_mismatch naming the
+// winner's message and position. Then the channel holds every winner, in
+// order, and nothing else.
+func casRace(t *testing.T, a, b *rawClient, reader *rawClient, rounds int) {
+	t.Helper()
+	pos := reader.expectOK("rtm/read", 1, map[string]any{"channel": "race"})["position"].(string)
+	var winners []any
+	for r := range rounds {
+		for i, c := range []*rawClient{a, b} {
+			c.sendText(fmt.Sprintf(`{"action":"rtm/write","id":%d,"body":{"channel":"race","message":"%d-%d","position":"%s","read":"previous_message_on_error"}}`,
+				r, r, i, pos))
+		}
+		pa, pb := a.recv(), b.recv()
+		var win, lose pdu
+		var winner string
+		switch {
+		case pa.Action == "rtm/write/ok" && pb.Action == "rtm/write/error":
+			win, lose, winner = pa, pb, fmt.Sprintf("%d-0", r)
+		case pb.Action == "rtm/write/ok" && pa.Action == "rtm/write/error":
+			win, lose, winner = pb, pa, fmt.Sprintf("%d-1", r)
+		default:
+			t.Fatalf("round %d at %s: %s %v and %s %v, want one ok and one error", r, pos, pa.Action, pa.Body, pb.Action, pb.Body)
+		}
+		pos = win.Body["position"].(string)
+		prev, _ := lose.Body["previous"].(map[string]any)
+		if lose.Body["error"] != "position_mismatch" || prev["message"] != winner || prev["position"] != pos {
+			t.Fatalf("round %d: the loser got %v, want position_mismatch with previous %s at %s", r, lose.Body, winner, pos)
+		}
+		winners = append(winners, winner)
+	}
+	reader.expectOK("rtm/subscribe", 2, map[string]any{"channel": "race", "history": map[string]any{"count": rounds + 5}})
+	if got := recvMessages(reader, "race", rounds, logWait); fmt.Sprint(got) != fmt.Sprint(winners) {
+		t.Fatalf("the channel holds %v, want the winners %v", got, winners)
+	}
+}
+
+// previousChain has writers publish with read: previous_message all at
+// once: each reply's previous message is exactly the one its message
+// replaced, so the replies chain every message, from none (0:0) to the
+// newest, each previous once.
+func previousChain(t *testing.T, writers []*rawClient, each int) {
+	t.Helper()
+	for w, c := range writers {
+		for i := range each {
+			c.sendText(fmt.Sprintf(`{"action":"rtm/publish","id":%d,"body":{"channel":"chain","message":"%d-%d","read":"previous_message"}}`, i, w, i))
+		}
+	}
+	next := map[string]string{} // previous position -> position
+	msgAt := map[string]any{"0:0": nil}
+	prevMsg := map[string]any{}
+	for w, c := range writers {
+		for i := range each {
+			p := c.recvWithin(logWait)
+			if p.Action != "rtm/publish/ok" {
+				t.Fatalf("publish with read: %s %v", p.Action, p.Body)
+			}
+			pos, prev := p.Body["position"].(string), p.Body["previous"].(map[string]any)
+			pp := prev["position"].(string)
+			if other, dup := next[pp]; dup {
+				t.Fatalf("%s and %s both replaced the message at %s", other, pos, pp)
+			}
+			next[pp], prevMsg[pp], msgAt[pos] = pos, prev["message"], fmt.Sprintf("%d-%d", w, i)
+		}
+	}
+	n := 0
+	for at := "0:0"; ; n++ {
+		pos, ok := next[at]
+		if !ok {
+			break
+		}
+		if prevMsg[at] != msgAt[at] {
+			t.Fatalf("the previous message at %s is %v, want %v", at, prevMsg[at], msgAt[at])
+		}
+		at = pos
+	}
+	if n != len(writers)*each {
+		t.Fatalf("the replies chain %d messages from 0:0, want all %d (next: %v)", n, len(writers)*each, next)
+	}
+}
+
+// TestJournalConditionalRaces: on a durable edge, compare-and-set and
+// read previous are atomic with the log's append, between connections.
+func TestJournalConditionalRaces(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdge(t, startNode(t), nil)
+	t.Run("cas", func(t *testing.T) {
+		casRace(t, e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", ""), 20)
+	})
+	t.Run("previous", func(t *testing.T) {
+		previousChain(t, []*rawClient{e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", "")}, 15)
+	})
+}
+
+// TestJournalClusterConditional: across the edges of a cluster, on one
+// R3 stream, compare-and-set has one winner and read previous chains,
+// and a write's position from one edge is the newest on another.
+func TestJournalClusterConditional(t *testing.T) {
+	nodes := journaltest.Cluster(t, 3)
+	edges := make([]*edge, 2)
+	for i := range edges {
+		edges[i] = startJournalEdge(t, nodes[i], &journal.Options{Replicas: 3})
+	}
+	a, b := edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")
+	p := a.expectOK("rtm/write", 1, map[string]any{"channel": "kv", "message": "one"})["position"].(string)
+	wantBody(t, b.raw(`{"action":"rtm/write","id":2,"body":{"channel":"kv","message":"two","position":"`+p+`","read":"previous_message"}}`, 2),
+		"rtm/write/ok", map[string]any{"position": b.lastPosition(t, "kv"), "previous": map[string]any{"message": "one", "position": p}})
+	stale := a.raw(`{"action":"rtm/write","id":3,"body":{"channel":"kv","message":"three","position":"`+p+`"}}`, 3)
+	if stale.Body["error"] != "position_mismatch" {
+		t.Fatalf("a CAS at %s after another edge's write: %s %v, want position_mismatch", p, stale.Action, stale.Body)
+	}
+	t.Run("cas", func(t *testing.T) {
+		casRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 10)
+	})
+	t.Run("previous", func(t *testing.T) {
+		previousChain(t, []*rawClient{edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")}, 10)
+	})
+}
+
+// logWait bounds each wait for a reply that waits for the log.
+const logWait = 30 * time.Second
