@@ -32,8 +32,27 @@ import (
 // the caller then looks at the message at Last for its Msg-Id.
 
 // expectLastHeader makes JetStream store a message only if its
-// subject's newest message is at the given sequence.
-const expectLastHeader = "Nats-Expected-Last-Subject-Sequence"
+// subject's newest message (or expectSubjectHeader's) is at the given
+// sequence.
+const (
+	expectLastHeader    = "Nats-Expected-Last-Subject-Sequence"
+	expectSubjectHeader = "Nats-Expected-Last-Subject-Sequence-Subject"
+)
+
+// condition is what a conditional publish expects: the newest message of
+// its subject, or of subject if set, at last (0: none).
+type condition struct {
+	last    uint64
+	subject string
+}
+
+// set writes the condition into a publish's headers.
+func (c *condition) set(h nats.Header) {
+	h[expectLastHeader] = []string{strconv.FormatUint(c.last, 10)}
+	if c.subject != "" {
+		h[expectSubjectHeader] = []string{c.subject}
+	}
+}
 
 // JetStream's error codes for a publish whose expected last sequence is
 // not the subject's (nats-server's jetstream_errors_generated.go):
@@ -73,7 +92,13 @@ func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
 // *MismatchError. msgID should be unique to the attempt: a refused
 // attempt is not a publish to retry.
 func (j *Journal) PublishExpect(key string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(key, payload, msgID, &last, done)
+	j.publish(Subject(key), payload, msgID, &condition{last: last}, done)
+}
+
+// publishTo is PublishExpect on subject subj, expecting the newest
+// message of subject expect at last.
+func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
+	j.publish(subj, payload, msgID, &condition{last: last, subject: expect}, done)
 }
 
 // mismatch ends the conditional publish with token tok that JetStream

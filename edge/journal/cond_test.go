@@ -108,3 +108,62 @@ func TestSingleNodeChecksExpectedBeforeMsgID(t *testing.T) {
 		t.Fatalf("the second send answered %s; want wrong last sequence: %d (if JetStream now answers a duplicate, Resent is no longer needed)", reply.Data, s1)
 	}
 }
+
+// purge purges synchronously.
+func purge(t *testing.T, j *Journal, key string, through uint64) (uint64, error) {
+	t.Helper()
+	type res struct {
+		seq uint64
+		err error
+	}
+	c := make(chan res, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	j.Purge(ctx, key, through, "", func(seq uint64, err error) { c <- res{seq, err} })
+	r := <-c
+	return r.seq, r.err
+}
+
+// TestPurge: a purge drops the channel's messages from the stream and
+// the store (not another channel's), takes a sequence of its own, says
+// how far it purged (PurgedThrough), and is refused with a MismatchError,
+// purging nothing more from the store, when a message came after the one
+// it expects to be the newest.
+func TestPurge(t *testing.T) {
+	j, st := open(t, node(t, ""), nil)
+	const key, other = "app\x00h", "app\x00other"
+	publish(t, j, key, "a")
+	s2 := publish(t, j, key, "b")
+	publish(t, j, other, "x")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if n, err := j.PurgedThrough(ctx, key); err != nil || n != 0 {
+		t.Fatalf("PurgedThrough before a purge = %d, %v; want 0", n, err)
+	}
+	ps, err := purge(t, j, key, s2)
+	if err != nil || ps <= s2 {
+		t.Fatalf("purge through %d: %d, %v", s2, ps, err)
+	}
+	if _, _, found, err := j.Latest(ctx, key, 0); err != nil || found {
+		t.Fatalf("the stream after the purge: found %v, %v; want nothing", found, err)
+	}
+	if _, ok, _ := st.Read(key, nil); ok {
+		t.Fatal("the store holds a message of the purged channel")
+	}
+	if f, ok, _ := st.Read(other, nil); !ok || string(f.Data) != "x" {
+		t.Fatalf("the other channel: %+v %v, want x", f, ok)
+	}
+	if n, err := j.PurgedThrough(ctx, key); err != nil || n != s2 {
+		t.Fatalf("PurgedThrough = %d, %v; want %d", n, err, s2)
+	}
+	s4 := publish(t, j, key, "c")
+	if s4 <= ps {
+		t.Fatalf("a message after the purge at %d, not after the purge's %d", s4, ps)
+	}
+	if _, err := purge(t, j, key, s2); !errors.Is(err, store.ErrMismatch) {
+		t.Fatalf("purge through %d with %d after it: %v, want a mismatch", s2, s4, err)
+	}
+	if f, ok, _ := st.Read(key, nil); !ok || string(f.Data) != "c" || f.Offset != s4 {
+		t.Fatalf("after the refused purge the store holds %+v %v, want c at %d", f, ok, s4)
+	}
+}

@@ -132,12 +132,12 @@ const MaxMsgIDBytes = 256
 // position. The caller makes msgID name the message (its content
 // included): the first message stored with it is the one kept.
 func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
-	j.publish(key, payload, msgID, nil, done)
+	j.publish(Subject(key), payload, msgID, nil, done)
 }
 
-// publish is PublishID, stored only if the channel's newest message is
-// at *last when last is not nil (cond.go).
-func (j *Journal) publish(key string, payload []byte, msgID string, last *uint64, done func(seq uint64, err error)) {
+// publish is PublishID on subject subj, stored only if the condition
+// holds when cond is not nil (cond.go).
+func (j *Journal) publish(subj string, payload []byte, msgID string, cond *condition, done func(seq uint64, err error)) {
 	if len(msgID) > MaxMsgIDBytes {
 		done(0, fmt.Errorf("journal: a Msg-Id of %d bytes is longer than %d", len(msgID), MaxMsgIDBytes))
 		return
@@ -169,7 +169,7 @@ func (j *Journal) publish(key string, payload []byte, msgID string, last *uint64
 	now := time.Now()
 	r := &pubReq{
 		msg: nats.Msg{
-			Subject: Subject(key),
+			Subject: subj,
 			Reply:   reply,
 			Header:  nats.Header{"Nats-Msg-Id": []string{msgID}},
 			// Sent again on a retry, after the caller reused its buffer.
@@ -177,8 +177,8 @@ func (j *Journal) publish(key string, payload []byte, msgID string, last *uint64
 		},
 		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
 	}
-	if last != nil {
-		r.msg.Header[expectLastHeader] = []string{strconv.FormatUint(*last, 10)}
+	if cond != nil {
+		cond.set(r.msg.Header)
 	}
 	m := &r.msg
 	p.pending[p.next] = r

@@ -28,13 +28,22 @@ import (
 // past a publish's own timeout (a leader election).
 const condTimeout = 30 * time.Second
 
-// logPublishIf serves a publish, write or delete with read or position
-// (expect, as the client wrote it: asked) on an edge with a journal. It
-// waits for the log, on the connection's reader: the request needs the
-// channel's newest message, and the replies of the publishes before it
-// leave first.
-func (c *conn) logPublishIf(env *rtm.Envelope, channel string, payload []byte, expect *rtm.Position, asked, read string) (any, error) {
-	key := storeKey(c.app, channel)
+// logWrite is a publish, write or delete with read or position, or a
+// purge (logPurge), on an edge with a journal.
+type logWrite struct {
+	channel string
+	payload []byte
+	expect  *rtm.Position // a write's position
+	asked   string        // the position as the client wrote it
+	read    string
+	purge   bool // a purge (payload is unused)
+}
+
+// logPublishIf serves w. It waits for the log, on the connection's
+// reader: the request needs the channel's newest message, and the
+// replies of the publishes before it leave first.
+func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
+	key := storeKey(c.app, w.channel)
 	if err := c.srv.admitChannel(c.app, key); err != nil {
 		return nil, err
 	}
@@ -66,13 +75,13 @@ func (c *conn) logPublishIf(env *rtm.Envelope, channel string, payload []byte, e
 			break
 		}
 		prior = p
-		if expect != nil && !logMatches(*expect, prior, epoch, last) {
+		if w.expect != nil && !logMatches(*w.expect, prior, epoch, last) {
 			e := &rtm.Error{Code: rtm.CodePositionMismatch,
-				Reason: "position " + asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
-			return nil, c.previousError(env, read, e, prior)
+				Reason: "position " + w.asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
+			return nil, c.previousError(env, w.read, e, prior)
 		}
 		id := nuid.Next()
-		offset, err = c.srv.publishExpect(ctx, key, payload, id, last)
+		offset, err = c.srv.publishExpect(ctx, key, w, id, last)
 		if errors.Is(err, store.ErrMismatch) {
 			resentID = ""
 			if offset, err = c.srv.ownFirstSend(ctx, key, id, err, &resentID); errors.Is(err, store.ErrMismatch) {
@@ -86,7 +95,7 @@ func (c *conn) logPublishIf(env *rtm.Envelope, channel string, payload []byte, e
 	}
 	c.srv.counters.messagesIn[c.ci].Add(1)
 	c.traffic.messagesIn.Add(1)
-	return c.previousReply(rtm.Position{Epoch: epoch, Offset: offset}.String(), read, prior)
+	return c.previousReply(rtm.Position{Epoch: epoch, Offset: offset}.String(), w.read, prior)
 }
 
 // logPrior reads the channel's newest message from the log's leader:
@@ -123,15 +132,20 @@ func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool
 	return expect == (rtm.Position{}) || expect.Epoch == epoch && expect.Offset > last
 }
 
-// publishExpect publishes through the journal if key's newest message is
-// at last, and waits for the log.
-func (s *Server) publishExpect(ctx context.Context, key string, payload []byte, id string, last uint64) (uint64, error) {
+// publishExpect publishes w (or purges) through the journal if key's
+// newest message is at last, and waits for the log.
+func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id string, last uint64) (uint64, error) {
 	type result struct {
 		offset uint64
 		err    error
 	}
 	r := make(chan result, 1)
-	s.journal.PublishExpect(key, payload, id, last, func(o uint64, err error) { r <- result{o, err} })
+	done := func(o uint64, err error) { r <- result{o, err} }
+	if w.purge {
+		s.journal.Purge(ctx, key, last, id, done)
+	} else {
+		s.journal.PublishExpect(key, w.payload, id, last, done)
+	}
 	select {
 	case res := <-r:
 		return res.offset, res.err
@@ -182,4 +196,45 @@ func (c *conn) logError(err error) error {
 	c.srv.log.Warn("conditional publish not confirmed by the log", "err", err)
 	return rtm.Errorf(rtm.CodeUnavailable,
 		"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
+}
+
+// logPurge serves rtm/delete with purge on an edge with a journal: the
+// journal drops the channel's messages up to its newest from the log,
+// then marks the purge for every edge's store if no message came since
+// (journal.Purge). If one came, it is dropped too on the next try: the
+// previous message answered is the newest of those dropped.
+func (c *conn) logPurge(w logWrite) (any, error) {
+	key := storeKey(c.app, w.channel)
+	c.drainAcks()
+	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
+	defer cancel()
+	var dropped store.Prior
+	purged := false // some of the channel's messages are gone from the log
+	for {
+		last, _, p, err := c.logPrior(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if last == 0 && !purged {
+			dropped = p // none: nothing to drop
+			break
+		}
+		if last != 0 {
+			// A copy: the next read reuses the connection's buffer.
+			dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
+			purged = true
+		}
+		_, err = c.srv.publishExpect(ctx, key, w, nuid.Next(), last)
+		if errors.Is(err, store.ErrMismatch) {
+			continue // a message came meanwhile
+		}
+		if err != nil {
+			return nil, c.logError(err)
+		}
+		break
+	}
+	if !wantsPrevious(w.read, true) {
+		return &rtm.Empty{}, nil
+	}
+	return c.previousReply("", w.read, dropped)
 }

@@ -38,6 +38,14 @@ type Journal interface {
 	// offset at, as the log's leader holds it (no lagging copy), with
 	// the Msg-Id it was published with.
 	Latest(ctx context.Context, key string, at uint64) (store.Frame, string, bool, error)
+	// Purge drops key's messages up to offset through (its newest) from
+	// the log and every edge's store, if through is key's newest still
+	// (else done gets a store.ErrMismatch, as PublishExpect's); done gets
+	// the offset of the purge, which the server's store has applied.
+	Purge(ctx context.Context, key string, through uint64, msgID string, done func(offset uint64, err error))
+	// PurgedThrough returns the offset up to which key was last purged
+	// (0: never): positions up to it are expired.
+	PurgedThrough(ctx context.Context, key string) (uint64, error)
 	// Await waits until the server's store holds the message published
 	// with msgID at offset.
 	Await(ctx context.Context, offset uint64, msgID string) error
@@ -107,6 +115,9 @@ func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret stor
 	if from < first {
 		return store.Frame{}, false, store.ErrExpired // the log let them go
 	}
+	if err := s.checkPurged(ctx, key, from); err != nil {
+		return store.Frame{}, false, err
+	}
 	fs, newer, err := s.journal.Next(ctx, key, from, 1, 0)
 	if err != nil {
 		return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
@@ -162,4 +173,18 @@ func (s *Server) logHistoryStart(ctx context.Context, key string, count int, age
 		}
 	}
 	return start, found, nil
+}
+
+// checkPurged returns store.ErrExpired if a purge of the channel dropped
+// the message at from or after it: as on an edge alone, a position up to
+// the purge is expired, one after it reads on.
+func (s *Server) checkPurged(ctx context.Context, key string, from uint64) error {
+	through, err := s.journal.PurgedThrough(ctx, key)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	if from <= through {
+		return store.ErrExpired
+	}
+	return nil
 }

@@ -34,8 +34,7 @@ func TestOptionsOnAJournalEdge(t *testing.T) {
 	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
 	for i, frame := range []string{
 		`{"action":"rtm/publish","id":2,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
-		`{"action":"rtm/delete","id":3,"body":{"channel":"j","purge":true}}`,
-		`{"action":"rtm/subscribe","id":4,"body":{"channel":"j","prefix":true}}`,
+		`{"action":"rtm/subscribe","id":3,"body":{"channel":"j","prefix":true}}`,
 	} {
 		p := c.raw(frame, i+2)
 		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
@@ -169,3 +168,109 @@ func TestJournalClusterConditional(t *testing.T) {
 
 // logWait bounds each wait for a reply that waits for the log.
 const logWait = 30 * time.Second
+
+// purgeRace purges the channel while a writer publishes to it: the
+// purge's previous message is exactly the newest it dropped, so reading
+// the channel back (on reader's edge) gives every message after it and
+// none before.
+func purgeRace(t *testing.T, writer, purger, reader *rawClient, n int) {
+	t.Helper()
+	posOf := map[string]int{}
+	recv := func(i int) {
+		p := writer.recvWithin(logWait)
+		if p.Action != "rtm/publish/ok" {
+			t.Fatalf("publish %d: %s %v", i, p.Action, p.Body)
+		}
+		posOf[p.Body["position"].(string)] = i
+	}
+	// One publish at a time, the purge sent among them: it reads, purges
+	// and writes its marker while they go on.
+	for i := range n {
+		if i == n/10 {
+			purger.sendText(`{"action":"rtm/delete","id":1,"body":{"channel":"pr","purge":true,"read":"previous_message"}}`)
+		}
+		writer.send("rtm/publish", i, map[string]any{"channel": "pr", "message": i})
+		recv(i)
+	}
+	p := purger.recvWithin(logWait)
+	prev, _ := p.Body["previous"].(map[string]any)
+	if p.Action != "rtm/delete/ok" || prev == nil {
+		t.Fatalf("purge: %s %v", p.Action, p.Body)
+	}
+	cut := -1 // the last message purged
+	if prev["message"] != nil {
+		var ok bool
+		if cut, ok = posOf[prev["position"].(string)]; !ok || fmt.Sprint(cut) != fmt.Sprint(prev["message"]) {
+			t.Fatalf("the purge's previous %v is none of the messages published", prev)
+		}
+	}
+	t.Logf("the purge dropped messages 0..%d of 0..%d", cut, n-1)
+	var want []any
+	for i := cut + 1; i < n; i++ {
+		want = append(want, fmt.Sprint(i))
+	}
+	reader.expectOK("rtm/publish", 1, map[string]any{"channel": "pr", "message": "end"})
+	want = append(want, "end")
+	reader.expectOK("rtm/subscribe", 2, map[string]any{"channel": "pr", "history": map[string]any{"count": n + 1}})
+	got := recvMessages(reader, "pr", len(want), logWait)
+	for i := range got {
+		got[i] = fmt.Sprint(got[i])
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a purge replacing %d (of 0..%d): %v, want %v", cut, n-1, got, want)
+	}
+}
+
+// TestJournalPurgeRace: on a durable edge, a purge among publishes drops
+// exactly the messages before its previous message.
+func TestJournalPurgeRace(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdge(t, startNode(t), nil)
+	purgeRace(t, e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", ""), 200)
+}
+
+// TestJournalClusterPurge: a purge on one edge of a cluster reaches the
+// others in the log's order: there a live subscriber reads on with the
+// next message, a position before the purge is expired, one after the
+// purged messages resumes with the next message, and history holds only
+// what came after; a purge among another edge's publishes is atomic.
+func TestJournalClusterPurge(t *testing.T) {
+	nodes := journaltest.Cluster(t, 3)
+	edges := make([]*edge, 2)
+	for i := range edges {
+		edges[i] = startJournalEdge(t, nodes[i], &journal.Options{Replicas: 3})
+	}
+	a, b := edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")
+	live := edges[1].dial(t, "test", "")
+	live.expectOK("rtm/subscribe", 1, map[string]any{"channel": "h"})
+	p1 := a.expectOK("rtm/publish", 1, map[string]any{"channel": "h", "message": 1})["position"].(string)
+	a.expectOK("rtm/publish", 2, map[string]any{"channel": "h", "message": 2})
+	msgs, end := live.recvData("h", 2)
+	if fmt.Sprint(msgs) != "[1 2]" {
+		t.Fatalf("before the purge: %v", msgs)
+	}
+	wantBody(t, a.raw(`{"action":"rtm/delete","id":3,"body":{"channel":"h","purge":true}}`, 3), "rtm/delete/ok", map[string]any{})
+	after := a.expectOK("rtm/publish", 4, map[string]any{"channel": "h", "message": "after"})["position"]
+	// The other edge applies the log in order: with "after" delivered
+	// there, so is the purge before it.
+	if msgs, _ := live.recvData("h", 1); fmt.Sprint(msgs) != "[after]" {
+		t.Fatalf("live subscriber on the other edge after the purge: %v, want after", msgs)
+	}
+	b.expectError("rtm/read", 5, map[string]any{"channel": "h", "position": p1}, "expired_position")
+	if r := b.expectOK("rtm/read", 6, map[string]any{"channel": "h"}); r["message"] != "after" || r["position"] != after {
+		t.Fatalf("read on the other edge after the purge: %v, want after at %v", r, after)
+	}
+	resume := edges[1].dial(t, "test", "")
+	resume.expectOK("rtm/subscribe", 7, map[string]any{"channel": "h", "position": end})
+	if msgs, _ := resume.recvData("h", 1); fmt.Sprint(msgs) != "[after]" {
+		t.Fatalf("resumed at %s, after the purged messages, on the other edge: %v, want after", end, msgs)
+	}
+	hist := edges[1].dial(t, "test", "")
+	hist.expectOK("rtm/subscribe", 8, map[string]any{"channel": "h", "history": map[string]any{"count": 10}})
+	if msgs, _ := hist.recvData("h", 1); fmt.Sprint(msgs) != "[after]" {
+		t.Fatalf("history on the other edge after the purge: %v, want only after", msgs)
+	}
+	t.Run("race", func(t *testing.T) {
+		purgeRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 200)
+	})
+}

@@ -199,7 +199,10 @@ func testWriteCompareAndSet(t *testing.T, e *edge) {
 // and a live subscriber reads on with the next message.
 func TestDeletePurge(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testDeletePurge)
+}
+
+func testDeletePurge(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "h"})

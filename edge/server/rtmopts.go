@@ -94,7 +94,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 		expect = &p
 	}
 	if c.srv.journal != nil {
-		return c.logPublishIf(env, b.Channel, payload, expect, b.Position, b.Read)
+		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: payload, expect: expect, asked: b.Position, read: b.Read})
 	}
 	var ttlPayload []byte
 	if b.TTL != nil {
@@ -178,11 +178,11 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 
 // deleteOptions serves rtm/delete with read or purge.
 func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
+	if c.srv.journal != nil && b.Purge {
+		return c.logPurge(logWrite{channel: b.Channel, read: b.Read, purge: true})
+	}
 	if c.srv.journal != nil {
-		if b.Purge {
-			return nil, journalRefusal("purge")
-		}
-		return c.logPublishIf(env, b.Channel, nullPayload, nil, "", b.Read)
+		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: nullPayload, read: b.Read})
 	}
 	key := storeKey(c.app, b.Channel)
 	if !b.Purge {
