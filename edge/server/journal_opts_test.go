@@ -11,7 +11,9 @@ import (
 )
 
 // eachEdge runs test on an edge alone and on a durable edge (its log an
-// embedded JetStream): PROTOCOL.md holds for both.
+// embedded JetStream, the edge its sole writer, as sluice edge
+// --data-dir runs it): PROTOCOL.md holds for both. (The cluster tests
+// cover the feed reading every message back.)
 func eachEdge(t *testing.T, test func(t *testing.T, e *edge)) {
 	t.Helper()
 	t.Run("memory", func(t *testing.T) {
@@ -20,8 +22,15 @@ func eachEdge(t *testing.T, test func(t *testing.T, e *edge)) {
 	})
 	t.Run("durable", func(t *testing.T) {
 		t.Parallel()
-		test(t, startJournalEdge(t, startNode(t), nil))
+		test(t, startDurableEdge(t))
 	})
+}
+
+// startDurableEdge starts a durable single edge as sluice edge
+// --data-dir does: its own embedded node, the stream's sole writer.
+func startDurableEdge(t *testing.T) *edge {
+	t.Helper()
+	return startJournalEdge(t, startNode(t), &journal.Options{SoleWriter: true})
 }
 
 // TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
@@ -29,12 +38,12 @@ func eachEdge(t *testing.T, test func(t *testing.T, e *edge)) {
 // nothing.
 func TestOptionsOnAJournalEdge(t *testing.T) {
 	t.Parallel()
-	e := startJournalEdge(t, startNode(t), nil)
+	e := startDurableEdge(t)
 	c := e.dial(t, "test", "")
 	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
 	for i, frame := range []string{
 		`{"action":"rtm/publish","id":2,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
-		`{"action":"rtm/subscribe","id":3,"body":{"channel":"j","prefix":true}}`,
+		`{"action":"rtm/write","id":3,"body":{"channel":"j","message":"b","ttl":5,"read":"previous_message"}}`,
 	} {
 		p := c.raw(frame, i+2)
 		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
@@ -132,37 +141,12 @@ func previousChain(t *testing.T, writers []*rawClient, each int) {
 // read previous are atomic with the log's append, between connections.
 func TestJournalConditionalRaces(t *testing.T) {
 	t.Parallel()
-	e := startJournalEdge(t, startNode(t), nil)
+	e := startDurableEdge(t)
 	t.Run("cas", func(t *testing.T) {
 		casRace(t, e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", ""), 20)
 	})
 	t.Run("previous", func(t *testing.T) {
 		previousChain(t, []*rawClient{e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", "")}, 15)
-	})
-}
-
-// TestJournalClusterConditional: across the edges of a cluster, on one
-// R3 stream, compare-and-set has one winner and read previous chains,
-// and a write's position from one edge is the newest on another.
-func TestJournalClusterConditional(t *testing.T) {
-	nodes := journaltest.Cluster(t, 3)
-	edges := make([]*edge, 2)
-	for i := range edges {
-		edges[i] = startJournalEdge(t, nodes[i], &journal.Options{Replicas: 3})
-	}
-	a, b := edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")
-	p := a.expectOK("rtm/write", 1, map[string]any{"channel": "kv", "message": "one"})["position"].(string)
-	wantBody(t, b.raw(`{"action":"rtm/write","id":2,"body":{"channel":"kv","message":"two","position":"`+p+`","read":"previous_message"}}`, 2),
-		"rtm/write/ok", map[string]any{"position": b.lastPosition(t, "kv"), "previous": map[string]any{"message": "one", "position": p}})
-	stale := a.raw(`{"action":"rtm/write","id":3,"body":{"channel":"kv","message":"three","position":"`+p+`"}}`, 3)
-	if stale.Body["error"] != "position_mismatch" {
-		t.Fatalf("a CAS at %s after another edge's write: %s %v, want position_mismatch", p, stale.Action, stale.Body)
-	}
-	t.Run("cas", func(t *testing.T) {
-		casRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 10)
-	})
-	t.Run("previous", func(t *testing.T) {
-		previousChain(t, []*rawClient{edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")}, 10)
 	})
 }
 
@@ -225,23 +209,54 @@ func purgeRace(t *testing.T, writer, purger, reader *rawClient, n int) {
 // exactly the messages before its previous message.
 func TestJournalPurgeRace(t *testing.T) {
 	t.Parallel()
-	e := startJournalEdge(t, startNode(t), nil)
+	e := startDurableEdge(t)
 	purgeRace(t, e.dial(t, "test", ""), e.dial(t, "test", ""), e.dial(t, "test", ""), 200)
 }
 
-// TestJournalClusterPurge: a purge on one edge of a cluster reaches the
-// others in the log's order: there a live subscriber reads on with the
-// next message, a position before the purge is expired, one after the
-// purged messages resumes with the next message, and history holds only
-// what came after; a purge among another edge's publishes is atomic.
-func TestJournalClusterPurge(t *testing.T) {
+// TestJournalClusterOptions: on one R3 stream across the edges of a
+// cluster, compare-and-set has one winner and read previous chains, a
+// purge reaches the other edges in the log's order, and a prefix
+// subscription on one edge gets the channels another edge makes.
+func TestJournalClusterOptions(t *testing.T) {
 	nodes := journaltest.Cluster(t, 3)
 	edges := make([]*edge, 2)
 	for i := range edges {
 		edges[i] = startJournalEdge(t, nodes[i], &journal.Options{Replicas: 3})
 	}
-	a, b := edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")
-	live := edges[1].dial(t, "test", "")
+	t.Run("write", func(t *testing.T) { clusterWrite(t, edges[0], edges[1]) })
+	t.Run("cas race", func(t *testing.T) {
+		casRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 10)
+	})
+	t.Run("previous", func(t *testing.T) {
+		previousChain(t, []*rawClient{edges[0].dial(t, "test", ""), edges[1].dial(t, "test", "")}, 10)
+	})
+	t.Run("purge", func(t *testing.T) { clusterPurge(t, edges[0], edges[1]) })
+	t.Run("purge race", func(t *testing.T) {
+		purgeRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 200)
+	})
+	t.Run("prefix", func(t *testing.T) { testPrefixSubscription(t, edges[0], edges[1]) })
+}
+
+// clusterWrite: a write's position from one edge is the newest on
+// another, and a stale one is refused there.
+func clusterWrite(t *testing.T, ea, eb *edge) {
+	a, b := ea.dial(t, "test", ""), eb.dial(t, "test", "")
+	p := a.expectOK("rtm/write", 1, map[string]any{"channel": "kv", "message": "one"})["position"].(string)
+	wantBody(t, b.raw(`{"action":"rtm/write","id":2,"body":{"channel":"kv","message":"two","position":"`+p+`","read":"previous_message"}}`, 2),
+		"rtm/write/ok", map[string]any{"position": b.lastPosition(t, "kv"), "previous": map[string]any{"message": "one", "position": p}})
+	stale := a.raw(`{"action":"rtm/write","id":3,"body":{"channel":"kv","message":"three","position":"`+p+`"}}`, 3)
+	if stale.Body["error"] != "position_mismatch" {
+		t.Fatalf("a CAS at %s after another edge's write: %s %v, want position_mismatch", p, stale.Action, stale.Body)
+	}
+}
+
+// clusterPurge: a purge on one edge reaches the other in the log's
+// order: there a live subscriber reads on with the next message, a
+// position before the purge is expired, one after the purged messages
+// resumes with the next message, and history holds only what came after.
+func clusterPurge(t *testing.T, ea, eb *edge) {
+	a, b := ea.dial(t, "test", ""), eb.dial(t, "test", "")
+	live := eb.dial(t, "test", "")
 	live.expectOK("rtm/subscribe", 1, map[string]any{"channel": "h"})
 	p1 := a.expectOK("rtm/publish", 1, map[string]any{"channel": "h", "message": 1})["position"].(string)
 	a.expectOK("rtm/publish", 2, map[string]any{"channel": "h", "message": 2})
@@ -260,17 +275,14 @@ func TestJournalClusterPurge(t *testing.T) {
 	if r := b.expectOK("rtm/read", 6, map[string]any{"channel": "h"}); r["message"] != "after" || r["position"] != after {
 		t.Fatalf("read on the other edge after the purge: %v, want after at %v", r, after)
 	}
-	resume := edges[1].dial(t, "test", "")
+	resume := eb.dial(t, "test", "")
 	resume.expectOK("rtm/subscribe", 7, map[string]any{"channel": "h", "position": end})
 	if msgs, _ := resume.recvData("h", 1); fmt.Sprint(msgs) != "[after]" {
 		t.Fatalf("resumed at %s, after the purged messages, on the other edge: %v, want after", end, msgs)
 	}
-	hist := edges[1].dial(t, "test", "")
+	hist := eb.dial(t, "test", "")
 	hist.expectOK("rtm/subscribe", 8, map[string]any{"channel": "h", "history": map[string]any{"count": 10}})
 	if msgs, _ := hist.recvData("h", 1); fmt.Sprint(msgs) != "[after]" {
 		t.Fatalf("history on the other edge after the purge: %v, want only after", msgs)
 	}
-	t.Run("race", func(t *testing.T) {
-		purgeRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 200)
-	})
 }
