@@ -37,6 +37,10 @@ type logWrite struct {
 	asked   string        // the position as the client wrote it
 	read    string
 	purge   bool // a purge (payload is unused)
+	// ttl, when not 0, arms a dead man's switch (ttl.go) with
+	// ttlPayload once the message is stored.
+	ttl        int64
+	ttlPayload []byte
 }
 
 // logPublishIf serves w. It waits for the log, on the connection's
@@ -53,6 +57,14 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 	epoch := c.srv.journal.Epoch()
 	var prior store.Prior
 	var offset uint64
+	if w.expect == nil && w.read == "" {
+		// ttl alone: a plain publish, waited for to arm the switch.
+		var err error
+		if offset, err = c.srv.publishWait(ctx, key, w.payload); err != nil {
+			return nil, c.logError(err)
+		}
+		return c.logStored(key, w, offset, prior)
+	}
 	// resentID is the Msg-Id of the last attempt when it was refused
 	// after it was sent more than once: it may be stored after all.
 	resentID := ""
@@ -93,9 +105,19 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 		}
 		break
 	}
+	return c.logStored(key, w, offset, prior)
+}
+
+// logStored answers w, stored at offset after prior, and arms its
+// switch.
+func (c *conn) logStored(key string, w logWrite, offset uint64, prior store.Prior) (any, error) {
+	pos := rtm.Position{Epoch: c.srv.journal.Epoch(), Offset: offset}
 	c.srv.counters.messagesIn[c.ci].Add(1)
 	c.traffic.messagesIn.Add(1)
-	return c.previousReply(rtm.Position{Epoch: epoch, Offset: offset}.String(), w.read, prior)
+	if w.ttl != 0 {
+		c.srv.ttl.arm(key, pos, w.ttl, w.ttlPayload)
+	}
+	return c.previousReply(pos.String(), w.read, prior)
 }
 
 // logPrior reads the channel's newest message from the log's leader:
@@ -135,17 +157,30 @@ func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool
 // publishExpect publishes w (or purges) through the journal if key's
 // newest message is at last, and waits for the log.
 func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id string, last uint64) (uint64, error) {
+	return waitLog(ctx, func(done func(uint64, error)) {
+		if w.purge {
+			s.journal.Purge(ctx, key, last, id, done)
+		} else {
+			s.journal.PublishExpect(key, w.payload, id, last, done)
+		}
+	})
+}
+
+// publishWait publishes payload through the journal and waits for the
+// log.
+func (s *Server) publishWait(ctx context.Context, key string, payload []byte) (uint64, error) {
+	return waitLog(ctx, func(done func(uint64, error)) { s.journal.Publish(key, payload, done) })
+}
+
+// waitLog hands a done function to send and waits for its call, or for
+// ctx to end (a later call goes nowhere).
+func waitLog(ctx context.Context, send func(done func(uint64, error))) (uint64, error) {
 	type result struct {
 		offset uint64
 		err    error
 	}
 	r := make(chan result, 1)
-	done := func(o uint64, err error) { r <- result{o, err} }
-	if w.purge {
-		s.journal.Purge(ctx, key, last, id, done)
-	} else {
-		s.journal.PublishExpect(key, w.payload, id, last, done)
-	}
+	send(func(o uint64, err error) { r <- result{o, err} })
 	select {
 	case res := <-r:
 		return res.offset, res.err
@@ -233,6 +268,7 @@ func (c *conn) logPurge(w logWrite) (any, error) {
 		}
 		break
 	}
+	c.srv.ttl.disarm(key) // as an edge alone does (on other edges the log refuses the switch's message)
 	if !wantsPrevious(w.read, true) {
 		return &rtm.Empty{}, nil
 	}

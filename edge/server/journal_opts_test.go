@@ -2,12 +2,12 @@ package server_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // eachEdge runs test on an edge alone and on a durable edge (its log an
@@ -31,28 +31,6 @@ func eachEdge(t *testing.T, test func(t *testing.T, e *edge)) {
 func startDurableEdge(t *testing.T) *edge {
 	t.Helper()
 	return startJournalEdge(t, startNode(t), &journal.Options{SoleWriter: true})
-}
-
-// TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
-// options it does not serve, with a reason saying so, and stores
-// nothing.
-func TestOptionsOnAJournalEdge(t *testing.T) {
-	t.Parallel()
-	e := startDurableEdge(t)
-	c := e.dial(t, "test", "")
-	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
-	for i, frame := range []string{
-		`{"action":"rtm/publish","id":2,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
-		`{"action":"rtm/write","id":3,"body":{"channel":"j","message":"b","ttl":5,"read":"previous_message"}}`,
-	} {
-		p := c.raw(frame, i+2)
-		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
-			t.Fatalf("%s: got %s %v, want invalid_operation naming the durable edge", frame, p.Action, p.Body)
-		}
-	}
-	if b := c.expectOK("rtm/read", 9, map[string]any{"channel": "j"}); b["message"] != "a" || b["position"] != pos {
-		t.Fatalf("after the refusals: %v, want a at %s", b, pos)
-	}
 }
 
 // casRace has two connections (on one edge or two) write, at once, to the
@@ -235,6 +213,38 @@ func TestJournalClusterOptions(t *testing.T) {
 		purgeRace(t, edges[0].dial(t, "test", ""), edges[1].dial(t, "test", ""), edges[1].dial(t, "test", ""), 200)
 	})
 	t.Run("prefix", func(t *testing.T) { testPrefixSubscription(t, edges[0], edges[1]) })
+	t.Run("ttl", func(t *testing.T) { clusterTTL(t, edges[0], edges[1]) })
+}
+
+// clusterTTL: a dead man's switch armed on one edge fires unless
+// something is published on the channel on any edge within ttl, and a
+// switch armed on another edge replaces it.
+func clusterTTL(t *testing.T, ea, eb *edge) {
+	a, b := ea.dial(t, "test", ""), eb.dial(t, "test", "")
+	sub := eb.dial(t, "test", "")
+	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
+	a.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
+		t.Fatalf("a switch that fired: %v, want alive then dead", msgs)
+	}
+	poll.Until(t, "the switch counted as fired", func() bool { return ea.srv.Stats().TTLFired == 1 })
+	// Armed on one edge, then a publish on the other well within its 2 s.
+	a.raw(`{"action":"rtm/write","id":2,"body":{"channel":"dms","message":"alive again","ttl":2,"ttl_message":"dead"}}`, 2)
+	b.expectOK("rtm/publish", 3, map[string]any{"channel": "dms", "message": "still here"})
+	poll.Until(t, "the switch skipped", func() bool { return ea.srv.Stats().TTLSkipped == 1 })
+	// Armed on one edge, then again on the other: the second replaces it.
+	a.raw(`{"action":"rtm/publish","id":4,"body":{"channel":"dms","message":"x","ttl":2,"ttl_message":"from a"}}`, 4)
+	b.raw(`{"action":"rtm/publish","id":5,"body":{"channel":"dms","message":"y","ttl":1,"ttl_message":"from b"}}`, 5)
+	poll.Until(t, "both switches done", func() bool {
+		return ea.srv.Stats().TTLSkipped == 2 && eb.srv.Stats().TTLFired == 1
+	})
+	b.expectOK("rtm/publish", 6, map[string]any{"channel": "dms", "message": "end"})
+	if msgs, _ := sub.recvData("dms", 6); fmt.Sprint(msgs) != "[alive again still here x y from b end]" {
+		t.Fatalf("after the switches: %v, want alive again, still here, x, y, from b, end", msgs)
+	}
+	if st := ea.srv.Stats(); st.TTLFired != 1 {
+		t.Fatalf("the first edge fired %d switches, want still 1", st.TTLFired)
+	}
 }
 
 // clusterWrite: a write's position from one edge is the newest on

@@ -75,7 +75,10 @@ func TestSatoriErrorReasons(t *testing.T) {
 // nothing is stored and the connection goes on.
 func TestUnknownOptionsRefused(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testUnknownOptionsRefused)
+}
+
+func testUnknownOptionsRefused(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	p1 := c.expectOK("rtm/publish", 1, map[string]any{"channel": "kv", "message": "first"})["position"]
 	tests := []struct {
@@ -264,7 +267,10 @@ func TestOnlyValueChanges(t *testing.T) {
 // publishes ttl_message there; a publish in between disarms it.
 func TestTTLDeadMansSwitch(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testTTLDeadMansSwitch)
+}
+
+func testTTLDeadMansSwitch(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})

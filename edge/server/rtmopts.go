@@ -69,22 +69,11 @@ func wantsPrevious(read string, ok bool) bool {
 	return read == rtm.ReadPrevious || read == rtm.ReadPreviousOnOK && ok || read == rtm.ReadPreviousOnError && !ok
 }
 
-// journalRefusal refuses an option a durable or clustered edge does not
-// serve yet: ttl, whose switch would need one owner across the edges of
-// a cluster and to outlive the edge that armed it.
-func journalRefusal(option string) error {
-	return rtm.Errorf(rtm.CodeInvalidOperation,
-		"%s is not served by a durable or clustered edge yet; publish without it", option)
-}
-
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked
 // under the channel's writer lock, in one step with the append (with a
 // journal, by the log: condlog.go).
 func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
-	if c.srv.journal != nil && b.TTL != nil {
-		return nil, journalRefusal("ttl")
-	}
 	var expect *rtm.Position
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
@@ -93,15 +82,19 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 		}
 		expect = &p
 	}
-	if c.srv.journal != nil {
-		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: payload, expect: expect, asked: b.Position, read: b.Read})
-	}
 	var ttlPayload []byte
 	if b.TTL != nil {
 		var err error
 		if ttlPayload, err = c.ttlPayload(b.TTLMessage); err != nil {
 			return nil, err
 		}
+	}
+	if c.srv.journal != nil {
+		w := logWrite{channel: b.Channel, payload: payload, expect: expect, asked: b.Position, read: b.Read, ttlPayload: ttlPayload}
+		if b.TTL != nil {
+			w.ttl = *b.TTL
+		}
+		return c.logPublishIf(env, w)
 	}
 	key := storeKey(c.app, b.Channel)
 	h := c.srv.store.Channel(key)

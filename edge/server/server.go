@@ -132,7 +132,7 @@ func New(opts *Options) (*Server, error) {
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
-	s.ttl = newTTLSwitches(s.store)
+	s.ttl = newTTLSwitches(s.store, s.journal)
 	s.prefixes = newPrefixIndex(s.store)
 	// With a journal the hook runs on the feed's goroutine too, as it
 	// brings channels made on other edges (under its applyMu: the hook
