@@ -54,17 +54,32 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 	c.drainAcks() // this connection's earlier publishes are in the log first
 	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
 	defer cancel()
-	epoch := c.srv.journal.Epoch()
-	var prior store.Prior
-	var offset uint64
 	if w.expect == nil && w.read == "" {
 		// ttl alone: a plain publish, waited for to arm the switch.
-		var err error
-		if offset, err = c.srv.publishWait(ctx, key, w.payload); err != nil {
+		offset, err := c.srv.publishWait(ctx, key, w.payload)
+		if err != nil {
 			return nil, c.logError(err)
 		}
-		return c.logStored(key, w, offset, prior)
+		return c.logStored(key, w, offset, store.Prior{})
 	}
+	offset, prior, mismatch, err := c.logCondPublish(ctx, key, w)
+	switch {
+	case mismatch:
+		e := &rtm.Error{Code: rtm.CodePositionMismatch,
+			Reason: "position " + w.asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
+		return nil, c.previousError(env, w.read, e, prior)
+	case err != nil:
+		return nil, err
+	}
+	return c.logStored(key, w, offset, prior)
+}
+
+// logCondPublish publishes w on the condition that the channel's newest
+// message is still the one it reads first (prior, the one replaced), and
+// reads again while another writer comes between. mismatch says w's
+// position is not the channel's newest (prior is): nothing was stored.
+func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offset uint64, prior store.Prior, mismatch bool, err error) {
+	epoch := c.srv.journal.Epoch()
 	// resentID is the Msg-Id of the last attempt when it was refused
 	// after it was sent more than once: it may be stored after all.
 	resentID := ""
@@ -76,21 +91,19 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 		}
 		last, lastID, p, err := c.logPrior(ctx, key)
 		if err != nil {
-			return nil, err
+			return 0, prior, false, err
 		}
 		if resentID != "" && lastID == resentID {
 			// The refused attempt is the channel's newest: stored, its
 			// refusal that of a send after the first.
-			if offset, err = last, c.srv.journal.Await(ctx, last, lastID); err != nil {
-				return nil, c.logError(err)
+			if err := c.srv.journal.Await(ctx, last, lastID); err != nil {
+				return 0, prior, false, c.logError(err)
 			}
-			break
+			return last, prior, false, nil
 		}
 		prior = p
 		if w.expect != nil && !logMatches(*w.expect, prior, epoch, last) {
-			e := &rtm.Error{Code: rtm.CodePositionMismatch,
-				Reason: "position " + w.asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
-			return nil, c.previousError(env, w.read, e, prior)
+			return 0, prior, true, nil
 		}
 		id := nuid.Next()
 		offset, err = c.srv.publishExpect(ctx, key, w, id, last)
@@ -101,11 +114,10 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 			}
 		}
 		if err != nil {
-			return nil, c.logError(err)
+			return 0, prior, false, c.logError(err)
 		}
-		break
+		return offset, prior, false, nil
 	}
-	return c.logStored(key, w, offset, prior)
 }
 
 // logStored answers w, stored at offset after prior, and arms its
