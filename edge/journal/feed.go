@@ -265,6 +265,14 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, data []byte) {
 	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
+		if key, ok := purgeKeyOf(subj); ok {
+			// A purge marker (purge.go): the channel's messages so far go.
+			if _, err := f.st.Purge(key, nil); err != nil && !errors.Is(err, store.ErrClosed) {
+				f.j.log.Error("journal: cannot purge a channel", "subject", subj, "seq", seq, "err", err)
+			}
+			f.st.SetApplied(seq)
+			return
+		}
 		key, ok := keyOf(subj)
 		if !ok {
 			f.j.log.Warn("journal: message on a subject that is no channel", "subject", subj, "seq", seq)

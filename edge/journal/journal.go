@@ -27,11 +27,19 @@
 // the longest that any app's rule keeps a message (TTL plus grace, or the
 // history age); the edge applies each channel's own rule when it reads.
 //
+// What needs the channel's newest message in one step with the append
+// (RTM's compare-and-set, the previous message, a dead man's switch) is
+// a conditional publish that JetStream checks on the stream's leader
+// (cond.go); a purge is a subject-filtered purge of the stream, then a
+// marker in it that every edge's feed applies as a purge of its store
+// (purge.go).
+//
 // Lock order: feed.applyMu, then feed.mu; publisher.mu is a leaf. The
 // publishes' done functions run under feed.applyMu (the feed completes a
 // publish as it applies it), never under feed.mu or publisher.mu: they
 // must not block, nor call into the journal but for Publish and Stats
-// (which take only those two).
+// (which take only those two). So does the store's OnCreate hook, as the
+// feed creates a channel in the store.
 package journal
 
 import (

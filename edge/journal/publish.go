@@ -71,6 +71,10 @@ type pubReq struct {
 	deadline time.Time
 	done     func(seq uint64, err error)
 	id       uint64 // the hash of its Msg-Id
+	// resent says it was sent more than once (p.mu): a conditional
+	// publish refused then may be refused because its first send was
+	// stored (cond.go).
+	resent bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -128,6 +132,12 @@ const MaxMsgIDBytes = 256
 // position. The caller makes msgID name the message (its content
 // included): the first message stored with it is the one kept.
 func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, msgID, nil, done)
+}
+
+// publish is PublishID on subject subj, stored only if the condition
+// holds when cond is not nil (cond.go).
+func (j *Journal) publish(subj string, payload []byte, msgID string, cond *condition, done func(seq uint64, err error)) {
 	if len(msgID) > MaxMsgIDBytes {
 		done(0, fmt.Errorf("journal: a Msg-Id of %d bytes is longer than %d", len(msgID), MaxMsgIDBytes))
 		return
@@ -159,13 +169,16 @@ func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(
 	now := time.Now()
 	r := &pubReq{
 		msg: nats.Msg{
-			Subject: Subject(key),
+			Subject: subj,
 			Reply:   reply,
 			Header:  nats.Header{"Nats-Msg-Id": []string{msgID}},
 			// Sent again on a retry, after the caller reused its buffer.
 			Data: bytes.Clone(payload),
 		},
 		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
+	}
+	if cond != nil {
+		cond.set(r.msg.Header)
 	}
 	m := &r.msg
 	p.pending[p.next] = r
@@ -265,6 +278,10 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 	if e := ack.Error; e != nil {
 		if e.Code == 503 || e.Code == 408 {
 			p.recover() // leaderless or busy: try again
+			return
+		}
+		if e.ErrCode == errCodeWrongLast || e.ErrCode == errCodeWrongLastConstant {
+			p.mismatch(tok, e.Description)
 			return
 		}
 		p.finish(tok, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
@@ -427,6 +444,8 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 		if tok <= p.recoverUntil && now.Sub(r.sent) >= retryPause {
 			if r.first.IsZero() {
 				r.first = now
+			} else {
+				r.resent = true
 			}
 			r.sent = now
 			resend = append(resend, resendReq{tok, &r.msg})

@@ -106,6 +106,9 @@ func (s *Server) logHistory(ctx context.Context, key string, at *rtm.Position, c
 	if from < first {
 		return HistoryPage{}, store.ErrExpired
 	}
+	if err := s.checkPurged(ctx, key, from); err != nil {
+		return HistoryPage{}, err
+	}
 	frames, more, err := j.Next(ctx, key, from, limit, 0)
 	if err != nil {
 		return HistoryPage{}, fmt.Errorf("%w: %w", errLog, err)

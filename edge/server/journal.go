@@ -28,6 +28,27 @@ type Journal interface {
 	// stored within its duplicates window is not stored again, and done
 	// gets the first one's offset ("": Publish).
 	PublishID(key string, payload []byte, msgID string, done func(offset uint64, err error))
+	// PublishExpect is PublishID stored only if key's newest message is
+	// at offset last (0: none); else done gets an error that is a
+	// store.ErrMismatch, with a Resent() (uint64, bool) method saying
+	// whether the publish was sent more than once and where the newest
+	// message is: then that one may be its own first send.
+	PublishExpect(key string, payload []byte, msgID string, last uint64, done func(offset uint64, err error))
+	// Latest returns key's newest message (at 0) or its message at
+	// offset at, as the log's leader holds it (no lagging copy), with
+	// the Msg-Id it was published with.
+	Latest(ctx context.Context, key string, at uint64) (store.Frame, string, bool, error)
+	// Purge drops key's messages up to offset through (its newest) from
+	// the log and every edge's store, if through is key's newest still
+	// (else done gets a store.ErrMismatch, as PublishExpect's); done gets
+	// the offset of the purge, which the server's store has applied.
+	Purge(ctx context.Context, key string, through uint64, msgID string, done func(offset uint64, err error))
+	// PurgedThrough returns the offset up to which key was last purged
+	// (0: never): positions up to it are expired.
+	PurgedThrough(ctx context.Context, key string) (uint64, error)
+	// Await waits until the server's store holds the message published
+	// with msgID at offset.
+	Await(ctx context.Context, offset uint64, msgID string) error
 	// Next returns up to n messages of key from offset from on, at most
 	// about maxBytes of them, and how many more follow the last one.
 	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)
@@ -67,7 +88,8 @@ func readable(r store.Retention, now, t int64, newer uint64) bool {
 
 // logRead serves rtm/read from the log when the store cannot: the
 // message at or after at (ErrExpired if the log or the channel's rule has
-// let it go), or the newest readable one.
+// let it go), or the newest readable one (with at nil, a frame with an
+// offset but not found is the newest one, no longer readable).
 func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (store.Frame, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
@@ -92,6 +114,9 @@ func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret stor
 	}
 	if from < first {
 		return store.Frame{}, false, store.ErrExpired // the log let them go
+	}
+	if err := s.checkPurged(ctx, key, from); err != nil {
+		return store.Frame{}, false, err
 	}
 	fs, newer, err := s.journal.Next(ctx, key, from, 1, 0)
 	if err != nil {
@@ -148,4 +173,18 @@ func (s *Server) logHistoryStart(ctx context.Context, key string, count int, age
 		}
 	}
 	return start, found, nil
+}
+
+// checkPurged returns store.ErrExpired if a purge of the channel dropped
+// the message at from or after it: as on an edge alone, a position up to
+// the purge is expired, one after it reads on.
+func (s *Server) checkPurged(ctx context.Context, key string, from uint64) error {
+	through, err := s.journal.PurgedThrough(ctx, key)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	if from <= through {
+		return store.ErrExpired
+	}
+	return nil
 }

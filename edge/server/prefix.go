@@ -25,6 +25,12 @@ import (
 // subscribe time. A subscription covers at most Limits.PrefixChannels
 // channels: past that it ends with subscription_quota_exceeded.
 //
+// With a journal the store is the log's replica, into which the feed
+// brings every channel of every edge: a channel another edge made is
+// created here as the feed applies its first message, and OnCreate
+// attaches it the same way. The history of a prefix subscription is the
+// replica's (the channels' recent messages), not read from the log.
+//
 // Lock order: prefixIndex.mu, then prefixGroup.mu; neither is held while
 // the store or a connection's lock is taken.
 
@@ -196,9 +202,6 @@ func (c *conn) startPrefix(sub *subscription, start store.Start) error {
 // checkPrefix refuses what a prefix subscription cannot take.
 func (c *conn) checkPrefix(b *rtm.SubscribeBody) error {
 	switch {
-	case c.srv.journal != nil:
-		return rtm.Errorf(rtm.CodeInvalidOperation, "prefix subscriptions are not served by a durable or clustered edge yet "+
-			"(it follows only the channels its clients name); subscribe to each channel")
 	case b.Filter != "":
 		return rtm.Errorf(rtm.CodeInvalidFormat, "a prefix subscription takes no filter")
 	case b.Position != "":

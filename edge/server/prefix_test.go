@@ -39,9 +39,14 @@ func (c *rawClient) recvByChannel(t *testing.T, sub string, want map[string][]an
 // nothing after unsubscribe.
 func TestPrefixSubscription(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
-	pub := e.dial(t, "test", "")
-	sub := e.dial(t, "test", "")
+	eachEdge(t, func(t *testing.T, e *edge) { testPrefixSubscription(t, e, e) })
+}
+
+// testPrefixSubscription publishes on edge pe and subscribes on se (on
+// a cluster, two edges).
+func testPrefixSubscription(t *testing.T, pe, se *edge) {
+	pub := pe.dial(t, "test", "")
+	sub := se.dial(t, "test", "")
 	pub.expectOK("rtm/publish", 1, map[string]any{"channel": "news.a", "message": "old"})
 	ok := sub.raw(`{"action":"rtm/subscribe","id":1,"body":{"channel":"news.","prefix":true,"subscription_id":"n","history":{"count":1}}}`, 1)
 	if ok.Action != "rtm/subscribe/ok" || ok.Body["subscription_id"] != "n" {

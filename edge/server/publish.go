@@ -267,8 +267,15 @@ func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked
 	}
 	if !found {
 		pos := s.nextPosition(key)
-		if at != nil {
+		switch {
+		case at != nil:
 			pos = *at
+		case s.journal != nil && f.Offset == 0:
+			// The log holds nothing of the channel: 0:0, as an edge alone
+			// answers for a channel it does not hold. Not the next
+			// position, which the channel's first message may take: a
+			// compare-and-set at it would then match that message too.
+			pos = rtm.Position{}
 		}
 		return &rtm.ReadReply{Position: pos.String(), Message: nil}, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/edge/server"
@@ -77,7 +76,10 @@ func TestSatoriErrorReasons(t *testing.T) {
 // nothing is stored and the connection goes on.
 func TestUnknownOptionsRefused(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testUnknownOptionsRefused)
+}
+
+func testUnknownOptionsRefused(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	p1 := c.expectOK("rtm/publish", 1, map[string]any{"channel": "kv", "message": "first"})["position"]
 	tests := []struct {
@@ -114,7 +116,10 @@ func TestUnknownOptionsRefused(t *testing.T) {
 // it for _on_error.
 func TestReadPrevious(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testReadPrevious)
+}
+
+func testReadPrevious(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	wantBody(t, c.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"p","message":{"v":1},"read":"previous_message"}}`, 1),
 		"rtm/publish/ok", map[string]any{"position": c.lastPosition(t, "p"), "previous": map[string]any{"message": nil, "position": "0:0"}})
@@ -154,7 +159,10 @@ func (c *rawClient) lastPosition(t *testing.T, channel string) string {
 // the channel's message if asked, and nothing is stored or delivered.
 func TestWriteCompareAndSet(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testWriteCompareAndSet)
+}
+
+func testWriteCompareAndSet(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "cas"})
@@ -195,7 +203,10 @@ func TestWriteCompareAndSet(t *testing.T) {
 // and a live subscriber reads on with the next message.
 func TestDeletePurge(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testDeletePurge)
+}
+
+func testDeletePurge(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "h"})
@@ -257,7 +268,10 @@ func TestOnlyValueChanges(t *testing.T) {
 // publishes ttl_message there; a publish in between disarms it.
 func TestTTLDeadMansSwitch(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testTTLDeadMansSwitch)
+}
+
+func testTTLDeadMansSwitch(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
@@ -306,30 +320,4 @@ func waitStats(t *testing.T, e *edge, ok func(server.Stats) bool) {
 		}
 		return nil
 	})
-}
-
-// TestOptionsOnAJournalEdge: a durable or clustered edge refuses the
-// options it cannot check in one step with its log's append, with a
-// reason saying so, and stores nothing.
-func TestOptionsOnAJournalEdge(t *testing.T) {
-	t.Parallel()
-	e := startJournalEdge(t, startNode(t), nil)
-	c := e.dial(t, "test", "")
-	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "j", "message": "a"})["position"].(string)
-	for i, frame := range []string{
-		`{"action":"rtm/write","id":2,"body":{"channel":"j","message":"b","position":"` + pos + `"}}`,
-		`{"action":"rtm/publish","id":3,"body":{"channel":"j","message":"b","read":"previous_message"}}`,
-		`{"action":"rtm/publish","id":4,"body":{"channel":"j","message":"b","ttl":5,"ttl_message":"c"}}`,
-		`{"action":"rtm/delete","id":5,"body":{"channel":"j","purge":true}}`,
-		`{"action":"rtm/delete","id":6,"body":{"channel":"j","read":"previous_message"}}`,
-		`{"action":"rtm/subscribe","id":7,"body":{"channel":"j","prefix":true}}`,
-	} {
-		p := c.raw(frame, i+2)
-		if p.Body["error"] != "invalid_operation" || !strings.Contains(p.Body["reason"].(string), "durable or clustered") {
-			t.Fatalf("%s: got %s %v, want invalid_operation naming the durable edge", frame, p.Action, p.Body)
-		}
-	}
-	if b := c.expectOK("rtm/read", 9, map[string]any{"channel": "j"}); b["message"] != "a" || b["position"] != pos {
-		t.Fatalf("after the refusals: %v, want a at %s", b, pos)
-	}
 }

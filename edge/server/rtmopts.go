@@ -69,30 +69,11 @@ func wantsPrevious(read string, ok bool) bool {
 	return read == rtm.ReadPrevious || read == rtm.ReadPreviousOnOK && ok || read == rtm.ReadPreviousOnError && !ok
 }
 
-// journalRefusal refuses an option a durable or clustered edge does not
-// serve yet. Its log (JetStream) takes a publish asynchronously and the
-// replica applies it later, so the edge cannot check the channel's newest
-// message, nor read the one before, atomically with the append; answering
-// from the replica would be wrong under concurrent writers, so it says no.
-func journalRefusal(option string) error {
-	return rtm.Errorf(rtm.CodeInvalidOperation,
-		"%s is not served by a durable or clustered edge yet (its log cannot check and append in one step); publish without it", option)
-}
-
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked
-// under the channel's writer lock, in one step with the append.
+// under the channel's writer lock, in one step with the append (with a
+// journal, by the log: condlog.go).
 func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
-	if c.srv.journal != nil {
-		switch {
-		case b.Position != "":
-			return nil, journalRefusal("rtm/write with position")
-		case b.Read != "":
-			return nil, journalRefusal("read")
-		case b.TTL != nil:
-			return nil, journalRefusal("ttl")
-		}
-	}
 	var expect *rtm.Position
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
@@ -107,6 +88,13 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 		if ttlPayload, err = c.ttlPayload(b.TTLMessage); err != nil {
 			return nil, err
 		}
+	}
+	if c.srv.journal != nil {
+		w := logWrite{channel: b.Channel, payload: payload, expect: expect, asked: b.Position, read: b.Read, ttlPayload: ttlPayload}
+		if b.TTL != nil {
+			w.ttl = *b.TTL
+		}
+		return c.logPublishIf(env, w)
 	}
 	key := storeKey(c.app, b.Channel)
 	h := c.srv.store.Channel(key)
@@ -183,11 +171,11 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 
 // deleteOptions serves rtm/delete with read or purge.
 func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
+	if c.srv.journal != nil && b.Purge {
+		return c.logPurge(logWrite{channel: b.Channel, read: b.Read, purge: true})
+	}
 	if c.srv.journal != nil {
-		if b.Purge {
-			return nil, journalRefusal("purge")
-		}
-		return nil, journalRefusal("read")
+		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: nullPayload, read: b.Read})
 	}
 	key := storeKey(c.app, b.Channel)
 	if !b.Purge {

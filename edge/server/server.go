@@ -132,11 +132,12 @@ func New(opts *Options) (*Server, error) {
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
-	s.ttl = newTTLSwitches(s.store)
+	s.ttl = newTTLSwitches(s.store, s.journal)
 	s.prefixes = newPrefixIndex(s.store)
-	if s.journal == nil {
-		s.store.OnCreate(s.prefixes.created)
-	}
+	// With a journal the hook runs on the feed's goroutine too, as it
+	// brings channels made on other edges (under its applyMu: the hook
+	// takes only the prefix locks and the store's).
+	s.store.OnCreate(s.prefixes.created)
 	return s, nil
 }
 

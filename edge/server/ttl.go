@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nuid"
+
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -22,6 +24,15 @@ import (
 // Each switch is a runtime timer; its callback runs on a goroutine of its
 // own, counted in wg, so close stops the timers that have not fired and
 // waits for those that have.
+//
+// With a journal the compare-and-set is the log's (PublishExpect at the
+// arming publish's offset, condlog.go), so "nothing else within ttl"
+// holds across every edge of a cluster: the switch is owned by the edge
+// that armed it, and a publish on any edge, a later switch armed on any
+// edge, or a purge makes its message refused by the log. Its callback
+// hands the publish to the journal and returns: the journal completes
+// it (or fails it when it closes). Like an edge alone's, a switch lives
+// in its edge's memory, and goes with it.
 
 // ttlSwitches are a server's armed switches, one per channel at most (so
 // bounded by the apps' max_channels).
@@ -31,7 +42,8 @@ type ttlSwitches struct {
 	closed bool                  // mu: close has run; arm does nothing
 	wg     sync.WaitGroup        // callbacks that will run or are running
 
-	store *store.Store // immutable
+	store   *store.Store // immutable
+	journal Journal      // immutable; nil: the store's AppendIf decides
 	// fired and skipped count the switches that published their message
 	// and those that found something else published first.
 	fired, skipped atomic.Uint64
@@ -44,8 +56,8 @@ type ttlSwitch struct {
 	payload []byte       // ttl_message, encoded like a publish's
 }
 
-func newTTLSwitches(s *store.Store) *ttlSwitches {
-	return &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s}
+func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
+	return &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, journal: j}
 }
 
 // arm arms a switch on key, replacing the one armed there before.
@@ -93,6 +105,16 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	}
 	delete(t.armed, key)
 	t.mu.Unlock()
+	if t.journal != nil {
+		t.journal.PublishExpect(key, sw.payload, nuid.Next(), sw.at.Offset, func(_ uint64, err error) {
+			if err == nil {
+				t.fired.Add(1)
+			} else {
+				t.skipped.Add(1) // another message came, or the log did not store it
+			}
+		})
+		return
+	}
 	// No channel limit: the channel held the arming publish. If it was
 	// forgotten since, the position does not match and nothing is made.
 	_, _, err := t.store.Channel(key).AppendIf(sw.payload, 0, &sw.at, nil)

@@ -1,0 +1,209 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// Conditional publishes serve what needs the channel's newest message in
+// one step with the append: RTM's compare-and-set write and the previous
+// message of read. JetStream checks the condition itself, atomically
+// with storing, on the stream's leader: a publish with the header
+// Nats-Expected-Last-Subject-Sequence: N is stored only if the newest
+// message of its subject (the channel) is at sequence N (0: it has
+// none); else it answers "wrong last sequence" and stores nothing. The
+// edge reads the channel's newest message from the leader (Latest),
+// decides, and publishes expecting that very message: stored, it is
+// exactly the one replaced; refused, another writer came between, and
+// the edge reads again.
+//
+// One catch: a single (non-clustered) JetStream checks the expected
+// sequence before the Msg-Id, so a publish sent again after a lost
+// acknowledgment, whose first send was stored, is refused as if another
+// writer had come. MismatchError.Resent says a refusal may be that one;
+// the caller then looks at the message at Last for its Msg-Id.
+
+// expectLastHeader makes JetStream store a message only if its
+// subject's newest message (or expectSubjectHeader's) is at the given
+// sequence.
+const (
+	expectLastHeader    = "Nats-Expected-Last-Subject-Sequence"
+	expectSubjectHeader = "Nats-Expected-Last-Subject-Sequence-Subject"
+)
+
+// condition is what a conditional publish expects: the newest message of
+// its subject, or of subject if set, at last (0: none).
+type condition struct {
+	last    uint64
+	subject string
+}
+
+// set writes the condition into a publish's headers.
+func (c *condition) set(h nats.Header) {
+	h[expectLastHeader] = []string{strconv.FormatUint(c.last, 10)}
+	if c.subject != "" {
+		h[expectSubjectHeader] = []string{c.subject}
+	}
+}
+
+// JetStream's error codes for a publish whose expected last sequence is
+// not the subject's (nats-server's jetstream_errors_generated.go):
+// JSStreamWrongLastSequenceErrF names the subject's last sequence; a
+// clustered stream answers JSStreamWrongLastSequenceConstantErr, without
+// it, while another publish to the subject is being proposed.
+const (
+	errCodeWrongLast         = 10071
+	errCodeWrongLastConstant = 10164
+)
+
+// MismatchError refuses a conditional publish (PublishExpect): the
+// channel's newest message was not at the expected sequence (or another
+// publish to it was being proposed), and nothing was stored. It is a
+// store.ErrMismatch.
+type MismatchError struct {
+	// Last is the channel's newest sequence as JetStream answered (0 if
+	// it did not say).
+	Last   uint64
+	resent bool
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("journal: the channel's newest message is at %d, not the one expected", e.Last)
+}
+
+// Unwrap makes a MismatchError a store.ErrMismatch.
+func (e *MismatchError) Unwrap() error { return store.ErrMismatch }
+
+// Resent returns Last, and whether the publish was sent more than once:
+// then the message at Last may be its own first send (see the package's
+// note on single nodes), which the caller tells by its Msg-Id.
+func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
+
+// PublishExpect is PublishID stored only if the channel's newest message
+// is at sequence last (0: the channel has none); else done gets a
+// *MismatchError. msgID should be unique to the attempt: a refused
+// attempt is not a publish to retry.
+func (j *Journal) PublishExpect(key string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, msgID, &condition{last: last}, done)
+}
+
+// publishTo is PublishExpect on subject subj, expecting the newest
+// message of subject expect at last.
+func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
+	j.publish(subj, payload, msgID, &condition{last: last, subject: expect}, done)
+}
+
+// mismatch ends the conditional publish with token tok that JetStream
+// refused (desc: its description, "wrong last sequence: N", or without
+// N).
+func (p *publisher) mismatch(tok uint64, desc string) {
+	r := p.remove(tok)
+	if r == nil {
+		return
+	}
+	var last uint64
+	if _, n, ok := strings.Cut(desc, ":"); ok {
+		last, _ = strconv.ParseUint(strings.TrimSpace(n), 10, 64)
+	}
+	p.mu.Lock()
+	resent := r.resent
+	p.mu.Unlock()
+	r.done(0, &MismatchError{Last: last, resent: resent})
+}
+
+// msgGetRequest and msgGetResponse are JetStream's message get API
+// (JSApiMsgGetRequest, JSApiMsgGetResponse), which the stream's leader
+// answers: unlike a direct get, which a lagging follower may answer.
+type msgGetRequest struct {
+	Seq     uint64 `json:"seq,omitempty"`
+	LastFor string `json:"last_by_subj,omitempty"`
+}
+
+type msgGetResponse struct {
+	Error *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+	Message *struct {
+		Subject string    `json:"subject"`
+		Seq     uint64    `json:"seq"`
+		Header  []byte    `json:"hdrs"`
+		Data    []byte    `json:"data"`
+		Time    time.Time `json:"time"`
+	} `json:"message"`
+}
+
+// errCodeNoMessage is JetStream's "no message found" (JSNoMessageFoundErr).
+const errCodeNoMessage = 10037
+
+// Latest returns, as the stream's leader holds it, the channel's newest
+// message (seq 0) or its message at seq, with the Msg-Id it was
+// published with; found is false if there is none (or the message at
+// seq is another channel's).
+func (j *Journal) Latest(ctx context.Context, key string, seq uint64) (f store.Frame, msgID string, found bool, err error) {
+	j.counters.reads.Add(1)
+	subj := Subject(key)
+	req := msgGetRequest{Seq: seq}
+	if seq == 0 {
+		req.LastFor = subj
+	}
+	data, err := json.Marshal(&req)
+	if err != nil {
+		return store.Frame{}, "", false, fmt.Errorf("journal: message get: %w", err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, getTimeout)
+		defer cancel()
+	}
+	m, err := j.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+j.opts.Stream, data)
+	if err != nil {
+		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %w", j.opts.Stream, err)
+	}
+	var resp msgGetResponse
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %w", j.opts.Stream, err)
+	}
+	if e := resp.Error; e != nil {
+		if e.ErrCode == errCodeNoMessage {
+			return store.Frame{}, "", false, nil
+		}
+		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %s (code %d)", j.opts.Stream, e.Description, e.ErrCode)
+	}
+	msg := resp.Message
+	if msg == nil || msg.Subject != subj {
+		return store.Frame{}, "", false, nil
+	}
+	if len(msg.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(msg.Header)
+		if err != nil {
+			return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: headers: %w", j.opts.Stream, err)
+		}
+		msgID = h.Get("Nats-Msg-Id")
+	}
+	return store.Frame{Offset: msg.Seq, Time: msg.Time.UnixNano(), Data: msg.Data}, msgID, true, nil
+}
+
+// Await waits until this edge's store holds the message published with
+// msgID at seq (a conditional publish the caller found stored after its
+// refusal, see Resent), as a publish's acknowledgment waits for it.
+func (j *Journal) Await(ctx context.Context, seq uint64, msgID string) error {
+	c := make(chan error, 1)
+	j.feed.whenApplied(waiter{seq: seq, id: idHash(msgID), deadline: time.Now().Add(maxFeedWait),
+		done: func(_ uint64, err error) { c <- err }})
+	select {
+	case err := <-c:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("journal: waiting for %d in the store: %w", seq, ctx.Err())
+	}
+}
