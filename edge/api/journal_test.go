@@ -2,17 +2,13 @@ package api_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
-	"github.com/sluicehq/sluice/edge/server/servertest"
 )
 
 // startJournalEdge serves the API of an edge whose log of record is a
@@ -27,13 +23,7 @@ func startJournalEdge(t *testing.T) *edge {
 func startJournalEdgeOn(t *testing.T, n *journal.Node) *edge {
 	t.Helper()
 	j := journaltest.Open(t, n, nil)
-	se := servertest.Start(t, &server.Options{Apps: testApps()}, j)
-	mux := http.NewServeMux()
-	mux.Handle("/v2", se.Server)
-	mux.Handle(api.Prefix, api.New(se.Server, &api.Options{Logger: journaltest.Logger()}))
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close) // registered last, so closed before the edge drains
-	return &edge{srv: se.Server, url: hs.URL}
+	return startEdgeOf(t, &server.Options{Apps: testApps()}, j, nil)
 }
 
 // TestJournalEdge: on a durable edge an API publish is acknowledged by
