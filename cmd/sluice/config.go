@@ -72,6 +72,9 @@ type Config struct {
 	// checkPath is the file --check-config names: validate, report,
 	// exit. Set by edgeConfig alone.
 	checkPath string
+	// readyFile is the file --ready-file names (package readyfile); ""
+	// for none. Set by edgeConfig alone.
+	readyFile string
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.
