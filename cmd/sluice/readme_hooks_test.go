@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // readmeBlock returns the first fenced block of lang after marker in the
@@ -80,15 +81,13 @@ func TestReadmeNodeBackend(t *testing.T) {
 		}
 	}()
 	backend := "127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("tcp", backend); err == nil {
+	poll.UntilNil(t, "node backend.js to listen on "+backend, func() error {
+		c, err := net.Dial("tcp", backend)
+		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node backend.js never listened on %s", backend)
-		}
-	}
+		return err
+	})
 
 	yaml := strings.ReplaceAll(readmeBlock(t, "## Hooks into the app", "yaml"), "127.0.0.1:3000", backend)
 	cfg, err := parseConfig([]byte(yaml))
