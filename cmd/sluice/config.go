@@ -72,9 +72,7 @@ type Config struct {
 	// checkPath is the file --check-config names: validate, report,
 	// exit. Set by edgeConfig alone.
 	checkPath string
-	// readyFile is the file --ready-file names (package readyfile); ""
-	// for none. Set by edgeConfig alone.
-	readyFile string
+	readyFile string // --ready-file's path ("" for none); set by edgeConfig alone
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.
