@@ -81,6 +81,10 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		srv.Shutdown(context.Background())
 		return err
 	}
+	stats := startStats(ctx, srv, logger)
+	defer stats.Stop()
+	printBanner(s, l, cfg, opts, dur)
+	// Last before serving: whoever reads the file finds the banner out.
 	unannounce, err := announceReady(cfg.readyFile, l, opts.Apps, logger)
 	if err != nil {
 		l.closeListeners()
@@ -88,9 +92,6 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer unannounce() // after the drain, whatever its outcome
-	stats := startStats(ctx, srv, logger)
-	defer stats.Stop()
-	printBanner(s, l, cfg, opts, dur)
 	err = l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
 	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
 		return errors.Join(cause, err)

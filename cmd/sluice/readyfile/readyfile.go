@@ -1,5 +1,6 @@
 // Package readyfile is the file `sluice edge --ready-file PATH` writes
-// once its listeners are open: where the edge serves and what it serves,
+// once its listeners are open and its banner printed, just before it
+// serves: where the edge serves and what it serves,
 // as JSON, for scripts, supervisors and tests that start an edge on port
 // 0 and must learn its address without reading the banner (which is for
 // people, and may change).
