@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: npm-pack all build run test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
+.PHONY: npm-pack all build run test wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
 
 all: build
 
@@ -33,9 +33,18 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium fmt-check vet staticcheck typecheck
+test: wasm-check chromium fmt-check vet staticcheck typecheck wasm-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
+
+# The tests of the browser build that need a JavaScript engine (the
+# bridge's conversions of values and options), compiled to WebAssembly and
+# run under Node.js by the go_js_wasm_exec of the same Go release (its
+# wasm_exec.js must match the compiler). No -race: js/wasm has no race
+# detector. The rest of wasm/ is tested natively by ./... above.
+WASM_TEST_PKGS := ./wasm/bridge/
+wasm-test: node
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" $(WASM_TEST_PKGS)
 
 # The browser client: sluice.wasm (stripped), brotli-compressed, and the
 # wasm_exec.js of the same Go release. Files whose content did not change

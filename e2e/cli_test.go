@@ -19,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
@@ -87,7 +88,8 @@ type process struct {
 	cmd            *exec.Cmd
 	stdout, stderr output
 	done           chan struct{}
-	err            error // cmd.Wait's result, set before done is closed
+	err            error  // cmd.Wait's result, set before done is closed
+	ready          string // an edge's --ready-file (launchEdge), else ""
 }
 
 // startProcess runs `sluice args...` with env added to an environment
@@ -149,11 +151,6 @@ func (p *process) signal(t *testing.T, sig os.Signal) {
 	}
 }
 
-var (
-	bannerURL    = regexp.MustCompile(`(?m)^\s+url:\s+(ws://\S+)\s*$`)
-	bannerAppkey = regexp.MustCompile(`(?m)^\s+appkey:\s+(\S+)\s*$`)
-)
-
 // edgeProcess is `sluice edge` running on a loopback port.
 type edgeProcess struct {
 	*process
@@ -161,33 +158,41 @@ type edgeProcess struct {
 }
 
 // startEdgeProcess runs `sluice edge --listen 127.0.0.1:0 args...` and
-// reads its URL and appkey from the banner.
+// waits until it listens.
 func startEdgeProcess(t *testing.T, args ...string) *edgeProcess {
 	t.Helper()
-	p := startProcess(t, nil, append([]string{"edge", "--listen", "127.0.0.1:0"}, args...)...)
-	return waitBanner(t, p)
+	return waitReady(t, launchEdge(t, append([]string{"--listen", "127.0.0.1:0"}, args...)...))
 }
 
-// waitBanner waits for an edge process's banner and reads its URL and
-// appkey from it.
-func waitBanner(t *testing.T, p *process) *edgeProcess {
+// launchEdge runs `sluice edge args... --ready-file F` without waiting
+// for it: waitReady does, so that several edges start side by side.
+func launchEdge(t *testing.T, args ...string) *process {
 	t.Helper()
-	e := &edgeProcess{process: p}
-	poll.Until(t, "the edge's banner", func() bool {
-		out := p.stdout.String()
-		u, k := bannerURL.FindStringSubmatch(out), bannerAppkey.FindStringSubmatch(out)
-		if u == nil || k == nil {
-			select {
-			case <-p.done:
-				t.Fatalf("the edge exited: %v\n%s", p.err, p.stderr.String())
-			default:
-			}
-			return false
+	ready := filepath.Join(t.TempDir(), "ready.json")
+	p := startProcess(t, nil, append(append([]string{"edge"}, args...), "--ready-file", ready)...)
+	p.ready = ready
+	return p
+}
+
+// waitReady waits for the ready file of an edge from launchEdge and reads
+// the edge's URL and first appkey from it.
+func waitReady(t *testing.T, p *process) *edgeProcess {
+	t.Helper()
+	var info readyfile.Info
+	poll.UntilNil(t, "the edge's ready file", func() error {
+		select {
+		case <-p.done:
+			t.Fatalf("the edge exited: %v\n%s", p.err, p.stderr.String())
+		default:
 		}
-		e.url, e.appkey = u[1], k[1]
-		return true
+		var err error
+		info, err = readyfile.Read(p.ready)
+		return err
 	})
-	return e
+	if len(info.AppKeys) == 0 {
+		t.Fatalf("the edge serves no app: %+v", info)
+	}
+	return &edgeProcess{process: p, url: info.URL, appkey: info.AppKeys[0]}
 }
 
 // env points the client commands at the edge.
@@ -201,7 +206,7 @@ func TestCLIPubSub(t *testing.T) {
 	t.Parallel()
 	edge := startEdgeProcess(t)
 	if edge.appkey != "demo" {
-		t.Errorf("banner appkey %q, want demo", edge.appkey)
+		t.Errorf("ready file appkey %q, want demo", edge.appkey)
 	}
 	sub := startProcess(t, edge.env(), "sub", "chat")
 	// sub says nothing once subscribed: publish until it prints, each

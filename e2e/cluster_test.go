@@ -35,7 +35,7 @@ type cluster struct {
 }
 
 // startCluster starts n edges at once (each waits for the quorum before
-// it prints its banner).
+// it writes its ready file).
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
 	ports := journaltest.FreePorts(t, 2*n)
@@ -53,13 +53,13 @@ func startCluster(t *testing.T, n int) *cluster {
 			t.Fatal(err)
 		}
 		c.nats = append(c.nats, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
-		procs = append(procs, startProcess(t, nil, "edge", "--listen", "127.0.0.1:0", "--config", cfg,
+		procs = append(procs, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
 			"--data-dir", filepath.Join(dir, "data"), "--cluster-name", "e2e",
 			"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", ports[i]),
 			"--cluster-routes", strings.Join(routes, ","), "--node-name", "n"+strconv.Itoa(i)))
 	}
 	for _, p := range procs {
-		c.edges = append(c.edges, waitBanner(t, p))
+		c.edges = append(c.edges, waitReady(t, p))
 	}
 	return c
 }

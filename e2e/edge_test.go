@@ -5,11 +5,9 @@
 package e2e
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/store/storetest"
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
@@ -98,24 +97,12 @@ func startEdgeWith(t *testing.T, cfg edgeConfig) *edge {
 	if cfg.mutate != nil {
 		cfg.mutate(opts)
 	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	hs := httptest.NewUnstartedServer(srv)
+	var o servertest.Options
 	if cfg.sendBuffer > 0 {
-		hs.Listener = &smallSendListener{Listener: hs.Listener, size: cfg.sendBuffer}
+		o.Listener = func(ln net.Listener) net.Listener { return &smallSendListener{Listener: ln, size: cfg.sendBuffer} }
 	}
-	hs.Start()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		hs.Close()
-	})
-	return &edge{srv: srv, clock: clock, url: "ws" + strings.TrimPrefix(hs.URL, "http")}
+	e := servertest.Start(t, opts, &o)
+	return &edge{srv: e.Server, clock: clock, url: e.URL}
 }
 
 // hostPort returns the edge's host:port, for a proxy in front of it.

@@ -33,7 +33,7 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := waitBanner(t, startProcess(t, nil, "edge", "--listen", "127.0.0.1:0", "--config", cfg,
+	e := waitReady(t, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
 		"--data-dir", filepath.Join(dir, "data")))
 	var states stateLog
 	c := dial(t, e.url, client.Options{AppKey: e.appkey, OnState: states.on})

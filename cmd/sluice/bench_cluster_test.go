@@ -28,7 +28,7 @@ func startJournalEdges(t *testing.T, n int) []string {
 	urls := make([]string, n)
 	for i := range urls {
 		j := journaltest.Open(t, node, &journal.Options{MaxAge: maxAge, Replay: replay})
-		urls[i] = servertest.Start(t, &server.Options{Apps: apps, Limits: server.Limits{RequestsPerSecond: 1_000_000}}, j).URL
+		urls[i] = servertest.Start(t, &server.Options{Apps: apps, Limits: server.Limits{RequestsPerSecond: 1_000_000}}, &servertest.Options{Journal: j}).URL
 	}
 	return urls
 }

@@ -7,8 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
-	"net/http/httptest"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -27,22 +27,7 @@ import (
 // limits.
 func startBenchEdge(t *testing.T, limits server.Limits) string {
 	t.Helper()
-	srv, err := server.New(&server.Options{
-		Apps:   []*app.App{app.Demo()},
-		Limits: limits,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return "ws" + strings.TrimPrefix(hs.URL, "http")
+	return servertest.Start(t, &server.Options{Apps: []*app.App{app.Demo()}, Limits: limits}, nil).URL
 }
 
 // benchJSON runs sluice bench with --json and decodes its result.
@@ -124,30 +109,21 @@ func TestBenchAgainstEdge(t *testing.T) {
 // edge` does, on a loopback port, and returns its http:// URL.
 func startMetricsEdge(t *testing.T, limits server.Limits) string {
 	t.Helper()
-	srv, err := server.New(&server.Options{
-		Apps: []*app.App{app.Demo()}, Limits: limits,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	e := servertest.Start(t, &server.Options{Apps: []*app.App{app.Demo()}, Limits: limits}, &servertest.Options{
+		Handler: func(srv *server.Server) http.Handler {
+			m := metrics.New("test")
+			if err := m.Watch(srv); err != nil {
+				t.Fatal(err)
+			}
+			mux, err := newHandler(srv, WebConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mux.Handle("/metrics", m.Handler())
+			return mux
+		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := metrics.New("test")
-	if err := m.Watch(srv); err != nil {
-		t.Fatal(err)
-	}
-	mux, err := newHandler(srv, WebConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux.Handle("/metrics", m.Handler())
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return hs.URL
+	return e.HTTP.URL
 }
 
 func TestBenchReadsTheEdgesMetrics(t *testing.T) {

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -21,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -281,21 +279,7 @@ func TestTokenKeyErrors(t *testing.T) {
 // startTestEdge serves the demo app on a loopback port.
 func startTestEdge(t *testing.T) string {
 	t.Helper()
-	srv, err := server.New(&server.Options{
-		Apps:   []*app.App{app.Demo()},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		hs.Close()
-	})
-	return "ws" + strings.TrimPrefix(hs.URL, "http")
+	return servertest.Start(t, &server.Options{Apps: []*app.App{app.Demo()}}, nil).URL
 }
 
 // syncBuffer is a buffer a command writes to while the test reads it.

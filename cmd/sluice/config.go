@@ -72,6 +72,7 @@ type Config struct {
 	// checkPath is the file --check-config names: validate, report,
 	// exit. Set by edgeConfig alone.
 	checkPath string
+	readyFile string // --ready-file's path ("" for none); set by edgeConfig alone
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.

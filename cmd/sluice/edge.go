@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 
+	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/metrics"
@@ -31,6 +34,9 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	}
 	logger, err := newLogger(cfg.Log.Level, cfg.Log.Format, s.errw)
 	if err != nil {
+		return err
+	}
+	if err := removeReadyFile(cfg.readyFile); err != nil {
 		return err
 	}
 	for _, w := range cfg.Warnings() {
@@ -78,6 +84,14 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	stats := startStats(ctx, srv, logger)
 	defer stats.Stop()
 	printBanner(s, l, cfg, opts, dur)
+	// Last before serving: whoever reads the file finds the banner out.
+	unannounce, err := announceReady(cfg.readyFile, l, opts.Apps, logger)
+	if err != nil {
+		l.closeListeners()
+		srv.Shutdown(context.Background())
+		return err
+	}
+	defer unannounce() // after the drain, whatever its outcome
 	err = l.run(ctx, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout})
 	if cause := context.Cause(ctx); errors.Is(cause, journal.ErrStreamLost) {
 		return errors.Join(cause, err)
@@ -98,6 +112,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
 	checkPath := fs.String("check-config", "", "validate this YAML config file (with the other flags given), print its warnings and exit: 0 if valid")
+	readyFile := fs.String("ready-file", "", "once listening, write the edge's URL, addresses, appkeys and pid to this file as JSON; removed on exit")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
 	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
 	var ops opsFlags
@@ -138,6 +153,7 @@ func edgeConfig(args []string, s stdio) (*Config, error) {
 		return nil, err
 	}
 	cfg.checkPath = *checkPath
+	cfg.readyFile = *readyFile
 	return cfg, nil
 }
 
@@ -186,6 +202,37 @@ func printBanner(s stdio, l *listeners, cfg *Config, opts *server.Options, dur *
 		// The demo chat's room #lobby: what the CLI prints, the page shows.
 		fmt.Fprintf(s.out, "Try:  sluice sub chat.lobby   and, in another terminal,   sluice pub chat.lobby '{\"user\":\"cli\",\"text\":\"hi\"}'\n")
 	}
+}
+
+// announceReady writes the ready file at path (package readyfile), if
+// path is not "", and returns what removes it.
+func announceReady(path string, l *listeners, apps []*app.App, lg *slog.Logger) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	info := readyfile.Info{URL: l.url, Listen: l.addr, Admin: l.admin, HTTP: l.http, PID: os.Getpid()}
+	for _, a := range apps {
+		info.AppKeys = append(info.AppKeys, a.Key)
+	}
+	if err := readyfile.Write(path, info); err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := removeReadyFile(path); err != nil {
+			lg.Warn(err.Error())
+		}
+	}, nil
+}
+
+// removeReadyFile removes the ready file at path, if any; "" is none.
+func removeReadyFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ready file: %w", err)
+	}
+	return nil
 }
 
 func newLogger(level, format string, w interface{ Write([]byte) (int, error) }) (*slog.Logger, error) {

@@ -31,6 +31,7 @@ type listeners struct {
 	lns     []net.Listener   // parallel to servers
 	servers []*http.Server
 	url     string // the RTM endpoint, for the banner
+	addr    string // the main listener's address
 	admin   string // the admin listener's address, "" for none
 	http    string // the HTTP listener's address beside HTTPS, "" for none
 	peers   *peerLimit
@@ -61,6 +62,7 @@ func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
+	l.addr = main.Addr().String()
 	mainMux, err := newHandler(srv, cfg.Web)
 	if err != nil {
 		main.Close()

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -44,7 +44,7 @@ func (b *lockedBuffer) String() string {
 
 // runningEdge is runEdge serving in the test process.
 type runningEdge struct {
-	url    string // ws:// or wss:// endpoint from the banner
+	url    string // ws:// or wss:// endpoint, from the ready file
 	addr   string // host:port of the main listener
 	admin  string // host:port of the admin listener, if any
 	plain  string // host:port of the HTTP listener beside HTTPS, if any
@@ -54,16 +54,18 @@ type runningEdge struct {
 	done   chan error
 }
 
-var (
-	edgeBannerURL   = regexp.MustCompile(`(?m)^  url:    (wss?://(\S+))$`)
-	edgeBannerAdmin = regexp.MustCompile(`(?m)^  admin:  http://(\S+)/metrics$`)
-	edgeBannerHTTP  = regexp.MustCompile(`(?m)^  http:   (\S+) `)
-)
-
 // startRunEdge runs `sluice edge args...` until the test ends, and waits
-// for its banner.
+// until it is listening.
 func startRunEdge(t *testing.T, args ...string) *runningEdge {
 	t.Helper()
+	return startRunEdgeReady(t, filepath.Join(t.TempDir(), "ready.json"), args...)
+}
+
+// startRunEdgeReady runs `sluice edge args... --ready-file ready` until
+// the test ends, and learns where it listens from the ready file.
+func startRunEdgeReady(t *testing.T, ready string, args ...string) *runningEdge {
+	t.Helper()
+	args = append(args, "--ready-file", ready)
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &runningEdge{out: &lockedBuffer{}, logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { e.done <- runEdge(ctx, args, stdio{in: strings.NewReader(""), out: e.out, errw: e.logs}) }()
@@ -71,30 +73,20 @@ func startRunEdge(t *testing.T, args ...string) *runningEdge {
 		cancel()
 		<-e.done
 	})
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		out := e.out.String()
-		if m := edgeBannerURL.FindStringSubmatch(out); m != nil && strings.Contains(out, "appkey:") {
-			e.url, e.addr = m[1], m[2]
-			if a := edgeBannerAdmin.FindStringSubmatch(out); a != nil {
-				e.admin = a[1]
-			}
-			if h := edgeBannerHTTP.FindStringSubmatch(out); h != nil {
-				e.plain = h[1]
-			}
-			return e
-		}
+	var info readyfile.Info
+	poll.UntilNil(t, "the edge's ready file", func() error {
 		select {
 		case err := <-e.done:
-			t.Fatalf("edge exited before its banner: %v\n%s", err, e.logs.String())
-		case <-tick.C:
+			e.done <- err // for the cleanup
+			t.Fatalf("edge exited before it was ready: %v\n%s", err, e.logs.String())
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no banner after 10s:\n%s", e.out.String())
-		}
-	}
+		var err error
+		info, err = readyfile.Read(ready)
+		return err
+	})
+	e.url, e.addr, e.admin, e.plain = info.URL, info.Listen, info.Admin, info.HTTP
+	return e
 }
 
 // stop cancels the edge, as SIGTERM does, and returns how long it took

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // readmeBlock returns the first fenced block of lang after marker in the
@@ -81,15 +81,13 @@ func TestReadmeNodeBackend(t *testing.T) {
 		}
 	}()
 	backend := "127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if c, err := net.Dial("tcp", backend); err == nil {
+	poll.UntilNil(t, "node backend.js to listen on "+backend, func() error {
+		c, err := net.Dial("tcp", backend)
+		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node backend.js never listened on %s", backend)
-		}
-	}
+		return err
+	})
 
 	yaml := strings.ReplaceAll(readmeBlock(t, "## Hooks into the app", "yaml"), "127.0.0.1:3000", backend)
 	cfg, err := parseConfig([]byte(yaml))
@@ -100,18 +98,7 @@ func TestReadmeNodeBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		hs.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/v2?appkey=chat&token="
+	url := servertest.Start(t, opts, nil).URL + "/v2?appkey=chat&token="
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
@@ -37,24 +34,8 @@ func startUserEdge(t *testing.T) (*edge, chan string) {
 	t.Cleanup(backend.Close)
 	apps := testApps()
 	apps[0].Hooks = &hook.Config{Connect: backend.URL, Secret: "hook-secret-0123456789", Timeout: 5 * time.Second}
-	srv, err := server.New(&server.Options{Apps: apps, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		StoreOptions: &store.Options{SweepInterval: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/v2", srv)
-	mux.Handle(api.Prefix, api.New(srv, &api.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		hs.Close()
-	})
-	return &edge{srv: srv, url: hs.URL}, ids
+	e := startEdgeOf(t, &server.Options{Apps: apps, StoreOptions: &store.Options{SweepInterval: -1}}, nil, nil)
+	return e, ids
 }
 
 // dialUser connects to alpha as user, subscribed to channel, and returns

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,9 @@ import (
 
 	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -69,32 +70,26 @@ func (c *clock) add(d time.Duration) {
 
 func startEdge(t testing.TB, opts *api.Options) *edge {
 	t.Helper()
-	srv, err := server.New(&server.Options{
-		Apps:         testApps(),
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-		StoreOptions: &store.Options{SweepInterval: -1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return startEdgeOf(t, &server.Options{Apps: testApps(), StoreOptions: &store.Options{SweepInterval: -1}}, nil, opts)
+}
+
+// startEdgeOf serves an edge with sopts (and with j as its log of record,
+// if not nil) and the API with opts beside it.
+func startEdgeOf(t testing.TB, sopts *server.Options, j *journal.Journal, opts *api.Options) *edge {
+	t.Helper()
 	if opts == nil {
 		opts = &api.Options{}
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	mux := http.NewServeMux()
-	mux.Handle("/v2", srv)
-	h := api.New(srv, opts)
-	mux.Handle(api.Prefix, h)
-	hs := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		hs.Close()
-	})
-	return &edge{srv: srv, api: h, url: hs.URL}
+	var h *api.Handler
+	se := servertest.Start(t, sopts, &servertest.Options{Journal: j, Handler: func(srv *server.Server) http.Handler {
+		mux := http.NewServeMux()
+		mux.Handle("/v2", srv)
+		h = api.New(srv, opts)
+		mux.Handle(api.Prefix, h)
+		return mux
+	}})
+	return &edge{srv: se.Server, api: h, url: se.HTTP.URL}
 }
 
 // answer is an HTTP answer: its status and its JSON body.

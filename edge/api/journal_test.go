@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
-	"github.com/sluicehq/sluice/edge/server/servertest"
 )
 
 // startJournalEdge serves the API of an edge whose log of record is a
@@ -34,13 +31,7 @@ func startJournalEdgeOn(t *testing.T, n *journal.Node) *edge {
 func startJournalEdgeWith(t *testing.T, n *journal.Node, opts *journal.Options) *edge {
 	t.Helper()
 	j := journaltest.Open(t, n, opts)
-	se := servertest.Start(t, &server.Options{Apps: testApps()}, j)
-	mux := http.NewServeMux()
-	mux.Handle("/v2", se.Server)
-	mux.Handle(api.Prefix, api.New(se.Server, &api.Options{Logger: journaltest.Logger(), Journal: j, Node: n}))
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close) // registered last, so closed before the edge drains
-	return &edge{srv: se.Server, url: hs.URL}
+	return startEdgeOf(t, &server.Options{Apps: testApps()}, j, &api.Options{Journal: j, Node: n})
 }
 
 // TestJournalEdge: on a durable edge an API publish is acknowledged by

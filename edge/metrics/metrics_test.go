@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -29,26 +28,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func edge(t *testing.T) (*metrics.Metrics, *server.Server, string) {
 	t.Helper()
 	m := metrics.New("test")
-	srv, err := server.New(&server.Options{
+	e := servertest.Start(t, &server.Options{
 		Apps: []*app.App{{Key: "k", Roles: map[string]*app.Role{
 			"default": {Name: "default", Permissions: app.Permissions{Publish: []string{"*"}, Subscribe: []string{"*"}}},
 			"admin":   {Name: "admin", Secret: "s3cret"},
 		}}},
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		FirstDelivery: m.FirstDelivery(),
-	})
-	if err != nil {
+	}, nil)
+	if err := m.Watch(e.Server); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Watch(srv); err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		hs.Close()
-	})
-	return m, srv, "ws" + strings.TrimPrefix(hs.URL, "http") + "/v2?appkey=k"
+	return m, e.Server, e.URL + "/v2?appkey=k"
 }
 
 // conn is a raw JSON RTM connection.

@@ -40,7 +40,7 @@ func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options,
 	if mutate != nil {
 		mutate(opts)
 	}
-	e := servertest.Start(t, opts, j)
+	e := servertest.Start(t, opts, &servertest.Options{Journal: j})
 	return &edge{srv: e.Server, clock: clock, url: e.URL}
 }
 

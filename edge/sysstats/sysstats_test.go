@@ -3,7 +3,6 @@ package sysstats_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/sysstats"
 	"github.com/sluicehq/sluice/internal/poll"
@@ -70,18 +70,11 @@ func TestMessageRates(t *testing.T) {
 func TestPublishes(t *testing.T) {
 	t.Parallel()
 	a := app.Demo()
-	srv, err := server.New(&server.Options{Apps: []*app.App{a}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer func() {
-		hs.Close()
-		srv.Shutdown(context.Background())
-	}()
+	e := servertest.Start(t, &server.Options{Apps: []*app.App{a}}, nil)
+	srv := e.Server
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, hs.URL, &client.Options{AppKey: app.DemoKey})
+	c, err := client.Dial(ctx, e.URL, &client.Options{AppKey: app.DemoKey})
 	if err != nil {
 		t.Fatal(err)
 	}

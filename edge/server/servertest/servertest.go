@@ -1,10 +1,17 @@
 // Package servertest serves real edges on loopback ports for tests: an
-// edge alone, or one whose log of record is a journal (edge/journal).
-// Everything it starts stops when the test ends.
+// edge alone, one whose log of record is a journal (edge/journal), or one
+// behind a handler of the test's (the server API or /metrics beside RTM).
+// Everything it starts stops when the test ends: the edge drains
+// (Server.Shutdown), then its HTTP server closes.
+//
+// A test of package server itself cannot import it (an import cycle); its
+// external tests (package server_test) do.
 package servertest
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,39 +25,59 @@ import (
 // Edge is an edge behind a real HTTP server on a loopback port.
 type Edge struct {
 	Server *server.Server
-	HTTP   *httptest.Server
-	URL    string // ws://127.0.0.1:PORT
+	HTTP   *httptest.Server // HTTP.URL is http://127.0.0.1:PORT
+	URL    string           // ws://127.0.0.1:PORT
 }
 
-// Start serves an edge with opts (a nil Logger: quiet). With j, the edge
-// is j's: its store is fed from j's stream, and Start returns once the
-// feed has caught up (the edge is ready).
-func Start(t testing.TB, opts *server.Options, j *journal.Journal) *Edge {
+// Options are how Start serves the edge; nil means the defaults of each
+// field.
+type Options struct {
+	// Journal, when set, is the edge's log of record: its store is fed
+	// from the journal's stream, and Start returns once the feed has
+	// caught up (the edge is ready). Default: none, the edge's memory.
+	Journal *journal.Journal
+	// Handler, when set, is what the HTTP server serves, built around the
+	// edge (which serves RTM at /v2), e.g. a mux adding the server API or
+	// /metrics, as `sluice edge` does. Default: the edge alone.
+	Handler func(*server.Server) http.Handler
+	// Listener, when set, wraps the HTTP server's listener, e.g. to shrink
+	// the send buffer of accepted sockets. Default: the plain listener.
+	Listener func(net.Listener) net.Listener
+}
+
+// Start serves an edge with opts (nil: no apps; a nil Logger: quiet) as
+// o says.
+func Start(t testing.TB, opts *server.Options, o *Options) *Edge {
 	t.Helper()
-	o := *opts
-	if o.Logger == nil {
-		o.Logger = journaltest.Logger()
+	var so server.Options
+	if opts != nil {
+		so = *opts
 	}
-	if j != nil {
-		o.Journal = j
+	if so.Logger == nil {
+		so.Logger = journaltest.Logger()
 	}
-	srv, err := server.New(&o)
+	if o == nil {
+		o = &Options{}
+	}
+	if o.Journal != nil {
+		so.Journal = o.Journal
+	}
+	srv, err := server.New(&so)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	if j != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := j.Start(ctx, srv.Store()); err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-j.CaughtUp():
-		case <-ctx.Done():
-			t.Fatal("the journal's feed did not catch up within 30s")
-		}
+	if o.Journal != nil {
+		awaitFeed(t, o.Journal, srv)
 	}
-	hs := httptest.NewServer(srv)
+	var h http.Handler = srv
+	if o.Handler != nil {
+		h = o.Handler(srv)
+	}
+	hs := httptest.NewUnstartedServer(h)
+	if o.Listener != nil {
+		hs.Listener = o.Listener(hs.Listener)
+	}
+	hs.Start()
 	// Registered after the journal's cleanup, so it runs before it: the
 	// edge drains while its journal still answers.
 	t.Cleanup(func() {
@@ -62,4 +89,21 @@ func Start(t testing.TB, opts *server.Options, j *journal.Journal) *Edge {
 		hs.Close()
 	})
 	return &Edge{Server: srv, HTTP: hs, URL: "ws" + strings.TrimPrefix(hs.URL, "http")}
+}
+
+// awaitFeed starts j feeding srv's store and waits until it has caught up.
+func awaitFeed(t testing.TB, j *journal.Journal, srv *server.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := j.Start(ctx, srv.Store()); err != nil {
+		srv.Shutdown(context.Background())
+		t.Fatal(err)
+	}
+	select {
+	case <-j.CaughtUp():
+	case <-ctx.Done():
+		srv.Shutdown(context.Background())
+		t.Fatal("the journal's feed did not catch up within 30s")
+	}
 }
