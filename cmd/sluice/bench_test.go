@@ -71,7 +71,9 @@ func TestBenchAgainstEdge(t *testing.T) {
 			}
 		}},
 		{"fanout json fixed rate", []string{"fanout", "--codec", "json", "--subscribers", "5", "--rate", "50", "--duration", "0.6"}, func(t *testing.T, res *loadgen.Result) {
-			if res.PublishRate < 25 || res.PublishRate > 75 {
+			// Paced, never ahead; held back only by a starved machine
+			// (the loadgen's own test says why the lower bound is loose).
+			if res.PublishRate < 10 || res.PublishRate > 75 {
 				t.Errorf("publish rate %.1f/s, want about 50/s", res.PublishRate)
 			}
 			if res.Delivered < 5*10 {
