@@ -39,8 +39,7 @@ const (
 // goroutine so the calling callback returns at once. A panic in fn
 // rejects the Promise.
 func promise(fn func() (js.Value, error)) js.Value {
-	var executor js.Func
-	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
+	executor := js.FuncOf(func(_ js.Value, args []js.Value) any {
 		resolve, reject := args[0], args[1]
 		go func() {
 			defer func() {
