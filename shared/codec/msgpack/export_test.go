@@ -3,3 +3,7 @@ package msgpack
 // DecodeBodyLibrary is the library path of DecodeBody, which the fast
 // paths must agree with.
 var DecodeBodyLibrary = func(body []byte, v any) error { return shaped(body, v, decodeBody(body, v)) }
+
+// DecodeFast is the fast path of DecodeBody alone: it returns an error
+// that is not nil for a body it leaves to the library.
+var DecodeFast = decodeFast

@@ -22,17 +22,22 @@ import (
 // 4 have one reason each, and tier 5 is the same codec.NormalizeBody on
 // the same values. Like the library they read a string field from nil (as
 // "") or from binary, keep the last of a string field given twice, refuse
-// keys other than strings, binary and nil, and skip unknown keys. A
-// message field given twice goes to the library, whose handling of it (an
-// error unless the values before the last are nil, in ways that depend on
-// the earlier values) is not worth mirroring, and so does a destination
-// that is not the zero value, which the library decodes into.
+// keys other than strings, binary and nil, and skip unknown keys. They
+// read Satori's options of a publish too (position, ttl, ttl_message,
+// read): an integer field as the library reads an *int64 (see integer).
+// A message field given twice goes to the library, whose handling of it
+// (an error unless the values before the last are nil, in ways that
+// depend on the earlier values) is not worth mirroring, and so does a
+// destination that is not the zero value, which the library decodes into.
 
 // errLibrary sends a body to the library path.
 var errLibrary = errors.New("msgpack: body left to the library")
 
 // decodeFast decodes body into v if v is a zero body of a type with a
-// fast path, and returns errLibrary otherwise.
+// fast path, and returns errLibrary otherwise. A fast path decodes into
+// the body itself and sets it back to zero when it fails before
+// normalization, so that the library path, after errLibrary, decodes into
+// a zero body too.
 func decodeFast(body []byte, v any) error {
 	switch b := v.(type) {
 	case *rtm.SubscriptionData:
@@ -40,7 +45,7 @@ func decodeFast(body []byte, v any) error {
 			return decodeData(body, b)
 		}
 	case *rtm.PublishBody:
-		if b != nil && b.Channel == "" && b.Message == nil {
+		if b != nil && b.Channel == "" && b.Message == nil && !b.HasOptions() {
 			return decodePublish(body, b)
 		}
 	case *rtm.PositionBody:
@@ -52,47 +57,50 @@ func decodeFast(body []byte, v any) error {
 }
 
 func decodeData(body []byte, b *rtm.SubscriptionData) error {
-	var out rtm.SubscriptionData
 	r := bodyReader{d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
 		case "subscription_id":
-			return r.text(&out.SubscriptionID)
+			return r.text(&b.SubscriptionID)
 		case "channel":
-			return r.text(&out.Channel)
+			return r.text(&b.Channel)
 		case "position":
-			return r.text(&out.Position)
+			return r.text(&b.Position)
 		case "messages":
-			return r.messages(&out.Messages)
+			return r.messages(&b.Messages)
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(body, err, out.SubscriptionID, out.Channel, out.Position); err != nil {
+	if err = r.finish(body, err, b.SubscriptionID, b.Channel, b.Position); err != nil {
+		*b = rtm.SubscriptionData{} // as it was, for the library path
 		return err
 	}
-	*b = out
 	return r.normalize(b, 2)
 }
 
 func decodePublish(body []byte, b *rtm.PublishBody) error {
-	var out rtm.PublishBody
 	r := bodyReader{d: wire.NewDecoder(body)}
 	err := r.fields(func(key []byte) error {
 		switch string(key) {
 		case "channel":
-			return r.text(&out.Channel)
+			return r.text(&b.Channel)
 		case "message":
-			return r.message(&out.Message)
-		case "position", "ttl", "ttl_message", "read":
-			// Satori's options are rare: the library decodes them.
-			return errLibrary
+			return r.message(&b.Message, readMessage)
+		case "position":
+			return r.text(&b.Position)
+		case "ttl":
+			return r.integer(&b.TTL)
+		case "ttl_message":
+			return r.message(&b.TTLMessage, readTTLMessage)
+		case "read":
+			return r.text(&b.Read)
 		}
 		return r.d.Skip(1)
 	})
-	if err := r.finish(body, err, out.Channel); err != nil {
+	if err = r.finish(body, err, b.Channel, b.Position, b.Read); err != nil {
+		*b = rtm.PublishBody{} // as it was, for the library path
 		return err
 	}
-	*b = out
 	return r.normalize(b, 1)
 }
 
@@ -118,9 +126,16 @@ type bodyReader struct {
 	// binary is set once a string field was given as binary, which the
 	// library takes unchecked.
 	binary bool
-	// read is set once the field of the body's messages was read.
-	read bool
+	// read has a bit set for each field of message values read (see once).
+	read uint8
 }
+
+// The fields of message values a fast path reads, each at most once.
+const (
+	readMessage uint8 = 1 << iota
+	readTTLMessage
+	readMessages
+)
 
 // fields reads the body's map, calling field for each key to read its
 // value, and then checks that nothing follows the map.
@@ -152,9 +167,9 @@ func (r *bodyReader) text(dst *string) error {
 	return err
 }
 
-// message reads the message of a publish.
-func (r *bodyReader) message(dst *any) error {
-	if err := r.once(); err != nil {
+// message reads the message of a publish, or its ttl_message: field.
+func (r *bodyReader) message(dst *any, field uint8) error {
+	if err := r.once(field); err != nil {
 		return err
 	}
 	var err error
@@ -164,7 +179,7 @@ func (r *bodyReader) message(dst *any) error {
 
 // messages reads the messages of a subscription's data: an array, or nil.
 func (r *bodyReader) messages(dst *[]any) error {
-	if err := r.once(); err != nil {
+	if err := r.once(readMessages); err != nil {
 		return err
 	}
 	k, n, err := r.d.Head()
@@ -178,13 +193,35 @@ func (r *bodyReader) messages(dst *[]any) error {
 	return err
 }
 
-// once marks the field of the body's messages read, or sends a body that
+// integer reads an *int64 field (a publish's ttl) as the library does:
+// nil makes it nil, an integer of any width sets it, a uint64 above
+// math.MaxInt64 wrapped around as the library wraps it, and anything
+// else, a float too, is of the wrong type.
+func (r *bodyReader) integer(dst **int64) error {
+	k, n, err := r.d.Head()
+	switch {
+	case err != nil:
+		return err
+	case k == wire.KindNil:
+		*dst = nil
+		return nil
+	case k != wire.KindInt && k != wire.KindUint:
+		return wrongShape()
+	}
+	if *dst == nil {
+		*dst = new(int64)
+	}
+	**dst = int64(n)
+	return nil
+}
+
+// once marks field, a field of message values, read, or sends a body that
 // gives it twice to the library.
-func (r *bodyReader) once() error {
-	if r.read {
+func (r *bodyReader) once(field uint8) error {
+	if r.read&field != 0 {
 		return errLibrary
 	}
-	r.read = true
+	r.read |= field
 	return nil
 }
 
