@@ -1,3 +1,5 @@
+//go:build !js
+
 package msgpack
 
 import (
@@ -13,22 +15,24 @@ import (
 // library, the three bodies decoded most: rtm.SubscriptionData (each
 // delivery a client receives), rtm.PublishBody (each publish the edge
 // receives) and rtm.PositionBody (the acknowledgment of a publish). For
-// every body they give what the library path (decodeBody) gives: the same
-// struct, or an error with the same reason.
+// every body they give what the library path (decodeLibraryBody) gives:
+// the same struct, or an error with the same reason. Every build but the
+// browser's takes them (library.go).
 //
 // They decode in one pass, checking as they go what each tier of
-// decodeBody checks. When they find a failure, a scan of the whole body
-// decides whether one of tier 1 comes first, as in decodeBody; tiers 2 to
-// 4 have one reason each, and tier 5 is the same codec.NormalizeBody on
-// the same values. Like the library they read a string field from nil (as
-// "") or from binary, keep the last of a string field given twice, refuse
-// keys other than strings, binary and nil, and skip unknown keys. They
-// read Satori's options of a publish too (position, ttl, ttl_message,
-// read): an integer field as the library reads an *int64 (see integer).
-// A message field given twice goes to the library, whose handling of it
-// (an error unless the values before the last are nil, in ways that
-// depend on the earlier values) is not worth mirroring, and so does a
-// destination that is not the zero value, which the library decodes into.
+// decodeLibraryBody checks. When they find a failure, a scan of the whole
+// body decides whether one of tier 1 comes first, as in
+// decodeLibraryBody; tiers 2 to 4 have one reason each, and tier 5 is the
+// same codec.NormalizeBody on the same values. Like the library they read
+// a string field from nil (as "") or from binary, keep the last of a
+// string field given twice, refuse keys other than strings, binary and
+// nil, and skip unknown keys. They read Satori's options of a publish too
+// (position, ttl, ttl_message, read): an integer field as the library
+// reads an *int64 (see integer). A message field given twice goes to the
+// library, whose handling of it (an error unless the values before the
+// last are nil, in ways that depend on the earlier values) is not worth
+// mirroring, and so does a destination that is not the zero value, which
+// the library decodes into.
 
 // errLibrary sends a body to the library path.
 var errLibrary = errors.New("msgpack: body left to the library")
@@ -225,7 +229,7 @@ func (r *bodyReader) once(field uint8) error {
 	return nil
 }
 
-// finish returns the error decodeBody gives for body once its map has been
+// finish returns the error decodeLibraryBody gives for body once its map has been
 // read with err, given the final values of the body's string fields: tiers
 // 1 to 3 for err (see refuse), then tier 4.
 func (r *bodyReader) finish(body []byte, err error, texts ...string) error {
@@ -244,7 +248,7 @@ func (r *bodyReader) finish(body []byte, err error, texts ...string) error {
 	return nil
 }
 
-// refuse returns the error decodeBody gives for a body a fast path
+// refuse returns the error decodeLibraryBody gives for a body a fast path
 // refused with err: the scan's, if the scan fails, since tier 1 comes
 // first; otherwise err, which is of tier 2 or 3. wire.ErrKey is one of
 // tier 3: a key or a string field of a kind the library cannot read into
@@ -275,3 +279,25 @@ func (r *bodyReader) normalize(b rtm.ValueCarrier, base int) error {
 	}
 	return nil
 }
+
+// scan checks that a body is one valid msgpack item within the limits of
+// package wire, and reports whether it holds binary.
+func scan(body []byte) (binary bool, err error) {
+	var s wire.Scanner
+	end, err := s.Skip(body, 0, 0)
+	if err == nil && end != len(body) {
+		err = wire.ErrExtra
+	}
+	return s.Binary, err
+}
+
+// notMap, wrongShape and badStrings are the reasons of tiers 2 to 4 of
+// the library path (decodeLibraryBody), which the fast paths give too.
+func notMap() *rtm.Error { return codec.Invalid("body must be a map") }
+
+func wrongShape() *rtm.Error { return errWrongShape }
+
+// errWrongShape is the one error of tier 3, which shaped looks for.
+var errWrongShape = codec.ShapeFallback()
+
+func badStrings() *rtm.Error { return codec.Invalid("body strings must be valid UTF-8") }

@@ -1,3 +1,5 @@
+//go:build !js
+
 package msgpack_test
 
 import (
@@ -15,13 +17,8 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// More keys, in hex.
+// Satori's options of a publish, in hex.
 const (
-	position = "a8706f736974696f6e"
-	messages = "a86d65737361676573"
-	subID    = "af737562736372697074696f6e5f6964"
-	nan      = "cb7ff8000000000001"
-	// Satori's options of a publish.
 	ttl        = "a374746c"
 	ttlMessage = "ab74746c5f6d657373616765"
 	read       = "a472656164"
