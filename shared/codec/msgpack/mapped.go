@@ -10,11 +10,11 @@ import (
 )
 
 // This file and requests.go are the browser's tail of the codec (see the
-// package doc): the bodies a client receives that the fast paths leave,
-// mapped from the value model, and the bodies it sends, written field by
-// field, each by a type switch, which costs a fraction of what mapping
-// structs by reflection (or the msgpack library) adds to sluice.wasm. They
-// build everywhere and are tested natively (the tests' Browser codec);
+// package doc): the bodies a client receives, mapped from the value model,
+// and the bodies it sends, written field by field, each by a type switch,
+// which costs a fraction of what mapping structs by reflection (or the
+// msgpack library) adds to sluice.wasm. They build everywhere and are
+// tested natively against the library's tail (the tests' Browser codec);
 // only js builds use them (tail_js.go).
 
 // errBodyType reports a body type the client never sends or receives.

@@ -11,6 +11,8 @@ import (
 // tail (see mapped.go): byte for byte what the other builds write (the
 // library, in the order of the struct's fields, the empty omitempty ones
 // left out; a publish as codec.AppendBody writes it), without reflection.
+// Like the library it does not check that strings are valid UTF-8, which
+// strings from JavaScript always are; the edge refuses the others.
 // A map is written as a message value, and nil, rtm.Empty or a nil pointer
 // as an empty map. Bodies a client never sends are refused.
 func appendRequest(dst []byte, body any) ([]byte, error) {
@@ -136,8 +138,7 @@ func (w *fields) key(k string) {
 	w.dst = wire.AppendString(w.dst, k)
 }
 
-// str writes a string field. Like the library and codec.AppendBody, it
-// does not check UTF-8: the edge refuses what is not.
+// str writes a string field.
 //
 //go:noinline
 func (w *fields) str(k, s string) {
