@@ -12,7 +12,9 @@ func BenchmarkCodec(b *testing.B) { codectest.Bench(b, c) }
 
 // BenchmarkDecodeBody decodes the bodies DecodeBody has fast paths for, as
 // they arrive: a delivery of one 128-byte string to a client, a publish of
-// one to the edge and the acknowledgment of a publish. The body decoded
+// one to the edge (also with every option: a compare-and-set write with a
+// ttl, asking for the previous message) and the acknowledgment of a
+// publish. The body decoded
 // into is reused, as only the decoding is measured.
 func BenchmarkDecodeBody(b *testing.B) {
 	msg := strings.Repeat("m", 128)
@@ -21,6 +23,10 @@ func BenchmarkDecodeBody(b *testing.B) {
 	})
 	b.Run("PublishBody", func(b *testing.B) {
 		benchDecodeBody(b, &rtm.PublishBody{Channel: "chat", Message: msg}, new(rtm.PublishBody))
+	})
+	b.Run("PublishBodyOptions", func(b *testing.B) {
+		ttl := int64(30)
+		benchDecodeBody(b, &rtm.PublishBody{Channel: "chat", Message: msg, Position: "12345:67890", TTL: &ttl, TTLMessage: "gone", Read: rtm.ReadPrevious}, new(rtm.PublishBody))
 	})
 	b.Run("PositionBody", func(b *testing.B) {
 		benchDecodeBody(b, &rtm.PositionBody{Position: "12345:67890"}, new(rtm.PositionBody))
