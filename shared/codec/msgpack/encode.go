@@ -18,21 +18,25 @@ import (
 // or string id that is not valid UTF-8 is refused, since the decoder would
 // refuse it. On error dst is returned unchanged.
 func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
-	if !utf8.ValidString(p.Action) || (p.ID.Kind == rtm.IDString && !utf8.ValidString(p.ID.Str)) {
-		return dst, notUTF8(p.Action)
-	}
 	start := len(dst)
-	dst, err := appendBody(wire.AppendPDUStart(dst, p.Action, p.ID), p.Body)
+	dst, err := appendPDUStart(dst, p)
+	if err == nil {
+		dst, err = appendBody(dst, p.Body)
+	}
 	if err != nil {
 		return dst[:start], err
 	}
 	return dst, nil
 }
 
-// notUTF8 is the error for a PDU whose action or string id is not valid
+// appendPDUStart appends the start of p, up to its body (see
+// wire.AppendPDUStart), refusing an action or string id that is not valid
 // UTF-8.
-func notUTF8(action string) error {
-	return fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", action)
+func appendPDUStart(dst []byte, p *rtm.PDU) ([]byte, error) {
+	if !utf8.ValidString(p.Action) || (p.ID.Kind == rtm.IDString && !utf8.ValidString(p.ID.Str)) {
+		return dst, fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", p.Action)
+	}
+	return wire.AppendPDUStart(dst, p.Action, p.ID), nil
 }
 
 // AppendData appends an rtm/subscription/data PDU whose messages were
