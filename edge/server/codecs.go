@@ -17,6 +17,10 @@ var codecs = [numCodecs]codec.Codec{json.Codec{}, cbor.Codec{}, msgpack.Codec{}}
 // payload holds (see payload.go).
 const carrier = 2
 
+// carrierValues reads the carrier's encoding of a message back, to
+// transcode it (see payload.go).
+var carrierValues = codecs[carrier].(codec.ValueDecoder)
+
 // codecNames are the WebSocket subprotocols the edge accepts: the codecs'
 // names, in the same order.
 var codecNames = func() []string {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 )
 
 // A stored message is encoded once per codec when it is published, never
@@ -147,14 +145,7 @@ func transcode(p []byte, i int) ([]byte, error) {
 
 // transcodeCarrier encodes in codec i a value in canonical msgpack.
 func transcodeCarrier(m []byte, i int) ([]byte, error) {
-	d := wire.NewDecoder(m)
-	v, err := d.Value(0)
-	if err == nil {
-		err = d.End()
-	}
-	if err == nil && d.NonCanonical() {
-		err = errors.New("not in the canonical model")
-	}
+	v, err := carrierValues.DecodeValue(m)
 	if err != nil {
 		return nil, fmt.Errorf("%w: carrier: %w", errPayload, err)
 	}

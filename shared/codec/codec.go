@@ -71,3 +71,16 @@ type Data struct {
 type DataDecoder interface {
 	DecodeData(frame []byte, d *Data) bool
 }
+
+// ValueDecoder is implemented by codecs that read back one message value
+// as AppendValue wrote it, without a PDU around it: the edge's stored
+// payloads hold each message so, in msgpack, and a reader of another codec
+// gets it transcoded (decoded by the carrier's ValueDecoder and encoded by
+// its codec's AppendValue).
+//
+// DecodeValue returns the value in the canonical model. An encoding that
+// is not exactly one valid value, or one the model has no room for, is an
+// *rtm.Error with code invalid_format.
+type ValueDecoder interface {
+	DecodeValue(b []byte) (any, error)
+}

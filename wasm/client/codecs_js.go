@@ -6,14 +6,14 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/shared/codec"
-	"github.com/sluicehq/sluice/wasm/internal/msgpack"
+	"github.com/sluicehq/sluice/shared/codec/msgpack"
 )
 
 // codecByName returns the codec for Options.Codec. The browser build
-// speaks msgpack only, through the library-free codec of
-// wasm/internal/msgpack (same wire format as shared/codec/msgpack): the
-// CBOR library (with math/big), the JSON codec (with encoding/json) and
-// the msgpack library would together add about a megabyte to
+// speaks msgpack only, through shared/codec/msgpack, the edge's codec,
+// which js builds link without the msgpack library (see its package doc):
+// the CBOR library (with math/big), the JSON codec (with encoding/json)
+// and the msgpack library would together add about a megabyte to
 // sluice.wasm, and msgpack carries the whole data model.
 func codecByName(name string) (codec.Codec, error) {
 	if name == "msgpack" {

@@ -79,8 +79,9 @@
 // syscall/js instead of coder/websocket, whose browser build links
 // net/http. To keep sluice.wasm small (the budget is 1 MB gzipped) the
 // browser build also leaves out what a browser does not need: it speaks
-// msgpack only (a library-free codec, wasm/internal/msgpack; CBOR and
-// JSON are refused as Options.Codec, and an edge that picks no subprotocol
+// msgpack only (the edge's codec, shared/codec/msgpack, linked without its
+// msgpack library; CBOR and JSON are refused as Options.Codec, and an edge
+// that picks no subprotocol
 // is refused), Options.Logger is a small console logger (NewLogger) rather
 // than log/slog, URLs are parsed by the browser, and the role_secret HMAC
 // is computed without crypto/*. Browsers cannot send pings or custom

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -12,38 +11,32 @@ import (
 // AppendPDU appends p as a msgpack map {"action","id"?,"body"}. The id is
 // left out when p.ID is absent and a nil body is written as an empty map.
 // Bodies that carry message values (PublishBody, ReadReply,
-// SubscriptionData, maps) are written by hand like AppendValue; the others
-// go through the library with their `json` tags. An action or string id
-// that is not valid UTF-8 is refused, since the decoder would refuse it. On
-// error dst is returned unchanged.
+// SubscriptionData, maps) and PositionBody are written by hand like
+// AppendValue (codec.AppendBody), the others through the library with
+// their `json` tags; in the browser, which writes only requests, each
+// request body is the map of its fields (see the package doc). An action
+// or string id that is not valid UTF-8 is refused, since the decoder would
+// refuse it. On error dst is returned unchanged.
 func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
-	if !utf8.ValidString(p.Action) || (p.ID.Kind == rtm.IDString && !utf8.ValidString(p.ID.Str)) {
-		return dst, fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", p.Action)
-	}
 	start := len(dst)
-	dst, err := codec.AppendBody(wire.AppendPDUStart(dst, p.Action, p.ID), p.Body, wire.Primitives{}, appendOther)
+	dst, err := appendPDUStart(dst, p)
+	if err == nil {
+		dst, err = appendBody(dst, p.Body)
+	}
 	if err != nil {
 		return dst[:start], err
 	}
 	return dst, nil
 }
 
-// nilByte is what the library writes for a nil pointer body.
-const nilByte = 0xc0
-
-// appendOther appends a body that carries no message values through the
-// library with its `json` tags, or nothing for a nil pointer. It stays out
-// of wire, which the browser's codec links without the library.
-func appendOther(dst []byte, body any) ([]byte, error) {
-	start := len(dst)
-	dst, err := appendLibrary(dst, body)
-	if err != nil {
-		return dst[:start], fmt.Errorf("msgpack: encode %T body: %w", body, err)
+// appendPDUStart appends the start of p, up to its body (see
+// wire.AppendPDUStart), refusing an action or string id that is not valid
+// UTF-8.
+func appendPDUStart(dst []byte, p *rtm.PDU) ([]byte, error) {
+	if !utf8.ValidString(p.Action) || (p.ID.Kind == rtm.IDString && !utf8.ValidString(p.ID.Str)) {
+		return dst, fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", p.Action)
 	}
-	if len(dst)-start == 1 && dst[start] == nilByte {
-		return dst[:start], nil
-	}
-	return dst, nil
+	return wire.AppendPDUStart(dst, p.Action, p.ID), nil
 }
 
 // AppendData appends an rtm/subscription/data PDU whose messages were

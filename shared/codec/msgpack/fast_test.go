@@ -1,3 +1,5 @@
+//go:build !js
+
 package msgpack_test
 
 import (
@@ -15,12 +17,11 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// More keys, in hex.
+// Satori's options of a publish, in hex.
 const (
-	position = "a8706f736974696f6e"
-	messages = "a86d65737361676573"
-	subID    = "af737562736372697074696f6e5f6964"
-	nan      = "cb7ff8000000000001"
+	ttl        = "a374746c"
+	ttlMessage = "ab74746c5f6d657373616765"
+	read       = "a472656164"
 )
 
 // fastBody is a body type with a fast path.
@@ -77,11 +78,36 @@ var fastCases = []struct {
 	{"deepest message", "81" + messages + "91" + strings.Repeat("91", codec.MaxDepth) + "a4636f7265", &rtm.SubscriptionData{Messages: []any{codectest.Deep(codec.MaxDepth)}}},
 
 	{"data naming its channel", "82" + subID + "a173" + "a76368616e6e656c" + "a163", &rtm.SubscriptionData{SubscriptionID: "s", Channel: "c"}},
-	// Satori's options go to the library, which reads them all.
+	// Satori's options, read as the library reads them.
 	{"publish with ttl", "83" + channel + "a161" + message + "01" + "a374746c" + "05", &rtm.PublishBody{Channel: "a", Message: int64(1), TTL: ptr(int64(5))}},
 	{"publish with read", "82" + message + "01" + "a472656164" + "a170", &rtm.PublishBody{Message: int64(1), Read: "p"}},
 	{"write with position", "82" + position + "a3313a32" + message + "c0", &rtm.PublishBody{Position: "1:2"}},
-	{"ttl_message", "81" + "ab74746c5f6d657373616765" + "81a16101", &rtm.PublishBody{TTLMessage: map[string]any{"a": int64(1)}}},
+	{"ttl_message", "81" + ttlMessage + "81a16101", &rtm.PublishBody{TTLMessage: map[string]any{"a": int64(1)}}},
+	{"every option", "86" + channel + "a161" + message + "01" + position + "a3313a32" + ttl + "d0fb" + ttlMessage + "a178" + read + "a474727565",
+		&rtm.PublishBody{Channel: "a", Message: int64(1), Position: "1:2", TTL: ptr(int64(-5)), TTLMessage: "x", Read: "true"}},
+	{"nil ttl", "81" + ttl + "c0", &rtm.PublishBody{}},
+	{"ttl, then nil", "82" + ttl + "05" + ttl + "c0", &rtm.PublishBody{}},
+	{"ttl given twice", "82" + ttl + "05" + ttl + "cd0100", &rtm.PublishBody{TTL: ptr(int64(256))}},
+	{"ttl wraps as in the library", "81" + ttl + "cfffffffffffffffff", &rtm.PublishBody{TTL: ptr(int64(-1))}},
+	{"ttl int64", "81" + ttl + "d38000000000000000", &rtm.PublishBody{TTL: ptr(int64(math.MinInt64))}},
+	{"ttl_message given twice", "82" + ttlMessage + "c0" + ttlMessage + "02", &rtm.PublishBody{TTLMessage: int64(2)}},
+	{"nil options", "83" + position + "c0" + ttlMessage + "c0" + read + "c0", &rtm.PublishBody{}},
+	{"read as binary", "81" + read + "c40474727565", &rtm.PublishBody{Read: "true"}},
+	{"float ttl", "81" + ttl + "cb4014000000000000", refusal{"PublishBody", `body field "ttl" has the wrong type (number)`}},
+	{"float32 ttl", "81" + ttl + "ca40a00000", refusal{"PublishBody", `body field "ttl" has the wrong type (number)`}},
+	{"string ttl", "81" + ttl + "a135", refusal{"PublishBody", `body field "ttl" has the wrong type (string)`}},
+	{"bool ttl", "81" + ttl + "c3", refusal{"PublishBody", `body field "ttl" has the wrong type (bool)`}},
+	{"array ttl", "81" + ttl + "9101", refusal{"PublishBody", `body field "ttl" has the wrong type (array)`}},
+	{"binary ttl", "81" + ttl + "c40105", refusal{"PublishBody", `body field "ttl" has the wrong type (binary)`}},
+	{"extension ttl", "81" + ttl + "d40105", refusal{"", "body is not valid msgpack: extension types are not supported"}},
+	{"truncated ttl", "81" + ttl + "cd01", refusal{"", "body is not valid msgpack: truncated"}},
+	{"integer read", "81" + read + "01", refusal{"PublishBody", `body field "read" has the wrong type (number)`}},
+	{"map position of a write", "81" + position + "80", refusal{"PublishBody", `body field "position" has the wrong type (map)`}},
+	{"wrong ttl before the channel's", "82" + ttl + "a0" + channel + "01", refusal{"PublishBody", `body field "channel" has the wrong type (number)`}},
+	{"ttl_message given twice, not nil first", "82" + ttlMessage + "01" + ttlMessage + "02", refusal{"PublishBody", "body does not have the fields and types its action needs"}},
+	{"read as binary not UTF-8", "81" + read + "c401ff", refusal{"PublishBody", "body strings must be valid UTF-8"}},
+	{"NaN ttl_message", "81" + ttlMessage + nan, refusal{"PublishBody", codec.NonFiniteError().Reason}},
+	{"ttl_message too deep", "81" + ttlMessage + strings.Repeat("91", codec.MaxDepth+1) + "c0", refusal{"PublishBody", codec.TooDeepError().Reason}},
 
 	{"not a map", "91a131", refusal{"", "body must be a map"}},
 	{"nil body", "c0", refusal{"", "body must be a map"}},
@@ -145,6 +171,21 @@ func TestDecodeBodyFastPath(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDecodeBodyFastPathOptions checks that a publish with every option
+// takes the fast path, not the library's.
+func TestDecodeBodyFastPathOptions(t *testing.T) {
+	t.Parallel()
+	body := unhex(t, "86"+channel+"a161"+message+"01"+position+"a3313a32"+ttl+"05"+ttlMessage+"a178"+read+"a474727565")
+	var b rtm.PublishBody
+	if err := msgpack.DecodeFast(body, &b); err != nil {
+		t.Fatalf("fast path: %v", err)
+	}
+	want := rtm.PublishBody{Channel: "a", Message: int64(1), Position: "1:2", TTL: ptr(int64(5)), TTLMessage: "x", Read: "true"}
+	if !reflect.DeepEqual(b, want) {
+		t.Fatalf("fast path %#v, want %#v", b, want)
 	}
 }
 

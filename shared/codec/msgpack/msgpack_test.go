@@ -36,6 +36,14 @@ const (
 	channel = "a76368616e6e656c"
 )
 
+// More keys, in hex.
+const (
+	position = "a8706f736974696f6e"
+	messages = "a86d65737361676573"
+	subID    = "af737562736372697074696f6e5f6964"
+	nan      = "cb7ff8000000000001"
+)
+
 func TestConformance(t *testing.T) {
 	codectest.Run(t, codectest.Spec{
 		Codec:     c,

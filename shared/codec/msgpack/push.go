@@ -1,3 +1,9 @@
+//go:build !js
+
+// DecodeData is left out of the browser build: the one pass over a data
+// push would cost sluice.wasm 1.3 KB gzipped, which it has not paid for
+// yet; a browser client reads pushes the long way (Decode, DecodeBody).
+
 package msgpack
 
 import (

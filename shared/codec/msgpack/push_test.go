@@ -1,3 +1,5 @@
+//go:build !js
+
 package msgpack_test
 
 import (
@@ -148,4 +150,42 @@ func sameAsLongWay(t testing.TB, frame []byte, d *codec.Data) {
 	if err != nil || pos != d.Position || want.SubscriptionID != d.SubscriptionID || !reflect.DeepEqual(want.Messages, d.Messages) {
 		t.Fatalf("%x: DecodeData %+v, the long way %+v", frame, *d, want)
 	}
+}
+
+// BenchmarkDecodeData reads a push of one 128-byte string as a client
+// does: in one pass with DecodeData, and the long way (Decode, DecodeBody
+// and parsing the position) that DecodeData saves.
+func BenchmarkDecodeData(b *testing.B) {
+	m, err := c.AppendValue(nil, strings.Repeat("m", 128))
+	if err != nil {
+		b.Fatal(err)
+	}
+	frame := c.AppendData(nil, "chat", rtm.Position{Epoch: 12345, Offset: 67890}, [][]byte{m})
+	b.Run("OnePass", func(b *testing.B) {
+		var d codec.Data
+		b.SetBytes(int64(len(frame)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if !c.DecodeData(frame, &d) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("LongWay", func(b *testing.B) {
+		b.SetBytes(int64(len(frame)))
+		b.ReportAllocs()
+		for b.Loop() {
+			env, err := c.Decode(frame)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var d rtm.SubscriptionData
+			if err := c.DecodeBody(env.Body, &d); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := rtm.ParsePosition(d.Position); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -8,7 +8,10 @@ import (
 
 // malformed is the invalid_format of a frame or body that package wire
 // refused; its errors read "msgpack: <why>", so the reason reads "frame is
-// not valid msgpack: <why>".
+// not valid msgpack: <why>". It is kept out of line, to keep sluice.wasm
+// smaller: errors are not a hot path.
+//
+//go:noinline
 func malformed(what string, err error) *rtm.Error {
 	return codec.Invalid(what + " is not valid " + err.Error())
 }

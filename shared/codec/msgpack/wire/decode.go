@@ -8,9 +8,9 @@ import (
 // Decoder reads msgpack items one after another from a byte slice and
 // decodes them into the canonical value model of package codec: nil, bool,
 // int64, uint64 (above math.MaxInt64 only), float64, string, []byte, []any
-// and map[string]any. It is the value decoder of both msgpack codecs, and
-// reads values as the msgpack library the edge's codec uses reads them
-// into an any before normalization: a map key may be a string, binary
+// and map[string]any. It is the value decoder of the msgpack codec, on
+// every build, and reads values as the msgpack library that codec uses
+// outside the browser reads them into an any before normalization: a map key may be a string, binary
 // (taken as a string) or nil (the empty string), and a key given twice
 // keeps its last value.
 //

@@ -11,9 +11,9 @@ import (
 var EmptyBody = []byte{0x80}
 
 // PDUFields assembles the envelope of a PDU from the pairs of its
-// top-level map, as both msgpack codecs read them: a string action, an
+// top-level map, as the msgpack codec reads them: a string action, an
 // optional integer or string id and an optional map body, each given at
-// most once. Each codec walks the frame and words its framing errors
+// most once. The codec walks the frame and words its framing errors
 // itself.
 type PDUFields struct {
 	env              rtm.Envelope
@@ -22,33 +22,30 @@ type PDUFields struct {
 
 // Field takes the pair key: item, its value as one whole item already
 // checked as Scanner.Skip checks it (lengths, UTF-8). Other keys are
-// ignored. The body aliases item.
+// ignored. The body aliases item. After an error p is not to be used.
 func (p *PDUFields) Field(key, item []byte) error {
+	var seen *bool
+	var ok bool
+	var why string
 	switch string(key) {
 	case "action":
-		if err := codec.Once(&p.action); err != nil {
-			return err
-		}
-		var ok bool
-		if p.env.Action, ok = readAction(item); !ok {
-			return codec.Invalid("PDU action must be a string")
-		}
+		seen, why = &p.action, "PDU action must be a string"
+		p.env.Action, ok = readAction(item)
 	case "id":
-		if err := codec.Once(&p.id); err != nil {
-			return err
-		}
-		var ok bool
-		if p.env.ID, ok = readID(item); !ok {
-			return codec.Invalid("PDU id must be an integer or a string")
-		}
+		seen, why = &p.id, "PDU id must be an integer or a string"
+		p.env.ID, ok = readID(item)
 	case "body":
-		if err := codec.Once(&p.body); err != nil {
-			return err
-		}
-		if !IsMap(item) {
-			return codec.Invalid("PDU body must be a map")
-		}
-		p.env.Body = item
+		seen, why = &p.body, "PDU body must be a map"
+		p.env.Body, ok = item, IsMap(item)
+	default:
+		return nil
+	}
+	// One exit for the three fields keeps sluice.wasm smaller.
+	if err := codec.Once(seen); err != nil {
+		return err
+	}
+	if !ok {
+		return codec.Invalid(why)
 	}
 	return nil
 }

@@ -1,15 +1,16 @@
-// Package wire holds the msgpack primitives the two Sluice msgpack codecs
-// share: appending values in their canonical form, reading and checking
-// items (type bytes, lengths against the data, UTF-8, nesting), and
-// decoding them into the canonical value model (Decoder).
+// Package wire is the msgpack format as Sluice speaks it: appending values
+// in their canonical form, reading and checking items (type bytes, lengths
+// against the data, UTF-8, nesting), and decoding them into the canonical
+// value model (Decoder). Sluice's msgpack codec (shared/codec/msgpack)
+// builds on it on every build, the browser's too, and so does the edge's
+// view engine (edge/view), which reads stored messages without decoding
+// them whole.
 //
-// The edge's codec (shared/codec/msgpack) decodes most bodies with a
-// msgpack library and its hottest ones with Decoder; the browser's
-// (wasm/internal/msgpack) decodes every body with Decoder, since the
-// library would cost sluice.wasm about 210 KB gzipped. So besides
-// shared/codec and shared/rtm, which the browser links anyway, this
-// package imports only small standard packages (no msgpack library,
-// reflect, sort or encoding/json) and builds for js/wasm.
+// The browser build links it without the msgpack library, which would
+// cost sluice.wasm about 210 KB gzipped. So besides shared/codec and
+// shared/rtm, which the browser links anyway, this package imports only
+// small standard packages (no msgpack library, reflect, sort or
+// encoding/json) and builds for js/wasm.
 //
 // Its errors read "msgpack: <why>": they name the format, not this
 // package, because the codecs put them in the reason of an invalid_format

@@ -4,101 +4,47 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
+
+// This file and requests.go are the browser's tail of the codec (see the
+// package doc): the bodies a client receives, mapped from the value model,
+// and the bodies it sends, written field by field, each by a type switch,
+// which costs a fraction of what mapping structs by reflection (or the
+// msgpack library) adds to sluice.wasm. They build everywhere and are
+// tested natively against the library's tail (the tests' Browser codec);
+// only js builds use them (tail_js.go).
 
 // errBodyType reports a body type the client never sends or receives.
 var errBodyType = errors.New("msgpack: body type not supported by the browser codec")
 
-// bodyMap returns a request body as the map the wire carries, under the
-// `json` names of its rtm struct, leaving out the omitempty fields that
-// are empty. Only the bodies the client sends are known: a type switch
-// costs a fraction of what mapping structs by reflection adds to
-// sluice.wasm.
-func bodyMap(body any) (map[string]any, error) {
-	switch b := body.(type) {
-	case *rtm.PublishBody:
-		m := map[string]any{"channel": b.Channel, "message": b.Message}
-		setString(m, "position", b.Position)
-		setString(m, "read", b.Read)
-		if b.TTL != nil {
-			m["ttl"], m["ttl_message"] = *b.TTL, b.TTLMessage
-		}
-		return m, nil
-	case *rtm.ChannelBody:
-		m := map[string]any{"channel": b.Channel}
-		setString(m, "read", b.Read)
-		if b.Purge {
-			m["purge"] = true
-		}
-		return m, nil
-	case *rtm.ReadBody:
-		m := map[string]any{"channel": b.Channel}
-		setString(m, "position", b.Position)
-		return m, nil
-	case *rtm.SubscribeBody:
-		return subscribeMap(b), nil
-	case *rtm.UnsubscribeBody:
-		return map[string]any{"subscription_id": b.SubscriptionID}, nil
-	case *rtm.PresenceBody:
-		m := map[string]any{"channel": b.Channel}
-		setString(m, "after", b.After)
-		if b.Limit != 0 {
-			m["limit"] = b.Limit
-		}
-		return m, nil
-	case *rtm.HandshakeBody:
-		return map[string]any{"method": b.Method, "data": map[string]any{"role": b.Data.Role}}, nil
-	case *rtm.AuthenticateBody:
-		cred := map[string]any{}
-		setString(cred, "hash", b.Credentials.Hash)
-		setString(cred, "token", b.Credentials.Token)
-		return map[string]any{"method": b.Method, "credentials": cred}, nil
-	}
-	return nil, fmt.Errorf("%w: %T", errBodyType, body)
-}
+// errNonCanonical refuses a body the canonical model has no room for.
+var errNonCanonical = errors.New("msgpack: NaN, infinities and map keys that are not valid UTF-8 are not messages")
 
-// subscribeMap writes rtm/subscribe's body, every field omitempty.
-func subscribeMap(b *rtm.SubscribeBody) map[string]any {
-	m := map[string]any{}
-	setString(m, "channel", b.Channel)
-	setString(m, "subscription_id", b.SubscriptionID)
-	setString(m, "position", b.Position)
-	setString(m, "filter", b.Filter)
-	if b.History != nil {
-		h := map[string]any{}
-		if b.History.Count != nil {
-			h["count"] = *b.History.Count
-		}
-		if b.History.Age != nil {
-			h["age"] = *b.History.Age
-		}
-		m["history"] = h
+// decodeMapped decodes a body into v, a pointer to one of the reply and
+// push bodies a client receives, or to a map[string]any or an any. Message
+// values come out in the canonical model; a body holding a NaN, an
+// infinity or a map key that is not valid UTF-8 anywhere is refused. A
+// body that is not valid msgpack or does not fit v is invalid_format, its
+// reason the decoder's.
+func decodeMapped(body []byte, v any) error {
+	d := wire.NewDecoder(body)
+	val, err := d.Value(0)
+	switch {
+	case err != nil:
+	case d.End() != nil:
+		err = wire.ErrExtra
+	case d.NonCanonical():
+		err = errNonCanonical
+	default:
+		err = assign(v, val)
 	}
-	if b.FastForward {
-		m["fast_forward"] = true
+	if err != nil {
+		return codec.Invalid(err.Error())
 	}
-	if b.Force {
-		m["force"] = true
-	}
-	if b.Period != 0 {
-		m["period"] = b.Period
-	}
-	setString(m, "only", b.Only)
-	if b.Prefix {
-		m["prefix"] = true
-	}
-	if b.Presence {
-		m["presence"] = true
-	}
-	return m
-}
-
-// setString sets an omitempty string field.
-func setString(m map[string]any, key, s string) {
-	if s != "" {
-		m[key] = s
-	}
+	return nil
 }
 
 // assign stores a decoded body (a map) into v: a pointer to one of the
@@ -183,22 +129,27 @@ func assign(v any, val any) error {
 
 // reader copies fields out of a decoded body, remembering the first one
 // of the wrong type. An absent or null field leaves its destination
-// unchanged, as in JSON.
+// unchanged, as in JSON. Its methods are kept out of line (go:noinline):
+// inlined at each of their call sites they make sluice.wasm larger.
 type reader struct {
 	m   map[string]any
 	err error
 }
 
 // get returns a field that is present and not null.
+//
+//go:noinline
 func (r *reader) get(key string) (any, bool) {
 	v, ok := r.m[key]
 	return v, ok && v != nil && r.err == nil
 }
 
+//go:noinline
 func (r *reader) wrong(key string, v any) {
 	r.err = fmt.Errorf("body field %q has the wrong type (%T)", key, v)
 }
 
+//go:noinline
 func (r *reader) str(key string, dst *string) {
 	if v, ok := r.get(key); ok {
 		if s, isStr := v.(string); isStr {
@@ -209,6 +160,7 @@ func (r *reader) str(key string, dst *string) {
 	}
 }
 
+//go:noinline
 func (r *reader) list(key string, dst *[]any) {
 	if v, ok := r.get(key); ok {
 		if a, isList := v.([]any); isList {
@@ -219,6 +171,7 @@ func (r *reader) list(key string, dst *[]any) {
 	}
 }
 
+//go:noinline
 func (r *reader) object(key string, dst *map[string]any) {
 	if v, ok := r.get(key); ok {
 		if o, isMap := v.(map[string]any); isMap {
@@ -230,6 +183,8 @@ func (r *reader) object(key string, dst *map[string]any) {
 }
 
 // count reads a non-negative integer.
+//
+//go:noinline
 func (r *reader) count(key string, dst *uint64) {
 	if v, ok := r.get(key); ok {
 		switch n := v.(type) {
@@ -247,6 +202,8 @@ func (r *reader) count(key string, dst *uint64) {
 }
 
 // previous reads the previous message of a reply to a request with read.
+//
+//go:noinline
 func (r *reader) previous() *rtm.Previous {
 	var m map[string]any
 	r.object("previous", &m)
@@ -261,6 +218,8 @@ func (r *reader) previous() *rtm.Previous {
 }
 
 // signed reads an integer that fits int64.
+//
+//go:noinline
 func (r *reader) signed(key string, dst *int64) {
 	var n uint64
 	if v, ok := r.get(key); ok {
@@ -275,6 +234,7 @@ func (r *reader) signed(key string, dst *int64) {
 	}
 }
 
+//go:noinline
 func (r *reader) flag(key string, dst *bool) {
 	if v, ok := r.get(key); ok {
 		if b, isBool := v.(bool); isBool {
@@ -286,6 +246,8 @@ func (r *reader) flag(key string, dst *bool) {
 }
 
 // members reads presence members: maps of user_id, info and connections.
+//
+//go:noinline
 func (r *reader) members(key string, dst *[]rtm.PresenceMember) {
 	var list []any
 	r.list(key, &list)

@@ -2,24 +2,15 @@ package msgpack_test
 
 import (
 	"math"
-	"reflect"
 	"strings"
-	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/sluicehq/sluice/shared/codec"
-	shared "github.com/sluicehq/sluice/shared/codec/msgpack"
 	"github.com/sluicehq/sluice/shared/rtm"
-	lean "github.com/sluicehq/sluice/wasm/internal/msgpack"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func i64(n int64) *int64 { return &n }
 
-// message is a value with every kind of the data model.
-func message() map[string]any {
+// richMessage is a value with every kind of the data model.
+func richMessage() map[string]any {
 	return map[string]any{
 		"text":   "héllo, 世界 🌊",
 		"n":      int64(42),
@@ -38,7 +29,8 @@ func message() map[string]any {
 	}
 }
 
-// sample is a PDU and a constructor of its body type.
+// sample is a PDU the browser sends or receives and a constructor of its
+// body type.
 type sample struct {
 	name string
 	pdu  rtm.PDU
@@ -51,17 +43,19 @@ func (s sample) sent() bool {
 	return strings.Count(s.pdu.Action, "/") == 1 && !strings.HasPrefix(s.pdu.Action, "x/")
 }
 
-// samples covers every body type the client sends or receives, with its
+// browserSamples covers every body type the client sends or receives, with its
 // fields set.
-func samples() []sample {
+func browserSamples() []sample {
 	return []sample{
-		{"publish", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: message()}}, func() any { return new(rtm.PublishBody) }},
+		{"publish", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: richMessage()}}, func() any { return new(rtm.PublishBody) }},
 		{"delete", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat"}}, func() any { return new(rtm.ChannelBody) }},
-		{"write with options", rtm.PDU{Action: rtm.ActionWrite, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "kv", Message: message(),
+		{"write with options", rtm.PDU{Action: rtm.ActionWrite, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "kv", Message: richMessage(),
 			Position: "1:2", TTL: i64(30), TTLMessage: "gone", Read: rtm.ReadPreviousOnError}}, func() any { return new(rtm.PublishBody) }},
+		{"write with a ttl of 0", rtm.PDU{Action: rtm.ActionWrite, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "kv", Message: "v",
+			TTL: i64(0)}}, func() any { return new(rtm.PublishBody) }},
 		{"delete with purge", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat", Purge: true, Read: rtm.ReadPrevious}}, func() any { return new(rtm.ChannelBody) }},
 		{"write ok with previous", rtm.PDU{Action: "rtm/write/ok", ID: rtm.IntID(3), Body: &rtm.PreviousReply{Position: "1:3",
-			Previous: &rtm.Previous{Message: message(), Position: "1:2"}}}, func() any { return new(rtm.PreviousReply) }},
+			Previous: &rtm.Previous{Message: richMessage(), Position: "1:2"}}}, func() any { return new(rtm.PreviousReply) }},
 		{"purge ok with previous", rtm.PDU{Action: "rtm/delete/ok", ID: rtm.IntID(3), Body: &rtm.PreviousReply{
 			Previous: &rtm.Previous{Message: nil, Position: "0:0"}}}, func() any { return new(rtm.PreviousReply) }},
 		{"write error with previous", rtm.PDU{Action: "rtm/write/error", ID: rtm.IntID(3), Body: &rtm.PreviousError{Error: "position_mismatch",
@@ -73,15 +67,15 @@ func samples() []sample {
 		{"subscribe", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(6), Body: &rtm.SubscribeBody{
 			Channel: "chat", SubscriptionID: "s1", Position: "5:6",
 			History:     &rtm.History{Count: i64(20), Age: i64(3600)},
-			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Only: rtm.OnlyValueChanges, Prefix: true,
+			FastForward: true, Force: true, Filter: "SELECT * FROM chat", Period: 10, Batch: 5, Only: rtm.OnlyValueChanges, Prefix: true,
 		}}, func() any { return new(rtm.SubscribeBody) }},
 		{"subscribe minimal", rtm.PDU{Action: rtm.ActionSubscribe, ID: rtm.IntID(7), Body: &rtm.SubscribeBody{Channel: "c"}}, func() any { return new(rtm.SubscribeBody) }},
 		{"subscribe ok", rtm.PDU{Action: "rtm/subscribe/ok", ID: rtm.IntID(8), Body: &rtm.SubscribeReply{Position: "5:6", SubscriptionID: "s1"}}, func() any { return new(rtm.SubscribeReply) }},
 		{"unsubscribe", rtm.PDU{Action: rtm.ActionUnsubscribe, ID: rtm.IntID(9), Body: &rtm.UnsubscribeBody{SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeBody) }},
 		{"unsubscribe ok", rtm.PDU{Action: "rtm/unsubscribe/ok", ID: rtm.IntID(10), Body: &rtm.UnsubscribeReply{Position: "5:9", SubscriptionID: "s1"}}, func() any { return new(rtm.UnsubscribeReply) }},
-		{"data", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{message(), "two", int64(3)}}}, func() any { return new(rtm.SubscriptionData) }},
+		{"data", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Position: "5:10", Messages: []any{richMessage(), "two", int64(3)}}}, func() any { return new(rtm.SubscriptionData) }},
 		{"data of a prefix subscription", rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &rtm.SubscriptionData{SubscriptionID: "s1", Channel: "news.a",
-			Position: "5:11", Messages: []any{message()}}}, func() any { return new(rtm.SubscriptionData) }},
+			Position: "5:11", Messages: []any{richMessage()}}}, func() any { return new(rtm.SubscriptionData) }},
 		{"info", rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "skipped", Position: "5:20", SubscriptionID: "s1", MissedMessageCount: math.MaxUint64,
 		}}, func() any { return new(rtm.SubscriptionInfo) }},
@@ -103,80 +97,12 @@ func samples() []sample {
 		{"presence minimal", rtm.PDU{Action: rtm.ActionPresence, ID: rtm.IntID(18), Body: &rtm.PresenceBody{Channel: "c"}}, func() any { return new(rtm.PresenceBody) }},
 		{"presence ok", rtm.PDU{Action: "rtm/presence/ok", ID: rtm.IntID(19), Body: &rtm.PresenceReply{
 			Users: 2, Connections: 3, Next: "bob",
-			Members: []rtm.PresenceMember{{UserID: "ann", Info: message(), Connections: 2}, {UserID: "bob", Connections: 1}},
+			Members: []rtm.PresenceMember{{UserID: "ann", Info: richMessage(), Connections: 2}, {UserID: "bob", Connections: 1}},
 		}}, func() any { return new(rtm.PresenceReply) }},
 		{"presence push", rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: &rtm.SubscriptionPresence{
 			SubscriptionID: "s1", Event: rtm.PresenceMembers, More: true, Users: 1 << 40, Connections: 3,
 			Members: []rtm.PresenceMember{{UserID: "ann", Info: "Ann"}},
 		}}, func() any { return new(rtm.SubscriptionPresence) }},
 		{"map body", rtm.PDU{Action: "x/y", Body: map[string]any{"k": []any{"v"}}}, func() any { return new(map[string]any) }},
-	}
-}
-
-// TestCrossCodec checks that what the lean codec sends, the shared codec
-// (the edge's) reads to the same envelope and body, and that what the
-// edge sends, the lean codec reads to the same values.
-func TestCrossCodec(t *testing.T) {
-	t.Parallel()
-	for _, s := range samples() {
-		enc, dec := codec.Codec(shared.Codec{}), codec.Codec(lean.Codec{})
-		dir := "edge to client"
-		if s.sent() {
-			enc, dec, dir = dec, enc, "client to edge"
-		}
-		t.Run(dir+"/"+s.name, func(t *testing.T) {
-			t.Parallel()
-			frame, err := enc.AppendPDU(nil, &s.pdu)
-			if err != nil {
-				t.Fatalf("AppendPDU: %v", err)
-			}
-			env, err := dec.Decode(frame)
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			if env.Action != s.pdu.Action || env.ID != s.pdu.ID {
-				t.Fatalf("envelope = %q %v, want %q %v", env.Action, env.ID, s.pdu.Action, s.pdu.ID)
-			}
-			got := s.body()
-			if err := dec.DecodeBody(env.Body, got); err != nil {
-				t.Fatalf("DecodeBody: %v", err)
-			}
-			want := s.body()
-			ref, _ := shared.Codec{}.AppendPDU(nil, &s.pdu)
-			refEnv, _ := shared.Codec{}.Decode(ref)
-			if err := (shared.Codec{}).DecodeBody(refEnv.Body, want); err != nil {
-				t.Fatalf("reference DecodeBody: %v", err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("body = %#v\nwant %#v", got, want)
-			}
-		})
-	}
-}
-
-// TestOtherBodies checks that body types a client neither sends nor
-// receives are refused, not garbled.
-func TestOtherBodies(t *testing.T) {
-	t.Parallel()
-	for _, s := range samples() {
-		switch s.pdu.Body.(type) {
-		case nil, map[string]any, *rtm.Empty:
-			continue // every codec writes these
-		}
-		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			frame, err := lean.Codec{}.AppendPDU(nil, &s.pdu)
-			if !s.sent() {
-				if err == nil {
-					t.Fatalf("the client encoded a %T it never sends", s.pdu.Body)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			env, _ := lean.Codec{}.Decode(frame)
-			wantInvalid(t, lean.Codec{}.DecodeBody(env.Body, s.body()))
-		})
 	}
 }
