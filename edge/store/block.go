@@ -5,14 +5,22 @@ import (
 	"sync/atomic"
 )
 
-// Frame layout: header [length u32][offset u64][time i64], the data, then
-// the length again so a reader can step back from a block's end.
+// Frame layout: header [length u32][offset u64][time i64], the body, then
+// the length again so a reader can step back from a block's end. The
+// body is the data, or, when the header's length has originFlag set,
+// [origin length u8][origin][data]: a message without an origin (nearly
+// all) costs no byte more, and readers one bit test.
 const (
 	hdrLen        = 4 + 8 + 8
 	trailerLen    = 4
 	frameOverhead = hdrLen + trailerLen
-	maxDataLen    = 1<<32 - 1
+	originFlag    = 1 << 31
+	lenMask       = originFlag - 1
+	maxBodyLen    = lenMask
 )
+
+// MaxOriginBytes bounds a message's origin (AppendFrom).
+const MaxOriginBytes = 255
 
 // Frame is one stored message.
 type Frame struct {
@@ -22,6 +30,17 @@ type Frame struct {
 	// stays valid as long as the caller keeps it. Do not modify it; its
 	// capacity is clipped so append copies.
 	Data []byte
+	// Origin is the tag its publisher gave it (AppendFrom), nil for none;
+	// it aliases the block's memory as Data does.
+	Origin []byte
+}
+
+// bodyLen is the length of the body of a frame of data from origin.
+func bodyLen(origin string, data []byte) int {
+	if origin == "" {
+		return len(data)
+	}
+	return 1 + len(origin) + len(data)
 }
 
 // block is a fixed-capacity buffer of frames. Bytes before boundary are
@@ -72,13 +91,21 @@ func (b *block) publish(end int) { b.boundary.Store(int64(end)) }
 
 // put writes a frame at byte offset at (which must be the boundary) and
 // returns its end. The caller publishes it by storing the boundary.
-func (b *block) put(at int, offset uint64, t int64, data []byte) int {
-	p := b.buf[at : at+len(data)+frameOverhead]
-	binary.LittleEndian.PutUint32(p, uint32(len(data)))
+func (b *block) put(at int, offset uint64, t int64, origin string, data []byte) int {
+	n := bodyLen(origin, data)
+	p := b.buf[at : at+n+frameOverhead]
+	head := uint32(n)
+	body := p[hdrLen:]
+	if origin != "" {
+		head |= originFlag
+		body[0] = byte(len(origin))
+		body = body[1+copy(body[1:], origin):]
+	}
+	binary.LittleEndian.PutUint32(p, head)
 	binary.LittleEndian.PutUint64(p[4:], offset)
 	binary.LittleEndian.PutUint64(p[12:], uint64(t))
-	copy(p[hdrLen:], data)
-	binary.LittleEndian.PutUint32(p[hdrLen+len(data):], uint32(len(data)))
+	copy(body, data)
+	binary.LittleEndian.PutUint32(p[hdrLen+n:], uint32(n))
 	return at + len(p)
 }
 
@@ -86,19 +113,30 @@ func (b *block) put(at int, offset uint64, t int64, data []byte) int {
 // boundary, and returns it with the offset of the frame after it.
 func (b *block) frame(at int) (Frame, int) {
 	p := b.buf[at:]
-	n := int(binary.LittleEndian.Uint32(p))
-	end := hdrLen + n
-	return Frame{
+	head := binary.LittleEndian.Uint32(p)
+	end := hdrLen + int(head&lenMask)
+	f := Frame{
 		Offset: binary.LittleEndian.Uint64(p[4:]),
 		Time:   int64(binary.LittleEndian.Uint64(p[12:])),
-		Data:   p[hdrLen:end:end],
-	}, at + end + trailerLen
+	}
+	f.Data, f.Origin = splitBody(p[hdrLen:end:end], head)
+	return f, at + end + trailerLen
+}
+
+// splitBody returns the data and the origin of a frame's body, given its
+// header's length field.
+func splitBody(body []byte, head uint32) (data, origin []byte) {
+	if head&originFlag == 0 {
+		return body, nil
+	}
+	n := 1 + int(body[0])
+	return body[n:], body[1:n:n]
 }
 
 // offsetAt returns the offset of the frame at at and the start of the next.
 func (b *block) offsetAt(at int) (uint64, int) {
 	p := b.buf[at:]
-	n := int(binary.LittleEndian.Uint32(p))
+	n := int(binary.LittleEndian.Uint32(p) & lenMask)
 	return binary.LittleEndian.Uint64(p[4:]), at + n + frameOverhead
 }
 

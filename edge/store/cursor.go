@@ -102,7 +102,8 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 			// Decoded in place (not via block.frame) so the Frame is built
 			// once, in dst: copying it would cost more than decoding it.
 			p := b.buf[at:end]
-			dl := int(binary.LittleEndian.Uint32(p))
+			head := binary.LittleEndian.Uint32(p)
+			dl := int(head & lenMask)
 			if o := binary.LittleEndian.Uint64(p[4:]); o >= c.next {
 				if n > 0 && (n == room || maxBytes > 0 && size+dl > maxBytes) {
 					c.blk, c.off = b, at
@@ -118,7 +119,10 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 				f := &dst[len(dst)-1]
 				f.Offset = o
 				f.Time = int64(binary.LittleEndian.Uint64(p[12:]))
-				f.Data = p[hdrLen : hdrLen+dl : hdrLen+dl]
+				f.Data, f.Origin = p[hdrLen:hdrLen+dl:hdrLen+dl], nil
+				if head&originFlag != 0 {
+					f.Data, f.Origin = splitBody(f.Data, head)
+				}
 				n++
 				size += dl
 				c.next = o + 1
