@@ -83,8 +83,9 @@ func decodePublish(body []byte, b *rtm.PublishBody) error {
 			return r.text(&out.Channel)
 		case "message":
 			return r.message(&out.Message)
-		case "position", "ttl", "ttl_message", "read":
-			// Satori's options are rare: the library decodes them.
+		case "position", "ttl", "ttl_message", "read", "exclude_self":
+			// Satori's options (and exclude_self, an extension) are
+			// rare: the library decodes them.
 			return errLibrary
 		}
 		return r.d.Skip(1)
