@@ -128,6 +128,25 @@ const MaxMsgIDBytes = 256
 // position. The caller makes msgID name the message (its content
 // included): the first message stored with it is the one kept.
 func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
+	j.PublishFrom(key, payload, msgID, "", done)
+}
+
+// OriginHeader is the NATS header that carries a message's origin
+// (PublishFrom): absent for a message without one, so that those cost
+// nothing more.
+const OriginHeader = "Sluice-Origin"
+
+// PublishFrom is PublishID of a message from origin ("": none), an
+// opaque tag of at most store.MaxOriginBytes that the log keeps with the
+// message (in OriginHeader) and every edge's feed applies with it
+// (store.Channel.AppendAtFrom), as does a catch-up read from the log
+// (Next's frames carry it): the edge names there the connection that is
+// not to receive the message (exclude_self).
+func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
+	if len(origin) > store.MaxOriginBytes {
+		done(0, fmt.Errorf("journal: an origin of %d bytes: %w", len(origin), store.ErrOriginTooLong))
+		return
+	}
 	if len(msgID) > MaxMsgIDBytes {
 		done(0, fmt.Errorf("journal: a Msg-Id of %d bytes is longer than %d", len(msgID), MaxMsgIDBytes))
 		return
@@ -166,6 +185,9 @@ func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(
 			Data: bytes.Clone(payload),
 		},
 		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
+	}
+	if origin != "" {
+		r.msg.Header[OriginHeader] = []string{origin}
 	}
 	m := &r.msg
 	p.pending[p.next] = r
@@ -304,7 +326,8 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data})
+	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
+		origin: r.msg.Header.Get(OriginHeader)})
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
