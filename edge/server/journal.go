@@ -28,6 +28,10 @@ type Journal interface {
 	// stored within its duplicates window is not stored again, and done
 	// gets the first one's offset ("": Publish).
 	PublishID(key string, payload []byte, msgID string, done func(offset uint64, err error))
+	// PublishFrom is PublishID of a message from origin ("": none): the
+	// log keeps the origin with the message, and the replica of every
+	// edge, and the frames Next returns, carry it (store.Frame.Origin).
+	PublishFrom(key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
 	// Next returns up to n messages of key from offset from on, at most
 	// about maxBytes of them, and how many more follow the last one.
 	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)

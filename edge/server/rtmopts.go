@@ -82,7 +82,7 @@ func journalRefusal(option string) error {
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked
 // under the channel's writer lock, in one step with the append.
-func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
+func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte, origin string) (any, error) {
 	if c.srv.journal != nil {
 		switch {
 		case b.Position != "":
@@ -110,7 +110,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 	}
 	key := storeKey(c.app, b.Channel)
 	h := c.srv.store.Channel(key)
-	pos, prior, err := h.AppendIf(payload, c.app.ChannelLimit(), expect, c.prevBuf)
+	pos, prior, err := h.AppendIfFrom(origin, payload, c.app.ChannelLimit(), expect, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if errors.Is(err, store.ErrMismatch) {
 		e := &rtm.Error{Code: rtm.CodePositionMismatch,

@@ -217,6 +217,11 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	w.msgs = w.msgs[:0]
 	last := frames[len(frames)-1]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
+	// After next: the PDU's position covers the messages dropped, as it
+	// does those a view or value_changes drops.
+	if frames = c.dropOwn(frames); len(frames) == 0 {
+		return nil
+	}
 	if sv := sub.view; sv != nil && sv.agg != nil {
 		if err := sv.count(frames, next); err != nil {
 			return c.internal(err)
@@ -259,6 +264,32 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		c.observeFirst(sub, frames)
 	}
 	return nil
+}
+
+// dropOwn removes from frames, in place, the messages published with
+// this connection's id as their origin: with exclude_self by the
+// connection itself, or with exclude_connection through the server API.
+// Every subscription of the connection skips them, live or replaying
+// history; other connections get them as usual. A batch without such
+// messages (nearly all) costs one pass over the frames, no copy.
+func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
+	for i := range frames {
+		if c.own(&frames[i]) {
+			kept := frames[:i]
+			for j := i + 1; j < len(frames); j++ {
+				if !c.own(&frames[j]) {
+					kept = append(kept, frames[j])
+				}
+			}
+			return kept
+		}
+	}
+	return frames
+}
+
+// own reports whether f's origin is this connection.
+func (c *conn) own(f *store.Frame) bool {
+	return f.Origin != nil && string(f.Origin) == c.who.id
 }
 
 // observeFirst reports, for each message of frames that no subscriber had
