@@ -24,6 +24,9 @@ func bodyMap(body any) (map[string]any, error) {
 		if b.TTL != nil {
 			m["ttl"], m["ttl_message"] = *b.TTL, b.TTLMessage
 		}
+		if b.ExcludeSelf {
+			m["exclude_self"] = true
+		}
 		return m, nil
 	case *rtm.ChannelBody:
 		m := map[string]any{"channel": b.Channel}
