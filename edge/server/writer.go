@@ -215,31 +215,38 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		return nil
 	}
 	w.msgs = w.msgs[:0]
-	last := frames[len(frames)-1]
-	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
-	// After next: the PDU's position covers the messages dropped, as it
-	// does those a view or value_changes drops.
-	if frames = c.dropOwn(frames); len(frames) == 0 {
-		return nil
-	}
-	if sv := sub.view; sv != nil && sv.agg != nil {
-		if err := sv.count(frames, next); err != nil {
-			return c.internal(err)
+	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
+	// The connection's own messages (exclude_self) are skipped after next
+	// is known: the PDU's position covers them, as it does those a view
+	// or value_changes drops.
+	skipped := false
+	if sv := sub.view; sv != nil {
+		// Views never see them (an aggregate does not count them).
+		if frames = c.dropOwn(frames); len(frames) == 0 {
+			return nil
 		}
-		return nil // sent at the period's end (flushAggregate)
-	}
-	if sub.view != nil {
-		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
+		if sv.agg != nil {
+			if err := sv.count(frames, next); err != nil {
+				return c.internal(err)
+			}
+			return nil // sent at the period's end (flushAggregate)
+		}
+		if err := sv.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
 		}
 	} else {
-		for _, f := range frames {
+		for i := range frames {
+			f := &frames[i]
+			if f.Origin != nil && c.own(f) {
+				continue
+			}
 			m, err := payloadFor(f.Data, c.ci)
 			if err != nil {
 				return c.internal(err)
 			}
 			w.msgs = append(w.msgs, m)
 		}
+		skipped = len(w.msgs) < len(frames) // one message per frame kept
 	}
 	if sub.changes != nil {
 		w.msgs = sub.changes.filter(w.msgs)
@@ -260,34 +267,42 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil {
+	if c.srv.firstSeen != nil && !skipped {
+		// A batch with a skipped message is left to the subscribers that
+		// get it all.
 		c.observeFirst(sub, frames)
 	}
 	return nil
 }
 
-// dropOwn removes from frames, in place, the messages published with
-// this connection's id as their origin: with exclude_self by the
-// connection itself, or with exclude_connection through the server API.
-// Every subscription of the connection skips them, live or replaying
-// history; other connections get them as usual. A batch without such
-// messages (nearly all) costs one pass over the frames, no copy.
+// dropOwn removes from frames, in place (the caller does not read them
+// again), the messages whose origin is this connection's id: published
+// with exclude_self by the connection itself, or with exclude_connection
+// through the server API. Every subscription of the connection skips
+// them, live or replaying history; other connections get them as usual.
+// A batch without such messages (nearly all) costs one pass over the
+// frames, no copy.
 func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 	for i := range frames {
-		if c.own(&frames[i]) {
-			kept := frames[:i]
-			for j := i + 1; j < len(frames); j++ {
-				if !c.own(&frames[j]) {
-					kept = append(kept, frames[j])
-				}
-			}
-			return kept
+		if frames[i].Origin != nil {
+			return c.dropOwnFrom(frames, i)
 		}
 	}
 	return frames
 }
 
-// own reports whether f's origin is this connection.
+// dropOwnFrom is dropOwn from frames[i] on, the first with an origin.
+func (c *conn) dropOwnFrom(frames []store.Frame, i int) []store.Frame {
+	kept := frames[:i]
+	for j := i; j < len(frames); j++ {
+		if f := &frames[j]; !c.own(f) {
+			kept = append(kept, *f)
+		}
+	}
+	return kept
+}
+
+// own reports whether f's origin is this connection's id.
 func (c *conn) own(f *store.Frame) bool {
 	return f.Origin != nil && string(f.Origin) == c.who.id
 }
