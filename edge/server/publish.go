@@ -58,7 +58,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	}
 	origin := ""
 	if b.ExcludeSelf {
-		origin = c.who.id // see writer.go, ownFrames
+		origin = c.who.id // the writers of its subscriptions skip it (writer.go, own)
 	}
 	if b.HasOptions() {
 		return c.publishOptions(env, &b, c.scratch, origin)

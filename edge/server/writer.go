@@ -276,12 +276,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 }
 
 // dropOwn removes from frames, in place (the caller does not read them
-// again), the messages whose origin is this connection's id: published
-// with exclude_self by the connection itself, or with exclude_connection
-// through the server API. Every subscription of the connection skips
-// them, live or replaying history; other connections get them as usual.
-// A batch without such messages (nearly all) costs one pass over the
-// frames, no copy.
+// again), the connection's own messages (see own), before a view sees
+// them. A batch without such messages (nearly all) costs one pass over
+// the frames, no copy; the plain path skips them in its own loop.
 func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 	for i := range frames {
 		if frames[i].Origin != nil {
@@ -302,7 +299,11 @@ func (c *conn) dropOwnFrom(frames []store.Frame, i int) []store.Frame {
 	return kept
 }
 
-// own reports whether f's origin is this connection's id.
+// own reports whether f's origin is this connection's id: a message
+// published with exclude_self by the connection itself, or with
+// exclude_connection through the server API. Every subscription of the
+// connection skips it, live or replaying history; other connections get
+// it as usual.
 func (c *conn) own(f *store.Frame) bool {
 	return f.Origin != nil && string(f.Origin) == c.who.id
 }
