@@ -94,7 +94,7 @@ func frameOf(m *nats.Msg) (store.Frame, error) {
 	}
 	f := store.Frame{Offset: seq, Time: ts.UnixNano(), Data: m.Data}
 	if o := m.Header.Get(OriginHeader); o != "" {
-		f.Origin = []byte(o)
+		f.Origin = []byte(o) // a catch-up's frames only
 	}
 	return f, nil
 }

@@ -50,12 +50,14 @@ func (s *Store) admit(name, origin string, data []byte) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if len(origin) > MaxOriginBytes {
-		return fmt.Errorf("store: append to %q: an origin of %d bytes: %w", name, len(origin), ErrOriginTooLong)
+	n := len(data)
+	if origin != "" {
+		if len(origin) > MaxOriginBytes {
+			return fmt.Errorf("store: append to %q: an origin of %d bytes: %w", name, len(origin), ErrOriginTooLong)
+		}
+		n += 1 + len(origin)
 	}
-	n := bodyLen(origin, data)
-	if fs := int64(n) + frameOverhead; len(data) > maxBodyLen || n > maxBodyLen ||
-		fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
+	if fs := int64(n) + frameOverhead; n > maxBodyLen || fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
 		return fmt.Errorf("store: append %d bytes to %q: %w", len(data), name, ErrTooLarge)
 	}
 	return nil

@@ -30,8 +30,8 @@ type Frame struct {
 	// stays valid as long as the caller keeps it. Do not modify it; its
 	// capacity is clipped so append copies.
 	Data []byte
-	// Origin is the tag its publisher gave it (AppendFrom), nil for none;
-	// it aliases the block's memory as Data does.
+	// Origin is the tag its publisher gave it (AppendFrom), nil for none.
+	// It aliases the block's memory as Data does, under the same rules.
 	Origin []byte
 }
 
@@ -89,46 +89,60 @@ func (b *block) end() int { return int(b.boundary.Load()) }
 // publish makes the frames up to end readable. Writer only.
 func (b *block) publish(end int) { b.boundary.Store(int64(end)) }
 
-// put writes a frame at byte offset at (which must be the boundary) and
-// returns its end. The caller publishes it by storing the boundary.
-func (b *block) put(at int, offset uint64, t int64, origin string, data []byte) int {
-	n := bodyLen(origin, data)
-	p := b.buf[at : at+n+frameOverhead]
-	head := uint32(n)
-	body := p[hdrLen:]
-	if origin != "" {
-		head |= originFlag
-		body[0] = byte(len(origin))
-		body = body[1+copy(body[1:], origin):]
-	}
-	binary.LittleEndian.PutUint32(p, head)
+// put writes a frame without an origin at byte offset at (which must be
+// the boundary) and returns its end. The caller publishes it by storing
+// the boundary. (It stays small enough to be inlined into the writer:
+// putFrom is the frame with an origin.)
+func (b *block) put(at int, offset uint64, t int64, data []byte) int {
+	p := b.buf[at : at+len(data)+frameOverhead]
+	binary.LittleEndian.PutUint32(p, uint32(len(data)))
 	binary.LittleEndian.PutUint64(p[4:], offset)
 	binary.LittleEndian.PutUint64(p[12:], uint64(t))
-	copy(body, data)
+	copy(p[hdrLen:], data)
+	binary.LittleEndian.PutUint32(p[hdrLen+len(data):], uint32(len(data)))
+	return at + len(p)
+}
+
+// putFrom is put of a frame with an origin (not "").
+func (b *block) putFrom(at int, offset uint64, t int64, origin string, data []byte) int {
+	n := bodyLen(origin, data)
+	p := b.buf[at : at+n+frameOverhead]
+	binary.LittleEndian.PutUint32(p, uint32(n)|originFlag)
+	binary.LittleEndian.PutUint64(p[4:], offset)
+	binary.LittleEndian.PutUint64(p[12:], uint64(t))
+	body := p[hdrLen : hdrLen+n]
+	body[0] = byte(len(origin))
+	copy(body[1+copy(body[1:], origin):], data)
 	binary.LittleEndian.PutUint32(p[hdrLen+n:], uint32(n))
 	return at + len(p)
 }
 
 // frame decodes the frame at byte offset at, which must be before the
-// boundary, and returns it with the offset of the frame after it.
-func (b *block) frame(at int) (Frame, int) {
-	p := b.buf[at:]
-	head := binary.LittleEndian.Uint32(p)
-	end := hdrLen + int(head&lenMask)
-	f := Frame{
-		Offset: binary.LittleEndian.Uint64(p[4:]),
-		Time:   int64(binary.LittleEndian.Uint64(p[12:])),
+// boundary.
+func (b *block) frame(at int) Frame {
+	f, head, _ := b.frameBody(at)
+	if head&originFlag != 0 {
+		f.Data, f.Origin = splitOrigin(f.Data)
 	}
-	f.Data, f.Origin = splitBody(p[hdrLen:end:end], head)
-	return f, at + end + trailerLen
+	return f
 }
 
-// splitBody returns the data and the origin of a frame's body, given its
-// header's length field.
-func splitBody(body []byte, head uint32) (data, origin []byte) {
-	if head&originFlag == 0 {
-		return body, nil
-	}
+// frameBody is frame with the frame's whole body as Data (an origin
+// included, which its header's length field says), and the offset of the
+// frame after it: for the readers that want the frame's time alone.
+func (b *block) frameBody(at int) (f Frame, head uint32, next int) {
+	p := b.buf[at:]
+	head = binary.LittleEndian.Uint32(p)
+	end := hdrLen + int(head&lenMask)
+	f.Offset = binary.LittleEndian.Uint64(p[4:])
+	f.Time = int64(binary.LittleEndian.Uint64(p[12:]))
+	f.Data = p[hdrLen:end:end]
+	return f, head, at + end + trailerLen
+}
+
+// splitOrigin returns the data and the origin of the body of a frame
+// with an origin (originFlag).
+func splitOrigin(body []byte) (data, origin []byte) {
 	n := 1 + int(body[0])
 	return body[n:], body[1:n:n]
 }
@@ -186,7 +200,7 @@ func (b *block) nth(k int) int {
 // or end if none is before end.
 func (b *block) seekTime(end int, t int64) int {
 	for at := 0; at < end; {
-		f, next := b.frame(at)
+		f, _, next := b.frameBody(at)
 		if f.Time >= t {
 			return at
 		}

@@ -150,7 +150,12 @@ func (ch *channel) write(offset uint64, t int64, origin string, data []byte) (nb
 		nb = ch.openBlock(fs, offset)
 		b, at = nb, 0
 	}
-	end := b.put(at, offset, t, origin, data)
+	var end int
+	if origin == "" {
+		end = b.put(at, offset, t, data)
+	} else {
+		end = b.putFrom(at, offset, t, origin, data)
+	}
 	b.count++
 	b.publish(end) // the frame is now visible
 	b.time = t

@@ -121,7 +121,7 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 				f.Time = int64(binary.LittleEndian.Uint64(p[12:]))
 				f.Data, f.Origin = p[hdrLen:hdrLen+dl:hdrLen+dl], nil
 				if head&originFlag != 0 {
-					f.Data, f.Origin = splitBody(f.Data, head)
+					f.Data, f.Origin = splitOrigin(f.Data)
 				}
 				n++
 				size += dl

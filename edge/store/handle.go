@@ -36,7 +36,10 @@ func (h *Channel) Name() string { return h.name }
 
 // Append is Store.Append on the handle's channel.
 func (h *Channel) Append(data []byte) (rtm.Position, error) {
-	return h.AppendFrom("", data, 0)
+	if err := h.s.admit(h.name, "", data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(0, h.s.stampNow(), false, "", data, 0)
 }
 
 // AppendWithin is Append, except that an append that would create the
@@ -45,7 +48,10 @@ func (h *Channel) Append(data []byte) (rtm.Position, error) {
 // and returns ErrChannelLimit. Appends to a live channel are never
 // refused, and cost what Append does. maxChannels <= 0 means no limit.
 func (h *Channel) AppendWithin(data []byte, maxChannels int) (rtm.Position, error) {
-	return h.AppendFrom("", data, maxChannels)
+	if err := h.s.admit(h.name, "", data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(0, h.s.stampNow(), false, "", data, maxChannels)
 }
 
 // AppendFrom is AppendWithin of a message from origin: an opaque tag of
