@@ -102,10 +102,11 @@ func after(t *testing.T, pos string) string {
 }
 
 // checkExcludeSelf runs the exclude_self scenario: the publisher, on
-// edge pe with codec pc, has two subscriptions to the channel (one with
-// a view, one with value_changes, both batch 1); another connection, on
-// edge oe with codec oc, one. The publisher's first message excludes it,
-// the second does not.
+// edge pe with codec pc, has two subscriptions to the channel (a plain
+// one, and one with a view and value_changes, both batch 1); another
+// connection, on edge oe with codec oc, the same two (so that on one edge
+// the view's results are shared). The publisher's first message excludes
+// it, the second does not.
 func checkExcludeSelf(t *testing.T, pe, oe *edge, pc, oc codec.Codec) {
 	t.Helper()
 	pub := pe.dialCodec(t, pc)
@@ -115,6 +116,8 @@ func checkExcludeSelf(t *testing.T, pe, oe *edge, pc, oc codec.Codec) {
 	pub.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "room", SubscriptionID: "view", Batch: 1,
 		Filter: "SELECT * FROM room", Only: rtm.OnlyValueChanges}, nil)
 	other.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "room", Batch: 1}, nil)
+	other.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "room", SubscriptionID: "view", Batch: 1,
+		Filter: "SELECT * FROM room", Only: rtm.OnlyValueChanges}, nil)
 
 	pub.writeFrame(excludePublish(t, pc, 1))
 	pub.send(&rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(2), Body: &rtm.PublishBody{Channel: "room", Message: everyone}})
@@ -131,10 +134,12 @@ func checkExcludeSelf(t *testing.T, pe, oe *edge, pc, oc codec.Codec) {
 		}
 	}
 	// Everyone else gets both, in order, each at its own position.
-	o := other.collect(func(r *received) bool { return len(r.messages("room")) >= 2 })
-	if ds := o.data["room"]; len(ds) != 2 || !reflect.DeepEqual(ds[0].Messages, []any{mine}) || ds[0].Position != after(t, p1) ||
-		!reflect.DeepEqual(ds[1].Messages, []any{everyone}) || ds[1].Position != after(t, p2) {
-		t.Errorf("the other connection got %+v, want mine at %s, everyone at %s", ds, after(t, p1), after(t, p2))
+	o := other.collect(func(r *received) bool { return len(r.messages("room")) >= 2 && len(r.messages("view")) >= 2 })
+	for _, sub := range []string{"room", "view"} {
+		if ds := o.data[sub]; len(ds) != 2 || !reflect.DeepEqual(ds[0].Messages, []any{mine}) || ds[0].Position != after(t, p1) ||
+			!reflect.DeepEqual(ds[1].Messages, []any{everyone}) || ds[1].Position != after(t, p2) {
+			t.Errorf("the other connection's %s subscription got %+v, want mine at %s, everyone at %s", sub, ds, after(t, p1), after(t, p2))
+		}
 	}
 
 	// Resuming on the same connection from the excluded message's own
@@ -252,4 +257,33 @@ func TestExcludeSelfWithOptions(t *testing.T) {
 		t.Fatalf("delivered %v, want 2 (exclude_self false excludes nobody; 1 excluded its publisher)", got)
 	}
 	c.expectError("rtm/publish", 4, map[string]any{"channel": "kv", "message": 3, "exclude_self": "yes"}, "invalid_format")
+}
+
+// TestExcludeSelfAggregate: an aggregate view of the publishing
+// connection does not count its excluded messages (its history
+// included); another connection's counts them all.
+func TestExcludeSelfAggregate(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	pub := e.dial(t, "test", "")
+	for i := 1; i <= 3; i++ {
+		pub.expectOK("rtm/publish", i, map[string]any{"channel": "agg", "message": map[string]any{"k": i}, "exclude_self": i != 2})
+	}
+	count := func(c *rawClient) any {
+		t.Helper()
+		c.expectOK("rtm/subscribe", 10, map[string]any{"subscription_id": "n", "filter": "SELECT COUNT(*) AS n FROM agg",
+			"history": map[string]any{"count": 3}})
+		p := c.recvWithin(10 * time.Second)
+		msgs, _ := p.Body["messages"].([]any)
+		if p.Action != "rtm/subscription/data" || len(msgs) != 1 {
+			t.Fatalf("aggregate: %s %v, want one result", p.Action, p.Body)
+		}
+		return msgs[0].(map[string]any)["n"]
+	}
+	if n := count(pub); fmt.Sprint(n) != "1" {
+		t.Errorf("the publisher's count = %v, want 1 (two of three excluded it)", n)
+	}
+	if n := count(e.dial(t, "test", "")); fmt.Sprint(n) != "3" {
+		t.Errorf("another connection's count = %v, want 3", n)
+	}
 }

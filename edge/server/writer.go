@@ -220,18 +220,19 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	// is known: the PDU's position covers them, as it does those a view
 	// or value_changes drops.
 	skipped := false
-	if sv := sub.view; sv != nil {
-		// Views never see them (an aggregate does not count them).
+	if sv := sub.view; sv != nil && sv.agg != nil {
+		// An aggregate does not count them.
 		if frames = c.dropOwn(frames); len(frames) == 0 {
 			return nil
 		}
-		if sv.agg != nil {
-			if err := sv.count(frames, next); err != nil {
-				return c.internal(err)
-			}
-			return nil // sent at the period's end (flushAggregate)
+		if err := sv.count(frames, next); err != nil {
+			return c.internal(err)
 		}
-		if err := sv.viewMessages(w, frames, c.ci); err != nil {
+		return nil // sent at the period's end (flushAggregate)
+	}
+	if sv := sub.view; sv != nil {
+		// The view never sees them.
+		if err := sv.viewMessages(w, frames, c.ci, c.who.id); err != nil {
 			return c.internal(err)
 		}
 	} else {
@@ -267,7 +268,7 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil && !skipped {
+	if c.srv.firstSeen != nil && !skipped && (sub.view == nil || !c.holdsOwn(frames)) {
 		// A batch with a skipped message is left to the subscribers that
 		// get it all.
 		c.observeFirst(sub, frames)
@@ -276,9 +277,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 }
 
 // dropOwn removes from frames, in place (the caller does not read them
-// again), the connection's own messages (see own), before a view sees
-// them. A batch without such messages (nearly all) costs one pass over
-// the frames, no copy; the plain path skips them in its own loop.
+// again), the connection's own messages (see own), before an aggregate
+// counts them. A batch without such messages (nearly all) costs one pass
+// over the frames, no copy; the other paths skip them in their loops.
 func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 	for i := range frames {
 		if frames[i].Origin != nil {
@@ -286,6 +287,18 @@ func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 		}
 	}
 	return frames
+}
+
+// holdsOwn reports whether frames hold one of the connection's own
+// messages: after a view, which leaves out messages of its own accord
+// too, to tell whether it skipped one.
+func (c *conn) holdsOwn(frames []store.Frame) bool {
+	for i := range frames {
+		if c.own(&frames[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropOwnFrom is dropOwn from frames[i] on, the first with an origin.
