@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/codec/msgpack"
@@ -285,5 +286,37 @@ func TestExcludeSelfAggregate(t *testing.T) {
 	}
 	if n := count(e.dial(t, "test", "")); fmt.Sprint(n) != "3" {
 		t.Errorf("another connection's count = %v, want 3", n)
+	}
+}
+
+// TestExcludeSelfCatchUp: on a durable edge, a resume of the publishing
+// connection from before what the edge's memory holds reads the start
+// from the log, whose copy of the message carries its origin too: still
+// skipped there, and not for another connection.
+func TestExcludeSelfCatchUp(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdgeWith(t, startNode(t), nil, func(o *server.Options) {
+		// A replica that keeps only the last few messages of a channel.
+		o.StoreOptions.BlockBytes, o.StoreOptions.FirstBlockBytes, o.StoreOptions.ChannelBytes = 1024, 1024, 2048
+	})
+	pub := e.dial(t, "test", "")
+	first := pub.expectOK("rtm/publish", 1, map[string]any{"channel": "log", "message": "mine", "exclude_self": true})["position"].(string)
+	const fillers = 100
+	for i := 1; i <= fillers; i++ {
+		pub.expectOK("rtm/publish", 1+i, map[string]any{"channel": "log", "message": i})
+	}
+	for _, tc := range []struct {
+		name  string
+		c     *rawClient
+		first string
+	}{
+		{"the publisher", pub, "1"},
+		{"another connection", e.dial(t, "test", ""), "mine"},
+	} {
+		tc.c.expectOK("rtm/subscribe", 500, map[string]any{"channel": "log", "position": first})
+		got := recvMessages(tc.c, "log", fillers, 30*time.Second)
+		if fmt.Sprint(got[0]) != tc.first {
+			t.Errorf("%s resuming at %s from the log: first message %v, want %s", tc.name, first, got[0], tc.first)
+		}
 	}
 }

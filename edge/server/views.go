@@ -199,22 +199,16 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 }
 
 // viewMessages appends to w.msgs, encoded for codec ci, what the view
-// makes of frames: nothing for a message it drops, nor for one whose
-// origin is own (the subscriber's connection id: exclude_self), which
-// the view never sees. A SELECT * keeps the
+// makes of frames: nothing for a message it drops. A SELECT * keeps the
 // encodings the payload holds; a projection is msgpack, transcoded for
 // other codecs (one allocation per message and subscriber).
-func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int, own string) error {
+func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int) error {
 	if sh := sv.share; sh != nil && sh.shared() {
-		return sv.viewShared(w, frames, ci, sh, own)
+		return sv.viewShared(w, frames, ci, sh)
 	}
 	sv.buf, sv.outs = sv.buf[:0], sv.outs[:0]
 	all := sv.v.SelectsAll()
-	for i := range frames {
-		f := &frames[i]
-		if f.Origin != nil && string(f.Origin) == own {
-			continue
-		}
+	for _, f := range frames {
 		m, err := encodingAt(f.Data, carrier)
 		if err != nil || len(m) == 0 {
 			return fmt.Errorf("%w: a view needs the carrier", errPayload)
@@ -253,13 +247,10 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 // viewShared is viewMessages for a statement that other subscriptions of
 // the channel use too: each message's result is taken from the share when
 // another writer made it for this codec, else made and left there.
-func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, sh *viewShare, own string) error {
+func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, sh *viewShare) error {
 	all := sv.v.SelectsAll()
 	for i := range frames {
 		f := &frames[i]
-		if f.Origin != nil && string(f.Origin) == own {
-			continue
-		}
 		m, keep, ok := sh.get(f, ci)
 		if !ok {
 			var err error

@@ -32,6 +32,10 @@ type writer struct {
 	frames []store.Frame
 	msgs   [][]byte
 	pdu    []byte // one encoded PDU
+	// logFrames says the frames being sent were read from the log (a
+	// catch-up), not from the subscription's cursor, whose Origins says
+	// nothing of them.
+	logFrames bool
 	// The data PDU of a prefix subscription (appendNamedData).
 	raws     []rtm.RawValue
 	vals     []any
@@ -216,38 +220,36 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	}
 	w.msgs = w.msgs[:0]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
-	// The connection's own messages (exclude_self) are skipped after next
-	// is known: the PDU's position covers them, as it does those a view
-	// or value_changes drops.
-	skipped := false
-	if sv := sub.view; sv != nil && sv.agg != nil {
-		// An aggregate does not count them.
+	all := len(frames)
+	if w.logFrames || sub.cursor.Origins() {
+		// Some message may be the connection's own (exclude_self): it is
+		// dropped after next is known, so the PDU's position covers it,
+		// as it does those a view or value_changes drops. (A cursor says
+		// when none of its frames has an origin: nearly always, and then
+		// no frame is looked at.)
 		if frames = c.dropOwn(frames); len(frames) == 0 {
 			return nil
 		}
+	}
+	if sv := sub.view; sv != nil && sv.agg != nil {
 		if err := sv.count(frames, next); err != nil {
 			return c.internal(err)
 		}
 		return nil // sent at the period's end (flushAggregate)
 	}
-	if sv := sub.view; sv != nil {
-		// The view never sees them.
-		if err := sv.viewMessages(w, frames, c.ci, c.who.id); err != nil {
+	if sub.view != nil {
+		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
 			return c.internal(err)
 		}
 	} else {
 		for i := range frames {
-			f := &frames[i]
-			if f.Origin != nil && c.own(f) {
-				continue
-			}
-			m, err := payloadFor(f.Data, c.ci)
+			// By index: a copy of each Frame would cost more than its Data.
+			m, err := payloadFor(frames[i].Data, c.ci)
 			if err != nil {
 				return c.internal(err)
 			}
 			w.msgs = append(w.msgs, m)
 		}
-		skipped = len(w.msgs) < len(frames) // one message per frame kept
 	}
 	if sub.changes != nil {
 		w.msgs = sub.changes.filter(w.msgs)
@@ -268,55 +270,36 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil && !skipped && (sub.view == nil || !c.holdsOwn(frames)) {
-		// A batch with a skipped message is left to the subscribers that
-		// get it all.
+	if c.srv.firstSeen != nil && len(frames) == all {
+		// A batch with a message dropped is left to the subscribers
+		// that get it all.
 		c.observeFirst(sub, frames)
 	}
 	return nil
 }
 
 // dropOwn removes from frames, in place (the caller does not read them
-// again), the connection's own messages (see own), before an aggregate
-// counts them. A batch without such messages (nearly all) costs one pass
-// over the frames, no copy; the other paths skip them in their loops.
+// again), the messages whose origin is this connection's id: published
+// with exclude_self by the connection itself, or with exclude_connection
+// through the server API. Every subscription of the connection skips
+// them, live or replaying history (views never see them, aggregates do
+// not count them); other connections get them as usual.
 func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 	for i := range frames {
-		if frames[i].Origin != nil {
-			return c.dropOwnFrom(frames, i)
+		if c.own(&frames[i]) {
+			kept := frames[:i]
+			for j := i + 1; j < len(frames); j++ {
+				if !c.own(&frames[j]) {
+					kept = append(kept, frames[j])
+				}
+			}
+			return kept
 		}
 	}
 	return frames
 }
 
-// holdsOwn reports whether frames hold one of the connection's own
-// messages: after a view, which leaves out messages of its own accord
-// too, to tell whether it skipped one.
-func (c *conn) holdsOwn(frames []store.Frame) bool {
-	for i := range frames {
-		if c.own(&frames[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// dropOwnFrom is dropOwn from frames[i] on, the first with an origin.
-func (c *conn) dropOwnFrom(frames []store.Frame, i int) []store.Frame {
-	kept := frames[:i]
-	for j := i; j < len(frames); j++ {
-		if f := &frames[j]; !c.own(f) {
-			kept = append(kept, *f)
-		}
-	}
-	return kept
-}
-
-// own reports whether f's origin is this connection's id: a message
-// published with exclude_self by the connection itself, or with
-// exclude_connection through the server API. Every subscription of the
-// connection skips it, live or replaying history; other connections get
-// it as usual.
+// own reports whether f's origin is this connection's id.
 func (c *conn) own(f *store.Frame) bool {
 	return f.Origin != nil && string(f.Origin) == c.who.id
 }

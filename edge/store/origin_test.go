@@ -86,6 +86,16 @@ func TestOriginAppendPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !c.Origins() {
+		t.Error("Origins after reading frames with origins = false")
+	}
+	if _, err := s.Append("plain", []byte("p")); err != nil {
+		t.Fatal(err)
+	}
+	pc := mustSubscribe(t, s, "plain", Start{HistoryCount: 1})
+	if got, err := pc.Read(nil, 0); err != nil || len(got) != 1 || pc.Origins() {
+		t.Errorf("a frame without an origin: %v, %v, Origins %v; want one frame, Origins false", got, err, pc.Origins())
+	}
 	var got []string
 	for _, f := range fs {
 		got = append(got, string(f.Origin)+"="+string(f.Data))
