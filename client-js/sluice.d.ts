@@ -100,6 +100,15 @@ export interface ConnectOptions extends LoadOptions {
   onGap?: (gap: Gap) => void;
 }
 
+export interface PublishOptions {
+  /**
+   * Keep the message from this client's own subscriptions to the channel:
+   * everyone else subscribed gets it (Sluice's exclude_self). It is stored
+   * as any other: read, and subscriptions after a reconnect, return it.
+   */
+  excludeSelf?: boolean;
+}
+
 export interface SubscribeOptions {
   /** The subscription id; default the channel name. Several subscriptions to one channel need distinct ids. */
   id?: string;
@@ -289,9 +298,9 @@ export type ClientEvents = {
 export declare class Client extends Emitter<ClientEvents> {
   readonly state: State;
   /** Publish a message; resolves with its position once the edge stored it. */
-  publish<T>(channel: string, message: T & Sendable<T>): Promise<Position>;
+  publish<T>(channel: string, message: T & Sendable<T>, options?: PublishOptions): Promise<Position>;
   /** Store a message like publish (RTM's key-value name). */
-  write<T>(channel: string, message: T & Sendable<T>): Promise<Position>;
+  write<T>(channel: string, message: T & Sendable<T>, options?: PublishOptions): Promise<Position>;
   /** Publish null, RTM's way of deleting a key. */
   delete(channel: string): Promise<Position>;
   /**

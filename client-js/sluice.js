@@ -246,14 +246,17 @@ export class Client extends Emitter {
     return this.#n ? this.#api.state(this.#n) : this.#state;
   }
 
-  /** publish sends a message and resolves with its position ("EPOCH:OFFSET"). */
-  publish(channel, message) {
-    return this.#call(() => this.#api.publish(this.#n, channel, message));
+  /**
+   * publish sends a message and resolves with its position ("EPOCH:OFFSET");
+   * options.excludeSelf keeps it from this client's own subscriptions.
+   */
+  publish(channel, message, options = {}) {
+    return this.#call(() => this.#api.publish(this.#n, channel, message, options));
   }
 
   /** write stores a message like publish (RTM's key-value name for it). */
-  write(channel, message) {
-    return this.#call(() => this.#api.write(this.#n, channel, message));
+  write(channel, message, options = {}) {
+    return this.#call(() => this.#api.write(this.#n, channel, message, options));
   }
 
   /** delete publishes null, RTM's way of deleting a key. */

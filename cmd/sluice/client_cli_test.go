@@ -97,6 +97,13 @@ func TestPubRefusesInvalidJSON(t *testing.T) {
 	if got, want := cmdOut(t, runRead, "", "--url", url, "chat"), `{"position":"`+p+`","message":"{bad json"}`+"\n"; got != want {
 		t.Errorf("after pub --string, read = %q, want %q", got, want)
 	}
+
+	// --exclude-self: stored as any other (pub's connection subscribes to
+	// nothing, so nobody is left out).
+	p = strings.TrimSpace(cmdOut(t, runPub, "", "--url", url, "--exclude-self", "chat", `"mine"`))
+	if got, want := cmdOut(t, runRead, "", "--url", url, "chat"), `{"position":"`+p+`","message":"mine"}`+"\n"; got != want {
+		t.Errorf("after pub --exclude-self, read = %q, want %q", got, want)
+	}
 }
 
 // TestBareHostPort: --url 127.0.0.1:PORT, as a listen address is written,

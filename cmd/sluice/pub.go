@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sluicehq/sluice/wasm/client"
 )
 
 // runPub publishes MESSAGE, or one message per line of standard input, and
@@ -21,6 +23,7 @@ func runPub(ctx context.Context, args []string, s stdio) error {
 	var cf commonFlags
 	cf.register(fs)
 	asString := fs.Bool("string", false, "send MESSAGE (or each line) as a string, not as JSON")
+	excludeSelf := fs.Bool("exclude-self", false, "publish with exclude_self: not to this connection's own subscriptions (it has none; the edge still checks and stores it)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -41,8 +44,12 @@ func runPub(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	defer c.Close()
+	var po []client.PublishOption
+	if *excludeSelf {
+		po = append(po, client.ExcludeSelf())
+	}
 	publish := func(msg any) error {
-		p, err := c.Publish(ctx, channel, msg)
+		p, err := c.Publish(ctx, channel, msg, po...)
 		if err != nil {
 			return cliError(err)
 		}

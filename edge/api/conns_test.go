@@ -42,6 +42,12 @@ func startUserEdge(t *testing.T) (*edge, chan string) {
 // the connection's id.
 func (e *edge) dialUser(t *testing.T, ids chan string, user, channel string) (*subscriber, string) {
 	t.Helper()
+	return e.dialUserWith(t, ids, user, `{"channel":`+quoteJSON(channel)+`}`)
+}
+
+// dialUserWith is dialUser with the subscribe body given.
+func (e *edge) dialUserWith(t *testing.T, ids chan string, user, subscribe string) (*subscriber, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/v2?appkey=alpha&token="+user, nil)
@@ -50,7 +56,7 @@ func (e *edge) dialUser(t *testing.T, ids chan string, user, channel string) (*s
 	}
 	t.Cleanup(func() { ws.CloseNow() })
 	s := &subscriber{t: t, ws: ws}
-	frame := `{"action":"rtm/subscribe","id":1,"body":{"channel":` + quoteJSON(channel) + `}}`
+	frame := `{"action":"rtm/subscribe","id":1,"body":` + subscribe + `}`
 	if err := ws.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,9 @@ type publishRequest struct {
 	Channel        string          `json:"channel"`
 	Message        json.RawMessage `json:"message"`
 	IdempotencyKey string          `json:"idempotency_key"`
+	// ExcludeConnection is the id of a connection (as hooks, presence
+	// and disconnect name it) that is not to receive the message.
+	ExcludeConnection string `json:"exclude_connection"`
 }
 
 // PublishAnswer is the answer of publish.
@@ -64,19 +67,20 @@ func (h *Handler) publish(r *http.Request, appKey string, body []byte) (any, err
 		return nil, err
 	}
 	run := func(id string) (any, error) {
-		pos, err := h.srv.BackendPublishOnce(appKey, req.Channel, msg, id)
+		pos, err := h.srv.BackendPublishOnce(appKey, req.Channel, msg, id, req.ExcludeConnection)
 		if err != nil {
 			return nil, err
 		}
 		return &PublishAnswer{Position: pos.String()}, nil
 	}
-	return h.once(r, appKey, "publish", req.IdempotencyKey, msg, run, req.Channel)
+	return h.once(r, appKey, "publish", req.IdempotencyKey, msg, run, excludePart(req.ExcludeConnection), req.Channel)
 }
 
 type broadcastRequest struct {
-	Channels       []string        `json:"channels"`
-	Message        json.RawMessage `json:"message"`
-	IdempotencyKey string          `json:"idempotency_key"`
+	Channels          []string        `json:"channels"`
+	Message           json.RawMessage `json:"message"`
+	IdempotencyKey    string          `json:"idempotency_key"`
+	ExcludeConnection string          `json:"exclude_connection"`
 }
 
 // BroadcastAnswer is the answer of broadcast: one result per channel, in
@@ -119,7 +123,7 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 			if id != "" {
 				chID = id + "." + itoa(int64(i))
 			}
-			pos, err := h.srv.BackendPublishOnce(appKey, ch, msg, chID)
+			pos, err := h.srv.BackendPublishOnce(appKey, ch, msg, chID, req.ExcludeConnection)
 			if err != nil {
 				e, ok := asError(err)
 				if !ok {
@@ -132,7 +136,16 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 		}
 		return out, nil
 	}
-	return h.once(r, appKey, "broadcast", req.IdempotencyKey, msg, run, req.Channels...)
+	return h.once(r, appKey, "broadcast", req.IdempotencyKey, msg, run, excludePart(req.ExcludeConnection), req.Channels...)
+}
+
+// excludePart is what exclude_connection adds to a request's
+// fingerprint: a key reused with another exclusion is another request.
+func excludePart(id string) []byte {
+	if id == "" {
+		return nil // the fingerprints of requests without one stay as they were
+	}
+	return []byte("exclude_connection\x00" + id)
 }
 
 // once runs a storing method, through the idempotency window when the
@@ -142,7 +155,7 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 // another edge of a cluster gets the first answer's positions too. The
 // id names the request's content as well as its key, as the window's
 // fingerprint does.
-func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func(id string) (any, error), channels ...string) (any, error) {
+func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func(id string) (any, error), extra []byte, channels ...string) (any, error) {
 	if key == "" {
 		return run("")
 	}
@@ -154,6 +167,11 @@ func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run f
 		return nil, invalid("message cannot be encoded")
 	}
 	parts := [][]byte{canon}
+	if extra != nil {
+		// Before the channels; its NUL tells it from any (channel names
+		// hold no control characters).
+		parts = append(parts, extra)
+	}
 	for _, ch := range channels {
 		parts = append(parts, []byte(ch))
 	}

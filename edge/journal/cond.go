@@ -87,18 +87,18 @@ func (e *MismatchError) Unwrap() error { return store.ErrMismatch }
 // note on single nodes), which the caller tells by its Msg-Id.
 func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
 
-// PublishExpect is PublishID stored only if the channel's newest message
-// is at sequence last (0: the channel has none); else done gets a
+// PublishExpect is PublishFrom stored only if the channel's newest
+// message is at sequence last (0: the channel has none); else done gets a
 // *MismatchError. msgID should be unique to the attempt: a refused
 // attempt is not a publish to retry.
-func (j *Journal) PublishExpect(key string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, &condition{last: last}, done)
+func (j *Journal) PublishExpect(key string, payload []byte, msgID, origin string, last uint64, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, msgID, origin, &condition{last: last}, done)
 }
 
 // publishTo is PublishExpect on subject subj, expecting the newest
 // message of subject expect at last.
 func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(subj, payload, msgID, &condition{last: last, subject: expect}, done)
+	j.publish(subj, payload, msgID, "", &condition{last: last, subject: expect}, done)
 }
 
 // mismatch ends the conditional publish with token tok that JetStream

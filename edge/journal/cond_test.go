@@ -21,7 +21,7 @@ func publishExpect(t *testing.T, j *Journal, key, data, id string, last uint64) 
 		err error
 	}
 	c := make(chan res, 1)
-	j.PublishExpect(key, []byte(data), id, last, func(seq uint64, err error) { c <- res{seq, err} })
+	j.PublishExpect(key, []byte(data), id, "", last, func(seq uint64, err error) { c <- res{seq, err} })
 	select {
 	case r := <-c:
 		return r.seq, r.err

@@ -249,19 +249,21 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 		f.verified = md.Consumer
 	}
 	seq := md.Sequence.Stream
-	f.storeLocked(seq, m.Subject(), md.Timestamp, m.Data())
+	hdr := m.Headers()
+	f.storeLocked(seq, m.Subject(), md.Timestamp, hdr.Get(OriginHeader), m.Data())
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()
 	}
-	f.release(seq, idHash(m.Headers().Get("Nats-Msg-Id")))
+	f.release(seq, idHash(hdr.Get("Nats-Msg-Id")))
 	if md.NumPending == 0 && seq >= f.target && f.j.opts.SoleWriter {
 		f.enterSoleLocked()
 	}
 }
 
-// storeLocked appends the message at seq to the store and records seq
-// as applied (release, which completes the waiters, follows). f.applyMu.
-func (f *feed) storeLocked(seq uint64, subj string, t time.Time, data []byte) {
+// storeLocked appends the message at seq, from origin ("": none), to the
+// store and records seq as applied (release, which completes the
+// waiters, follows). f.applyMu.
+func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, data []byte) {
 	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
@@ -285,7 +287,7 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, data []byte) {
 		}
 	}
 	if h != nil {
-		_, err := h.AppendAt(seq, t, data)
+		_, err := h.AppendAtFrom(seq, t, origin, data)
 		switch {
 		case err == nil:
 			f.j.counters.applied.Add(1)

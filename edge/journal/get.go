@@ -92,7 +92,11 @@ func frameOf(m *nats.Msg) (store.Frame, error) {
 	if err != nil {
 		return store.Frame{}, fmt.Errorf("journal: direct get answer without a time: %w", err)
 	}
-	return store.Frame{Offset: seq, Time: ts.UnixNano(), Data: m.Data}, nil
+	f := store.Frame{Offset: seq, Time: ts.UnixNano(), Data: m.Data}
+	if o := m.Header.Get(OriginHeader); o != "" {
+		f.Origin = []byte(o) // a catch-up's frames only
+	}
+	return f, nil
 }
 
 // Next returns up to n messages of the channel with store key key from

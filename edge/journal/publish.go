@@ -132,12 +132,31 @@ const MaxMsgIDBytes = 256
 // position. The caller makes msgID name the message (its content
 // included): the first message stored with it is the one kept.
 func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, nil, done)
+	j.PublishFrom(key, payload, msgID, "", done)
 }
 
-// publish is PublishID on subject subj, stored only if the condition
+// OriginHeader is the NATS header that carries a message's origin
+// (PublishFrom): absent for a message without one, so that those cost
+// nothing more.
+const OriginHeader = "Sluice-Origin"
+
+// PublishFrom is PublishID of a message from origin ("": none), an
+// opaque tag of at most store.MaxOriginBytes that the log keeps with the
+// message (in OriginHeader) and every edge's feed applies with it
+// (store.Channel.AppendAtFrom), as does a catch-up read from the log
+// (Next's frames carry it): the edge names there the connection that is
+// not to receive the message (exclude_self).
+func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, msgID, origin, nil, done)
+}
+
+// publish is PublishFrom on subject subj, stored only if the condition
 // holds when cond is not nil (cond.go).
-func (j *Journal) publish(subj string, payload []byte, msgID string, cond *condition, done func(seq uint64, err error)) {
+func (j *Journal) publish(subj string, payload []byte, msgID, origin string, cond *condition, done func(seq uint64, err error)) {
+	if len(origin) > store.MaxOriginBytes {
+		done(0, fmt.Errorf("journal: an origin of %d bytes: %w", len(origin), store.ErrOriginTooLong))
+		return
+	}
 	if len(msgID) > MaxMsgIDBytes {
 		done(0, fmt.Errorf("journal: a Msg-Id of %d bytes is longer than %d", len(msgID), MaxMsgIDBytes))
 		return
@@ -179,6 +198,9 @@ func (j *Journal) publish(subj string, payload []byte, msgID string, cond *condi
 	}
 	if cond != nil {
 		cond.set(r.msg.Header)
+	}
+	if origin != "" {
+		r.msg.Header[OriginHeader] = []string{origin}
 	}
 	m := &r.msg
 	p.pending[p.next] = r
@@ -321,7 +343,8 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data})
+	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
+		origin: r.msg.Header.Get(OriginHeader)})
 }
 
 // recover starts (or extends) a recovery: every publish given so far is

@@ -88,7 +88,7 @@ func (f *feed) acked(w waiter) {
 // held ones that follow it, completing each. f.applyMu.
 func (f *feed) appendOwnLocked(w waiter) {
 	for {
-		f.storeLocked(w.seq, w.subj, time.Now(), w.data)
+		f.storeLocked(w.seq, w.subj, time.Now(), w.origin, w.data)
 		f.release(w.seq, w.id)
 		f.j.counters.own.Add(1)
 		w.call()

@@ -17,8 +17,9 @@ type waiter struct {
 	done     func(seq uint64, err error)
 	// subj and data are the message, which a sole writer appends itself
 	// (sole.go).
-	subj string
-	data []byte
+	subj   string
+	data   []byte
+	origin string
 }
 
 // call completes the publish: stored at seq.

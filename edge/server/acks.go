@@ -104,13 +104,13 @@ func (c *conn) wakeAcks() {
 
 // journalAppend publishes through the journal: the reply is queued once
 // the log stored the message (and every publish before it is answered).
-func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byte) {
+func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byte, origin string) {
 	slot := c.pushAck()
 	if slot == nil {
 		return
 	}
 	cd, srv := c.codec, c.srv
-	c.srv.journal.Publish(key, payload, func(offset uint64, err error) {
+	c.srv.journal.PublishFrom(key, payload, "", origin, func(offset uint64, err error) {
 		c.completeAck(slot, srv.ackFrame(cd, action, id, offset, err))
 		if err == nil {
 			srv.counters.messagesIn[c.ci].Add(1)

@@ -37,7 +37,7 @@ func (s *Server) Apps() []*app.App {
 // (channel_quota_exceeded), or, with a journal, a log that did not store it
 // (unavailable). A publish to $heartbeat stores nothing, as in RTM.
 func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Position, error) {
-	return s.BackendPublishOnce(appKey, channel, message, "")
+	return s.BackendPublishOnce(appKey, channel, message, "", "")
 }
 
 // BackendPublishOnce is BackendPublish with an id naming the message
@@ -47,13 +47,23 @@ func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Positi
 // position. id must name the message's content too (the first message
 // stored with it is the one kept). Without a journal the id is not used:
 // the caller remembers its answers (edge/api's idempotency window).
-func (s *Server) BackendPublishOnce(appKey, channel string, message any, id string) (rtm.Position, error) {
+//
+// exclude, when not "", is the id of a connection (the one hooks and
+// Conns name, and BackendDisconnect takes) whose subscriptions are not to
+// receive the message, on whichever edge of a cluster it is: everyone
+// else subscribed gets it, and it is stored as any other. An id no
+// connection has excludes nobody (the connection may have gone); one
+// longer than MaxConnectionIDBytes is invalid_format.
+func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exclude string) (rtm.Position, error) {
 	a, ok := s.apps[appKey]
 	if !ok {
 		return rtm.Position{}, fmt.Errorf("server: backend publish: unknown appkey %q", appKey)
 	}
 	if err := checkChannel(channel); err != nil {
 		return rtm.Position{}, err
+	}
+	if len(exclude) > MaxConnectionIDBytes {
+		return rtm.Position{}, rtm.Errorf(rtm.CodeInvalidFormat, "exclude_connection is longer than %d bytes, so no connection has it", MaxConnectionIDBytes)
 	}
 	if channel == rtm.HeartbeatChannel {
 		return rtm.Position{}, nil
@@ -71,12 +81,12 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id stri
 		if err := s.admitChannel(a, key); err != nil {
 			return rtm.Position{}, err
 		}
-		if pos, err = s.publishLog(key, payload, id); err != nil {
+		if pos, err = s.publishLog(key, payload, id, exclude); err != nil {
 			s.log.Warn("backend publish not stored by the log", "app", a.Key, "err", err)
 			return rtm.Position{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message; publishing again is safe")
 		}
 	} else {
-		if pos, err = s.store.Channel(key).AppendWithin(payload, a.ChannelLimit()); err != nil {
+		if pos, err = s.store.Channel(key).AppendFrom(exclude, payload, a.ChannelLimit()); err != nil {
 			if errors.Is(err, store.ErrChannelLimit) {
 				return rtm.Position{}, channelQuotaError(a)
 			}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -11,6 +12,10 @@ import (
 // reasonBackendUnsubscribe is the reason of the rtm/subscription/error
 // that ends a subscription the app's backend ended.
 const reasonBackendUnsubscribe = "the app's backend ended this subscription"
+
+// MaxConnectionIDBytes bounds a connection id the API is given (to
+// exclude from a publish): the edge's own are about 15 bytes.
+const MaxConnectionIDBytes = store.MaxOriginBytes
 
 // MaxCloseReasonBytes bounds a disconnect's reason: a WebSocket close
 // frame has room for 123 bytes of it.

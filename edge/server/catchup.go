@@ -179,7 +179,10 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	if n > 0 {
 		cu.next = frames[n-1].Offset + 1
 	}
-	return c.send(w, sub, frames[:n])
+	w.logFrames = true
+	err = c.send(w, sub, frames[:n])
+	w.logFrames = false
+	return err
 }
 
 // logLagTries bounds how often a catch-up waits for a lagging copy of the

@@ -33,6 +33,7 @@ const condTimeout = 30 * time.Second
 type logWrite struct {
 	channel string
 	payload []byte
+	origin  string        // the connection to exclude (exclude_self), or ""
 	expect  *rtm.Position // a write's position
 	asked   string        // the position as the client wrote it
 	read    string
@@ -56,7 +57,7 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 	defer cancel()
 	if w.expect == nil && w.read == "" {
 		// ttl alone: a plain publish, waited for to arm the switch.
-		offset, err := c.srv.publishWait(ctx, key, w.payload)
+		offset, err := c.srv.publishWait(ctx, key, w.payload, w.origin)
 		if err != nil {
 			return nil, c.logError(err)
 		}
@@ -173,15 +174,15 @@ func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id s
 		if w.purge {
 			s.journal.Purge(ctx, key, last, id, done)
 		} else {
-			s.journal.PublishExpect(key, w.payload, id, last, done)
+			s.journal.PublishExpect(key, w.payload, id, w.origin, last, done)
 		}
 	})
 }
 
 // publishWait publishes payload through the journal and waits for the
 // log.
-func (s *Server) publishWait(ctx context.Context, key string, payload []byte) (uint64, error) {
-	return waitLog(ctx, func(done func(uint64, error)) { s.journal.Publish(key, payload, done) })
+func (s *Server) publishWait(ctx context.Context, key string, payload []byte, origin string) (uint64, error) {
+	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishFrom(key, payload, "", origin, done) })
 }
 
 // waitLog hands a done function to send and waits for its call, or for

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +28,22 @@ type deliveryRig struct {
 	sub    *subscription
 	w      *writer
 	frames []store.Frame
+	// stored is frames as read, when some are the subscriber's own:
+	// sendData drops those in place, so send puts them back first.
+	stored []store.Frame
 }
 
 // newDeliveryRig starts the edge and the subscriber; everything stops
 // when tb ends.
 func newDeliveryRig(tb testing.TB) *deliveryRig {
+	tb.Helper()
+	return newDeliveryRigFrom(tb, nil)
+}
+
+// newDeliveryRigFrom is newDeliveryRig with the 16 messages stored from
+// the origins origin(c, i) names (c the subscriber's connection; "" for
+// none), as exclude_self and exclude_connection store them; nil: none.
+func newDeliveryRigFrom(tb testing.TB, origin func(c *conn, i int) string) *deliveryRig {
 	tb.Helper()
 	srv, err := New(&Options{Apps: []*app.App{app.Demo()}, FirstDelivery: discardObserver{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -63,8 +75,17 @@ func newDeliveryRig(tb testing.TB) *deliveryRig {
 		return c != nil
 	})
 	msg := strings.Repeat("x", 128)
-	for range 16 {
-		if _, err := srv.Publish("demo", "bench", msg); err != nil {
+	payload, _, err := encodePayload(nil, msg, carrier, srv.payloadCodecs(carrier))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := srv.store.Channel(storeKey(c.app, "bench"))
+	for i := range 16 {
+		o := ""
+		if origin != nil {
+			o = origin(c, i)
+		}
+		if _, err := h.AppendFrom(o, payload, 0); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -79,12 +100,19 @@ func newDeliveryRig(tb testing.TB) *deliveryRig {
 	}
 	w := writers.Get().(*writer)
 	tb.Cleanup(func() { writers.Put(w) })
-	return &deliveryRig{c: c, sub: &subscription{id: "bench", channel: "bench", cursor: cur}, w: w, frames: frames}
+	r := &deliveryRig{c: c, sub: &subscription{id: "bench", channel: "bench", cursor: cur}, w: w, frames: frames}
+	if origin != nil {
+		r.stored = slices.Clone(frames)
+	}
+	return r
 }
 
 // send lays out one rtm/subscription/data of the 16 messages, counting
 // it in every counter, as the writer does, without the system call.
 func (r *deliveryRig) send(tb testing.TB) {
+	if r.stored != nil {
+		copy(r.frames, r.stored)
+	}
 	if err := r.c.sendData(r.w, r.sub, r.frames); err != nil {
 		tb.Fatal(err)
 	}
@@ -102,11 +130,53 @@ func BenchmarkSendData(b *testing.B) {
 	}
 }
 
+// BenchmarkSendDataOrigins is BenchmarkSendData with messages that carry
+// an origin: "others", every one another connection's (each is compared,
+// none dropped), and "own", every other one this connection's (dropped:
+// the batch is compacted, 8 messages go out).
+func BenchmarkSendDataOrigins(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		origin func(c *conn, i int) string
+	}{
+		{"others", func(c *conn, _ int) string { return c.who.id + "x" }},
+		{"own", func(c *conn, i int) string {
+			if i%2 == 0 {
+				return c.who.id
+			}
+			return ""
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := newDeliveryRigFrom(b, bc.origin)
+			b.ReportAllocs()
+			for b.Loop() {
+				r.send(b)
+			}
+		})
+	}
+}
+
 // TestSendDataAllocs keeps the delivery path at zero allocations.
 func TestSendDataAllocs(t *testing.T) {
-	r := newDeliveryRig(t)
-	r.send(t) // the writer's buffers grow once
-	if n := testing.AllocsPerRun(100, func() { r.send(t) }); n != 0 {
-		t.Errorf("sendData allocates %v times per batch, want 0", n)
+	for _, tc := range []struct {
+		name   string
+		origin func(c *conn, i int) string
+	}{
+		{"no origin", nil},
+		{"own every other", func(c *conn, i int) string {
+			if i%2 == 0 {
+				return c.who.id
+			}
+			return "other.1"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newDeliveryRigFrom(t, tc.origin)
+			r.send(t) // the writer's buffers grow once
+			if n := testing.AllocsPerRun(100, func() { r.send(t) }); n != 0 {
+				t.Errorf("sendData allocates %v times per batch, want 0", n)
+			}
+		})
 	}
 }

@@ -28,12 +28,16 @@ type Journal interface {
 	// stored within its duplicates window is not stored again, and done
 	// gets the first one's offset ("": Publish).
 	PublishID(key string, payload []byte, msgID string, done func(offset uint64, err error))
-	// PublishExpect is PublishID stored only if key's newest message is
+	// PublishFrom is PublishID of a message from origin ("": none): the
+	// log keeps the origin with the message, and the replica of every
+	// edge, and the frames Next returns, carry it (store.Frame.Origin).
+	PublishFrom(key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
+	// PublishExpect is PublishFrom stored only if key's newest message is
 	// at offset last (0: none); else done gets an error that is a
 	// store.ErrMismatch, with a Resent() (uint64, bool) method saying
 	// whether the publish was sent more than once and where the newest
 	// message is: then that one may be its own first send.
-	PublishExpect(key string, payload []byte, msgID string, last uint64, done func(offset uint64, err error))
+	PublishExpect(key string, payload []byte, msgID, origin string, last uint64, done func(offset uint64, err error))
 	// Latest returns key's newest message (at 0) or its message at
 	// offset at, as the log's leader holds it (no lagging copy), with
 	// the Msg-Id it was published with.

@@ -56,10 +56,14 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if max := c.app.MaxMessage(); size > max {
 		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
-	if b.HasOptions() {
-		return c.publishOptions(env, &b, c.scratch)
+	origin := ""
+	if b.ExcludeSelf {
+		origin = c.who.id // the writers of its subscriptions skip it (writer.go, own)
 	}
-	return c.append(env, b.Channel, c.scratch)
+	if b.HasOptions() {
+		return c.publishOptions(env, &b, c.scratch, origin)
+	}
+	return c.append(env, b.Channel, c.scratch, origin)
 }
 
 // delete serves rtm/delete: the same as publishing null.
@@ -83,22 +87,23 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 	if b.Purge || b.Read != "" {
 		return c.deleteOptions(env, &b)
 	}
-	return c.append(env, b.Channel, nullPayload)
+	return c.append(env, b.Channel, nullPayload, "")
 }
 
 // maxPubHandles bounds the store handles a connection caches.
 const maxPubHandles = 4096
 
-// append stores a publish and returns its acknowledgment, or, with a
+// append stores a publish from origin (the connection's id with
+// exclude_self, else "") and returns its acknowledgment, or, with a
 // journal, hands it to the journal, which queues the reply once the log
 // has stored it.
-func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, error) {
+func (c *conn) append(env *rtm.Envelope, channel string, payload []byte, origin string) (any, error) {
 	if c.srv.journal != nil {
 		key := storeKey(c.app, channel)
 		if err := c.srv.admitChannel(c.app, key); err != nil {
 			return nil, err
 		}
-		c.journalAppend(env.Action, env.ID, key, payload)
+		c.journalAppend(env.Action, env.ID, key, payload, origin)
 		return nil, nil
 	}
 	h := c.pubHandles[channel]
@@ -113,7 +118,7 @@ func (c *conn) append(env *rtm.Envelope, channel string, payload []byte) (any, e
 		// its message (the JSON codec's), which the key would keep.
 		c.pubHandles[strings.Clone(channel)] = h
 	}
-	pos, err := h.AppendWithin(payload, c.app.ChannelLimit())
+	pos, err := h.AppendFrom(origin, payload, c.app.ChannelLimit())
 	if err != nil {
 		return nil, c.appendError(err)
 	}
@@ -182,7 +187,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
 	if s.journal != nil {
-		return s.publishLog(storeKey(a, channel), payload, "")
+		return s.publishLog(storeKey(a, channel), payload, "", "")
 	}
 	pos, err := s.store.Append(storeKey(a, channel), payload)
 	if err != nil {
@@ -194,15 +199,15 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 // publishWait bounds how long Publish waits for the log.
 const publishWait = 5 * time.Second
 
-// publishLog publishes through the journal, with the Msg-Id id (none:
-// ""), and waits for the log.
-func (s *Server) publishLog(key string, payload []byte, id string) (rtm.Position, error) {
+// publishLog publishes through the journal, with the Msg-Id id and
+// from origin (none: ""), and waits for the log.
+func (s *Server) publishLog(key string, payload []byte, id, origin string) (rtm.Position, error) {
 	type result struct {
 		offset uint64
 		err    error
 	}
 	c := make(chan result, 1)
-	s.journal.PublishID(key, payload, id, func(o uint64, err error) { c <- result{o, err} })
+	s.journal.PublishFrom(key, payload, id, origin, func(o uint64, err error) { c <- result{o, err} })
 	var r result
 	select {
 	case r = <-c:

@@ -73,7 +73,7 @@ func wantsPrevious(read string, ok bool) bool {
 // the previous message and the compare-and-set are read and checked
 // under the channel's writer lock, in one step with the append (with a
 // journal, by the log: condlog.go).
-func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte) (any, error) {
+func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte, origin string) (any, error) {
 	var expect *rtm.Position
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
@@ -90,7 +90,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 		}
 	}
 	if c.srv.journal != nil {
-		w := logWrite{channel: b.Channel, payload: payload, expect: expect, asked: b.Position, read: b.Read, ttlPayload: ttlPayload}
+		w := logWrite{channel: b.Channel, payload: payload, origin: origin, expect: expect, asked: b.Position, read: b.Read, ttlPayload: ttlPayload}
 		if b.TTL != nil {
 			w.ttl = *b.TTL
 		}
@@ -98,7 +98,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 	}
 	key := storeKey(c.app, b.Channel)
 	h := c.srv.store.Channel(key)
-	pos, prior, err := h.AppendIf(payload, c.app.ChannelLimit(), expect, c.prevBuf)
+	pos, prior, err := h.AppendIfFrom(origin, payload, c.app.ChannelLimit(), expect, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if errors.Is(err, store.ErrMismatch) {
 		e := &rtm.Error{Code: rtm.CodePositionMismatch,

@@ -106,7 +106,7 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	delete(t.armed, key)
 	t.mu.Unlock()
 	if t.journal != nil {
-		t.journal.PublishExpect(key, sw.payload, nuid.Next(), sw.at.Offset, func(_ uint64, err error) {
+		t.journal.PublishExpect(key, sw.payload, nuid.Next(), "", sw.at.Offset, func(_ uint64, err error) {
 			if err == nil {
 				t.fired.Add(1)
 			} else {

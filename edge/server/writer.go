@@ -32,6 +32,10 @@ type writer struct {
 	frames []store.Frame
 	msgs   [][]byte
 	pdu    []byte // one encoded PDU
+	// logFrames says the frames being sent were read from the log (a
+	// catch-up), not from the subscription's cursor, whose Origins says
+	// nothing of them.
+	logFrames bool
 	// The data PDU of a prefix subscription (appendNamedData).
 	raws     []rtm.RawValue
 	vals     []any
@@ -215,8 +219,18 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		return nil
 	}
 	w.msgs = w.msgs[:0]
-	last := frames[len(frames)-1]
-	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: last.Offset + 1}
+	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
+	all := len(frames)
+	if w.logFrames || sub.cursor.Origins() {
+		// Some message may be the connection's own (exclude_self): it is
+		// dropped after next is known, so the PDU's position covers it,
+		// as it does those a view or value_changes drops. (A cursor says
+		// when none of its frames has an origin: nearly always, and then
+		// no frame is looked at.)
+		if frames = c.dropOwn(frames); len(frames) == 0 {
+			return nil
+		}
+	}
 	if sv := sub.view; sv != nil && sv.agg != nil {
 		if err := sv.count(frames, next); err != nil {
 			return c.internal(err)
@@ -228,8 +242,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			return c.internal(err)
 		}
 	} else {
-		for _, f := range frames {
-			m, err := payloadFor(f.Data, c.ci)
+		for i := range frames {
+			// By index: a copy of each Frame would cost more than its Data.
+			m, err := payloadFor(frames[i].Data, c.ci)
 			if err != nil {
 				return c.internal(err)
 			}
@@ -255,10 +270,38 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	if err := c.write(w, w.pdu); err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil {
+	if c.srv.firstSeen != nil && len(frames) == all {
+		// A batch with a message dropped is left to the subscribers
+		// that get it all.
 		c.observeFirst(sub, frames)
 	}
 	return nil
+}
+
+// dropOwn removes from frames, in place (the caller does not read them
+// again), the messages whose origin is this connection's id: published
+// with exclude_self by the connection itself, or with exclude_connection
+// through the server API. Every subscription of the connection skips
+// them, live or replaying history (views never see them, aggregates do
+// not count them); other connections get them as usual.
+func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
+	for i := range frames {
+		if c.own(&frames[i]) {
+			kept := frames[:i]
+			for j := i + 1; j < len(frames); j++ {
+				if !c.own(&frames[j]) {
+					kept = append(kept, frames[j])
+				}
+			}
+			return kept
+		}
+	}
+	return frames
+}
+
+// own reports whether f's origin is this connection's id.
+func (c *conn) own(f *store.Frame) bool {
+	return f.Origin != nil && string(f.Origin) == c.who.id
 }
 
 // observeFirst reports, for each message of frames that no subscriber had

@@ -14,7 +14,7 @@ import (
 // not call their Wakers itself). A publisher appending to a channel
 // repeatedly saves the channel lookup with a Channel handle.
 func (s *Store) Append(channel string, data []byte) (rtm.Position, error) {
-	return s.append(channel, 0, 0, false, data)
+	return s.append(channel, 0, 0, false, "", data)
 }
 
 // AppendAt stores data at a given offset and time, for a cluster that
@@ -25,32 +25,39 @@ func (s *Store) AppendAt(channel string, offset uint64, t time.Time, data []byte
 	if offset == 0 {
 		return rtm.Position{}, fmt.Errorf("store: append to %q at offset 0: %w", channel, ErrOffsetOrder)
 	}
-	return s.append(channel, offset, t.UnixNano(), true, data)
+	return s.append(channel, offset, t.UnixNano(), true, "", data)
 }
 
 // append is Append and AppendAt: with at, offset and t are given.
-func (s *Store) append(name string, offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
-	if err := s.admit(name, data); err != nil {
+func (s *Store) append(name string, offset uint64, t int64, at bool, origin string, data []byte) (rtm.Position, error) {
+	if err := s.admit(name, origin, data); err != nil {
 		return rtm.Position{}, err
 	}
 	if !at {
 		t = s.stampNow()
 	}
 	for {
-		if pos, ok, err := s.obtain(name).commit(offset, t, at, data); ok {
+		if pos, ok, err := s.obtain(name).commit(offset, t, at, origin, data); ok {
 			return pos, err
 		}
 		// Forgotten meanwhile: obtain creates a fresh one.
 	}
 }
 
-// admit checks that the store is open and that data can be stored at all.
-func (s *Store) admit(name string, data []byte) error {
+// admit checks that the store is open and that data from origin can be
+// stored at all.
+func (s *Store) admit(name, origin string, data []byte) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	if fs := int64(len(data)) + frameOverhead; len(data) > maxDataLen ||
-		fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
+	n := len(data)
+	if origin != "" {
+		if len(origin) > MaxOriginBytes {
+			return fmt.Errorf("store: append to %q: an origin of %d bytes: %w", name, len(origin), ErrOriginTooLong)
+		}
+		n += 1 + len(origin)
+	}
+	if fs := int64(n) + frameOverhead; n > maxBodyLen || fs > s.opts.ChannelBytes || fs > s.opts.StoreBytes {
 		return fmt.Errorf("store: append %d bytes to %q: %w", len(data), name, ErrTooLarge)
 	}
 	return nil
@@ -60,7 +67,7 @@ func (s *Store) admit(name string, data []byte) error {
 // and evicts past StoreBytes. ok is false, and nothing is written, if ch
 // was forgotten: the caller retries with the channel's new incarnation, so
 // an acknowledged append never lands in a forgotten channel.
-func (ch *channel) commit(offset uint64, t int64, at bool, data []byte) (pos rtm.Position, ok bool, err error) {
+func (ch *channel) commit(offset uint64, t int64, at bool, origin string, data []byte) (pos rtm.Position, ok bool, err error) {
 	ch.mu.Lock()
 	if ch.dead {
 		ch.mu.Unlock()
@@ -75,7 +82,7 @@ func (ch *channel) commit(offset uint64, t int64, at bool, data []byte) (pos rtm
 			ch.name, offset, last, ErrOffsetOrder)
 	}
 	t = max(t, ch.lastTime)
-	nb, notify := ch.write(offset, t, data)
+	nb, notify := ch.write(offset, t, origin, data)
 	pos = rtm.Position{Epoch: ch.epoch, Offset: offset}
 	ch.mu.Unlock()
 	if notify {

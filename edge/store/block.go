@@ -5,14 +5,22 @@ import (
 	"sync/atomic"
 )
 
-// Frame layout: header [length u32][offset u64][time i64], the data, then
-// the length again so a reader can step back from a block's end.
+// Frame layout: header [length u32][offset u64][time i64], the body, then
+// the length again so a reader can step back from a block's end. The
+// body is the data, or, when the header's length has originFlag set,
+// [origin length u8][origin][data]: a message without an origin (nearly
+// all) costs no byte more, and readers one bit test.
 const (
 	hdrLen        = 4 + 8 + 8
 	trailerLen    = 4
 	frameOverhead = hdrLen + trailerLen
-	maxDataLen    = 1<<32 - 1
+	originFlag    = 1 << 31
+	lenMask       = originFlag - 1
+	maxBodyLen    = lenMask
 )
+
+// MaxOriginBytes bounds a message's origin (AppendFrom).
+const MaxOriginBytes = 255
 
 // Frame is one stored message.
 type Frame struct {
@@ -22,6 +30,17 @@ type Frame struct {
 	// stays valid as long as the caller keeps it. Do not modify it; its
 	// capacity is clipped so append copies.
 	Data []byte
+	// Origin is the tag its publisher gave it (AppendFrom), nil for none.
+	// It aliases the block's memory as Data does, under the same rules.
+	Origin []byte
+}
+
+// bodyLen is the length of the body of a frame of data from origin.
+func bodyLen(origin string, data []byte) int {
+	if origin == "" {
+		return len(data)
+	}
+	return 1 + len(origin) + len(data)
 }
 
 // block is a fixed-capacity buffer of frames. Bytes before boundary are
@@ -71,8 +90,10 @@ func (b *block) end() int { return int(b.boundary.Load()) }
 // readable. Writer only.
 func (b *block) advance(end int) { b.boundary.Store(int64(end)) }
 
-// put writes a frame at byte offset at (which must be the boundary) and
-// returns its end. The caller makes it readable with advance.
+// put writes a frame without an origin at byte offset at (which must be
+// the boundary) and returns its end. The caller makes it readable with
+// advance. (It stays small enough to be inlined into the writer:
+// putFrom is the frame with an origin.)
 func (b *block) put(at int, offset uint64, t int64, data []byte) int {
 	p := b.buf[at : at+len(data)+frameOverhead]
 	binary.LittleEndian.PutUint32(p, uint32(len(data)))
@@ -83,23 +104,54 @@ func (b *block) put(at int, offset uint64, t int64, data []byte) int {
 	return at + len(p)
 }
 
+// putFrom is put of a frame with an origin (not "").
+func (b *block) putFrom(at int, offset uint64, t int64, origin string, data []byte) int {
+	n := bodyLen(origin, data)
+	p := b.buf[at : at+n+frameOverhead]
+	binary.LittleEndian.PutUint32(p, uint32(n)|originFlag)
+	binary.LittleEndian.PutUint64(p[4:], offset)
+	binary.LittleEndian.PutUint64(p[12:], uint64(t))
+	body := p[hdrLen : hdrLen+n]
+	body[0] = byte(len(origin))
+	copy(body[1+copy(body[1:], origin):], data)
+	binary.LittleEndian.PutUint32(p[hdrLen+n:], uint32(n))
+	return at + len(p)
+}
+
 // frame decodes the frame at byte offset at, which must be before the
-// boundary, and returns it with the offset of the frame after it.
-func (b *block) frame(at int) (Frame, int) {
+// boundary.
+func (b *block) frame(at int) Frame {
+	f, head, _ := b.frameBody(at)
+	if head&originFlag != 0 {
+		f.Data, f.Origin = splitOrigin(f.Data)
+	}
+	return f
+}
+
+// frameBody is frame with the frame's whole body as Data (an origin
+// included, which its header's length field says), and the offset of the
+// frame after it: for the readers that want the frame's time alone.
+func (b *block) frameBody(at int) (f Frame, head uint32, next int) {
 	p := b.buf[at:]
-	n := int(binary.LittleEndian.Uint32(p))
-	end := hdrLen + n
-	return Frame{
-		Offset: binary.LittleEndian.Uint64(p[4:]),
-		Time:   int64(binary.LittleEndian.Uint64(p[12:])),
-		Data:   p[hdrLen:end:end],
-	}, at + end + trailerLen
+	head = binary.LittleEndian.Uint32(p)
+	end := hdrLen + int(head&lenMask)
+	f.Offset = binary.LittleEndian.Uint64(p[4:])
+	f.Time = int64(binary.LittleEndian.Uint64(p[12:]))
+	f.Data = p[hdrLen:end:end]
+	return f, head, at + end + trailerLen
+}
+
+// splitOrigin returns the data and the origin of the body of a frame
+// with an origin (originFlag).
+func splitOrigin(body []byte) (data, origin []byte) {
+	n := 1 + int(body[0])
+	return body[n:], body[1:n:n]
 }
 
 // offsetAt returns the offset of the frame at at and the start of the next.
 func (b *block) offsetAt(at int) (uint64, int) {
 	p := b.buf[at:]
-	n := int(binary.LittleEndian.Uint32(p))
+	n := int(binary.LittleEndian.Uint32(p) & lenMask)
 	return binary.LittleEndian.Uint64(p[4:]), at + n + frameOverhead
 }
 
@@ -149,7 +201,7 @@ func (b *block) nth(k int) int {
 // or end if none is before end.
 func (b *block) seekTime(end int, t int64) int {
 	for at := 0; at < end; {
-		f, next := b.frame(at)
+		f, _, next := b.frameBody(at)
 		if f.Time >= t {
 			return at
 		}

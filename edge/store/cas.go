@@ -54,7 +54,12 @@ func (ch *channel) matches(expect rtm.Position, p Prior) bool {
 // parameters, not a struct of them: prior aliases buf, and a struct would
 // move the caller's expected position to the heap with it.)
 func (h *Channel) AppendIf(data []byte, maxChannels int, expect *rtm.Position, buf []byte) (pos rtm.Position, prior Prior, err error) {
-	if err := h.s.admit(h.name, data); err != nil {
+	return h.AppendIfFrom("", data, maxChannels, expect, buf)
+}
+
+// AppendIfFrom is AppendIf of a message from origin (see AppendFrom).
+func (h *Channel) AppendIfFrom(origin string, data []byte, maxChannels int, expect *rtm.Position, buf []byte) (pos rtm.Position, prior Prior, err error) {
+	if err := h.s.admit(h.name, origin, data); err != nil {
 		return rtm.Position{}, Prior{}, err
 	}
 	if expect != nil && *expect != (rtm.Position{}) && h.s.lookup(h.name) == nil {
@@ -65,7 +70,7 @@ func (h *Channel) AppendIf(data []byte, maxChannels int, expect *rtm.Position, b
 	for {
 		ch := h.ch.Load()
 		if ch != nil {
-			if pos, prior, ok, err := ch.commitIf(t, data, expect, buf); ok {
+			if pos, prior, ok, err := ch.commitIf(t, origin, data, expect, buf); ok {
 				return pos, prior, err
 			}
 		}
@@ -79,7 +84,7 @@ func (h *Channel) AppendIf(data []byte, maxChannels int, expect *rtm.Position, b
 
 // commitIf is commit (at the next offset) after checking expect under
 // mu.
-func (ch *channel) commitIf(t int64, data []byte, expect *rtm.Position, buf []byte) (pos rtm.Position, p Prior, ok bool, err error) {
+func (ch *channel) commitIf(t int64, origin string, data []byte, expect *rtm.Position, buf []byte) (pos rtm.Position, p Prior, ok bool, err error) {
 	ch.mu.Lock()
 	if ch.dead {
 		ch.mu.Unlock()
@@ -92,7 +97,7 @@ func (ch *channel) commitIf(t int64, data []byte, expect *rtm.Position, buf []by
 	}
 	offset := ch.last + 1
 	t = max(t, ch.lastTime)
-	nb, notify := ch.write(offset, t, data)
+	nb, notify := ch.write(offset, t, origin, data)
 	pos = rtm.Position{Epoch: ch.epoch, Offset: offset}
 	ch.mu.Unlock()
 	if notify {

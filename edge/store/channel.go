@@ -142,15 +142,20 @@ func (ch *channel) empty() bool {
 // write appends one frame; the caller holds mu and has checked the offset.
 // It returns the block it opened, if any, and whether the caller must
 // queue the channel on the notifier (after unlocking mu).
-func (ch *channel) write(offset uint64, t int64, data []byte) (nb *block, notify bool) {
-	fs := len(data) + frameOverhead
+func (ch *channel) write(offset uint64, t int64, origin string, data []byte) (nb *block, notify bool) {
+	fs := bodyLen(origin, data) + frameOverhead
 	b := ch.tail
 	at := b.end()
 	if b.old || b.deleted.Load() || len(b.buf)-at < fs {
 		nb = ch.openBlock(fs, offset)
 		b, at = nb, 0
 	}
-	end := b.put(at, offset, t, data)
+	var end int
+	if origin == "" {
+		end = b.put(at, offset, t, data)
+	} else {
+		end = b.putFrom(at, offset, t, origin, data)
+	}
 	b.count++
 	b.advance(end) // the frame is now visible
 	b.time = t

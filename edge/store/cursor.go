@@ -39,10 +39,17 @@ type Cursor struct {
 	off  int    // byte offset in blk of the next frame to look at
 	next uint64 // smallest offset it still wants: its position
 	oos  bool   // it reported out of sync and has not fast-forwarded yet
+	// origins says a frame the last Read returned has an origin.
+	origins bool
 
 	closed atomic.Bool // set once by Close; checked by Read and Wait
 	armed  bool        // ch.waits.mu: in ch.waits.armed, waiting for a Wake
 }
+
+// Origins reports whether a frame the last Read returned has an origin
+// (Frame.Origin): a reader acting on origins looks at no frame when none
+// has one, as nearly always.
+func (c *Cursor) Origins() bool { return c.origins }
 
 // MarkDelivered records that the channel's messages up to offset have
 // reached a subscriber, and returns the previous mark: the messages above it
@@ -77,6 +84,7 @@ func (c *Cursor) Position() rtm.Position {
 // it wants was deleted before it read it; the cursor stays there, and Read
 // keeps returning the error, until FastForward.
 func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
+	c.origins = false
 	if c.closed.Load() {
 		return dst, ErrClosed
 	}
@@ -102,7 +110,8 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 			// Decoded in place (not via block.frame) so the Frame is built
 			// once, in dst: copying it would cost more than decoding it.
 			p := b.buf[at:end]
-			dl := int(binary.LittleEndian.Uint32(p))
+			head := binary.LittleEndian.Uint32(p)
+			dl := int(head & lenMask)
 			if o := binary.LittleEndian.Uint64(p[4:]); o >= c.next {
 				if n > 0 && (n == room || maxBytes > 0 && size+dl > maxBytes) {
 					c.blk, c.off = b, at
@@ -118,7 +127,11 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 				f := &dst[len(dst)-1]
 				f.Offset = o
 				f.Time = int64(binary.LittleEndian.Uint64(p[12:]))
-				f.Data = p[hdrLen : hdrLen+dl : hdrLen+dl]
+				f.Data, f.Origin = p[hdrLen:hdrLen+dl:hdrLen+dl], nil
+				if head&originFlag != 0 {
+					f.Data, f.Origin = splitOrigin(f.Data)
+					c.origins = true
+				}
 				n++
 				size += dl
 				c.next = o + 1

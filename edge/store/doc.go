@@ -10,7 +10,9 @@
 //	[length u32][offset u64][time i64][data ...][length u32]
 //
 // (the trailing length lets a reader step back from the end of a block to
-// its newest frame). Each block has a readable part and a writable part
+// its newest frame). A message appended with an origin (AppendFrom: the
+// edge's exclude_self) has the top bit of its first length set and
+// [n u8][origin, n bytes] before its data; the others cost nothing more. Each block has a readable part and a writable part
 // separated by its boundary, one atomic integer. The writer copies a frame
 // into the writable part, then publishes it with a single atomic store of
 // boundary = old + frame length; a frame is never visible half written.

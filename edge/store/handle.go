@@ -36,10 +36,10 @@ func (h *Channel) Name() string { return h.name }
 
 // Append is Store.Append on the handle's channel.
 func (h *Channel) Append(data []byte) (rtm.Position, error) {
-	if err := h.s.admit(h.name, data); err != nil {
+	if err := h.s.admit(h.name, "", data); err != nil {
 		return rtm.Position{}, err
 	}
-	return h.append(0, h.s.stampNow(), false, data, 0)
+	return h.append(0, h.s.stampNow(), false, "", data, 0)
 }
 
 // AppendWithin is Append, except that an append that would create the
@@ -48,31 +48,51 @@ func (h *Channel) Append(data []byte) (rtm.Position, error) {
 // and returns ErrChannelLimit. Appends to a live channel are never
 // refused, and cost what Append does. maxChannels <= 0 means no limit.
 func (h *Channel) AppendWithin(data []byte, maxChannels int) (rtm.Position, error) {
-	if err := h.s.admit(h.name, data); err != nil {
+	if err := h.s.admit(h.name, "", data); err != nil {
 		return rtm.Position{}, err
 	}
-	return h.append(0, h.s.stampNow(), false, data, maxChannels)
+	return h.append(0, h.s.stampNow(), false, "", data, maxChannels)
+}
+
+// AppendFrom is AppendWithin of a message from origin: an opaque tag of
+// at most MaxOriginBytes (longer: ErrOriginTooLong) that the message's
+// Frame carries as Origin, "" for none. The edge puts the id of a
+// connection there that is not to receive the message (exclude_self): a
+// reader compares it and skips the message, while its position stays
+// the one the message holds. A message without an origin costs no byte
+// more than before; one with an origin costs its length plus one.
+func (h *Channel) AppendFrom(origin string, data []byte, maxChannels int) (rtm.Position, error) {
+	if err := h.s.admit(h.name, origin, data); err != nil {
+		return rtm.Position{}, err
+	}
+	return h.append(0, h.s.stampNow(), false, origin, data, maxChannels)
 }
 
 // AppendAt is Store.AppendAt on the handle's channel.
 func (h *Channel) AppendAt(offset uint64, t time.Time, data []byte) (rtm.Position, error) {
+	return h.AppendAtFrom(offset, t, "", data)
+}
+
+// AppendAtFrom is AppendAt of a message from origin (see AppendFrom): a
+// replica applying a log whose messages carry their origin.
+func (h *Channel) AppendAtFrom(offset uint64, t time.Time, origin string, data []byte) (rtm.Position, error) {
 	if offset == 0 {
 		return rtm.Position{}, fmt.Errorf("store: append to %q at offset 0: %w", h.name, ErrOffsetOrder)
 	}
-	if err := h.s.admit(h.name, data); err != nil {
+	if err := h.s.admit(h.name, origin, data); err != nil {
 		return rtm.Position{}, err
 	}
-	return h.append(offset, t.UnixNano(), true, data, 0)
+	return h.append(offset, t.UnixNano(), true, origin, data, 0)
 }
 
 // append commits to the handle's incarnation, obtaining a fresh one first
 // if there is none yet or it was forgotten (within maxChannels, see
 // AppendWithin).
-func (h *Channel) append(offset uint64, t int64, at bool, data []byte, maxChannels int) (rtm.Position, error) {
+func (h *Channel) append(offset uint64, t int64, at bool, origin string, data []byte, maxChannels int) (rtm.Position, error) {
 	for {
 		ch := h.ch.Load()
 		if ch != nil {
-			if pos, ok, err := ch.commit(offset, t, at, data); ok {
+			if pos, ok, err := ch.commit(offset, t, at, origin, data); ok {
 				return pos, err
 			}
 		}

@@ -122,7 +122,7 @@ func TestWakesAcrossStoreClose(t *testing.T) {
 	if !c.Wait(w) {
 		t.Fatal("Wait after reading everything did not arm")
 	}
-	if _, ok, err := s.lookup("c").commit(0, s.Now(), false, []byte("y")); !ok || err != nil {
+	if _, ok, err := s.lookup("c").commit(0, s.Now(), false, "", []byte("y")); !ok || err != nil {
 		t.Fatalf("commit after Close: ok=%v, %v", ok, err)
 	}
 	if !w.woken() {

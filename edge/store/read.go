@@ -64,8 +64,7 @@ func (q *queue) frameAt(offset uint64) (Frame, bool) {
 		if o, _ := b.offsetAt(b.lastStart(end)); o < offset {
 			continue // not in this block: skip the scan
 		}
-		f, _ := b.frame(b.seek(0, end, offset))
-		return f, true
+		return b.frame(b.seek(0, end, offset)), true
 	}
 	return Frame{}, false
 }
@@ -83,8 +82,7 @@ func (q *queue) newest() (Frame, bool, error) {
 			b = n
 		}
 	}
-	f, _ := b.frame(b.lastStart(b.end()))
-	return f, true, nil
+	return b.frame(b.lastStart(b.end())), true, nil
 }
 
 // Subscribe opens a cursor on channel name at start (see Start), creating the

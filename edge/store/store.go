@@ -34,6 +34,8 @@ var (
 	// (Options.Group) that has as many live channels as the limit given
 	// to Channel.AppendWithin; nothing was stored.
 	ErrChannelLimit = errors.New("store: too many channels")
+	// ErrOriginTooLong: an append's origin is longer than MaxOriginBytes.
+	ErrOriginTooLong = errors.New("store: origin too long")
 )
 
 // futureError is ErrFuture: a kind of ErrExpired.

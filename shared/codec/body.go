@@ -15,14 +15,14 @@ func AppendBody[P Primitives](dst []byte, body any, p P, other func(dst []byte, 
 	switch b := body.(type) {
 	case nil, rtm.Empty, *rtm.Empty:
 	case *rtm.PublishBody:
-		if b != nil && b.HasOptions() {
+		if b != nil && b.HasFields() {
 			return appendValue(dst, publishMap(b), p, 0)
 		}
 		if b != nil {
 			return appendPair(dst, p, "channel", b.Channel, b.Message)
 		}
 	case rtm.PublishBody:
-		if b.HasOptions() {
+		if b.HasFields() {
 			return appendValue(dst, publishMap(&b), p, 0)
 		}
 		return appendPair(dst, p, "channel", b.Channel, b.Message)

@@ -21,6 +21,9 @@ func publishMap(b *rtm.PublishBody) map[string]any {
 	if b.Read != "" {
 		m["read"] = b.Read
 	}
+	if b.ExcludeSelf {
+		m["exclude_self"] = true
+	}
 	return m
 }
 

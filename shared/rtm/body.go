@@ -31,6 +31,9 @@ type PublishBody struct {
 	// Read asks for the channel's previous message in the reply: one of
 	// the Read* constants.
 	Read string `json:"read,omitempty"`
+	// ExcludeSelf (*extension*) keeps the message from the publishing
+	// connection's own subscriptions: everyone else subscribed gets it.
+	ExcludeSelf bool `json:"exclude_self,omitempty"`
 }
 
 // Values implements ValueCarrier.

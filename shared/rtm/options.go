@@ -66,8 +66,12 @@ func (b *PreviousError) Values() []*any {
 	return []*any{&b.Previous.Message}
 }
 
-// HasOptions reports whether b uses any option past channel and message;
-// codecs write a body without them as the two fields alone.
+// HasOptions reports whether b uses any of Satori's options past channel
+// and message (ExcludeSelf, an extension, is not one: see HasFields).
 func (b *PublishBody) HasOptions() bool {
 	return b.Position != "" || b.TTL != nil || b.TTLMessage != nil || b.Read != ""
 }
+
+// HasFields reports whether b has any field past channel and message;
+// codecs write a body without them as the two fields alone.
+func (b *PublishBody) HasFields() bool { return b.HasOptions() || b.ExcludeSelf }

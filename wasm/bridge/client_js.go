@@ -34,19 +34,24 @@ func (b *bridge) connect(args []js.Value) js.Value {
 	})
 }
 
-// publish(c, channel, value) publishes and resolves with the position.
+// publish(c, channel, value, {excludeSelf}) publishes and resolves with
+// the position.
 func (b *bridge) publish(args []js.Value) js.Value {
 	return b.store(args, (*client.Client).Publish)
 }
 
-// write(c, channel, value) is publish under RTM's key-value name.
+// write(c, channel, value, {excludeSelf}) is publish under RTM's
+// key-value name.
 func (b *bridge) write(args []js.Value) js.Value {
 	return b.store(args, (*client.Client).Write)
 }
 
+// storeOp is Client.Publish or Client.Write.
+type storeOp func(*client.Client, context.Context, string, any, ...client.PublishOption) (rtm.Position, error)
+
 // store converts the value at once (the page may change its object right
 // after the call) and sends it on a goroutine.
-func (b *bridge) store(args []js.Value, op func(*client.Client, context.Context, string, any) (rtm.Position, error)) js.Value {
+func (b *bridge) store(args []js.Value, op storeOp) js.Value {
 	e, channel, err := b.clientChannel(args)
 	if err != nil {
 		return rejected(err)
@@ -55,10 +60,14 @@ func (b *bridge) store(args []js.Value, op func(*client.Client, context.Context,
 	if err != nil {
 		return rejected(err)
 	}
+	var po []client.PublishOption
+	if (options{arg(args, 3)}).flag("excludeSelf") {
+		po = append(po, client.ExcludeSelf())
+	}
 	return promise(func() (js.Value, error) {
 		ctx, cancel := e.timeout.context()
 		defer cancel()
-		pos, err := op(e.c, ctx, channel, v)
+		pos, err := op(e.c, ctx, channel, v, po...)
 		if err != nil {
 			return js.Undefined(), err
 		}

@@ -81,6 +81,20 @@ func ExampleClient_Publish() {
 	fmt.Println("stored at", pos)
 }
 
+// Everyone subscribed but this client gets the message: it shows what
+// it sent itself, and must not get it twice.
+func ExampleExcludeSelf() {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Publish(ctx, "chat", map[string]any{"text": "hi"}, client.ExcludeSelf()); err != nil {
+		log.Fatal(err)
+	}
+}
+
 func ExampleClient_Subscribe() {
 	ctx := context.Background()
 	c, err := client.Dial(ctx, "ws://127.0.0.1:8080", &client.Options{AppKey: "demo"})

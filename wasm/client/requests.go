@@ -7,6 +7,19 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
+// PublishOption adjusts a Publish, Write, PublishNoAck or PublishAsync.
+type PublishOption func(*rtm.PublishBody)
+
+// ExcludeSelf keeps the message from this client's own subscriptions to
+// the channel: everyone else subscribed gets it (a Sluice extension,
+// exclude_self). It is stored as any other, so a Read, or a subscription
+// after a reconnect (a new connection), returns it; a subscription of
+// the same connection never does, live or resuming. An RTM edge without
+// the extension ignores it and delivers the message back.
+func ExcludeSelf() PublishOption {
+	return func(b *rtm.PublishBody) { b.ExcludeSelf = true }
+}
+
 // Publish publishes a message to a channel and waits for the edge to
 // acknowledge it; it returns the message's position. The message is a
 // value of the data model (nil, bool, numbers, string, []byte, []any,
@@ -15,14 +28,14 @@ import (
 // the connection (bounded by ctx). If the connection drops after the
 // publish was sent, it returns ErrDisconnected and does not retry: the
 // message may or may not have been stored.
-func (c *Client) Publish(ctx context.Context, channel string, message any) (rtm.Position, error) {
-	return c.store(ctx, rtm.ActionPublish, "publish to", channel, message)
+func (c *Client) Publish(ctx context.Context, channel string, message any, opts ...PublishOption) (rtm.Position, error) {
+	return c.store(ctx, rtm.ActionPublish, "publish to", channel, message, opts)
 }
 
 // Write stores a message like Publish; RTM offers it under this name for
 // key-value use (the newest message of a channel is its value, see Read).
-func (c *Client) Write(ctx context.Context, channel string, message any) (rtm.Position, error) {
-	return c.store(ctx, rtm.ActionWrite, "write to", channel, message)
+func (c *Client) Write(ctx context.Context, channel string, message any, opts ...PublishOption) (rtm.Position, error) {
+	return c.store(ctx, rtm.ActionWrite, "write to", channel, message, opts)
 }
 
 // WriteIf writes a message only if at is the position of the channel's
@@ -31,7 +44,7 @@ func (c *Client) Write(ctx context.Context, channel string, message any) (rtm.Po
 // has moved on, nothing is written and the error is an *rtm.Error with
 // code rtm.CodePositionMismatch: read the channel and try again.
 func (c *Client) WriteIf(ctx context.Context, channel string, message any, at rtm.Position) (rtm.Position, error) {
-	body, err := publishBody(channel, message)
+	body, err := publishBody(channel, message, nil)
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("client: write to %q at %v: %w", channel, at, err)
 	}
@@ -65,8 +78,8 @@ func (c *Client) Delete(ctx context.Context, channel string) (rtm.Position, erro
 // fire-and-forget fast path. It fails only locally: ErrDisconnected while
 // the client reconnects, ErrClosed after Close; the edge reports nothing,
 // not even a refusal.
-func (c *Client) PublishNoAck(channel string, message any) error {
-	body, err := publishBody(channel, message)
+func (c *Client) PublishNoAck(channel string, message any, opts ...PublishOption) error {
+	body, err := publishBody(channel, message, opts)
 	if err != nil {
 		return fmt.Errorf("client: publish to %q: %w", channel, err)
 	}
@@ -95,8 +108,8 @@ func (c *Client) PublishNoAck(channel string, message any) error {
 // calling ack, when the message cannot be sent now: ErrDisconnected while
 // the client reconnects, ErrClosed after Close, or an invalid channel or
 // message.
-func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position, error)) error {
-	body, err := publishBody(channel, message)
+func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position, error), opts ...PublishOption) error {
+	body, err := publishBody(channel, message, opts)
 	if err != nil {
 		return fmt.Errorf("client: publish to %q: %w", channel, err)
 	}
@@ -135,16 +148,16 @@ func (c *Client) liveConn() (*conn, error) {
 }
 
 // store runs a publish or write.
-func (c *Client) store(ctx context.Context, action, verb, channel string, message any) (rtm.Position, error) {
-	body, err := publishBody(channel, message)
+func (c *Client) store(ctx context.Context, action, verb, channel string, message any, opts []PublishOption) (rtm.Position, error) {
+	body, err := publishBody(channel, message, opts)
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
 	}
 	return c.positionRequest(ctx, action, verb, channel, body)
 }
 
-// publishBody checks the channel and prepares the message.
-func publishBody(channel string, message any) (*rtm.PublishBody, error) {
+// publishBody checks the channel and prepares the message, with opts.
+func publishBody(channel string, message any, opts []PublishOption) (*rtm.PublishBody, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {
 		return nil, err
 	}
@@ -152,7 +165,11 @@ func publishBody(channel string, message any) (*rtm.PublishBody, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rtm.PublishBody{Channel: channel, Message: v}, nil
+	b := &rtm.PublishBody{Channel: channel, Message: v}
+	for _, o := range opts {
+		o(b)
+	}
+	return b, nil
 }
 
 // positionRequest runs a request whose reply is {position}.

@@ -34,6 +34,8 @@ await client.publish<Reading>("sensors", { sensor: "t1", values: [1, 2.5], raw: 
 await client.write("kv", { count: 1, nested: [{ ok: true }] });
 await client.publish("plain", "text");
 await client.publish("null", null);
+await client.publish("chat", message, { excludeSelf: true });
+await client.write("kv", { count: 2 }, {});
 console.log(at);
 
 // Received messages are what the application says the channel carries.
@@ -93,6 +95,8 @@ await client.publish("chat", { text: "hi", reply: () => 1 });
 await client.publish("chat", { s: Symbol("x") });
 // @ts-expect-error undefined alone is not a message
 await client.publish("chat", undefined);
+// @ts-expect-error excludeSelf is a boolean
+await client.publish("chat", message, { excludeSelf: "yes" });
 // @ts-expect-error the handler's message is ChatReceived, which has no .body
 client.subscribe<ChatReceived>("chat", (m) => console.log(m.body));
 // @ts-expect-error read's message may be null

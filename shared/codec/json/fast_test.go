@@ -210,6 +210,7 @@ func bodyType(t *testing.T, name string) codectest.BodyType {
 // which decodes or refuses them (with its own reasons).
 var leftToLibrary = []struct{ name, body string }{
 	{"unknown key", `{"channel":"c","message":1,"ttl":5}`},
+	{"exclude_self", `{"channel":"c","message":1,"exclude_self":true}`},
 	{"a future option", `{"channel":"c","prefix":true,"only":"value_changes"}`},
 	{"other case", `{"Channel":"c","message":1}`},
 	{"escaped key", `{"\u0063hannel":"c","message":1}`},

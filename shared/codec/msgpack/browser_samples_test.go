@@ -48,6 +48,7 @@ func (s sample) sent() bool {
 func browserSamples() []sample {
 	return []sample{
 		{"publish", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: richMessage()}}, func() any { return new(rtm.PublishBody) }},
+		{"publish excluding self", rtm.PDU{Action: rtm.ActionPublish, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "chat", Message: richMessage(), ExcludeSelf: true}}, func() any { return new(rtm.PublishBody) }},
 		{"delete", rtm.PDU{Action: rtm.ActionDelete, ID: rtm.IntID(2), Body: &rtm.ChannelBody{Channel: "chat"}}, func() any { return new(rtm.ChannelBody) }},
 		{"write with options", rtm.PDU{Action: rtm.ActionWrite, ID: rtm.IntID(1), Body: &rtm.PublishBody{Channel: "kv", Message: richMessage(),
 			Position: "1:2", TTL: i64(30), TTLMessage: "gone", Read: rtm.ReadPreviousOnError}}, func() any { return new(rtm.PublishBody) }},

@@ -98,6 +98,9 @@ func decodePublish(body []byte, b *rtm.PublishBody) error {
 			return r.message(&b.TTLMessage, readTTLMessage)
 		case "read":
 			return r.text(&b.Read)
+		case "exclude_self":
+			// An extension, rare: the library decodes it.
+			return errLibrary
 		}
 		return r.d.Skip(1)
 	})

@@ -68,6 +68,8 @@ var fastCases = []struct {
 	{"empty messages", "81" + messages + "90", &rtm.SubscriptionData{Messages: []any{}}},
 	{"messages given twice", "82" + messages + "91c0" + messages + "9101", &rtm.SubscriptionData{Messages: []any{int64(1)}}},
 	{"message given twice", "82" + message + "c0" + message + "02", &rtm.PublishBody{Message: int64(2)}},
+	{"exclude_self, for the library", "83" + channel + "a163" + message + "01" + "ac6578636c7564655f73656c66c3",
+		&rtm.PublishBody{Channel: "c", Message: int64(1), ExcludeSelf: true}},
 	{"nil message", "81" + message + "c0", &rtm.PublishBody{}},
 	{"message values", "81" + message + "86a0ca3f000000a162c2a16ec0a175cfffffffffffffffffa178d0ffc40179c0", &rtm.PublishBody{Message: map[string]any{
 		"": 0.5, "b": false, "n": nil, "u": uint64(math.MaxUint64), "x": int64(-1), "y": nil,

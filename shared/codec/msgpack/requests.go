@@ -78,10 +78,11 @@ func appendRequest(dst []byte, body any) ([]byte, error) {
 	return w.dst, nil
 }
 
-// publish writes a publish as codec.AppendBody does: channel and message,
-// then the options that are set, in the order of their names.
+// publish writes a publish as codec.AppendBody does: its fields in the
+// order of their names, the options only when set.
 func (w *fields) publish(b *rtm.PublishBody) {
 	w.str("channel", b.Channel)
+	w.flag("exclude_self", b.ExcludeSelf)
 	w.value("message", b.Message)
 	w.optStr("position", b.Position)
 	w.optStr("read", b.Read)

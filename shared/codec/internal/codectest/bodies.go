@@ -72,6 +72,7 @@ type PDU struct {
 func SamplePDUs() []PDU {
 	return []PDU{
 		{"publish", rtm.ActionPublish, &rtm.PublishBody{Channel: "chat", Message: Message()}},
+		{"publish excluding its connection", rtm.ActionPublish, &rtm.PublishBody{Channel: "chat", Message: Message(), ExcludeSelf: true}},
 		{"write with options", rtm.ActionWrite, &rtm.PublishBody{Channel: "kv", Message: Message(), Position: "1:2",
 			TTL: i64(30), TTLMessage: map[string]any{"gone": true}, Read: rtm.ReadPreviousOnError}},
 		{"delete", rtm.ActionDelete, &rtm.ChannelBody{Channel: "chat", Purge: true, Read: rtm.ReadPrevious}},

@@ -1,0 +1,115 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// publishFrom publishes synchronously from origin and returns the
+// sequence.
+func publishFrom(t *testing.T, j *Journal, key, data, origin string) uint64 {
+	t.Helper()
+	type res struct {
+		seq uint64
+		err error
+	}
+	c := make(chan res, 1)
+	j.PublishFrom(key, []byte(data), "", origin, func(seq uint64, err error) { c <- res{seq, err} })
+	select {
+	case r := <-c:
+		if r.err != nil {
+			t.Fatalf("publish %q: %v", data, r.err)
+		}
+		return r.seq
+	case <-time.After(30 * time.Second):
+		t.Fatalf("publish %q: no answer", data)
+	}
+	return 0
+}
+
+// TestOriginTravels: a message's origin reaches the replica of the edge
+// that published it (through the consumer, or appended by a sole
+// writer), the replica of another edge, which only the consumer feeds,
+// and the frames a catch-up reads from the log; a message without one
+// has none anywhere.
+func TestOriginTravels(t *testing.T) {
+	for _, sole := range []bool{false, true} {
+		name := "consumer"
+		if sole {
+			name = "sole writer"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			n := node(t, "")
+			j, st := open(t, n, &Options{SoleWriter: sole})
+			key := "demo\x00room"
+			s1 := publishFrom(t, j, key, "one", "edge1.7")
+			s2 := publishFrom(t, j, key, "two", "")
+			if sole && j.Stats().Own == 0 {
+				t.Fatal("the sole writer appended nothing itself")
+			}
+			_, other := open(t, n, nil)
+			want := []struct {
+				seq    uint64
+				data   string
+				origin string
+			}{{s1, "one", "edge1.7"}, {s2, "two", ""}}
+			check := func(what string, fs []store.Frame) {
+				t.Helper()
+				if len(fs) != len(want) {
+					t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
+				}
+				for i, f := range fs {
+					w := want[i]
+					if f.Offset != w.seq || string(f.Data) != w.data || string(f.Origin) != w.origin || (w.origin == "") != (f.Origin == nil) {
+						t.Errorf("%s: frame %d = %d %q from %q, want %d %q from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
+					}
+				}
+			}
+			for _, r := range []struct {
+				name string
+				st   *store.Store
+			}{{"this edge's replica", st}, {"another edge's replica", other}} {
+				deadline := time.Now().Add(30 * time.Second)
+				for r.st.Applied() < s2 && time.Now().Before(deadline) {
+					time.Sleep(5 * time.Millisecond) // the other edge's feed runs on its own
+				}
+				cur, err := r.st.Subscribe(key, store.Start{HistoryCount: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs, err := cur.Read(nil, 0)
+				cur.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(r.name, fs)
+			}
+			fs, _, err := j.Next(context.Background(), key, s1, 10, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("the log (Next)", fs)
+		})
+	}
+}
+
+// TestOriginTooLong: an origin the store could not keep is refused
+// before anything is sent to the log.
+func TestOriginTooLong(t *testing.T) {
+	t.Parallel()
+	j, _ := open(t, node(t, ""), nil)
+	done := make(chan error, 1)
+	j.PublishFrom("demo\x00room", []byte("x"), "", strings.Repeat("o", store.MaxOriginBytes+1), func(_ uint64, err error) { done <- err })
+	if err := <-done; !errors.Is(err, store.ErrOriginTooLong) {
+		t.Fatalf("publish with a long origin: %v, want store.ErrOriginTooLong", err)
+	}
+	if s := j.Stats(); s.Published != 0 {
+		t.Fatalf("stats %+v: something was published", s)
+	}
+}
