@@ -245,19 +245,33 @@ func TestExcludeSelfBatch(t *testing.T) {
 }
 
 // TestExcludeSelfWithOptions: exclude_self goes with Satori's options
-// (read here), and false is no exclusion; a value that is not a boolean
-// is invalid_format.
+// (read, and a write's compare-and-set, which a durable edge has the log
+// check), and false is no exclusion; a value that is not a boolean is
+// invalid_format. Another connection gets every message.
 func TestExcludeSelfWithOptions(t *testing.T) {
 	t.Parallel()
-	e := startEdge(t, nil)
+	eachEdge(t, testExcludeSelfWithOptions)
+}
+
+func testExcludeSelfWithOptions(t *testing.T, e *edge) {
 	c := e.dial(t, "test", "")
+	other := e.dial(t, "test", "")
+	other.expectOK("rtm/subscribe", 1, map[string]any{"channel": "kv", "batch": 1})
 	c.expectOK("rtm/subscribe", 1, map[string]any{"channel": "kv", "batch": 1})
 	c.expectOK("rtm/write", 2, map[string]any{"channel": "kv", "message": 1, "exclude_self": true, "read": "previous_message"})
-	// Had message 1 been delivered, it would come first.
-	if got := c.publishSubscribed(3, "kv", map[string]any{"channel": "kv", "message": 2, "exclude_self": false}); fmt.Sprint(got) != "2" {
-		t.Fatalf("delivered %v, want 2 (exclude_self false excludes nobody; 1 excluded its publisher)", got)
+	newest := c.expectOK("rtm/read", 3, map[string]any{"channel": "kv"})["position"].(string)
+	c.expectOK("rtm/write", 4, map[string]any{"channel": "kv", "message": 2, "exclude_self": true, "position": newest})
+	// Had message 1 or 2 been delivered, it would come first.
+	if got := c.publishSubscribed(5, "kv", map[string]any{"channel": "kv", "message": 3, "exclude_self": false}); fmt.Sprint(got) != "3" {
+		t.Fatalf("delivered %v, want 3 (exclude_self false excludes nobody; 1 and 2 excluded their publisher)", got)
 	}
-	c.expectError("rtm/publish", 4, map[string]any{"channel": "kv", "message": 3, "exclude_self": "yes"}, "invalid_format")
+	for want := 1; want <= 3; want++ {
+		p := other.recvWithin(10 * time.Second)
+		if msgs, _ := p.Body["messages"].([]any); p.Action != "rtm/subscription/data" || len(msgs) != 1 || fmt.Sprint(msgs[0]) != itoa(want) {
+			t.Fatalf("the other connection got %s %v, want message %d", p.Action, p.Body, want)
+		}
+	}
+	c.expectError("rtm/publish", 6, map[string]any{"channel": "kv", "message": 4, "exclude_self": "yes"}, "invalid_format")
 }
 
 // TestExcludeSelfAggregate: an aggregate view of the publishing
