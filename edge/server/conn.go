@@ -91,6 +91,10 @@ type conn struct {
 	// a writer when there is none, or tells the running one to look again.
 	writer     atomic.Int32
 	writerDone chan struct{} // closed when the last writer has sent the close frame
+	// fan is the fan-out worker that makes the writer's passes when the
+	// store wakes it idle (fanout.go); nil when the connection cannot
+	// write without blocking (TLS): then a writer goroutine does.
+	fan *fanWorker
 
 	pinger pinger
 	grant  grantTimer // ends a JWT grant at its exp
@@ -214,7 +218,8 @@ func (c *conn) dropSubLocked(sub *subscription) bool {
 	return true
 }
 
-// Wake implements store.Waker: it starts a writer goroutine if none is
+// Wake implements store.Waker: it has the connection's fan-out worker
+// make a writer pass, or starts a writer goroutine, if no writer is
 // running, else makes the running one look for work again before it
 // stops. It never blocks.
 func (c *conn) Wake() {
@@ -222,7 +227,11 @@ func (c *conn) Wake() {
 		switch st := c.writer.Load(); st {
 		case writerIdle:
 			if c.writer.CompareAndSwap(writerIdle, writerRunning) {
-				go c.writeLoop()
+				if c.fan != nil {
+					c.fan.push(c)
+				} else {
+					go c.writeLoop()
+				}
 				return
 			}
 		case writerRunning:
@@ -253,6 +262,9 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
+	}
+	if ws.CanTryWrite() {
+		c.fan = s.fan.worker()
 	}
 	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu

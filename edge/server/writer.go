@@ -38,6 +38,11 @@ type writer struct {
 	named    rtm.SubscriptionData
 	namedPDU rtm.PDU
 	out      []byte // frames gathered for one write
+	// direct is set during a fan-out worker's pass (fanout.go): flush
+	// does not block. kept says the connection holds bytes a direct
+	// pass's write left, which the next write sends first.
+	direct bool
+	kept   bool
 }
 
 var writers = sync.Pool{New: func() any {
@@ -50,16 +55,14 @@ var writers = sync.Pool{New: func() any {
 // data ready or it was woken meanwhile. Once the connection is closing, it sends
 // the close frame and marks the writer stopped for good.
 func (c *conn) writeLoop() {
-	w := writers.Get().(*writer)
-	defer w.release()
-	for !c.writePass(w) {
-	}
+	c.writeLoopFrom(writers.Get().(*writer))
 }
 
 // release returns a writer's state to the pool.
 func (w *writer) release() {
 	clear(w.items)
 	w.items, w.out = w.items[:0], w.out[:0]
+	w.direct, w.kept = false, false
 	writers.Put(w)
 }
 
@@ -364,20 +367,28 @@ func (c *conn) flush(w *writer) error {
 	if len(w.out) == 0 {
 		return nil
 	}
+	if w.direct {
+		return c.tryFlush(w)
+	}
 	err := c.ws.Write(w.out)
 	w.out = w.out[:0]
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			c.srv.counters.slowCloses.Add(1)
-			c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
-		} else {
-			c.closeWith(websocket.StatusPolicyViolation, "write failed")
-		}
-		// The writer's next pass finds ctx done and finish closes: Close
-		// fails on the broken connection and drops it, stopping the close
-		// timer Close armed.
+		c.writeFailed(err)
 	}
 	return err
+}
+
+// writeFailed closes the connection after a failed write.
+func (c *conn) writeFailed(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.srv.counters.slowCloses.Add(1)
+		c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
+	} else {
+		c.closeWith(websocket.StatusPolicyViolation, "write failed")
+	}
+	// The writer's next pass finds ctx done and finish closes: Close
+	// fails on the broken connection and drops it, stopping the close
+	// timer Close armed.
 }
 
 // internal logs an internal error and closes the connection with 1011;
