@@ -89,7 +89,12 @@ type conn struct {
 
 	// writer is the writer goroutine's state (writerIdle...): Wake starts
 	// a writer when there is none, or tells the running one to look again.
-	writer     atomic.Int32
+	writer atomic.Int32
+	// closed is set, once, just before ctx is cancelled. Writer passes
+	// check it rather than ctx: it sits beside writer, on the cache line
+	// a pass loads anyway, where ctx's state is an allocation of its
+	// own, one more cache miss per delivery.
+	closed     atomic.Bool
 	writerDone chan struct{} // closed when the last writer has sent the close frame
 	// fan is the fan-out worker that makes the writer's passes when the
 	// store wakes it idle (fanout.go); nil when the connection cannot
@@ -338,6 +343,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 		c.closeCode, c.closeReason = code, reason
 	}
 	c.mu.Unlock()
+	c.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.Wake() // the writer sends the close frame
@@ -345,6 +351,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 
 // abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
+	c.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.ws.CloseNow()

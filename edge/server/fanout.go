@@ -119,7 +119,7 @@ const (
 // views, prefixes) is left whole to the goroutine.
 func (c *conn) directPass(w *writer) int {
 	c.writer.Store(writerRunning) // a Wake from now on asks for another pass
-	if c.ctx.Err() != nil {
+	if c.closed.Load() {
 		return passHandOff // the close frame is written by the goroutine
 	}
 	c.mu.Lock()

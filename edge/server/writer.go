@@ -72,7 +72,7 @@ func (w *writer) release() {
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
 	c.writer.Store(writerRunning)
-	if c.ctx.Err() != nil {
+	if c.closed.Load() {
 		c.finish()
 		return true
 	}
