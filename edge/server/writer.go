@@ -49,7 +49,9 @@ var writers = sync.Pool{New: func() any {
 	return &writer{frames: make([]store.Frame, 0, 64), msgs: make([][]byte, 0, 64), out: make([]byte, 0, 16<<10)}
 }}
 
-// writeLoop is a writer goroutine, started by Wake. Each pass sends the
+// writeLoop is a writer goroutine, started by Wake for a connection
+// without a fan-out worker, by the reader after a pass of its own
+// (wakeIfDue), or by a fan-out worker (writeLoopFrom). Each pass sends the
 // queued replies in order, then one batch per subscription with data
 // ready, in one write; then it arms every cursor and ends, unless one has
 // data ready or it was woken meanwhile. Once the connection is closing, it sends
