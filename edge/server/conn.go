@@ -89,8 +89,17 @@ type conn struct {
 
 	// writer is the writer goroutine's state (writerIdle...): Wake starts
 	// a writer when there is none, or tells the running one to look again.
-	writer     atomic.Int32
+	writer atomic.Int32
+	// closed is set, once, just before ctx is cancelled. Writer passes
+	// check it rather than ctx: it sits beside writer, on the cache line
+	// a pass loads anyway, where ctx's state is an allocation of its
+	// own, one more cache miss per delivery.
+	closed     atomic.Bool
 	writerDone chan struct{} // closed when the last writer has sent the close frame
+	// fan is the fan-out worker that makes the writer's passes when the
+	// store wakes it idle (fanout.go); nil when the connection cannot
+	// write without blocking (TLS): then a writer goroutine does.
+	fan *fanWorker
 
 	pinger pinger
 	grant  grantTimer // ends a JWT grant at its exp
@@ -214,7 +223,8 @@ func (c *conn) dropSubLocked(sub *subscription) bool {
 	return true
 }
 
-// Wake implements store.Waker: it starts a writer goroutine if none is
+// Wake implements store.Waker: it has the connection's fan-out worker
+// make a writer pass, or starts a writer goroutine, if no writer is
 // running, else makes the running one look for work again before it
 // stops. It never blocks.
 func (c *conn) Wake() {
@@ -222,7 +232,11 @@ func (c *conn) Wake() {
 		switch st := c.writer.Load(); st {
 		case writerIdle:
 			if c.writer.CompareAndSwap(writerIdle, writerRunning) {
-				go c.writeLoop()
+				if c.fan != nil {
+					c.fan.push(c)
+				} else {
+					go c.writeLoop()
+				}
 				return
 			}
 		case writerRunning:
@@ -253,6 +267,9 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
+	}
+	if ws.CanTryWrite() {
+		c.fan = s.fan.worker()
 	}
 	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu
@@ -326,6 +343,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 		c.closeCode, c.closeReason = code, reason
 	}
 	c.mu.Unlock()
+	c.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.Wake() // the writer sends the close frame
@@ -333,6 +351,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 
 // abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
+	c.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.ws.CloseNow()

@@ -254,9 +254,15 @@ func checkStalled(t *testing.T, slow *rawClient, n int, fastForward bool) {
 // readSequence reads n messages {"i": k} of a subscription and checks that
 // k runs 0..n-1.
 func readSequence(c *rawClient, sub string, n int, progress *atomic.Int64) error {
+	return readRange(c, sub, 0, n, progress)
+}
+
+// readRange reads messages {"i": k} of a subscription and checks that k
+// runs from..to-1; progress is the next k.
+func readRange(c *rawClient, sub string, from, to int, progress *atomic.Int64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // bounds a hang
 	defer cancel()
-	for next := 0; next < n; {
+	for next := from; next < to; {
 		_, data, err := c.ws.Read(ctx)
 		if err != nil {
 			return err

@@ -53,6 +53,7 @@ type Server struct {
 	hk        hookState          // the apps' hooks (hooks.go)
 	presence  *presence.Registry // who is in each channel
 	views     viewShares         // simple views' shared results (viewshare.go)
+	fan       *fanout            // the fan-out workers (fanout.go)
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -86,6 +87,7 @@ func New(opts *Options) (*Server, error) {
 		firstSeen: opts.FirstDelivery,
 		conns:     make(map[*conn]struct{}),
 		hurry:     make(chan struct{}),
+		fan:       newFanout(),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
 	s.presence = opts.Presence

@@ -42,28 +42,33 @@ type writer struct {
 	named    rtm.SubscriptionData
 	namedPDU rtm.PDU
 	out      []byte // frames gathered for one write
+	// direct is set during a fan-out worker's pass (fanout.go): flush
+	// does not block. kept says the connection holds bytes a direct
+	// pass's write left, which the next write sends first.
+	direct bool
+	kept   bool
 }
 
 var writers = sync.Pool{New: func() any {
 	return &writer{frames: make([]store.Frame, 0, 64), msgs: make([][]byte, 0, 64), out: make([]byte, 0, 16<<10)}
 }}
 
-// writeLoop is a writer goroutine, started by Wake. Each pass sends the
+// writeLoop is a writer goroutine, started by Wake for a connection
+// without a fan-out worker, by the reader after a pass of its own
+// (wakeIfDue), or by a fan-out worker (writeLoopFrom). Each pass sends the
 // queued replies in order, then one batch per subscription with data
 // ready, in one write; then it arms every cursor and ends, unless one has
 // data ready or it was woken meanwhile. Once the connection is closing, it sends
 // the close frame and marks the writer stopped for good.
 func (c *conn) writeLoop() {
-	w := writers.Get().(*writer)
-	defer w.release()
-	for !c.writePass(w) {
-	}
+	c.writeLoopFrom(writers.Get().(*writer))
 }
 
 // release returns a writer's state to the pool.
 func (w *writer) release() {
 	clear(w.items)
 	w.items, w.out = w.items[:0], w.out[:0]
+	w.direct, w.kept = false, false
 	writers.Put(w)
 }
 
@@ -73,7 +78,7 @@ func (w *writer) release() {
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
 	c.writer.Store(writerRunning)
-	if c.ctx.Err() != nil {
+	if c.closed.Load() {
 		c.finish()
 		return true
 	}
@@ -407,20 +412,28 @@ func (c *conn) flush(w *writer) error {
 	if len(w.out) == 0 {
 		return nil
 	}
+	if w.direct {
+		return c.tryFlush(w)
+	}
 	err := c.ws.Write(w.out)
 	w.out = w.out[:0]
 	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			c.srv.counters.slowCloses.Add(1)
-			c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
-		} else {
-			c.closeWith(websocket.StatusPolicyViolation, "write failed")
-		}
-		// The writer's next pass finds ctx done and finish closes: Close
-		// fails on the broken connection and drops it, stopping the close
-		// timer Close armed.
+		c.writeFailed(err)
 	}
 	return err
+}
+
+// writeFailed closes the connection after a failed write.
+func (c *conn) writeFailed(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.srv.counters.slowCloses.Add(1)
+		c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
+	} else {
+		c.closeWith(websocket.StatusPolicyViolation, "write failed")
+	}
+	// The writer's next pass finds ctx done and finish closes: Close
+	// fails on the broken connection and drops it, stopping the close
+	// timer Close armed.
 }
 
 // internal logs an internal error and closes the connection with 1011;

@@ -47,6 +47,7 @@ type Conn struct {
 	deadlineSet  time.Time // when the write deadline was last moved
 	closeSent    bool
 	broken       bool // a write failed: the stream may hold half a frame
+	try          tryWriter
 
 	// cmu guards closeTimer; not wmu, so that CloseNow does not wait for
 	// a write blocked on a peer that stopped reading.
@@ -57,8 +58,10 @@ type Conn struct {
 
 // newConn wraps nc, whose first bytes may already be buffered in br.
 func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Conn {
-	return &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol,
+	c := &Conn{nc: nc, br: br, client: client, subprotocol: subprotocol,
 		readLimit: 32 << 10, frameTimeout: DefaultFrameTimeout}
+	c.try.init(c)
+	return c
 }
 
 // Subprotocol returns the negotiated subprotocol, "" if none.
@@ -352,7 +355,8 @@ func (c *Conn) AppendFrame(dst []byte, op Opcode, payload []byte) []byte {
 
 // Write sends b, whole frames made by AppendFrame, in one write. Writes
 // from several goroutines do not interleave. After the close frame was
-// sent, or once a write failed, Write returns ErrClosed.
+// sent, or once a write failed, Write returns ErrClosed. What a TryWrite
+// kept goes out first; Write(nil) sends only that.
 func (c *Conn) Write(b []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -378,6 +382,14 @@ func (c *Conn) writeLocked(b []byte) error {
 			}
 			c.deadlineSet = now
 		}
+	}
+	if len(c.try.kept) > 0 {
+		if err := c.writeKept(); err != nil {
+			return err
+		}
+	}
+	if len(b) == 0 {
+		return nil
 	}
 	if _, err := c.nc.Write(b); err != nil {
 		c.broken = true
