@@ -92,11 +92,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
-	s.codecOpened(c.ci)
+	s.codecOpened(c.codecIndex)
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
-		defer s.codecClosed(c.ci)
+		defer s.codecClosed(c.codecIndex)
 		c.run()
 		s.disconnected(c)
 	}()

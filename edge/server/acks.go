@@ -113,7 +113,7 @@ func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byt
 	c.srv.journal.PublishFrom(key, payload, "", origin, func(offset uint64, err error) {
 		c.completeAck(slot, srv.ackFrame(cd, action, id, offset, err))
 		if err == nil {
-			srv.counters.messagesIn[c.ci].Add(1)
+			srv.counters.messagesIn[c.codecIndex].Add(1)
 			c.traffic.messagesIn.Add(1)
 		}
 	})

@@ -125,7 +125,7 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 // switch.
 func (c *conn) logStored(key string, w logWrite, offset uint64, prior store.Prior) (any, error) {
 	pos := rtm.Position{Epoch: c.srv.journal.Epoch(), Offset: offset}
-	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
 	if w.ttl != 0 {
 		c.srv.ttl.arm(key, pos, w.ttl, w.ttlPayload)

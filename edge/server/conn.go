@@ -32,16 +32,16 @@ const readOverhead = 16 << 10
 // owns the cursors once a subscription is handed over; mu guards what
 // they share.
 type conn struct {
-	srv     *Server
-	app     *app.App
-	traffic *appTraffic // the app's counters
-	ws      *websocket.Conn
-	codec   codec.Codec
-	ci      int // index of codec in codecs
-	op      websocket.Opcode
-	remote  string
-	peer    string   // remote's address without port: the key of per-address limits
-	who     identity // set before the connection runs (hooks.go)
+	srv        *Server
+	app        *app.App
+	traffic    *appTraffic // the app's counters
+	ws         *websocket.Conn
+	codec      codec.Codec
+	codecIndex int // of the connection's codec in codecs
+	op         websocket.Opcode
+	remote     string
+	peer       string   // remote's address without port: the key of per-address limits
+	who        identity // set before the connection runs (hooks.go)
 
 	// ctx ends when the connection is to close; the writer then sends the
 	// close frame with closeCode and closeReason.
@@ -257,7 +257,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		traffic:    s.traffic[a.Key],
 		ws:         ws,
 		codec:      cd,
-		ci:         ci,
+		codecIndex: ci,
 		op:         websocket.OpText,
 		remote:     remote,
 		peer:       peerKey(remote),
@@ -300,7 +300,7 @@ func (c *conn) run() {
 			// that unread data does not turn the close into a reset.
 			continue
 		}
-		c.srv.counters.bytesIn[c.ci].Add(uint64(len(frame)))
+		c.srv.counters.bytesIn[c.codecIndex].Add(uint64(len(frame)))
 		c.traffic.bytesIn.Add(uint64(len(frame)))
 		c.handleFrame(frame)
 		// The replies wait for the next request only if one is already
@@ -425,17 +425,17 @@ func (c *conn) enqueue(it outItem) {
 	c.queue = append(c.queue, it)
 	c.queued += len(it.frame)
 	c.mu.Unlock()
-	c.wakeWriter()
+	c.markWakeDue()
 }
 
-// wakeWriter notes work the reader queued while handling a frame: run
+// markWakeDue notes work the reader queued while handling a frame: run
 // wakes the writer once the frame is handled, unless the reader holds
 // more requests already read; then it waits until they are handled too,
 // so that a pipelining client's replies share one write. For the reader
 // goroutine only, inside handleFrame.
-func (c *conn) wakeWriter() { c.wakeDue = true }
+func (c *conn) markWakeDue() { c.wakeDue = true }
 
-// wakeIfDue wakes the writer for the work wakeWriter noted. For the
+// wakeIfDue wakes the writer for the work markWakeDue noted. For the
 // reader goroutine only.
 //
 // When no writer runs, the reader makes the writer's pass itself: the

@@ -91,7 +91,7 @@ func (c *conn) queueClose() {
 	c.queue = append(c.queue, c.closeAfter)
 	c.mu.Unlock()
 	c.closeAfter = outItem{}
-	c.wakeWriter()
+	c.markWakeDue()
 }
 
 // admit applies the request rate limit (a token bucket). A request with an

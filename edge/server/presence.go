@@ -201,7 +201,7 @@ func (w *presenceWatch) PresenceSnapshot(_ string, members []presence.Member, mo
 // per codec and subscription id (most subscriptions' id is their channel)
 // and shared by every watcher that has the same.
 func (w *presenceWatch) PresenceChanged(ev *presence.Event) {
-	memo := &ev.Memo[w.c.ci]
+	memo := &ev.Memo[w.c.codecIndex]
 	if memo.Frame == nil || memo.Key != w.sub.id {
 		body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.id, Event: ev.Kind.String(),
 			Members: []rtm.PresenceMember{}, Users: int64(ev.Users), Connections: int64(ev.Connections)}

@@ -46,7 +46,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if b.Message, err = c.askPublish(b.Channel, b.Message); err != nil {
 		return nil, err
 	}
-	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.ci, c.srv.payloadCodecs(c.ci))
+	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.codecIndex, c.srv.payloadCodecs(c.codecIndex))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err
@@ -122,7 +122,7 @@ func (c *conn) append(env *rtm.Envelope, channel string, payload []byte, origin 
 	if err != nil {
 		return nil, c.appendError(err)
 	}
-	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
@@ -252,7 +252,7 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 		}
 		at = &p
 	}
-	return c.srv.readAt(c.ctx, storeKey(c.app, b.Channel), at, b.Position, c.ci)
+	return c.srv.readAt(c.ctx, storeKey(c.app, b.Channel), at, b.Position, c.codecIndex)
 }
 
 // readAt reads the message of a store key at a position, or its newest

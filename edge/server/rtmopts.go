@@ -108,7 +108,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []b
 	if err != nil {
 		return nil, c.appendError(err)
 	}
-	c.srv.counters.messagesIn[c.ci].Add(1)
+	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
 	if b.TTL != nil {
 		c.srv.ttl.arm(key, pos, *b.TTL, ttlPayload)
@@ -134,7 +134,7 @@ func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
 	if !prior.Found {
 		return &rtm.Previous{Message: nil, Position: prior.Position.String()}, nil
 	}
-	msg, err := payloadFor(prior.Data, c.ci)
+	msg, err := payloadFor(prior.Data, c.codecIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 		if err != nil {
 			return nil, c.appendError(err)
 		}
-		c.srv.counters.messagesIn[c.ci].Add(1)
+		c.srv.counters.messagesIn[c.codecIndex].Add(1)
 		c.traffic.messagesIn.Add(1)
 		return c.previousReply(pos.String(), b.Read, prior)
 	}

@@ -218,7 +218,7 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 		c.queued += len(notice)
 	}
 	c.mu.Unlock()
-	c.wakeWriter()
+	c.markWakeDue()
 	return nil
 }
 
@@ -243,6 +243,6 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
 	c.syncPresence()
-	c.wakeWriter()
+	c.markWakeDue()
 	return nil, nil
 }

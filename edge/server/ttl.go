@@ -143,7 +143,7 @@ func (t *ttlSwitches) close() {
 // ttlPayload encodes a ttl_message as a publish's message, refused as a
 // publish's would be.
 func (c *conn) ttlPayload(msg any) ([]byte, error) {
-	p, size, err := encodePayload(nil, msg, c.ci, c.srv.payloadCodecs(c.ci))
+	p, size, err := encodePayload(nil, msg, c.codecIndex, c.srv.payloadCodecs(c.codecIndex))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err

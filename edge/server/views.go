@@ -156,9 +156,9 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 	}
 	w.msgs = w.msgs[:0]
 	for _, m := range sv.results {
-		if c.ci != carrier {
+		if c.codecIndex != carrier {
 			var err error
-			if m, err = transcodeCarrier(m, c.ci); err != nil {
+			if m, err = transcodeCarrier(m, c.codecIndex); err != nil {
 				return c.internal(fmt.Errorf("server: a view's result: %w", err))
 			}
 		}
@@ -188,7 +188,7 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 			n++
 		}
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sub.view.next, msgs[:n])
-		c.srv.counters.messagesOut[c.ci].Add(uint64(n))
+		c.srv.counters.messagesOut[c.codecIndex].Add(uint64(n))
 		c.traffic.messagesOut.Add(uint64(n))
 		if err := c.write(w, w.pdu); err != nil {
 			return err

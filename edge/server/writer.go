@@ -243,13 +243,13 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		return nil // sent at the period's end (flushAggregate)
 	}
 	if sub.view != nil {
-		if err := sub.view.viewMessages(w, frames, c.ci); err != nil {
+		if err := sub.view.viewMessages(w, frames, c.codecIndex); err != nil {
 			return c.internal(err)
 		}
 	} else {
 		for i := range frames {
 			// By index: a copy of each Frame would cost more than its Data.
-			m, err := payloadFor(frames[i].Data, c.ci)
+			m, err := payloadFor(frames[i].Data, c.codecIndex)
 			if err != nil {
 				return c.internal(err)
 			}
@@ -270,7 +270,7 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	}
 	clear(w.msgs)
-	c.srv.counters.messagesOut[c.ci].Add(uint64(len(w.msgs)))
+	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
 	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
 	if err := c.write(w, w.pdu); err != nil {
 		return err
@@ -398,7 +398,7 @@ func (c *conn) arm(subs []*subscription) bool {
 // the output out once it is large.
 func (c *conn) write(w *writer, pdu []byte) error {
 	w.out = c.ws.AppendFrame(w.out, c.op, pdu)
-	c.srv.counters.bytesOut[c.ci].Add(uint64(len(pdu)))
+	c.srv.counters.bytesOut[c.codecIndex].Add(uint64(len(pdu)))
 	c.traffic.bytesOut.Add(uint64(len(pdu)))
 	if len(w.out) < flushBytes {
 		return nil
