@@ -12,17 +12,26 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
-// startUserEdge starts an edge whose alpha app has a connect hook (a real
-// HTTP server) making the ?token= the connection's user, and tells each
-// connection's id on ids.
+// startUserEdge starts an edge whose alpha app has a connect hook
+// (userHookApps), and tells each connection's id on ids.
 func startUserEdge(t *testing.T) (*edge, chan string) {
 	t.Helper()
 	ids := make(chan string, 100)
+	e := startEdgeOf(t, &server.Options{Apps: userHookApps(t, ids), StoreOptions: &store.Options{SweepInterval: -1}}, nil, nil)
+	return e, ids
+}
+
+// userHookApps returns the test apps, alpha's with a connect hook (a real
+// HTTP server) making the ?token= the connection's user and telling each
+// connection's id on ids, the way a backend learns them.
+func userHookApps(t *testing.T, ids chan string) []*app.App {
+	t.Helper()
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req hook.ConnectRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -34,8 +43,7 @@ func startUserEdge(t *testing.T) (*edge, chan string) {
 	t.Cleanup(backend.Close)
 	apps := testApps()
 	apps[0].Hooks = &hook.Config{Connect: backend.URL, Secret: "hook-secret-0123456789", Timeout: 5 * time.Second}
-	e := startEdgeOf(t, &server.Options{Apps: apps, StoreOptions: &store.Options{SweepInterval: -1}}, nil, nil)
-	return e, ids
+	return apps
 }
 
 // dialUser connects to alpha as user, subscribed to channel, and returns

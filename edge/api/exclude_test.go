@@ -1,14 +1,10 @@
 package api_test
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
@@ -16,26 +12,15 @@ import (
 
 // startHookEdge serves RTM and the API of an edge (with a journal on n,
 // or alone when n is nil) whose alpha app's connect hook makes the
-// ?token= the connection's user and tells each connection's id on ids,
-// the way a backend learns them.
+// ?token= the connection's user and tells each connection's id on ids
+// (userHookApps).
 func startHookEdge(t *testing.T, n *journal.Node, ids chan string) *edge {
 	t.Helper()
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req hook.ConnectRequest
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			t.Errorf("connect hook: %v", err)
-		}
-		ids <- req.Connection
-		_ = json.NewEncoder(w).Encode(map[string]any{"allow": true, "user": req.Token})
-	}))
-	t.Cleanup(backend.Close)
-	apps := testApps()
-	apps[0].Hooks = &hook.Config{Connect: backend.URL, Secret: "hook-secret-0123456789", Timeout: 5 * time.Second}
 	var j *journal.Journal
 	if n != nil {
 		j = journaltest.Open(t, n, nil)
 	}
-	return startEdgeOf(t, &server.Options{Apps: apps}, j, nil)
+	return startEdgeOf(t, &server.Options{Apps: userHookApps(t, ids)}, j, nil)
 }
 
 // nextMessage reads the next data PDU and returns its one message and
