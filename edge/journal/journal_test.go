@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -68,34 +70,13 @@ func open(t testing.TB, n *Node, opts *Options) (*Journal, *store.Store) {
 // waitReady waits until the feed has caught up with the stream.
 func waitReady(t testing.TB, j *Journal) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for j.Ready() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("journal not ready after 30s: %v", j.Ready())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.WithinNil(t, 30*time.Second, "the journal's feed to catch up", j.Ready)
 }
 
 // publish publishes synchronously and returns the sequence.
 func publish(t *testing.T, j *Journal, key, data string) uint64 {
 	t.Helper()
-	type res struct {
-		seq uint64
-		err error
-	}
-	c := make(chan res, 1)
-	j.Publish(key, []byte(data), func(seq uint64, err error) { c <- res{seq, err} })
-	select {
-	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("publish %q: %v", data, r.err)
-		}
-		return r.seq
-	case <-time.After(30 * time.Second):
-		t.Fatalf("publish %q: no answer", data)
-	}
-	return 0
+	return publishFrom(t, j, key, data, "")
 }
 
 func TestSubjectRoundTrip(t *testing.T) {
@@ -229,17 +210,13 @@ func TestFeedWatchdogReplacesStuckConsumer(t *testing.T) {
 		t.Fatal("the stopped consumer did not close within 10s")
 	}
 	second := publish(t, j, "demo\x00w", "after")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.WithinNil(t, 30*time.Second, "the message after the stall in the store", func() error {
 		f, found, err := st.Read("demo\x00w", nil)
 		if err == nil && found && f.Offset == second {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("store's newest is %d (%v, %v) 30s after the stall, want %d", f.Offset, found, err, second)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("store's newest is %d (%v, %v), want %d", f.Offset, found, err, second)
+	})
 	if f, found, _ := st.Read("demo\x00w", &rtm.Position{Epoch: j.Epoch(), Offset: first}); !found || f.Offset != first {
 		t.Fatalf("the message before the stall is gone from the store")
 	}

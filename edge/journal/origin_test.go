@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // publishFrom publishes synchronously from origin and returns the
@@ -75,10 +76,8 @@ func TestOriginTravels(t *testing.T) {
 				name string
 				st   *store.Store
 			}{{"this edge's replica", st}, {"another edge's replica", other}} {
-				deadline := time.Now().Add(30 * time.Second)
-				for r.st.Applied() < s2 && time.Now().Before(deadline) {
-					time.Sleep(5 * time.Millisecond) // the other edge's feed runs on its own
-				}
+				// the other edge's feed runs on its own
+				poll.Until(t, r.name+" to apply the messages", func() bool { return r.st.Applied() >= s2 })
 				cur, err := r.st.Subscribe(key, store.Start{HistoryCount: 10})
 				if err != nil {
 					t.Fatal(err)

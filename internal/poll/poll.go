@@ -45,11 +45,11 @@ func Within(t testing.TB, d time.Duration, what string, cond func() bool) {
 // is worth describing (the last sample seen, the state reached instead).
 func UntilNil(t testing.TB, what string, check func() error) {
 	t.Helper()
-	withinNil(t, Timeout, what, check)
+	WithinNil(t, Timeout, what, check)
 }
 
-// withinNil is UntilNil with a deadline of d.
-func withinNil(t testing.TB, d time.Duration, what string, check func() error) {
+// WithinNil is UntilNil with a deadline of d.
+func WithinNil(t testing.TB, d time.Duration, what string, check func() error) {
 	t.Helper()
 	var last error
 	if !wait(d, func() bool { last = check(); return last == nil }) {

@@ -103,7 +103,7 @@ func TestUntilNil(t *testing.T) {
 func TestUntilNilReportsLastError(t *testing.T) {
 	n := 0
 	msg := run(t, func(tb testing.TB) {
-		withinNil(tb, 5*time.Millisecond, "all three", func() error {
+		WithinNil(tb, 5*time.Millisecond, "all three", func() error {
 			n++
 			return errors.New("still 2 of 3")
 		})
