@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadmeAPIExamples runs each curl line of the README's server API
+// block, as pasted into a shell, against `sluice edge` with the README's
+// configuration (whose api_keys the block's KEY is): each answers JSON
+// that is no error, with the keys of the answer the README shows after
+// it (where it shows one on a line).
+func TestReadmeAPIExamples(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Fatalf("this test runs the README's curl examples (apt-get install curl): %v", err)
+	}
+	cfg := filepath.Join(t.TempDir(), "edge.yaml")
+	if err := os.WriteFile(cfg, []byte(readmeBlock(t, "## Configuration", "yaml")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startRunEdge(t, "--config", cfg, "--listen", "127.0.0.1:0")
+	lines := strings.Split(readmeBlock(t, "## Server API (for backends)", "sh"), "\n")
+	var env []string
+	ran := 0
+	for i, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "KEY="):
+			env = append(env, strings.Fields(line)[0])
+			continue
+		case strings.HasPrefix(line, "EDGE="):
+			env = append(env, "EDGE=http://"+e.addr)
+			continue
+		case !strings.HasPrefix(line, "curl "):
+			continue
+		}
+		ran++
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s: answered %q, not a JSON object", line, out)
+		}
+		if _, failed := got["error"]; failed {
+			t.Errorf("%s: answered %s", line, out)
+			continue
+		}
+		// The answer the README shows, when it fits on the next line.
+		var want map[string]any
+		if i+1 < len(lines) && json.Unmarshal([]byte(strings.TrimPrefix(lines[i+1], "# ")), &want) == nil {
+			for k := range want {
+				if _, ok := got[k]; !ok {
+					t.Errorf("%s: answered %s, without %q (the README shows %s)", line, out, k, lines[i+1])
+				}
+			}
+		}
+	}
+	if ran < 10 {
+		t.Fatalf("ran %d curl lines of the README's API block, want every method's", ran)
+	}
+}
