@@ -33,6 +33,15 @@
 // (Write serializes whole buffers), so the reader can answer pings while
 // another goroutine writes data.
 //
+// It is not a public API: it does what the edge and Sluice's own clients
+// need and no more, and it changes with them, with no compatibility
+// promise to other importers (the module is an application; its packages
+// are imported by its own commands and tests). It stays in shared/ rather
+// than internal/ because DESIGN.md's layout keeps everything the edge and
+// the clients share there (shared <- edge, wasm), as shared/rtm and
+// shared/codec, which are no more public than it; internal/ holds the
+// module's test and build helpers.
+//
 // For js/wasm only the close status codes and errors build (status.go):
 // the browser client speaks through the browser's own WebSocket and shares
 // just these codes, so that net/http stays out of sluice.wasm. The rest is
