@@ -128,21 +128,27 @@ func (p *parser) onceValue(seen *uint, bit uint, dst *any) error {
 }
 
 func (p *parser) publish(b *rtm.PublishBody) error {
-	var out rtm.PublishBody
+	return p.textAndValue("channel", &b.Channel, "message", &b.Message)
+}
+
+// textAndValue decodes a body of a text under textKey and a value under
+// valueKey (publish, read's reply), each at most once, into text and
+// value, which it leaves as they were unless the whole body decodes.
+func (p *parser) textAndValue(textKey string, text *string, valueKey string, value *any) error {
+	var t string
+	var v any
 	var seen uint
-	err := p.object(func(key []byte) (err error) {
-		switch string(key) {
-		case "channel":
-			err = p.onceText(&seen, 1, &out.Channel)
-		case "message":
-			err = p.onceValue(&seen, 2, &out.Message)
-		default:
-			err = errLibrary
+	err := p.object(func(key []byte) error {
+		switch {
+		case string(key) == textKey:
+			return p.onceText(&seen, 1, &t)
+		case string(key) == valueKey:
+			return p.onceValue(&seen, 2, &v)
 		}
-		return err
+		return errLibrary
 	})
 	if err == nil {
-		b.Channel, b.Message = out.Channel, out.Message
+		*text, *value = t, v
 	}
 	return err
 }
@@ -205,23 +211,7 @@ func (p *parser) text1(name string, dst *string) error {
 }
 
 func (p *parser) readReply(b *rtm.ReadReply) error {
-	var out rtm.ReadReply
-	var seen uint
-	err := p.object(func(key []byte) (err error) {
-		switch string(key) {
-		case "position":
-			err = p.onceText(&seen, 1, &out.Position)
-		case "message":
-			err = p.onceValue(&seen, 2, &out.Message)
-		default:
-			err = errLibrary
-		}
-		return err
-	})
-	if err == nil {
-		b.Position, b.Message = out.Position, out.Message
-	}
-	return err
+	return p.textAndValue("position", &b.Position, "message", &b.Message)
 }
 
 func (p *parser) data(b *rtm.SubscriptionData) error {
