@@ -76,9 +76,10 @@ type conn struct {
 	ack      rtm.PositionBody
 	replyPDU rtm.PDU
 
-	mu     sync.Mutex // guards the fields below
-	queue  []outItem  // replies and control items for the writer, in request order
-	queued int        // bytes of encoded frames in queue
+	// mu guards the fields below, and out's queue: a subscription
+	// becomes live as its reply is queued (outbox.go).
+	mu  sync.Mutex
+	out outbox // the writer's queue of replies and control items
 	// live holds the live subscriptions (at most the per-connection
 	// limit, ids unique) in the order they started: what the writer
 	// walks. It is copy-on-write: a change makes a new slice and never
@@ -264,6 +265,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		role:       app.DefaultRole,
 		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
 		writerDone: make(chan struct{}),
+		out:        outbox{limit: s.limits.QueueBytes},
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
@@ -324,14 +326,7 @@ func (c *conn) run() {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.live = nil
-	// Subscriptions ended while the connection was closing, whose end the
-	// writer did not get to: their cursors would keep their channels.
-	for _, it := range c.queue {
-		if it.end != nil {
-			it.end.close()
-		}
-	}
-	c.queue = nil
+	c.out.discardLocked()
 	c.mu.Unlock()
 }
 
@@ -410,22 +405,6 @@ func errorKind(err error) string {
 		return "closed by the edge"
 	}
 	return err.Error()
-}
-
-// enqueue hands an item to the writer. A client that lets its reply queue
-// overflow (it sends requests but does not read) is closed with 1013.
-func (c *conn) enqueue(it outItem) {
-	c.mu.Lock()
-	if c.queued+len(it.frame) > c.srv.limits.QueueBytes {
-		c.mu.Unlock()
-		c.srv.counters.slowCloses.Add(1)
-		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its replies")
-		return
-	}
-	c.queue = append(c.queue, it)
-	c.queued += len(it.frame)
-	c.mu.Unlock()
-	c.markWakeDue()
 }
 
 // markWakeDue notes work the reader queued while handling a frame: run

@@ -123,7 +123,7 @@ func (c *conn) directPass(w *writer) int {
 		return passHandOff // the close frame is written by the goroutine
 	}
 	c.mu.Lock()
-	queued := len(c.queue) > 0
+	queued := c.out.pendingLocked()
 	subs := c.live
 	c.mu.Unlock()
 	if queued {

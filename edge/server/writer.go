@@ -138,8 +138,7 @@ func (c *conn) finish() {
 // c.live is copy-on-write: the slice returned is a snapshot as it is.
 func (c *conn) takeWork(w *writer) []*subscription {
 	c.mu.Lock()
-	w.items, c.queue = c.queue, w.items[:0]
-	c.queued = 0
+	w.items = c.out.takeLocked(w.items)
 	subs := c.live
 	c.mu.Unlock()
 	return subs
