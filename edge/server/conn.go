@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,9 +62,6 @@ type conn struct {
 	authFailures int
 	closeAfter   outItem
 	closing      bool
-	// wakeDue is set when replies were queued without waking the writer
-	// because more requests were already read: they go out together.
-	wakeDue bool
 	// pubHandles caches the store handles of the channels this connection
 	// publishes to (nil until it publishes), so that a publish does not
 	// build a store key and look the channel up by name.
@@ -79,7 +75,7 @@ type conn struct {
 	// mu guards the fields below, and out's queue: a subscription
 	// becomes live as its reply is queued (outbox.go).
 	mu  sync.Mutex
-	out outbox // the writer's queue of replies and control items
+	out outbox // the writer's queue and state (outbox.go)
 	// live holds the live subscriptions (at most the per-connection
 	// limit, ids unique) in the order they started: what the writer
 	// walks. It is copy-on-write: a change makes a new slice and never
@@ -87,20 +83,6 @@ type conn struct {
 	live        []*subscription
 	closeCode   websocket.StatusCode // set once, by the first closeWith
 	closeReason string
-
-	// writer is the writer goroutine's state (writerIdle...): Wake starts
-	// a writer when there is none, or tells the running one to look again.
-	writer atomic.Int32
-	// closed is set, once, just before ctx is cancelled. Writer passes
-	// check it rather than ctx: it sits beside writer, on the cache line
-	// a pass loads anyway, where ctx's state is an allocation of its
-	// own, one more cache miss per delivery.
-	closed     atomic.Bool
-	writerDone chan struct{} // closed when the last writer has sent the close frame
-	// fan is the fan-out worker that makes the writer's passes when the
-	// store wakes it idle (fanout.go); nil when the connection cannot
-	// write without blocking (TLS): then a writer goroutine does.
-	fan *fanWorker
 
 	pinger pinger
 	grant  grantTimer // ends a JWT grant at its exp
@@ -110,14 +92,6 @@ type conn struct {
 
 	pres connPresence // the user id and the channels it is present in
 }
-
-// The states of conn.writer.
-const (
-	writerIdle    = iota // no writer goroutine
-	writerRunning        // a writer goroutine is running
-	writerAgain          // running, and woken since it last looked for work
-	writerStopped        // the connection is closed; no writer will start
-)
 
 // subscription is one live subscription. After the reader hands it over
 // (under mu), only the writer reads its cursor.
@@ -224,32 +198,6 @@ func (c *conn) dropSubLocked(sub *subscription) bool {
 	return true
 }
 
-// Wake implements store.Waker: it has the connection's fan-out worker
-// make a writer pass, or starts a writer goroutine, if no writer is
-// running, else makes the running one look for work again before it
-// stops. It never blocks.
-func (c *conn) Wake() {
-	for {
-		switch st := c.writer.Load(); st {
-		case writerIdle:
-			if c.writer.CompareAndSwap(writerIdle, writerRunning) {
-				if c.fan != nil {
-					c.fan.push(c)
-				} else {
-					go c.writeLoop()
-				}
-				return
-			}
-		case writerRunning:
-			if c.writer.CompareAndSwap(writerRunning, writerAgain) {
-				return
-			}
-		default:
-			return
-		}
-	}
-}
-
 func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	cd, ci := codecFor(ws.Subprotocol())
 	c := &conn{
@@ -264,14 +212,13 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		peer:       peerKey(remote),
 		role:       app.DefaultRole,
 		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
-		writerDone: make(chan struct{}),
-		out:        outbox{limit: s.limits.QueueBytes},
+		out:        outbox{limit: s.limits.QueueBytes, done: make(chan struct{})},
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
 	}
 	if ws.CanTryWrite() {
-		c.fan = s.fan.worker()
+		c.out.fan = s.fan.worker()
 	}
 	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu
@@ -318,7 +265,7 @@ func (c *conn) run() {
 	c.pinger.stop()
 	c.leavePresence() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
-	<-c.writerDone
+	<-c.out.done
 	c.ws.CloseNow()
 	c.mu.Lock()
 	for _, sub := range c.live {
@@ -338,7 +285,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 		c.closeCode, c.closeReason = code, reason
 	}
 	c.mu.Unlock()
-	c.closed.Store(true)
+	c.out.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.Wake() // the writer sends the close frame
@@ -346,7 +293,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 
 // abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
-	c.closed.Store(true)
+	c.out.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.ws.CloseNow()
@@ -405,38 +352,4 @@ func errorKind(err error) string {
 		return "closed by the edge"
 	}
 	return err.Error()
-}
-
-// markWakeDue notes work the reader queued while handling a frame: run
-// wakes the writer once the frame is handled, unless the reader holds
-// more requests already read; then it waits until they are handled too,
-// so that a pipelining client's replies share one write. For the reader
-// goroutine only, inside handleFrame.
-func (c *conn) markWakeDue() { c.wakeDue = true }
-
-// wakeIfDue wakes the writer for the work markWakeDue noted. For the
-// reader goroutine only.
-//
-// When no writer runs, the reader makes the writer's pass itself: the
-// replies of the requests it just handled leave without a goroutine
-// started for them and a scheduler hop to it, which were most of what an
-// edge added between a request and its reply for a client with one
-// request in flight. A writer goroutine takes over only when one pass
-// does not finish the work (more data ready, or a Wake meanwhile), so
-// the reader goes back to reading after one pass.
-func (c *conn) wakeIfDue() {
-	if !c.wakeDue {
-		return
-	}
-	c.wakeDue = false
-	if !c.writer.CompareAndSwap(writerIdle, writerRunning) {
-		c.Wake()
-		return
-	}
-	w := writers.Get().(*writer)
-	done := c.writePass(w)
-	w.release()
-	if !done {
-		go c.writeLoop() // the writer's state stays writerRunning: it is the writer now
-	}
 }

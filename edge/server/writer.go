@@ -77,8 +77,8 @@ func (w *writer) release() {
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
-	c.writer.Store(writerRunning)
-	if c.closed.Load() {
+	c.out.look()
+	if c.out.closed.Load() {
 		c.finish()
 		return true
 	}
@@ -110,7 +110,7 @@ func (c *conn) writePass(w *writer) bool {
 	// when Wake came meanwhile (a reply, a new subscription): either
 	// way another pass follows. So a pass that sent something needs
 	// no second pass to find nothing.
-	return c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle)
+	return c.arm(subs) && c.out.rest()
 }
 
 // finish sends the close frame, once, and stops the writer for good.
@@ -128,9 +128,7 @@ func (c *conn) finish() {
 		// After a failed write Close fails too and drops the connection.
 		_ = c.ws.Close(code, reason)
 	}
-	// Only one writer runs and none starts once stopped: this runs once.
-	c.writer.Store(writerStopped)
-	close(c.writerDone)
+	c.out.stop()
 }
 
 // takeWork swaps the queue out and returns the live subscriptions under
