@@ -26,10 +26,9 @@ import (
 const readOverhead = 16 << 10
 
 // conn is one client connection. Its reader goroutine owns the request
-// state (role, handshake, limiter, scratch buffers); a writer goroutine,
-// started when there is something to send and gone when there is not,
-// owns the cursors once a subscription is handed over; mu guards what
-// they share.
+// state (role, handshake, limiter, scratch buffers); the writer, whoever
+// holds it (outbox.go), owns the cursors once a subscription is handed
+// over; mu guards what they share.
 type conn struct {
 	srv        *Server
 	app        *app.App

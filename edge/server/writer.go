@@ -24,9 +24,10 @@ const flushBytes = 128 << 10
 // close frame.
 var errClosing = errors.New("server: connection closing")
 
-// writer is the state of a writer goroutine. It comes from a pool and
-// goes back when the goroutine ends, so an idle connection holds no
-// buffers and fan-out does not allocate.
+// writer is the scratch state of a writer's passes (the reader's, a
+// fan-out worker's or a writer goroutine's). It comes from a pool and
+// goes back when the pass or the goroutine ends, so an idle connection
+// holds no buffers and fan-out does not allocate.
 type writer struct {
 	items  []outItem
 	frames []store.Frame
@@ -72,8 +73,9 @@ func (w *writer) release() {
 	writers.Put(w)
 }
 
-// writePass is one pass of the writer, run by whoever holds the writer
-// state (writerRunning): a writer goroutine, or the reader (wakeIfDue).
+// writePass is one pass of the writer, run by whoever holds it
+// (writerRunning; outbox.go): a writer goroutine, or the reader
+// (wakeIfDue).
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
