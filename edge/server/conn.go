@@ -26,9 +26,9 @@ import (
 const readOverhead = 16 << 10
 
 // conn is one client connection. Its reader goroutine owns the request
-// state (role, handshake, limiter, scratch buffers); the writer, whoever
-// holds it (outbox.go), owns the cursors once a subscription is handed
-// over; mu guards what they share.
+// state (requestState); the writer, whoever holds it (outbox.go), owns
+// the cursors once a subscription is handed over; mu guards what they
+// share.
 type conn struct {
 	srv        *Server
 	app        *app.App
@@ -46,7 +46,37 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// Owned by the reader goroutine.
+	// The reader goroutine's alone (set before the connection runs,
+	// then only by the reader): embedded, so its fields read as the
+	// connection's.
+	requestState
+
+	// mu guards the fields below, and out's queue: a subscription
+	// becomes live as its reply is queued (outbox.go).
+	mu  sync.Mutex
+	out outbox // the writer's queue and state (outbox.go)
+	// live holds the live subscriptions (at most the per-connection
+	// limit, ids unique) in the order they started: what the writer
+	// walks. It is copy-on-write: a change makes a new slice and never
+	// touches the old one, so the writer walks its snapshot unlocked.
+	live        []*subscription
+	closeCode   websocket.StatusCode // set once, by the first closeWith
+	closeReason string
+
+	pinger pinger
+	grant  grantTimer // ends a JWT grant at its exp
+
+	// acks orders the replies of publishes waiting for the journal.
+	acks acks
+
+	pres connPresence // the user id and the channels it is present in
+}
+
+// requestState is the state of a connection's requests, which only its
+// reader goroutine reads and writes (accept sets it before the reader
+// starts): who the client is allowed to be, its rate limit, the reader's
+// buffers and reused PDUs. The writer never touches it.
+type requestState struct {
 	role      string
 	perms     app.Permissions
 	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
@@ -70,26 +100,6 @@ type conn struct {
 	// reads the next request, so one of each serves every request.
 	ack      rtm.PositionBody
 	replyPDU rtm.PDU
-
-	// mu guards the fields below, and out's queue: a subscription
-	// becomes live as its reply is queued (outbox.go).
-	mu  sync.Mutex
-	out outbox // the writer's queue and state (outbox.go)
-	// live holds the live subscriptions (at most the per-connection
-	// limit, ids unique) in the order they started: what the writer
-	// walks. It is copy-on-write: a change makes a new slice and never
-	// touches the old one, so the writer walks its snapshot unlocked.
-	live        []*subscription
-	closeCode   websocket.StatusCode // set once, by the first closeWith
-	closeReason string
-
-	pinger pinger
-	grant  grantTimer // ends a JWT grant at its exp
-
-	// acks orders the replies of publishes waiting for the journal.
-	acks acks
-
-	pres connPresence // the user id and the channels it is present in
 }
 
 // subscription is one live subscription. After the reader hands it over
@@ -209,9 +219,11 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		op:         websocket.OpText,
 		remote:     remote,
 		peer:       peerKey(remote),
-		role:       app.DefaultRole,
-		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
-		out:        outbox{limit: s.limits.QueueBytes, done: make(chan struct{})},
+		requestState: requestState{
+			role:    app.DefaultRole,
+			limiter: newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
+		},
+		out: outbox{limit: s.limits.QueueBytes, done: make(chan struct{})},
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
