@@ -66,8 +66,7 @@ func (c *conn) completeAck(s *ackSlot, frame []byte) {
 	c.mu.Lock()
 	for _, d := range a.q[:k] {
 		if d.frame != nil {
-			c.queue = append(c.queue, outItem{frame: d.frame})
-			c.queued += len(d.frame)
+			c.out.pushUncheckedLocked(outItem{frame: d.frame})
 		}
 	}
 	c.mu.Unlock()

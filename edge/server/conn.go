@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,10 +26,9 @@ import (
 const readOverhead = 16 << 10
 
 // conn is one client connection. Its reader goroutine owns the request
-// state (role, handshake, limiter, scratch buffers); a writer goroutine,
-// started when there is something to send and gone when there is not,
-// owns the cursors once a subscription is handed over; mu guards what
-// they share.
+// state (requestState); the writer, whoever holds it (outbox.go), owns
+// the cursors once a subscription is handed over; mu guards what they
+// share.
 type conn struct {
 	srv        *Server
 	app        *app.App
@@ -48,7 +46,37 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// Owned by the reader goroutine.
+	// The reader goroutine's alone (set before the connection runs,
+	// then only by the reader): embedded, so its fields read as the
+	// connection's.
+	requestState
+
+	// mu guards the fields below, and out's queue: a subscription
+	// becomes live as its reply is queued (outbox.go).
+	mu  sync.Mutex
+	out outbox // the writer's queue and state (outbox.go)
+	// live holds the live subscriptions (at most the per-connection
+	// limit, ids unique) in the order they started: what the writer
+	// walks. It is copy-on-write: a change makes a new slice and never
+	// touches the old one, so the writer walks its snapshot unlocked.
+	live        []*subscription
+	closeCode   websocket.StatusCode // set once, by the first closeWith
+	closeReason string
+
+	pinger pinger
+	grant  grantTimer // ends a JWT grant at its exp
+
+	// acks orders the replies of publishes waiting for the journal.
+	acks acks
+
+	pres connPresence // the user id and the channels it is present in
+}
+
+// requestState is the state of a connection's requests, which only its
+// reader goroutine reads and writes (accept sets it before the reader
+// starts): who the client is allowed to be, its rate limit, the reader's
+// buffers and reused PDUs. The writer never touches it.
+type requestState struct {
 	role      string
 	perms     app.Permissions
 	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
@@ -63,9 +91,6 @@ type conn struct {
 	authFailures int
 	closeAfter   outItem
 	closing      bool
-	// wakeDue is set when replies were queued without waking the writer
-	// because more requests were already read: they go out together.
-	wakeDue bool
 	// pubHandles caches the store handles of the channels this connection
 	// publishes to (nil until it publishes), so that a publish does not
 	// build a store key and look the channel up by name.
@@ -75,48 +100,7 @@ type conn struct {
 	// reads the next request, so one of each serves every request.
 	ack      rtm.PositionBody
 	replyPDU rtm.PDU
-
-	mu     sync.Mutex // guards the fields below
-	queue  []outItem  // replies and control items for the writer, in request order
-	queued int        // bytes of encoded frames in queue
-	// live holds the live subscriptions (at most the per-connection
-	// limit, ids unique) in the order they started: what the writer
-	// walks. It is copy-on-write: a change makes a new slice and never
-	// touches the old one, so the writer walks its snapshot unlocked.
-	live        []*subscription
-	closeCode   websocket.StatusCode // set once, by the first closeWith
-	closeReason string
-
-	// writer is the writer goroutine's state (writerIdle...): Wake starts
-	// a writer when there is none, or tells the running one to look again.
-	writer atomic.Int32
-	// closed is set, once, just before ctx is cancelled. Writer passes
-	// check it rather than ctx: it sits beside writer, on the cache line
-	// a pass loads anyway, where ctx's state is an allocation of its
-	// own, one more cache miss per delivery.
-	closed     atomic.Bool
-	writerDone chan struct{} // closed when the last writer has sent the close frame
-	// fan is the fan-out worker that makes the writer's passes when the
-	// store wakes it idle (fanout.go); nil when the connection cannot
-	// write without blocking (TLS): then a writer goroutine does.
-	fan *fanWorker
-
-	pinger pinger
-	grant  grantTimer // ends a JWT grant at its exp
-
-	// acks orders the replies of publishes waiting for the journal.
-	acks acks
-
-	pres connPresence // the user id and the channels it is present in
 }
-
-// The states of conn.writer.
-const (
-	writerIdle    = iota // no writer goroutine
-	writerRunning        // a writer goroutine is running
-	writerAgain          // running, and woken since it last looked for work
-	writerStopped        // the connection is closed; no writer will start
-)
 
 // subscription is one live subscription. After the reader hands it over
 // (under mu), only the writer reads its cursor.
@@ -223,32 +207,6 @@ func (c *conn) dropSubLocked(sub *subscription) bool {
 	return true
 }
 
-// Wake implements store.Waker: it has the connection's fan-out worker
-// make a writer pass, or starts a writer goroutine, if no writer is
-// running, else makes the running one look for work again before it
-// stops. It never blocks.
-func (c *conn) Wake() {
-	for {
-		switch st := c.writer.Load(); st {
-		case writerIdle:
-			if c.writer.CompareAndSwap(writerIdle, writerRunning) {
-				if c.fan != nil {
-					c.fan.push(c)
-				} else {
-					go c.writeLoop()
-				}
-				return
-			}
-		case writerRunning:
-			if c.writer.CompareAndSwap(writerRunning, writerAgain) {
-				return
-			}
-		default:
-			return
-		}
-	}
-}
-
 func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 	cd, ci := codecFor(ws.Subprotocol())
 	c := &conn{
@@ -261,15 +219,17 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 		op:         websocket.OpText,
 		remote:     remote,
 		peer:       peerKey(remote),
-		role:       app.DefaultRole,
-		limiter:    newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
-		writerDone: make(chan struct{}),
+		requestState: requestState{
+			role:    app.DefaultRole,
+			limiter: newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
+		},
+		out: outbox{limit: s.limits.QueueBytes, done: make(chan struct{})},
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
 	}
 	if ws.CanTryWrite() {
-		c.fan = s.fan.worker()
+		c.out.fan = s.fan.worker()
 	}
 	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu
@@ -316,7 +276,7 @@ func (c *conn) run() {
 	c.pinger.stop()
 	c.leavePresence() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
-	<-c.writerDone
+	<-c.out.done
 	c.ws.CloseNow()
 	c.mu.Lock()
 	for _, sub := range c.live {
@@ -324,14 +284,7 @@ func (c *conn) run() {
 		c.srv.counters.subscriptions.Add(-1)
 	}
 	c.live = nil
-	// Subscriptions ended while the connection was closing, whose end the
-	// writer did not get to: their cursors would keep their channels.
-	for _, it := range c.queue {
-		if it.end != nil {
-			it.end.close()
-		}
-	}
-	c.queue = nil
+	c.out.discardLocked()
 	c.mu.Unlock()
 }
 
@@ -343,7 +296,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 		c.closeCode, c.closeReason = code, reason
 	}
 	c.mu.Unlock()
-	c.closed.Store(true)
+	c.out.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.Wake() // the writer sends the close frame
@@ -351,7 +304,7 @@ func (c *conn) closeWith(code websocket.StatusCode, reason string) {
 
 // abort drops the connection at once, without a close handshake.
 func (c *conn) abort() {
-	c.closed.Store(true)
+	c.out.closed.Store(true)
 	c.cancel()
 	c.wakeAcks()
 	c.ws.CloseNow()
@@ -410,54 +363,4 @@ func errorKind(err error) string {
 		return "closed by the edge"
 	}
 	return err.Error()
-}
-
-// enqueue hands an item to the writer. A client that lets its reply queue
-// overflow (it sends requests but does not read) is closed with 1013.
-func (c *conn) enqueue(it outItem) {
-	c.mu.Lock()
-	if c.queued+len(it.frame) > c.srv.limits.QueueBytes {
-		c.mu.Unlock()
-		c.srv.counters.slowCloses.Add(1)
-		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its replies")
-		return
-	}
-	c.queue = append(c.queue, it)
-	c.queued += len(it.frame)
-	c.mu.Unlock()
-	c.markWakeDue()
-}
-
-// markWakeDue notes work the reader queued while handling a frame: run
-// wakes the writer once the frame is handled, unless the reader holds
-// more requests already read; then it waits until they are handled too,
-// so that a pipelining client's replies share one write. For the reader
-// goroutine only, inside handleFrame.
-func (c *conn) markWakeDue() { c.wakeDue = true }
-
-// wakeIfDue wakes the writer for the work markWakeDue noted. For the
-// reader goroutine only.
-//
-// When no writer runs, the reader makes the writer's pass itself: the
-// replies of the requests it just handled leave without a goroutine
-// started for them and a scheduler hop to it, which were most of what an
-// edge added between a request and its reply for a client with one
-// request in flight. A writer goroutine takes over only when one pass
-// does not finish the work (more data ready, or a Wake meanwhile), so
-// the reader goes back to reading after one pass.
-func (c *conn) wakeIfDue() {
-	if !c.wakeDue {
-		return
-	}
-	c.wakeDue = false
-	if !c.writer.CompareAndSwap(writerIdle, writerRunning) {
-		c.Wake()
-		return
-	}
-	w := writers.Get().(*writer)
-	done := c.writePass(w)
-	w.release()
-	if !done {
-		go c.writeLoop() // the writer's state stays writerRunning: it is the writer now
-	}
 }

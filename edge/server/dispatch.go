@@ -88,7 +88,7 @@ func (c *conn) queueClose() {
 		return
 	}
 	c.mu.Lock()
-	c.queue = append(c.queue, c.closeAfter)
+	c.out.pushUncheckedLocked(c.closeAfter)
 	c.mu.Unlock()
 	c.closeAfter = outItem{}
 	c.markWakeDue()

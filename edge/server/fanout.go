@@ -118,12 +118,12 @@ const (
 // replies, a close, or subscriptions other than plain ones (catch-ups,
 // views, prefixes) is left whole to the goroutine.
 func (c *conn) directPass(w *writer) int {
-	c.writer.Store(writerRunning) // a Wake from now on asks for another pass
-	if c.closed.Load() {
+	c.out.look() // a Wake from now on asks for another pass
+	if c.out.closed.Load() {
 		return passHandOff // the close frame is written by the goroutine
 	}
 	c.mu.Lock()
-	queued := len(c.queue) > 0
+	queued := c.out.pendingLocked()
 	subs := c.live
 	c.mu.Unlock()
 	if queued {
@@ -140,7 +140,7 @@ func (c *conn) directPass(w *writer) int {
 	switch {
 	case err != nil:
 		return passHandOff
-	case c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle):
+	case c.arm(subs) && c.out.rest():
 		return passDone
 	}
 	return passAgain

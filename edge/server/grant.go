@@ -104,7 +104,7 @@ func (c *conn) endSubscriptions(end func(*subscription) bool, reason string) int
 		}
 		c.dropSubLocked(sub)
 		c.srv.counters.subscriptions.Add(-1)
-		c.queue = append(c.queue, outItem{end: sub, deny: reason})
+		c.out.pushUncheckedLocked(outItem{end: sub, deny: reason})
 		n++
 	}
 	c.mu.Unlock()

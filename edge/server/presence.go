@@ -228,14 +228,12 @@ func (w *presenceWatch) push(frame []byte) {
 		c.mu.Unlock()
 		return
 	}
-	if c.queued+len(frame) > c.srv.limits.QueueBytes {
+	if !c.out.pushLocked(outItem{frame: frame}) {
 		c.mu.Unlock()
 		c.srv.counters.slowCloses.Add(1)
 		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its presence events")
 		return
 	}
-	c.queue = append(c.queue, outItem{frame: frame})
-	c.queued += len(frame)
 	c.mu.Unlock()
 	c.Wake()
 }

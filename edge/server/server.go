@@ -3,14 +3,22 @@
 // roles and limits, appends publishes to the store and sends every
 // subscription what it reads there.
 //
-// Each connection has a reader goroutine of its own (accept hands the
-// upgraded connection to it and returns the HTTP handler's), which
-// handles requests one at a time so replies leave in request order, and a
-// writer started on demand, which drains the reply queue and the
-// subscriptions' cursors (the reader makes a pass itself when no writer
-// runs). Lock order: Server.mu before conn.grant.mu before
-// connPresence.mu (presence.go) before conn.mu before occupancy.mu
-// (hooks.go).
+// Each connection has a reader goroutine of its own, which accept starts
+// once the connection is upgraded; the HTTP handler returns at once, and
+// its goroutine serves the connection no further. The reader handles
+// requests one at a time, so replies leave in request order, and queues
+// them in the connection's outbox. A writer, taken on demand, sends the
+// outbox's queue and what the subscriptions' cursors read: the reader
+// itself after handling what it read, a fan-out worker when the store
+// wakes an idle connection, or a writer goroutine of the connection's
+// own when either would block (outbox.go says who, and how it moves).
+//
+// Lock order: Server.mu before conn.grant.mu (grant.go) before
+// connPresence.mu (presence.go) before the presence registry's shard
+// locks before conn.mu, which guards the outbox's queue with
+// conn.live, before occupancy.mu (hooks.go) before the events sender's;
+// conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
+// leaf: Wake takes it, holding no lock of the connection's.
 package server
 
 import (

@@ -192,7 +192,8 @@ func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 
 // handOver makes sub live and queues its ok reply, then notice (if any)
 // before any of its data; a forced subscribe ends the subscription it
-// replaces first.
+// replaces first. The replies go past the queue's byte check, in the same
+// step as the hand-over (outbox.pushUncheckedLocked says why).
 func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte) error {
 	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{
 		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
@@ -204,18 +205,16 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 	}
 	c.mu.Lock()
 	if old := c.subLocked(sub.id); old != nil && force {
-		c.queue = append(c.queue, outItem{end: old})
+		c.out.pushUncheckedLocked(outItem{end: old})
 	} else {
 		c.srv.counters.subscriptions.Add(1)
 	}
 	c.setSubLocked(sub)
 	if !id.IsZero() {
-		c.queue = append(c.queue, outItem{frame: frame})
-		c.queued += len(frame)
+		c.out.pushUncheckedLocked(outItem{frame: frame})
 	}
 	if notice != nil {
-		c.queue = append(c.queue, outItem{frame: notice})
-		c.queued += len(notice)
+		c.out.pushUncheckedLocked(outItem{frame: notice})
 	}
 	c.mu.Unlock()
 	c.markWakeDue()
@@ -235,7 +234,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 	if ok {
 		c.dropSubLocked(sub)
 		c.srv.counters.subscriptions.Add(-1)
-		c.queue = append(c.queue, outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
+		c.out.pushUncheckedLocked(outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
 	}
 	c.mu.Unlock()
 	if !ok {

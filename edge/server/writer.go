@@ -24,9 +24,10 @@ const flushBytes = 128 << 10
 // close frame.
 var errClosing = errors.New("server: connection closing")
 
-// writer is the state of a writer goroutine. It comes from a pool and
-// goes back when the goroutine ends, so an idle connection holds no
-// buffers and fan-out does not allocate.
+// writer is the scratch state of a writer's passes (the reader's, a
+// fan-out worker's or a writer goroutine's). It comes from a pool and
+// goes back when the pass or the goroutine ends, so an idle connection
+// holds no buffers and fan-out does not allocate.
 type writer struct {
 	items  []outItem
 	frames []store.Frame
@@ -72,13 +73,14 @@ func (w *writer) release() {
 	writers.Put(w)
 }
 
-// writePass is one pass of the writer, run by whoever holds the writer
-// state (writerRunning): a writer goroutine, or the reader (wakeIfDue).
+// writePass is one pass of the writer, run by whoever holds it
+// (writerRunning; outbox.go): a writer goroutine, or the reader
+// (wakeIfDue).
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
-	c.writer.Store(writerRunning)
-	if c.closed.Load() {
+	c.out.look()
+	if c.out.closed.Load() {
 		c.finish()
 		return true
 	}
@@ -110,7 +112,7 @@ func (c *conn) writePass(w *writer) bool {
 	// when Wake came meanwhile (a reply, a new subscription): either
 	// way another pass follows. So a pass that sent something needs
 	// no second pass to find nothing.
-	return c.arm(subs) && c.writer.CompareAndSwap(writerRunning, writerIdle)
+	return c.arm(subs) && c.out.rest()
 }
 
 // finish sends the close frame, once, and stops the writer for good.
@@ -128,9 +130,7 @@ func (c *conn) finish() {
 		// After a failed write Close fails too and drops the connection.
 		_ = c.ws.Close(code, reason)
 	}
-	// Only one writer runs and none starts once stopped: this runs once.
-	c.writer.Store(writerStopped)
-	close(c.writerDone)
+	c.out.stop()
 }
 
 // takeWork swaps the queue out and returns the live subscriptions under
@@ -138,8 +138,7 @@ func (c *conn) finish() {
 // c.live is copy-on-write: the slice returned is a snapshot as it is.
 func (c *conn) takeWork(w *writer) []*subscription {
 	c.mu.Lock()
-	w.items, c.queue = c.queue, w.items[:0]
-	c.queued = 0
+	w.items = c.out.takeLocked(w.items)
 	subs := c.live
 	c.mu.Unlock()
 	return subs
