@@ -3,7 +3,6 @@ package journal
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -229,122 +228,6 @@ func (p *publisher) send(tok uint64, m *nats.Msg) {
 	if err := p.j.nc.PublishMsg(m); errors.Is(err, nats.ErrMaxPayload) {
 		p.finish(tok, fmt.Errorf("%w: %d bytes is more than NATS takes", ErrTooLarge, len(m.Data)))
 	}
-}
-
-// ErrTooLarge: NATS refuses a message this large (its max_payload). It
-// is also a store.ErrTooLarge, which the edge answers message_too_large.
-var ErrTooLarge = fmt.Errorf("journal: message too large for the log: %w", store.ErrTooLarge)
-
-// onReply handles JetStream's answer to one attempt.
-func (p *publisher) onReply(m *nats.Msg) {
-	tok, err := strconv.ParseUint(m.Subject[len(p.inbox):], 36, 64)
-	if err != nil {
-		return
-	}
-	p.mu.Lock()
-	r := p.pending[tok]
-	p.mu.Unlock()
-	if r == nil {
-		return // answered before (a retry's late twin)
-	}
-	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-		p.recover() // no responders: no stream leader yet
-		return
-	}
-	seq, ok := p.ackSeq(m.Data)
-	if !ok {
-		p.onSlowReply(tok, m.Data)
-		return
-	}
-	p.stored(tok, r, seq)
-}
-
-// ackDuplicate ends an acknowledgment of a publish JetStream had stored
-// before (a retry's), after the sequence.
-const ackDuplicate = `,"duplicate": true}`
-
-// ackSeq returns the sequence of a plain acknowledgment, in the exact
-// form the server writes, or false for anything else (errors included):
-// the one decoding every publish pays for, without encoding/json's
-// reflection and allocations.
-func (p *publisher) ackSeq(data []byte) (uint64, bool) {
-	rest, ok := bytes.CutPrefix(data, p.ackHead)
-	if !ok {
-		return 0, false
-	}
-	var seq uint64
-	n := 0
-	for ; n < len(rest) && rest[n] >= '0' && rest[n] <= '9'; n++ {
-		if n == 19 { // more digits than a uint64 surely holds
-			return 0, false
-		}
-		seq = seq*10 + uint64(rest[n]-'0')
-	}
-	if n == 0 || seq == 0 || (rest[0] == '0' && n > 1) {
-		return 0, false
-	}
-	if tail := string(rest[n:]); tail != "}" && tail != ackDuplicate {
-		return 0, false
-	}
-	return seq, true
-}
-
-// onSlowReply handles an answer that is not a plain acknowledgment: an
-// error, or a form ackSeq does not know.
-func (p *publisher) onSlowReply(tok uint64, data []byte) {
-	var ack pubAck
-	if err := json.Unmarshal(data, &ack); err != nil {
-		p.finish(tok, fmt.Errorf("journal: unreadable publish acknowledgment: %w", err))
-		return
-	}
-	if e := ack.Error; e != nil {
-		if e.Code == 503 || e.Code == 408 {
-			p.recover() // leaderless or busy: try again
-			return
-		}
-		if e.ErrCode == errCodeWrongLast || e.ErrCode == errCodeWrongLastConstant {
-			p.mismatch(tok, e.Description)
-			return
-		}
-		p.finish(tok, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
-		return
-	}
-	if ack.Seq == 0 {
-		p.finish(tok, errors.New("journal: publish acknowledgment without a sequence"))
-		return
-	}
-	p.mu.Lock()
-	r := p.pending[tok]
-	p.mu.Unlock()
-	if r != nil {
-		p.stored(tok, r, ack.Seq)
-	}
-}
-
-// stored completes the publish r, with token tok, that JetStream stored
-// at seq.
-func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
-	if !p.take(tok) {
-		return
-	}
-	if err := p.j.Lost(); err != nil {
-		// Stored, perhaps, but in a stream this edge no longer serves.
-		p.j.counters.failed.Add(1)
-		r.done(0, unavailable(err))
-		return
-	}
-	p.j.counters.published.Add(1)
-	if o := p.j.opts.AckLatency; o != nil {
-		o.Observe(time.Since(r.first).Seconds())
-	}
-	// Stored: the reply waits for this edge's store (a read on this edge
-	// then sees the message), but not long behind a lagging feed.
-	wait := time.Now().Add(maxFeedWait)
-	if r.deadline.Before(wait) {
-		wait = r.deadline
-	}
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
-		origin: r.msg.Header.Get(OriginHeader)})
 }
 
 // recover starts (or extends) a recovery: every publish given so far is
