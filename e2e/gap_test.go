@@ -197,8 +197,21 @@ func TestLaggingSubscriptionAcrossRestartGap(t *testing.T) {
 	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
 	flood(t, onA, "lag", 0, 0)
 	poll.Recv(t, "the handler to block", stuck)
-	flood(t, onA, "lag", 1, 3)
-	poll.Until(t, "the subscription to pause", func() bool { return logs.contains("subscription paused") })
+	next := 0
+	// The client takes a batch into an empty buffer whatever its size, and
+	// the edge batches what queues for a subscriber: messages 1-3 may come
+	// as one batch that fits. Publish one at a time until a batch finds the
+	// buffer taken; each publish is a round trip, so none is wasted.
+	poll.Until(t, "the subscription to pause", func() bool {
+		if logs.contains("subscription paused") {
+			return true
+		}
+		if next++; next >= 100 {
+			t.Fatalf("no pause after %d messages to a buffer of 300 bytes", next)
+		}
+		flood(t, onA, "lag", next, next)
+		return false
+	})
 
 	a.kill()
 	b := startEdgeProcess(t)
