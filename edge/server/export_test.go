@@ -1,8 +1,17 @@
 package server
 
+import "testing"
+
 // What the external tests (package server_test) see of the edge's
 // insides: they start edges through servertest, which package server's
 // own tests cannot import.
+
+// ServeEdge serves an edge with opts on a loopback port until tb ends,
+// and returns it with its ws:// URL. It is servertest.Start, which the
+// external tests' init sets here: package server's own tests cannot
+// import servertest (an import cycle), and start their edges through it
+// all the same.
+var ServeEdge func(tb testing.TB, opts *Options) (srv *Server, url string)
 
 // MaxInFlight is how many of a connection's publishes may wait for the
 // journal at once.

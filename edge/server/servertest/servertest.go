@@ -5,7 +5,8 @@
 // (Server.Shutdown), then its HTTP server closes.
 //
 // A test of package server itself cannot import it (an import cycle); its
-// external tests (package server_test) do.
+// external tests (package server_test) do, and hand Start to the
+// internal ones (server.ServeEdge, in export_test.go).
 package servertest
 
 import (
