@@ -7,7 +7,6 @@ package e2e
 import (
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +98,7 @@ func startEdgeWith(t *testing.T, cfg edgeConfig) *edge {
 	}
 	var o servertest.Options
 	if cfg.sendBuffer > 0 {
-		o.Listener = func(ln net.Listener) net.Listener { return &smallSendListener{Listener: ln, size: cfg.sendBuffer} }
+		o.Listener = servertest.SendBuffer(cfg.sendBuffer)
 	}
 	e := servertest.Start(t, opts, &o)
 	return &edge{srv: e.Server, clock: clock, url: e.URL}
@@ -112,25 +111,6 @@ func (e *edge) hostPort() string { return strings.TrimPrefix(e.url, "ws://") }
 func (e *edge) expire(d time.Duration) {
 	e.clock.Advance(d)
 	e.srv.Store().Sweep()
-}
-
-// smallSendListener shrinks the send buffer of every accepted socket.
-type smallSendListener struct {
-	net.Listener
-	size int
-}
-
-func (l *smallSendListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		// An error here must not stop the HTTP server's accept loop; a
-		// test relying on the small buffer fails on its own without it.
-		_ = tc.SetWriteBuffer(l.size)
-	}
-	return c, nil
 }
 
 // quietLogger discards logs.

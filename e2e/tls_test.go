@@ -25,6 +25,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
@@ -144,17 +145,7 @@ func rtmCall(t *testing.T, ws *websocket.Conn, action string, body any) map[stri
 // rtmNext reads one PDU.
 func rtmNext(t *testing.T, ws *websocket.Conn) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, b, err := ws.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pdu map[string]any
-	if err := json.Unmarshal(b, &pdu); err != nil {
-		t.Fatal(err)
-	}
-	return pdu
+	return servertest.Recv[map[string]any](t, ws, 5*time.Second)
 }
 
 // TestTLSEdgeAutomaticCertificate: a WSS client trusting only the CA's

@@ -20,6 +20,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -154,19 +155,7 @@ func (c *jsonConn) send(pdu any) {
 
 func (c *jsonConn) next() (string, map[string]any) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, b, err := c.ws.Read(ctx)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var p struct {
-		Action string         `json:"action"`
-		Body   map[string]any `json:"body"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
-		c.t.Fatal(err)
-	}
+	p := servertest.Recv[servertest.PDU](c.t, c.ws, 5*time.Second)
 	return p.Action, p.Body
 }
 

@@ -202,17 +202,7 @@ type pdu struct {
 // next reads the next PDU within 5 s.
 func (s *subscriber) next() pdu {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, data, err := s.ws.Read(ctx)
-	if err != nil {
-		s.t.Fatalf("read: %v", err)
-	}
-	var p pdu
-	if err := json.Unmarshal(data, &p); err != nil {
-		s.t.Fatalf("decode %q: %v", data, err)
-	}
-	return p
+	return servertest.Recv[pdu](s.t, s.ws, 5*time.Second)
 }
 
 func quoteJSON(s string) string {

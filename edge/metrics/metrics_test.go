@@ -73,17 +73,7 @@ func (c *conn) call(action string, body any) string {
 
 func (c *conn) next() string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, b, err := c.ws.Read(ctx)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	var p struct{ Action string }
-	if err := json.Unmarshal(b, &p); err != nil {
-		c.t.Fatal(err)
-	}
-	return p.Action
+	return servertest.Recv[servertest.PDU](c.t, c.ws, 5*time.Second).Action
 }
 
 // values gathers the registry into name{labels} -> value.

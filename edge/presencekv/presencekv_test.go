@@ -85,24 +85,10 @@ func dialAs(t *testing.T, url, user string) *conn {
 	return c
 }
 
-type pdu struct {
-	Action string         `json:"action"`
-	Body   map[string]any `json:"body"`
-}
-
-func (c *conn) recv(d time.Duration) pdu {
+// recv reads the next PDU, failing the test after d.
+func (c *conn) recv(d time.Duration) servertest.PDU {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	_, data, err := c.ws.Read(ctx)
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	var p pdu
-	if err := json.Unmarshal(data, &p); err != nil {
-		c.t.Fatal(err)
-	}
-	return p
+	return servertest.Recv[servertest.PDU](c.t, c.ws, d)
 }
 
 // request sends a request and returns its ok reply's body.
@@ -153,7 +139,7 @@ func TestMembersAcrossEdges(t *testing.T) {
 	if p.Action != "rtm/subscription/presence" || p.Body["event"] != "members" {
 		t.Fatalf("bob's first push: %s %v, want his snapshot", p.Action, p.Body)
 	}
-	if p.Body["users"] != 2.0 {
+	if p.Body["users"] != json.Number("2") {
 		if ev, user := bob.push(10 * time.Second); ev != "join" || user != "ann" {
 			t.Fatalf("on edge B: %s %s, want ann's join from edge A", ev, user)
 		}
@@ -162,14 +148,14 @@ func TestMembersAcrossEdges(t *testing.T) {
 		t.Fatalf("on edge A: %s %s, want bob's join from edge B", ev, user)
 	}
 	got := ann.request("rtm/presence", map[string]any{"channel": "room"})
-	if got["users"] != 2.0 || len(got["members"].([]any)) != 2 {
+	if got["users"] != json.Number("2") || len(got["members"].([]any)) != 2 {
 		t.Fatalf("rtm/presence on edge A: %v, want ann and bob", got)
 	}
 	// A newcomer on edge B gets both in its snapshot, and itself.
 	carl := dialAs(t, urlB, "carl")
 	carl.request("rtm/subscribe", map[string]any{"channel": "room", "presence": true})
 	p = carl.recv(10 * time.Second)
-	if p.Action != "rtm/subscription/presence" || p.Body["event"] != "members" || p.Body["users"] != 3.0 {
+	if p.Action != "rtm/subscription/presence" || p.Body["event"] != "members" || p.Body["users"] != json.Number("3") {
 		t.Fatalf("carl's snapshot: %s %v, want 3 members", p.Action, p.Body)
 	}
 	if ev, user := ann.push(10 * time.Second); ev != "join" || user != "carl" {

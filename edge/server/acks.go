@@ -17,11 +17,22 @@ const maxInFlight = 256
 // publish's reply is queued once it and every publish before it are
 // answered, and the reader waits for all of them before it serves any
 // other request.
+//
+// The replies are queued past the outbox's bound (they must not be
+// refused: their messages are stored), so the reader bounds them instead:
+// it takes no new publish while the outbox is full, until the writer
+// takes the queue (takeWork wakes it). A client that does not read its
+// replies is pushed back on by TCP, as on an edge alone, whose reader
+// writes its replies itself; its queue holds at most Limits.QueueBytes
+// plus the replies of maxInFlight publishes.
 type acks struct {
 	n    atomic.Int32 // len(q), for the reader's check without the lock
-	mu   sync.Mutex   // guards q; taken before conn.mu
-	cond sync.Cond    // on mu: q shrank, or the connection is closing
+	mu   sync.Mutex   // guards q and roomWaits; taken before conn.mu
+	cond sync.Cond    // on mu: q shrank, the outbox's queue was taken, or the connection is closing
 	q    []*ackSlot
+	// roomWaits counts the times the reader waited for the writer to
+	// take a full outbox (pushAck); tests read it.
+	roomWaits int
 }
 
 // ackSlot is one publish waiting for the journal.
@@ -30,13 +41,29 @@ type ackSlot struct {
 	done  bool
 }
 
-// push adds a slot for a publish, waiting while the connection has
-// maxInFlight already. It returns nil if the connection is closing.
+// pushAck adds a slot for a publish, waiting while the connection has
+// maxInFlight already or its outbox is full. It returns nil if the
+// connection is closing. For the reader goroutine.
 func (c *conn) pushAck() *ackSlot {
 	a := &c.acks
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for len(a.q) >= maxInFlight && c.ctx.Err() == nil {
+	for c.ctx.Err() == nil {
+		if len(a.q) < maxInFlight && !c.outboxFull() {
+			break
+		}
+		if c.out.wakeDue {
+			// Replies the reader queued itself wait for it to wake the
+			// writer, which must run for the outbox to empty. Not under
+			// a.mu: the reader may make the writer's pass itself.
+			a.mu.Unlock()
+			c.wakeIfDue()
+			a.mu.Lock()
+			continue
+		}
+		if len(a.q) < maxInFlight {
+			a.roomWaits++
+		}
 		a.cond.Wait()
 	}
 	if c.ctx.Err() != nil {
@@ -46,6 +73,13 @@ func (c *conn) pushAck() *ackSlot {
 	a.q = append(a.q, s)
 	a.n.Store(int32(len(a.q)))
 	return s
+}
+
+// outboxFull reports whether the outbox's queue is at its bound.
+func (c *conn) outboxFull() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.fullLocked()
 }
 
 // completeAck records the reply of slot s and queues, in order, the
@@ -93,7 +127,7 @@ func (c *conn) drainAcks() {
 }
 
 // wakeAcks wakes a reader waiting in pushAck or drainAcks, for a closing
-// connection.
+// connection or an outbox whose queue the writer took.
 func (c *conn) wakeAcks() {
 	a := &c.acks
 	a.mu.Lock()

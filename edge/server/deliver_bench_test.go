@@ -2,9 +2,6 @@ package server
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -45,25 +42,14 @@ func newDeliveryRig(tb testing.TB) *deliveryRig {
 // none), as exclude_self and exclude_connection store them; nil: none.
 func newDeliveryRigFrom(tb testing.TB, origin func(c *conn, i int) string) *deliveryRig {
 	tb.Helper()
-	srv, err := New(&Options{Apps: []*app.App{app.Demo()}, FirstDelivery: discardObserver{},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
+	srv, url := ServeEdge(tb, &Options{Apps: []*app.App{app.Demo()}, FirstDelivery: discardObserver{}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ws, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/v2?appkey=demo", nil)
+	ws, err := websocket.Dial(ctx, url+"/v2?appkey=demo", nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() {
-		ws.CloseNow()
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = srv.Shutdown(sctx)
-		hs.Close()
-	})
+	tb.Cleanup(func() { ws.CloseNow() }) // before the edge shuts down
 	var c *conn
 	// The accept runs on its own goroutine.
 	poll.Until(tb, "the edge to register the connection", func() bool {

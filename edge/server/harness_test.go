@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +21,13 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func init() {
+	server.ServeEdge = func(tb testing.TB, opts *server.Options) (*server.Server, string) {
+		e := servertest.Start(tb, opts, nil)
+		return e.Server, e.URL
+	}
+}
 
 // fakeClock is a store clock the tests move by hand.
 type fakeClock = storetest.Clock
@@ -121,11 +127,7 @@ func (c *rawClient) send(action string, id any, body any) {
 }
 
 // pdu is a received PDU, numbers kept exact.
-type pdu struct {
-	Action string         `json:"action"`
-	ID     any            `json:"id"`
-	Body   map[string]any `json:"body"`
-}
+type pdu = servertest.PDU
 
 // recvTimeout bounds how long recv waits. It only bounds a hang: a PDU
 // that is due comes at once on a quiet machine, but a test behind a flood
@@ -142,19 +144,7 @@ func (c *rawClient) recv() pdu {
 // recvWithin reads the next PDU, failing the test after d.
 func (c *rawClient) recvWithin(d time.Duration) pdu {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	_, data, err := c.ws.Read(ctx)
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	var p pdu
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.UseNumber()
-	if err := dec.Decode(&p); err != nil {
-		c.t.Fatalf("decode %q: %v", data, err)
-	}
-	return p
+	return servertest.Recv[pdu](c.t, c.ws, d)
 }
 
 // request sends a request with an integer id and returns its reply.

@@ -31,6 +31,13 @@ func startJournalEdge(t *testing.T, n *journal.Node, jopts *journal.Options) *ed
 // server's options.
 func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options, mutate func(*server.Options)) *edge {
 	t.Helper()
+	return startJournalEdgeServed(t, n, jopts, mutate, nil)
+}
+
+// startJournalEdgeServed is startJournalEdgeWith served as o says (its
+// Journal is the one opened on n).
+func startJournalEdgeServed(t *testing.T, n *journal.Node, jopts *journal.Options, mutate func(*server.Options), o *servertest.Options) *edge {
+	t.Helper()
 	j := journaltest.Open(t, n, jopts)
 	clock := storetest.NewClock(time.Now())
 	opts := &server.Options{
@@ -40,7 +47,12 @@ func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options,
 	if mutate != nil {
 		mutate(opts)
 	}
-	e := servertest.Start(t, opts, &servertest.Options{Journal: j})
+	var so servertest.Options
+	if o != nil {
+		so = *o
+	}
+	so.Journal = j
+	e := servertest.Start(t, opts, &so)
 	return &edge{srv: e.Server, clock: clock, url: e.URL}
 }
 

@@ -144,12 +144,17 @@ func (o *outbox) pushLocked(it outItem) bool {
 //     undoing the hand-over under the lock. They are one per subscribe,
 //     and the next checked push finds the queue over and closes;
 //   - the replies of journal publishes (completeAck), whose messages are
-//     stored already: maxInFlight bounds those waiting, and the write
-//     timeout a client that stops reading.
+//     stored already: the reader takes no new publish while the queue is
+//     full (pushAck), so they pass the bound by the replies of at most
+//     maxInFlight publishes.
 func (o *outbox) pushUncheckedLocked(it outItem) {
 	o.items = append(o.items, it)
 	o.bytes += len(it.frame)
 }
+
+// fullLocked reports whether the queue is at its bound: a checked push
+// of any frame would be refused.
+func (o *outbox) fullLocked() bool { return o.bytes >= o.limit }
 
 // takeLocked empties the queue into the writer's: it returns the queued
 // items and keeps spare, emptied, as the next queue, so that the two

@@ -138,9 +138,13 @@ func (c *conn) finish() {
 // c.live is copy-on-write: the slice returned is a snapshot as it is.
 func (c *conn) takeWork(w *writer) []*subscription {
 	c.mu.Lock()
+	full := c.out.fullLocked()
 	w.items = c.out.takeLocked(w.items)
 	subs := c.live
 	c.mu.Unlock()
+	if full {
+		c.wakeAcks() // the reader may wait for room for journal replies (pushAck)
+	}
 	return subs
 }
 

@@ -5,7 +5,8 @@
 // (Server.Shutdown), then its HTTP server closes.
 //
 // A test of package server itself cannot import it (an import cycle); its
-// external tests (package server_test) do.
+// external tests (package server_test) do, and hand Start to the
+// internal ones (server.ServeEdge, in export_test.go).
 package servertest
 
 import (
@@ -41,7 +42,8 @@ type Options struct {
 	// /metrics, as `sluice edge` does. Default: the edge alone.
 	Handler func(*server.Server) http.Handler
 	// Listener, when set, wraps the HTTP server's listener, e.g. to shrink
-	// the send buffer of accepted sockets. Default: the plain listener.
+	// the send buffer of accepted sockets (SendBuffer). Default: the plain
+	// listener.
 	Listener func(net.Listener) net.Listener
 }
 
@@ -106,4 +108,30 @@ func awaitFeed(t testing.TB, j *journal.Journal, srv *server.Server) {
 		srv.Shutdown(context.Background())
 		t.Fatal("the journal's feed did not catch up within 30s")
 	}
+}
+
+// SendBuffer is an Options.Listener that sets the send buffer
+// (SO_SNDBUF) of every accepted socket to size bytes, so that a client
+// that does not read fills the socket after a few kilobytes rather than
+// the megabytes loopback autotuning grows to.
+func SendBuffer(size int) func(net.Listener) net.Listener {
+	return func(ln net.Listener) net.Listener { return &sendBufferListener{Listener: ln, size: size} }
+}
+
+type sendBufferListener struct {
+	net.Listener
+	size int
+}
+
+func (l *sendBufferListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		// An error here must not stop the HTTP server's accept loop; a
+		// test relying on the small buffer fails on its own without it.
+		_ = tc.SetWriteBuffer(l.size)
+	}
+	return c, nil
 }
