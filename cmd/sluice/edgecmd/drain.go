@@ -1,12 +1,9 @@
-package main
+package edgecmd
 
 import (
 	"context"
-	"os"
-	"os/signal"
-	"strings"
+	"errors"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -26,26 +23,22 @@ type drainTimes struct {
 }
 
 // slowDrain says whether the drain is the slow one: the edge was stopped
-// by SIGTERM, and was serving fine. main's signal.NotifyContext records
-// the signal as the context's cause, "terminated signal received"; a
-// cancel without a signal (runEdge in tests) drains at once.
-func slowDrain(ctx context.Context, failed error) bool {
-	cause := context.Cause(ctx)
-	return failed == nil && cause != nil && strings.HasPrefix(cause.Error(), syscall.SIGTERM.String()+" ")
+// by Shutdown (which Run calls on SIGTERM), and was serving fine. Close
+// (SIGINT), a lost stream or a failed listener drain at once.
+func slowDrain(stopping context.Context, failed error) bool {
+	return failed == nil && errors.Is(context.Cause(stopping), errShutdown)
 }
 
 // drain shuts the edge down: slowly (see above) or at once. Connections
 // still open at the grace deadline are dropped; that is logged, not an
-// error.
-func (l *listeners) drain(d drainTimes, slow bool, sigs *stopSignals) {
+// error. During a slow drain each value from again (a further signal,
+// Edge.hurry) ends the wait under way.
+func (l *listeners) drain(d drainTimes, slow bool, again <-chan struct{}) {
 	grace := d.grace
 	if grace <= 0 {
 		grace = 10 * time.Second
 	}
-	var again <-chan struct{} // a value per further signal
-	if slow {
-		again = sigs.again()
-	} else {
+	if !slow {
 		l.srv.Hurry() // no spread
 	}
 	if slow && d.delay > 0 {
@@ -89,48 +82,4 @@ func (l *listeners) drain(d drainTimes, slow bool, sigs *stopSignals) {
 		l.log.Warn("drain deadline passed; the remaining connections were dropped", "err", err)
 	}
 	l.log.Info("stopped")
-}
-
-// stopSignals receives the stop signals on a channel of its own, beside
-// main's signal.NotifyContext, for the drain to hear a second one.
-type stopSignals struct {
-	ch   chan os.Signal
-	done chan struct{}
-	wg   sync.WaitGroup
-}
-
-// notifyStops starts receiving SIGINT and SIGTERM; stop ends it.
-func notifyStops() *stopSignals {
-	s := &stopSignals{ch: make(chan os.Signal, 2), done: make(chan struct{})}
-	signal.Notify(s.ch, os.Interrupt, syscall.SIGTERM)
-	return s
-}
-
-// again returns a channel that gets a value for each signal after the one
-// that began the drain (which reaches this channel too). Call it once.
-func (s *stopSignals) again() <-chan struct{} {
-	more := make(chan struct{}, 2)
-	s.wg.Go(func() {
-		for seen := 0; ; {
-			select {
-			case <-s.ch:
-				if seen++; seen > 1 {
-					select {
-					case more <- struct{}{}:
-					default: // the drain has not taken the last one yet: enough
-					}
-				}
-			case <-s.done:
-				return
-			}
-		}
-	})
-	return more
-}
-
-// stop stops receiving signals and waits for again's goroutine.
-func (s *stopSignals) stop() {
-	signal.Stop(s.ch)
-	close(s.done)
-	s.wg.Wait()
 }
