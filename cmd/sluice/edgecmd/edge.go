@@ -21,7 +21,8 @@ type Options struct {
 	// Default: discarded.
 	Stdout io.Writer
 	// Stderr receives the logs, at the level and in the format of the
-	// Config's log section. Default: discarded.
+	// Config's log section, from the edge's goroutines: it must be safe
+	// for concurrent writes, as os.Stderr is. Default: discarded.
 	Stderr io.Writer
 	// ReadyFile, when set, is written once the edge listens (package
 	// readyfile: its URL, addresses, appkeys and pid) and removed when it
@@ -45,8 +46,8 @@ type Edge struct {
 	// (errShutdown, errClosed or journal.ErrStreamLost) and so how the
 	// edge drains (slowDrain). Cancelled by Shutdown, Close, or the
 	// journal when the stream is lost.
-	stopping context.Context
-	stop     context.CancelCauseFunc
+	stopping  context.Context
+	beginStop context.CancelCauseFunc
 	// hurry gets a value for each request to cut a slow drain short: each
 	// ends the wait under way (the delay, then the spread), as a further
 	// SIGTERM does. Sent to without blocking; 2 values do it all.
@@ -92,10 +93,10 @@ func Start(ctx context.Context, cfg *Config, opts *Options) (*Edge, error) {
 		e.log.Warn("config: " + w)
 	}
 	sopts.Logger = e.log
-	e.stopping, e.stop = context.WithCancelCause(context.Background())
+	e.stopping, e.beginStop = context.WithCancelCause(context.Background())
 	run, err := e.start(ctx, cfg, sopts)
 	if err != nil {
-		e.stop(err)
+		e.beginStop(err)
 		return nil, err
 	}
 	go func() {
@@ -116,7 +117,7 @@ func (e *Edge) start(ctx context.Context, cfg *Config, opts *server.Options) (fu
 	ctx, lostStart := context.WithCancelCause(ctx)
 	defer lostStart(nil)
 	lost := func(err error) {
-		e.stop(err)
+		e.beginStop(err)
 		lostStart(err)
 	}
 	var dur *durability
@@ -214,7 +215,7 @@ func (e *Edge) URL() string { return e.info.URL }
 // Close waits for that. Calling it again, or after Close, waits for the
 // same stop.
 func (e *Edge) Shutdown(ctx context.Context) error {
-	e.stop(errShutdown) // a stop already under way keeps its cause
+	e.beginStop(errShutdown) // a stop already under way keeps its cause
 	select {
 	case <-e.done:
 		return e.err
@@ -231,7 +232,7 @@ func (e *Edge) Shutdown(ctx context.Context) error {
 // short. It returns once the edge has stopped, with what Wait returns;
 // calling it again does the same.
 func (e *Edge) Close() error {
-	e.stop(errClosed)
+	e.beginStop(errClosed)
 	e.hurryAll()
 	<-e.done
 	return e.err

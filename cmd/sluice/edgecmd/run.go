@@ -31,7 +31,7 @@ func Run(ctx context.Context, cfg *Config, opts *Options) error {
 	if !terminated(ctx) {
 		return e.Close()
 	}
-	e.stop(errShutdown)
+	e.beginStop(errShutdown)
 	more := sigs.again()
 	for {
 		select {
