@@ -8,13 +8,15 @@ import (
 )
 
 // The drain on stop. SIGTERM is what orchestrators and service managers
-// (systemd, Kubernetes, Docker) send before they move the traffic: the
-// edge then reports not-ready for drain_delay while it serves on, so that
-// load balancers see the 503 and stop sending clients, then closes its
-// connections spread over drain_spread, so that their reconnects do not
-// hit the other edges in one storm. SIGINT is a person at a terminal: the
+// (systemd, Kubernetes, Docker) send before they move the traffic; Run
+// calls Edge.Shutdown for it: the edge then reports not-ready for
+// drain_delay while it serves on, so that load balancers see the 503 and
+// stop sending clients, then closes its connections spread over
+// drain_spread, so that their reconnects do not hit the other edges in
+// one storm. SIGINT is a person at a terminal; Run calls Edge.Close: the
 // edge closes everything at once. During a slow drain, each further
-// signal ends the wait under way: the delay, then the spread.
+// signal (or Shutdown's ctx ending, or Close) ends the wait under way: the
+// delay, then the spread.
 
 // drainTimes are the drain's settings.
 type drainTimes struct {
