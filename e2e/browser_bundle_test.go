@@ -63,7 +63,7 @@ type roundTrip struct {
 // npm from the edge's /sluice.tgz, into a directory of its own, and
 // returns its node_modules. npm's cache is the test's, so nothing another
 // run left there is used.
-func installFromEdge(t *testing.T, e *edgeProcess) string {
+func installFromEdge(t *testing.T, e *cmdEdge) string {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Fatalf("this test installs the package with npm (`make test` installs it when run as root; or apt-get install npm): %v", err)
@@ -284,20 +284,10 @@ func TestBrowserBundle(t *testing.T) {
 		}
 		// An edge that does not allow the page's origin tells it nothing:
 		// the code says the WebSocket could not be opened.
-		closed := startEdgeProcess(t, "--config", writeFile(t, "apps:\n  - appkey: browser\nallowed_origins: [app.example.com]\n"))
+		closed := startCmdEdge(t, "apps:\n  - appkey: browser\nallowed_origins: [app.example.com]\n")
 		got = evalJS[roundTrip](p, `bundled.roundTrip("`+closed.url+`", "browser", "open.x")`)
 		if got.OK || got.Code != "network" {
 			t.Errorf("an origin the edge refuses: %+v, want network", got)
 		}
 	})
-}
-
-// writeFile writes a file in a temporary directory and returns its path.
-func writeFile(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "sluice.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -24,12 +24,12 @@ func httpStatus(url string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// startDemoEdge runs `sluice edge` as `make run` does: no configuration,
-// app "demo".
-func startDemoEdge(t *testing.T) *edgeProcess {
+// startDemoEdge runs `sluice edge` as `make run` does, in this process:
+// no configuration, app "demo".
+func startDemoEdge(t *testing.T) *cmdEdge {
 	t.Helper()
-	e := startEdgeProcess(t)
-	requireWasm(t, e)
+	e := startCmdEdge(t, "")
+	requireWasm(t, e.url)
 	return e
 }
 
@@ -38,7 +38,7 @@ const chatTexts = `[...document.querySelectorAll("#messages li .text")].map((e) 
 
 // chatOpen opens the chat page of a room as a user, and waits until it
 // can send.
-func chatOpen(t *testing.T, b *chrome, e *edgeProcess, room, user string) *tab {
+func chatOpen(t *testing.T, b *chrome, e *cmdEdge, room, user string) *tab {
 	t.Helper()
 	p := b.newTab(t, e.url)
 	p.name = user
@@ -101,7 +101,7 @@ func testChatBothWays(t *testing.T, b *chrome) {
 
 // seedDemo publishes a conversation for the chat to replay, and traffic
 // for the dashboard.
-func seedDemo(t *testing.T, e *edgeProcess) {
+func seedDemo(t *testing.T, e *cmdEdge) {
 	t.Helper()
 	pub := dial(t, e.url, client.Options{AppKey: "demo"})
 	ctx := ctxFor(t)

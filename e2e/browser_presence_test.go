@@ -22,7 +22,7 @@ const chatMembers = `[...document.querySelectorAll("#members .member")].map((e) 
 // chatOpenAs opens the chat page of a room with a token for user (named
 // name in its info), or as a guest when user is "", and waits until it
 // can send.
-func chatOpenAs(t *testing.T, b *chrome, e *edgeProcess, room, user, name string) *tab {
+func chatOpenAs(t *testing.T, b *chrome, e *cmdEdge, room, user, name string) *tab {
 	t.Helper()
 	q := url.Values{"appkey": {browserAppkey}}
 	if user != "" {

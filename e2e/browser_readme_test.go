@@ -33,7 +33,7 @@ func readmeSnippet(t *testing.T) string {
 // message it publishes.
 func TestBrowserReadmeSnippet(t *testing.T) {
 	b := startChrome(t)
-	e := startEdgeProcess(t) // the default edge, app "demo", as the README assumes
+	e := startCmdEdge(t, "") // the default edge, app "demo", as the README assumes
 	snippet := readmeSnippet(t)
 	if !strings.Contains(snippet, "127.0.0.1:8080") {
 		t.Fatalf("the README snippet does not name the edge of `make run`:\n%s", snippet)

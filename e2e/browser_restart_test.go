@@ -20,7 +20,8 @@ import (
 // the new one does, it tells the user messages may be missing, and it
 // still sends and receives.
 func testChatSurvivesRestart(t *testing.T, b *chrome) {
-	a := startDemoEdge(t)
+	a := startEdgeProcess(t) // a process, for the SIGKILL
+	requireWasm(t, a.url)
 	px := newProxy(t, strings.TrimPrefix(a.url, "ws://"))
 	room := fmt.Sprintf("restart-%d", time.Now().UnixNano())
 	p := b.newTab(t, px.url())

@@ -8,8 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -61,22 +59,18 @@ store:
 
 // startBrowserEdge runs `sluice edge` with browserConfig and checks that
 // it serves the WebAssembly client.
-func startBrowserEdge(t *testing.T) *edgeProcess {
+func startBrowserEdge(t *testing.T) *cmdEdge {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sluice.yaml")
-	if err := os.WriteFile(path, []byte(browserConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e := startEdgeProcess(t, "--config", path)
-	requireWasm(t, e)
+	e := startCmdEdge(t, browserConfig)
+	requireWasm(t, e.url)
 	return e
 }
 
-// requireWasm fails with the fix when the binary was built before `make
-// wasm` (the edge then answers 404 for sluice.wasm).
-func requireWasm(t *testing.T, e *edgeProcess) {
+// requireWasm fails with the fix when the edge at url (ws://...) was
+// built before `make wasm` (it then answers 404 for sluice.wasm).
+func requireWasm(t *testing.T, url string) {
 	t.Helper()
-	resp, err := httpStatus("http" + strings.TrimPrefix(e.url, "ws") + "/sluice.wasm")
+	resp, err := httpStatus("http" + strings.TrimPrefix(url, "ws") + "/sluice.wasm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +80,7 @@ func requireWasm(t *testing.T, e *edgeProcess) {
 }
 
 // browserPublisher connects a Go client with the publisher role.
-func browserPublisher(t *testing.T, e *edgeProcess) *client.Client {
+func browserPublisher(t *testing.T, e *cmdEdge) *client.Client {
 	t.Helper()
 	return dial(t, e.url, client.Options{AppKey: browserAppkey, Role: "publisher", RoleSecret: browserPubSecret})
 }
@@ -436,7 +430,7 @@ func testTokens(t *testing.T, b *chrome) {
 // tokens expire within seconds: the client asks it again before each
 // expires, and once both have, the page still publishes where only the
 // tokens allow it.
-func testTokenFunction(t *testing.T, b *chrome, e *edgeProcess, mint func(string, time.Time) string) {
+func testTokenFunction(t *testing.T, b *chrome, e *cmdEdge, mint func(string, time.Time) string) {
 	p := b.newTab(t, e.url)
 	p.openHarness()
 	// Minted once the page is up, so that a slow page load on a busy

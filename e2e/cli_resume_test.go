@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -50,11 +49,7 @@ func TestCLISubKilledResumesExactly(t *testing.T) {
 	t.Parallel()
 	// Enough messages that the kill falls while sub prints, published
 	// faster than the default 1,000 requests a second.
-	cfg := t.TempDir() + "/edge.yaml"
-	if err := os.WriteFile(cfg, []byte("limits:\n  requests_per_second: 1000000\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	edge := startEdgeProcess(t, "--config", cfg)
+	edge := startCmdEdge(t, "limits:\n  requests_per_second: 1000000\n")
 	const n = 20_000
 	// Messages of 200 bytes: a batch is then larger than a write buffer
 	// of a few KiB, which a sub that buffered its output would write out

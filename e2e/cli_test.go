@@ -195,18 +195,13 @@ func waitReady(t *testing.T, p *process) *edgeProcess {
 	return &edgeProcess{process: p, url: info.URL, appkey: info.AppKeys[0]}
 }
 
-// env points the client commands at the edge.
-func (e *edgeProcess) env() []string {
-	return []string{"SLUICE_URL=" + e.url, "SLUICE_APPKEY=" + e.appkey}
-}
-
 var subRecord = regexp.MustCompile(`^\{"position":"(\d+:\d+)","message":\{"text":"hi"\}\}$`)
 
 func TestCLIPubSub(t *testing.T) {
 	t.Parallel()
-	edge := startEdgeProcess(t)
+	edge := startCmdEdge(t, "") // the default edge; the processes are the clients
 	if edge.appkey != "demo" {
-		t.Errorf("ready file appkey %q, want demo", edge.appkey)
+		t.Errorf("appkey %q, want demo", edge.appkey)
 	}
 	sub := startProcess(t, edge.env(), "sub", "chat")
 	// sub says nothing once subscribed: publish until it prints, each

@@ -1,20 +1,17 @@
 package e2e
 
-// Draining: an edge told to stop (SIGTERM) reports not-ready, closes its
-// connections with 1001 "going away", and the Go client moves to another
-// edge by itself.
+// Draining: an edge told to stop (Shutdown, what SIGTERM calls) reports
+// not-ready, closes its connections with 1001 "going away", and the Go
+// client moves to another edge by itself.
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -126,14 +123,9 @@ func (b *balancer) pipe(dst, src net.Conn) {
 func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 	t.Parallel()
 	const delay, grace = time.Second, 5 * time.Second
-	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n  drain_delay: 1s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	a := startEdgeProcess(t, "--config", cfg)
-	b := startEdgeProcess(t, "--config", cfg)
-	hostPort := func(e *edgeProcess) string { return strings.TrimPrefix(e.url, "ws://") }
-	lb := newBalancer(t, hostPort(a), hostPort(b))
+	const cfg = "limits:\n  shutdown_timeout: 5s\n  drain_delay: 1s\n"
+	a, b := startCmdEdge(t, cfg), startCmdEdge(t, cfg)
+	lb := newBalancer(t, a.Addr, b.Addr)
 
 	var states stateLog
 	var got inbox
@@ -159,9 +151,10 @@ func TestDrainMovesClientToAnotherEdge(t *testing.T) {
 	got.expect(t, []string{"on a"})
 
 	start := time.Now()
-	a.signal(t, syscall.SIGTERM)
-	if code := a.exitCode(t, delay+grace+5*time.Second); code != 0 {
-		t.Errorf("edge a exited %d after SIGTERM, want 0", code)
+	sctx, cancel := context.WithTimeout(ctx, delay+grace+5*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil {
+		t.Errorf("edge a's Shutdown: %v, want nil", err)
 	}
 	if d := time.Since(start); d > delay+grace {
 		t.Errorf("edge a took %v to drain, more than its %v delay and %v deadline", d, delay, grace)

@@ -1,7 +1,10 @@
-// Package e2e tests Sluice end to end: real edges on loopback ports (in
-// process, or the sluice binary as a process), the Go client, and
-// (elsewhere) real browsers. Nothing here is a fake of the edge: the
-// client's behaviour is checked against the real one.
+// Package e2e tests Sluice end to end: real edges on loopback ports, the
+// Go client, and (elsewhere) real browsers. An edge runs in process,
+// either the bare server (startEdge, on a fake clock) or the whole of
+// `sluice edge` from a config (startCmdEdge, package edgecmd), or as the
+// sluice binary's process where a test signals, kills or restarts it, or
+// checks its exit code (startEdgeProcess). Nothing here is a fake of the
+// edge: the client's behaviour is checked against the real one.
 package e2e
 
 import (

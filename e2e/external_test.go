@@ -1,13 +1,11 @@
 package e2e
 
-// An edge on an external NATS (`sluice edge --nats URL`), the production
-// layout: NATS goes away and comes back.
+// An edge on an external NATS (nats.urls, `sluice edge --nats URL`), the
+// production layout: NATS goes away and comes back.
 
 import (
 	"context"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -48,11 +46,7 @@ func TestExternalNATSOutage(t *testing.T) {
 	dir := t.TempDir()
 	ns := startNATS(t, 0, dir)
 	url, port := ns.ClientURL(), ns.Addr().(*net.TCPAddr).Port
-	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte("cluster:\n  publish_timeout: 1s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := startEdgeProcess(t, "--config", cfg, "--nats", url)
+	e := startCmdEdge(t, "cluster:\n  publish_timeout: 1s\nnats:\n  urls: ["+url+"]\n")
 	sub := subscribeFrom(t, e.url, "ext", nil)
 	pub := dial(t, e.url, client.Options{AppKey: "demo"})
 	before, err := pub.Publish(ctxFor(t), "ext", 1)

@@ -3,7 +3,9 @@ package e2e
 // Automatic TLS: `sluice edge --domain ...` obtains its certificate from a
 // real ACME CA (pebble, in this process, on loopback) and serves WSS with
 // it. The CA's validation authority resolves every name to 127.0.0.1 and
-// connects to the edge's ports to check its challenges.
+// connects to the edge's ports to check its challenges. The edge runs in
+// this process too (package edgecmd), but for the restart, a process
+// stopped by SIGTERM.
 
 import (
 	"context"
@@ -15,8 +17,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +25,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/tls/acmetest"
 	"github.com/sluicehq/sluice/internal/poll"
@@ -59,21 +61,50 @@ func newTLSSetup(t *testing.T, domain string) *tlsSetup {
 	return s
 }
 
-// startEdge runs `sluice edge` with automatic TLS from the CA, plus args,
-// and waits until it serves its certificate.
-func (s *tlsSetup) startEdge(t *testing.T, args ...string) *process {
+// startEdge runs `sluice edge` in this process with automatic TLS from
+// the CA, its tls section as tls leaves it, and waits until it serves its
+// certificate.
+func (s *tlsSetup) startEdge(t *testing.T, tls func(*edgecmd.TLSConfig)) *edgecmdtest.Edge {
 	t.Helper()
-	p := startProcess(t, nil, append([]string{"edge",
-		"--listen", "127.0.0.1:" + strconv.Itoa(s.httpsPort),
-		"--http-listen", "127.0.0.1:" + strconv.Itoa(s.httpPort),
+	cfg := edgecmd.DefaultConfig()
+	cfg.Listen = "127.0.0.1:" + strconv.Itoa(s.httpsPort)
+	cfg.TLS = edgecmd.TLSConfig{
+		HTTPListen: "127.0.0.1:" + strconv.Itoa(s.httpPort),
+		Domains:    []string{s.domain}, Email: "ops@example.com",
+		ACMECA: s.ca.URL, ACMECARoot: s.ca.TrustFile,
+		CertDir: s.certDir,
+	}
+	if tls != nil {
+		tls(&cfg.TLS)
+	}
+	e := edgecmdtest.StartConfig(t, cfg, nil)
+	s.awaitCertificate(t, e.Done(), e.Stderr.String)
+	return e
+}
+
+// startEdgeProcess runs `sluice edge` with automatic TLS from the CA as a
+// process, and waits until it serves its certificate.
+func (s *tlsSetup) startEdgeProcess(t *testing.T) *process {
+	t.Helper()
+	p := startProcess(t, nil, "edge",
+		"--listen", "127.0.0.1:"+strconv.Itoa(s.httpsPort),
+		"--http-listen", "127.0.0.1:"+strconv.Itoa(s.httpPort),
 		"--domain", s.domain, "--email", "ops@example.com",
 		"--acme-ca", s.ca.URL, "--acme-ca-root", s.ca.TrustFile,
 		"--cert-dir", s.certDir,
-	}, args...)...)
+	)
+	s.awaitCertificate(t, p.done, p.stderr.String)
+	return p
+}
+
+// awaitCertificate waits until the edge serves its certificate; done is
+// closed if it stops first, and logs says why.
+func (s *tlsSetup) awaitCertificate(t *testing.T, done <-chan struct{}, logs func() string) {
+	t.Helper()
 	poll.Until(t, "the edge to serve its certificate", func() bool {
 		select {
-		case <-p.done:
-			t.Fatalf("the edge exited: %v\n%s", p.err, p.stderr.String())
+		case <-done:
+			t.Fatalf("the edge stopped:\n%s", logs())
 		default:
 		}
 		resp, err := s.client(s.ca.Roots()).Get("https://" + s.domain + "/readyz")
@@ -83,7 +114,6 @@ func (s *tlsSetup) startEdge(t *testing.T, args ...string) *process {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	})
-	return p
 }
 
 // client returns an HTTP client trusting roots only, reaching the domain
@@ -154,9 +184,9 @@ func rtmNext(t *testing.T, ws *websocket.Conn) map[string]any {
 // show the certificate.
 func TestTLSEdgeAutomaticCertificate(t *testing.T) {
 	s := newTLSSetup(t, "edge.sluice.test")
-	edge := s.startEdge(t)
-	if want := fmt.Sprintf("url:    wss://edge.sluice.test:%d", s.httpsPort); !strings.Contains(edge.stdout.String(), want) {
-		t.Errorf("banner lacks %q:\n%s", want, edge.stdout.String())
+	edge := s.startEdge(t, nil)
+	if want := fmt.Sprintf("url:    wss://edge.sluice.test:%d", s.httpsPort); !strings.Contains(edge.Stdout.String(), want) {
+		t.Errorf("banner lacks %q:\n%s", want, edge.Stdout.String())
 	}
 
 	sub, err := s.wss(t, s.ca.Roots())
@@ -219,18 +249,19 @@ func TestTLSEdgeAutomaticCertificate(t *testing.T) {
 func TestTLSEdgeEachChallenge(t *testing.T) {
 	for _, tc := range []struct {
 		name, challenge string
-		args            []string
+		httpListen      string // "" for the setup's
 	}{
 		{name: "http-01", challenge: "http-01"},
-		{name: "tls-alpn-01", challenge: "tls-alpn-01", args: []string{"--http-listen", "off"}},
+		{name: "tls-alpn-01", challenge: "tls-alpn-01", httpListen: "off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newTLSSetup(t, tc.name+".sluice.test")
-			cfg := filepath.Join(t.TempDir(), "edge.yaml")
-			if err := os.WriteFile(cfg, []byte("tls:\n  challenges: ["+tc.challenge+"]\n"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			s.startEdge(t, append([]string{"--config", cfg}, tc.args...)...)
+			s.startEdge(t, func(c *edgecmd.TLSConfig) {
+				c.Challenges = []string{tc.challenge}
+				if tc.httpListen != "" {
+					c.HTTPListen = tc.httpListen
+				}
+			})
 			ws, err := s.wss(t, s.ca.Roots())
 			if err != nil {
 				t.Fatalf("wss: %v", err)
@@ -245,19 +276,19 @@ func TestTLSEdgeEachChallenge(t *testing.T) {
 	}
 }
 
-// TestTLSEdgeRestartReusesCertificate restarts the edge on the same
-// certificate directory: it serves the stored certificate without placing
-// another order with the CA.
+// TestTLSEdgeRestartReusesCertificate restarts the edge process on the
+// same certificate directory: it serves the stored certificate without
+// placing another order with the CA.
 func TestTLSEdgeRestartReusesCertificate(t *testing.T) {
 	s := newTLSSetup(t, "restart.sluice.test")
-	first := s.startEdge(t)
+	first := s.startEdgeProcess(t)
 	serial := s.serial(t)
 	first.signal(t, syscall.SIGTERM)
 	if code := first.exitCode(t, 15*time.Second); code != 0 {
 		t.Fatalf("first edge exited %d", code)
 	}
 
-	s.startEdge(t)
+	s.startEdgeProcess(t)
 	if got := s.serial(t); got != serial {
 		t.Errorf("restarted edge serves serial %s, want the stored certificate's %s", got, serial)
 	}

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 )
 
 // apiTestKey is the API key of the app of apiEdgeConfig.
@@ -19,15 +19,19 @@ const apiEdgeConfig = `apps:
       default: {publish: ["*"], subscribe: ["*"]}
 `
 
-// startAPIEdge runs `sluice edge` with an app that has an API key, and an
-// admin listener.
-func startAPIEdge(t *testing.T) *runningEdge {
+// apiEdge is where the edge of startAPIEdge serves.
+type apiEdge struct {
+	url   string // ws://host:port
+	addr  string // the main listener's host:port
+	admin string // the admin listener's host:port
+}
+
+// startAPIEdge runs `sluice edge` (package edgecmd, in this process) with
+// an app that has an API key, and an admin listener.
+func startAPIEdge(t *testing.T) apiEdge {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "sluice.yaml")
-	if err := os.WriteFile(path, []byte(apiEdgeConfig), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startRunEdge(t, "--config", path, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	e := edgecmdtest.Start(t, apiEdgeConfig+"admin: {listen: 127.0.0.1:0}\n")
+	return apiEdge{url: e.URL, addr: e.Addr, admin: e.Info().Admin}
 }
 
 // runSluice runs `sluice args...` in process.

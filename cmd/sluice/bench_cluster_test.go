@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/edge/store"
 )
 
 // startJournalEdges starts n edges serving the demo app whose log of
@@ -24,7 +25,10 @@ func startJournalEdges(t *testing.T, n int) []string {
 	t.Helper()
 	node := journaltest.Node(t)
 	apps := []*app.App{app.Demo()}
-	maxAge, replay := logRetention(apps)
+	// The demo app has no channel rules: the stream keeps what the
+	// default retention does, as `sluice edge` sizes it.
+	r := store.Retention{}.Normalized()
+	maxAge, replay := max(r.TTL+r.Grace, r.HistoryAge), r.TTL+r.Grace
 	urls := make([]string, n)
 	for i := range urls {
 		j := journaltest.Open(t, node, &journal.Options{MaxAge: maxAge, Replay: replay})

@@ -13,19 +13,17 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
-	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
-// startSoakEdge serves the demo app with its /metrics, as `sluice edge`
-// does, on a loopback port. It pings every connection every 2 s rather
+// startSoakEdge runs `sluice edge` with the demo app on a loopback port. It pings every connection every 2 s rather
 // than 30, so that a soak of seconds meets pings (one right behind a
 // publish's acknowledgment once left a publisher stuck for good), but
 // not so often that a loaded machine misses the pong deadline, which is
 // the next ping.
 func startSoakEdge(t *testing.T) string {
 	t.Helper()
-	base := startMetricsEdge(t, server.Limits{RequestsPerSecond: 1_000_000, PingInterval: 2 * time.Second})
+	base := startMetricsEdge(t, "requests_per_second: 1000000, ping_interval: 2s")
 	return "ws" + strings.TrimPrefix(base, "http")
 }
 

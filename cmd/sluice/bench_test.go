@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 	"github.com/sluicehq/sluice/edge/app"
-	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
@@ -107,29 +106,17 @@ func TestBenchAgainstEdge(t *testing.T) {
 	}
 }
 
-// startMetricsEdge serves the demo app with its /metrics, as `sluice
-// edge` does, on a loopback port, and returns its http:// URL.
-func startMetricsEdge(t *testing.T, limits server.Limits) string {
+// startMetricsEdge runs `sluice edge` (package edgecmd, in this
+// process) with the demo app, its /metrics, no limit on connections per
+// address and limits (YAML, "key: value, ..."), and returns its http://
+// URL.
+func startMetricsEdge(t *testing.T, limits string) string {
 	t.Helper()
-	e := servertest.Start(t, &server.Options{Apps: []*app.App{app.Demo()}, Limits: limits}, &servertest.Options{
-		Handler: func(srv *server.Server) http.Handler {
-			m := metrics.New("test")
-			if err := m.Watch(srv); err != nil {
-				t.Fatal(err)
-			}
-			mux, err := newHandler(srv, WebConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			mux.Handle("/metrics", m.Handler())
-			return mux
-		},
-	})
-	return e.HTTP.URL
+	return "http://" + edgecmdtest.Start(t, "limits: {connections_per_ip: -1, "+limits+"}\n").Addr
 }
 
 func TestBenchReadsTheEdgesMetrics(t *testing.T) {
-	base := startMetricsEdge(t, server.Limits{RequestsPerSecond: 1_000_000})
+	base := startMetricsEdge(t, "requests_per_second: 1000000")
 	// The edge runs in this process, which the /proc lookup by port skips:
 	// memory and CPU come from /metrics.
 	res := benchJSON(t, "ws"+strings.TrimPrefix(base, "http"), "fanout", "--subscribers", "5", "--duration", "0.3")

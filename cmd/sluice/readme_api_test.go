@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 )
 
 // TestReadmeAPIExamples runs each curl line of the README's server API
@@ -18,11 +19,9 @@ func TestReadmeAPIExamples(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("this test runs the README's curl examples (apt-get install curl): %v", err)
 	}
-	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte(readmeBlock(t, "## Configuration", "yaml")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := startRunEdge(t, "--config", cfg, "--listen", "127.0.0.1:0")
+	cfg := edgecmdtest.Config(t, readmeBlock(t, "## Configuration", "yaml"))
+	cfg.Listen = "127.0.0.1:0"
+	e := edgecmdtest.StartConfig(t, cfg, nil)
 	lines := strings.Split(readmeBlock(t, "## Server API (for backends)", "sh"), "\n")
 	var env []string
 	ran := 0
@@ -32,7 +31,7 @@ func TestReadmeAPIExamples(t *testing.T) {
 			env = append(env, strings.Fields(line)[0])
 			continue
 		case strings.HasPrefix(line, "EDGE="):
-			env = append(env, "EDGE=http://"+e.addr)
+			env = append(env, "EDGE=http://"+e.Addr)
 			continue
 		case !strings.HasPrefix(line, "curl "):
 			continue

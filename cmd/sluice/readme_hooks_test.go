@@ -16,7 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -90,15 +90,7 @@ func TestReadmeNodeBackend(t *testing.T) {
 	})
 
 	yaml := strings.ReplaceAll(readmeBlock(t, "## Hooks into the app", "yaml"), "127.0.0.1:3000", backend)
-	cfg, err := parseConfig([]byte(yaml))
-	if err != nil {
-		t.Fatalf("the README's hooks config: %v", err)
-	}
-	opts, err := cfg.ServerOptions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := servertest.Start(t, opts, nil).URL + "/v2?appkey=chat&token="
+	url := edgecmdtest.Start(t, yaml).URL + "/v2?appkey=chat&token="
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/app"
 )
 
@@ -28,13 +29,7 @@ func TestReadmeConfigReference(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatal("the Configuration section has no yaml block")
 	}
-	cfg, err := parseConfig([]byte(block))
-	if err != nil {
-		t.Fatalf("README config: %v", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("README config: %v", err)
-	}
+	cfg := edgecmdtest.Config(t, block) // loaded and validated, or the test fails
 	opts, err := cfg.ServerOptions()
 	if err != nil {
 		t.Fatalf("README config: %v", err)

@@ -4,65 +4,64 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
-// TestReadyFile: --ready-file says what the banner says (the URL, the
-// admin listener, the appkeys) plus the process id, and is gone once the
-// edge has stopped.
+// TestReadyFile: `sluice edge --ready-file F` (runEdge, in this process,
+// stopped as on SIGINT) writes what the banner says (the URL, the admin
+// listener, the appkeys) plus the process id, and removes it once the
+// edge has stopped: the flags reach package edgecmd.
 func TestReadyFile(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready.json")
-	e := startRunEdgeReady(t, ready, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
-	info, err := readyfile.Read(ready)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var out, logs edgecmdtest.Output
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runEdge(ctx, []string{"--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--ready-file", ready},
+			stdio{in: strings.NewReader(""), out: &out, errw: &logs})
+	}()
+	var info readyfile.Info
+	poll.UntilNil(t, "the edge's ready file", func() error {
+		select {
+		case err := <-done:
+			t.Fatalf("edge exited before it was ready: %v\n%s", err, logs.String())
+		default:
+		}
+		var err error
+		info, err = readyfile.Read(ready)
+		return err
+	})
 	if info.URL != "ws://"+info.Listen || info.Admin == "" || info.HTTP != "" || !slices.Equal(info.AppKeys, []string{"demo"}) || info.PID != os.Getpid() {
 		t.Errorf("ready file %+v", info)
 	}
-	out := e.out.String()
-	for _, line := range []string{"  url:    " + info.URL + "\n", "  admin:  http://" + info.Admin + "/metrics\n", "  appkey: demo\n"} {
-		if !strings.Contains(out, line) {
-			t.Errorf("banner lacks %q:\n%s", line, out)
+	for _, line := range []string{"Sluice edge " + Version() + " serving RTM v2\n", "  url:    " + info.URL + "\n", "  admin:  http://" + info.Admin + "/metrics\n", "  appkey: demo\n"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("banner lacks %q:\n%s", line, out.String())
 		}
 	}
-	if code, _ := httpGet(t, "http://"+info.Listen+"/healthz"); code != 200 {
-		t.Errorf("/healthz on the ready file's listen address: %d", code)
+	resp, err := http.Get("http://" + info.Listen + "/healthz")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := e.stop(t); err != nil {
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz on the ready file's listen address: %d", resp.StatusCode)
+	}
+	cancel()
+	if err := poll.Recv(t, "runEdge to return", done); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(ready); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ready file after the edge stopped: %v, want none", err)
-	}
-}
-
-// TestReadyFileOfAFailedStart: a ready file left by an edge that was
-// killed is removed when the next one starts, even if that one then
-// fails, so a script waiting for the file does not take the old one.
-func TestReadyFileOfAFailedStart(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	ready := filepath.Join(t.TempDir(), "ready.json")
-	if err := readyfile.Write(ready, readyfile.Info{URL: "ws://stale"}); err != nil {
-		t.Fatal(err)
-	}
-	var out, errw lockedBuffer
-	err = runEdge(context.Background(), []string{"--listen", ln.Addr().String(), "--ready-file", ready}, stdio{in: strings.NewReader(""), out: &out, errw: &errw})
-	if err == nil {
-		t.Fatal("an edge on a port in use started")
-	}
-	if _, serr := os.Stat(ready); !errors.Is(serr, fs.ErrNotExist) {
-		t.Errorf("stale ready file after a failed start (%v): %v, want none", err, serr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
 	"github.com/sluicehq/sluice/edge/auth"
 )
 
@@ -114,7 +115,7 @@ func signingKey(secret, keyFile, configPath, appkey string) (any, error) {
 		}
 		return k, nil
 	case configPath != "":
-		cfg, err := LoadConfig(configPath)
+		cfg, err := edgecmd.LoadConfig(configPath)
 		if err != nil {
 			return nil, err
 		}

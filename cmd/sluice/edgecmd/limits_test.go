@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"bufio"
@@ -81,8 +81,7 @@ func TestEdgeClosesIdleHTTPConnections(t *testing.T) {
 		silent    = 50
 		idle      = 300 * time.Millisecond
 	)
-	cfg := writeEdgeConfig(t, "limits:\n  idle_timeout: 300ms\n")
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	e := startTestEdge(t, "limits:\n  idle_timeout: 300ms\n")
 	ws := dialJSON(t, e.url+"/v2?appkey=demo", nil)
 
 	conns := make([]*heldConn, 0, keepAlive+silent)
@@ -128,8 +127,7 @@ func TestEdgeClosesIdleHTTPConnections(t *testing.T) {
 // connection closes, a new one is served again.
 func TestEdgeConnectionsPerIP(t *testing.T) {
 	const limit = 20
-	cfg := writeEdgeConfig(t, "limits:\n  connections_per_ip: 20\nallowed_origins: [app.example.com]\n")
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	e := startTestEdge(t, "limits:\n  connections_per_ip: 20\nallowed_origins: [app.example.com]\n")
 	held := make([]*heldConn, 0, limit)
 	held = append(held, nil) // the WebSocket below is one of them
 	ws := dialJSON(t, e.url+"/v2?appkey=demo", nil)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package edgecmd
 
 // openFilesLimit reports no limit known: the server's default applies.
 func openFilesLimit() uint64 { return 0 }

@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"net/http"
@@ -8,8 +8,8 @@ import (
 
 // newHandler routes the edge's HTTP endpoints: the RTM WebSocket endpoint
 // at /v2, and the operational and browser endpoints beside it.
-func newHandler(srv *server.Server, web WebConfig) (*http.ServeMux, error) {
-	wh, err := webHandler(web)
+func newHandler(srv *server.Server, web WebConfig, version string) (*http.ServeMux, error) {
+	wh, err := webHandler(web, version)
 	if err != nil {
 		return nil, err
 	}

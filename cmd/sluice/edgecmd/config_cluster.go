@@ -1,8 +1,7 @@
-package main
+package edgecmd
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -232,60 +231,4 @@ func logRetention(apps []*app.App) (maxAge, replay time.Duration) {
 		}
 	}
 	return maxAge, replay
-}
-
-// clusterFlags are the edge's durability and cluster flags.
-type clusterFlags struct {
-	dataDir, name, listen, nodeName              string
-	natsCreds, natsToken, natsUser, natsPassword string
-	natsCA, natsCert, natsKey                    string
-	routes, nats                                 []string
-}
-
-func (o *clusterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.dataDir, "data-dir", "", "keep channels durable in an embedded NATS JetStream in this directory (default: in memory)")
-	fs.StringVar(&o.name, "cluster-name", "", "join a JetStream cluster of this name (with --cluster-listen and --cluster-routes)")
-	fs.StringVar(&o.listen, "cluster-listen", "", "host:port this node accepts cluster routes on")
-	fs.Func("cluster-routes", "comma-separated route URLs of the other nodes (nats-route://host:port)", func(v string) error {
-		o.routes = append(o.routes, splitList(v)...)
-		return nil
-	})
-	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
-	fs.Func("nats", "comma-separated URLs of an external NATS cluster to use instead of an embedded one", func(v string) error {
-		o.nats = append(o.nats, splitList(v)...)
-		return nil
-	})
-	fs.StringVar(&o.natsCreds, "nats-creds", "", "NATS credentials file for --nats")
-	fs.StringVar(&o.natsToken, "nats-token", "", "NATS token for --nats")
-	fs.StringVar(&o.natsUser, "nats-user", "", "NATS user for --nats (with --nats-password)")
-	fs.StringVar(&o.natsPassword, "nats-password", "", "NATS password for --nats-user")
-	fs.StringVar(&o.natsCA, "nats-ca", "", "PEM roots trusted for TLS to --nats")
-	fs.StringVar(&o.natsCert, "nats-cert", "", "PEM client certificate for TLS to --nats (with --nats-key)")
-	fs.StringVar(&o.natsKey, "nats-key", "", "PEM private key of --nats-cert")
-}
-
-func (o *clusterFlags) apply(c *Config) {
-	override([]flagValue{
-		{o.dataDir, &c.Cluster.DataDir}, {o.name, &c.Cluster.Name}, {o.listen, &c.Cluster.Listen},
-		{o.nodeName, &c.Cluster.NodeName}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
-		{o.natsUser, &c.NATS.User}, {o.natsPassword, &c.NATS.Password}, {o.natsCA, &c.NATS.CAFile},
-		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile},
-	})
-	if len(o.routes) > 0 {
-		c.Cluster.Routes = o.routes
-	}
-	if len(o.nats) > 0 {
-		c.NATS.URLs = o.nats
-	}
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"cmp"
@@ -52,8 +52,8 @@ const (
 // openListeners opens the listeners the configuration asks for and, with
 // TLS, prepares the certificates; nothing is served before run.
 // dur is the edge's durability, nil for an edge in memory: the API's
-// info describes it.
-func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.Metrics, lg *slog.Logger) (*listeners, error) {
+// info describes it. version is what the demo pages show.
+func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.Metrics, lg *slog.Logger, version string) (*listeners, error) {
 	l := &listeners{srv: srv, log: lg,
 		peers: newPeerLimit(cmp.Or(cfg.Limits.ConnectionsPerIP, defaultConnectionsPerIP), srv),
 		idle:  cmp.Or(time.Duration(cfg.Limits.IdleTimeout), defaultIdleTimeout),
@@ -63,7 +63,7 @@ func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.
 		return nil, fmt.Errorf("listen on %s: %w", cfg.ListenAddr(), err)
 	}
 	l.addr = main.Addr().String()
-	mainMux, err := newHandler(srv, cfg.Web)
+	mainMux, err := newHandler(srv, cfg.Web, version)
 	if err != nil {
 		main.Close()
 		return nil, err
@@ -227,12 +227,11 @@ func (l *listeners) ready() (bool, string) {
 	return true, ""
 }
 
-// run serves until ctx ends (SIGINT, SIGTERM), then drains (see drain):
-// the edge reports not-ready, refuses new connections, closes open ones
-// with 1001 "going away" so clients reconnect elsewhere, and returns.
-func (l *listeners) run(ctx context.Context, d drainTimes) error {
-	sigs := notifyStops() // before serving: a signal from now on is seen
-	defer sigs.stop()
+// run serves until stopping ends (Edge.Shutdown, Edge.Close), then
+// drains (see drain): the edge reports not-ready, refuses new
+// connections, closes open ones with 1001 "going away" so clients
+// reconnect elsewhere, and returns. again cuts a slow drain short.
+func (l *listeners) run(stopping context.Context, d drainTimes, again <-chan struct{}) error {
 	errc := make(chan error, len(l.servers))
 	var wg sync.WaitGroup
 	for i, hs := range l.servers {
@@ -251,9 +250,9 @@ func (l *listeners) run(ctx context.Context, d drainTimes) error {
 	select {
 	case failed = <-errc:
 		l.log.Error("serving failed; shutting down", "err", failed)
-	case <-ctx.Done():
+	case <-stopping.Done():
 	}
-	l.drain(d, slowDrain(ctx, failed), sigs)
+	l.drain(d, slowDrain(stopping, failed), again)
 	wg.Wait()
 	if failed != nil {
 		return fmt.Errorf("serve: %w", failed)

@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 
 // webHandler serves the browser client (sluice.js, sluice.wasm) and,
 // unless web.demo is false, the demo pages, a chat room and a dashboard of
-// the edge, at /.
-func webHandler(cfg WebConfig) (http.Handler, error) {
-	return web.New(&web.Options{NoDemo: !cfg.demo(), Version: Version()})
+// the edge, at /; they show version.
+func webHandler(cfg WebConfig, version string) (http.Handler, error) {
+	return web.New(&web.Options{NoDemo: !cfg.demo(), Version: version})
 }
 
 // startStats publishes the edge's numbers on $sys.stats (which the

@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"encoding/json"
@@ -24,7 +24,8 @@ const (
 // its close code and reason, and no secret, token, nonce, proof or
 // message content anywhere.
 func TestLogsKeepSecrets(t *testing.T) {
-	cfg := writeEdgeConfig(t, `
+	e := startTestEdge(t, `
+log: {level: debug, format: json}
 apps:
   - appkey: logs
     jwt_key: `+logTestJWTKey+`
@@ -32,7 +33,6 @@ apps:
       default: {subscribe: ["*"]}
       publisher: {secret: `+logTestSecret+`, publish: ["*"], subscribe: ["*"]}
 `)
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg, "--log-level", "debug", "--log-format", "json")
 	url := e.url + "/v2?appkey=logs"
 	var leaks []string // strings the edge saw that must not be logged
 

@@ -1,7 +1,6 @@
-package main
+package edgecmd
 
 import (
-	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,7 +43,7 @@ func TestWebConfig(t *testing.T) {
 	if _, err := parseConfig([]byte("web: {demos: false}\n")); err == nil || !strings.Contains(err.Error(), "demos") {
 		t.Errorf("unknown key web.demos: err %v, want one naming it", err)
 	}
-	c, err = LoadConfig("../../deploy/edge.yaml")
+	c, err = LoadConfig("../../../deploy/edge.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,44 +52,11 @@ func TestWebConfig(t *testing.T) {
 	}
 }
 
-// runCmd runs the sluice command line in-process.
-func runCmd(args ...string) (code int, stdout, stderr string) {
-	var out, errw bytes.Buffer
-	code = run(args, stdio{in: strings.NewReader(""), out: &out, errw: &errw})
-	return code, out.String(), errw.String()
-}
-
-func TestCheckConfig(t *testing.T) {
-	t.Parallel()
-	good := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=\"\n")
-	if code, out, errw := runCmd("edge", "--check-config", good); code != 0 || out != "config "+good+": valid\n" || errw != "" {
-		t.Errorf("a valid file: exit %d, stdout %q, stderr %q", code, out, errw)
-	}
-	// The example deployment still holds its placeholder key: valid, and
-	// warned about.
-	const deploy = "../../deploy/edge.yaml"
-	code, out, errw := runCmd("edge", "--check-config", deploy)
-	if code != 0 || out != "config "+deploy+": valid, with 1 warning(s)\n" ||
-		!strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") {
-		t.Errorf("deploy/edge.yaml: exit %d, stdout %q, stderr %q", code, out, errw)
-	}
-	bad := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
-	if code, out, errw := runCmd("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
-		t.Errorf("an unknown key: exit %d, stdout %q, stderr %q", code, out, errw)
-	}
-	if code, _, errw := runCmd("edge", "--check-config", good, "--config", bad); code != 2 || !strings.Contains(errw, "different files") {
-		t.Errorf("two files: exit %d, stderr %q", code, errw)
-	}
-	if code, _, errw := runCmd("edge", "--check-config", good, "--log-level", "loud"); code == 0 {
-		t.Errorf("a bad flag with --check-config: exit 0, stderr %q", errw)
-	}
-}
-
 func TestBannerDescribesTheEdge(t *testing.T) {
 	t.Parallel()
 	t.Run("default", func(t *testing.T) {
 		t.Parallel()
-		e := startRunEdge(t, "--listen", "127.0.0.1:0")
+		e := startTestEdge(t, "")
 		base := "http://" + e.addr + "/"
 		if _, err := e.stop(t); err != nil {
 			t.Fatal(err)
@@ -102,7 +68,7 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 	})
 	t.Run("configured", func(t *testing.T) {
 		t.Parallel()
-		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "apps:\n  - appkey: my-app\n"))
+		e := startTestEdge(t, "apps:\n  - appkey: my-app\n")
 		base := "http://" + e.addr + "/"
 		if _, err := e.stop(t); err != nil {
 			t.Fatal(err)
@@ -114,7 +80,7 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 	})
 	t.Run("no demo", func(t *testing.T) {
 		t.Parallel()
-		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "web: {demo: false}\n"))
+		e := startTestEdge(t, "web: {demo: false}\n")
 		base := "http://" + e.addr + "/"
 		for path, want := range map[string]int{"": http.StatusNotFound, "chat.html": http.StatusNotFound, "sluice.js": http.StatusOK, "sluice.wasm": http.StatusOK} {
 			if code, _ := httpGet(t, base+path); code != want {
@@ -130,7 +96,7 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 	})
 	t.Run("weak key warned", func(t *testing.T) {
 		t.Parallel()
-		e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n"))
+		e := startTestEdge(t, "apps:\n  - appkey: my-app\n    jwt_key: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"\n")
 		if _, err := e.stop(t); err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,8 @@
-package main
+package edgecmd
 
 import (
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -211,56 +210,4 @@ func portOf(addr net.Addr) int {
 	_, p, _ := net.SplitHostPort(addr.String())
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// opsFlags are the edge's TLS and admin flags; those given override the
-// configuration file.
-type opsFlags struct {
-	domains                                       []string
-	email, acmeCA, acmeCARoot, cert, key, certDir string
-	httpListen, adminListen                       string
-}
-
-// register defines the flags on fs.
-func (o *opsFlags) register(fs *flag.FlagSet) {
-	fs.Func("domain", "public name to obtain a TLS certificate for through ACME (repeatable); turns on HTTPS/WSS on :443", func(v string) error {
-		o.domains = append(o.domains, v)
-		return nil
-	})
-	fs.StringVar(&o.email, "email", "", "ACME account contact, for the CA's expiry warnings")
-	fs.StringVar(&o.acmeCA, "acme-ca", "", "ACME directory URL (default Let's Encrypt production)")
-	fs.StringVar(&o.acmeCARoot, "acme-ca-root", "", "PEM file of the roots trusted for the ACME CA's HTTPS endpoint (a private CA)")
-	fs.StringVar(&o.cert, "tls-cert", "", "PEM certificate chain to serve instead of ACME (with --tls-key)")
-	fs.StringVar(&o.key, "tls-key", "", "PEM private key of --tls-cert")
-	fs.StringVar(&o.certDir, "cert-dir", "", "where ACME accounts and certificates are stored (default ~/.local/share/sluice/certs)")
-	fs.StringVar(&o.httpListen, "http-listen", "", `HTTP address for ACME http-01 and redirects to HTTPS, or "off" (default :80 with TLS)`)
-	fs.StringVar(&o.adminListen, "admin-listen", "", "address of the admin listener: /metrics, /healthz, /readyz, /debug/pprof/ (default none)")
-}
-
-// apply writes the flags given over the configuration.
-func (o *opsFlags) apply(c *Config) {
-	if len(o.domains) > 0 {
-		c.TLS.Domains = slices.Clone(o.domains)
-	}
-	override([]flagValue{
-		{o.email, &c.TLS.Email}, {o.acmeCA, &c.TLS.ACMECA}, {o.acmeCARoot, &c.TLS.ACMECARoot},
-		{o.cert, &c.TLS.CertFile}, {o.key, &c.TLS.KeyFile}, {o.certDir, &c.TLS.CertDir},
-		{o.httpListen, &c.TLS.HTTPListen}, {o.adminListen, &c.Admin.Listen},
-	})
-}
-
-// flagValue pairs a string flag's value with the configuration field it
-// overrides.
-type flagValue struct {
-	flag string
-	dst  *string
-}
-
-// override writes each flag given (not empty) over its field.
-func override(fs []flagValue) {
-	for _, f := range fs {
-		if f.flag != "" {
-			*f.dst = f.flag
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 // maxDefaultConnections caps the derived connections default: the edge
 // server's own default, for processes allowed a great many files.

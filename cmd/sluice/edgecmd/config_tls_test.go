@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"crypto/ecdsa"
@@ -8,8 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"flag"
-	"io"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -118,30 +117,6 @@ func TestTLSConfigErrors(t *testing.T) {
 	}
 }
 
-func TestOpsFlagsOverrideConfig(t *testing.T) {
-	t.Parallel()
-	c, err := parseConfig([]byte(tlsFullConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var o opsFlags
-	fs := flag.NewFlagSet("edge", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	o.register(fs)
-	err = fs.Parse([]string{"--domain", "x.example.com", "--domain", "y.example.com", "--email", "me@example.com",
-		"--acme-ca", "https://ca.example/dir", "--acme-ca-root", "/r.pem", "--cert-dir", "/certs",
-		"--http-listen", "off", "--admin-listen", "127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.apply(c)
-	if !reflect.DeepEqual(c.TLS.Domains, []string{"x.example.com", "y.example.com"}) || c.TLS.Email != "me@example.com" ||
-		c.TLS.ACMECA != "https://ca.example/dir" || c.TLS.ACMECARoot != "/r.pem" || c.TLS.CertDir != "/certs" ||
-		c.TLS.HTTPListen != "off" || c.Admin.Listen != "127.0.0.1:1" {
-		t.Fatalf("after flags: tls %+v, admin %+v", c.TLS, c.Admin)
-	}
-}
-
 // selfSigned writes a certificate for localhost and its key, returning the
 // files and a pool trusting the certificate.
 func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
@@ -170,12 +145,12 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	return certFile, keyFile, pool
 }
 
-// TestEdgeServesOperatorCertificate runs the edge with --tls-cert and
-// --tls-key: WSS and the health endpoints over TLS, and the HTTP listener
+// TestEdgeServesOperatorCertificate runs the edge with tls.cert_file and
+// tls.key_file: WSS and the health endpoints over TLS, and the HTTP listener
 // redirecting to HTTPS.
 func TestEdgeServesOperatorCertificate(t *testing.T) {
 	certFile, keyFile, pool := selfSigned(t)
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	e := startTestEdge(t, fmt.Sprintf("tls: {cert_file: %q, key_file: %q, http_listen: 127.0.0.1:0}\n", certFile, keyFile))
 	if !strings.HasPrefix(e.url, "wss://localhost:") || e.plain == "" {
 		t.Fatalf("banner: url %q, http %q\n%s", e.url, e.plain, e.out.String())
 	}

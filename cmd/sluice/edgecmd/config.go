@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"bytes"
@@ -69,10 +69,6 @@ type Config struct {
 	// dir is the directory of the file loaded, against which relative
 	// jwt_key_file paths resolve; "" for the working directory.
 	dir string
-	// checkPath is the file --check-config names: validate, report,
-	// exit. Set by edgeConfig alone.
-	checkPath string
-	readyFile string // --ready-file's path ("" for none); set by edgeConfig alone
 }
 
 // AppConfig is one app: its appkey, roles, retention rules and limits.

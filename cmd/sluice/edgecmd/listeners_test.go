@@ -1,4 +1,4 @@
-package main
+package edgecmd
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
@@ -43,65 +43,62 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// runningEdge is runEdge serving in the test process.
+// runningEdge is an Edge serving in the test process.
 type runningEdge struct {
-	url    string // ws:// or wss:// endpoint, from the ready file
-	addr   string // host:port of the main listener
-	admin  string // host:port of the admin listener, if any
-	plain  string // host:port of the HTTP listener beside HTTPS, if any
-	out    *lockedBuffer
-	logs   *lockedBuffer
-	cancel context.CancelFunc
-	done   chan error
+	*Edge
+	url   string // ws:// or wss:// endpoint
+	addr  string // host:port of the main listener
+	admin string // host:port of the admin listener, if any
+	plain string // host:port of the HTTP listener beside HTTPS, if any
+	out   *lockedBuffer
+	logs  *lockedBuffer
 }
 
-// startRunEdge runs `sluice edge args...` until the test ends, and waits
-// until it is listening.
-func startRunEdge(t *testing.T, args ...string) *runningEdge {
+// startTestEdge starts an edge configured by yaml, the text of a config
+// file (listen 127.0.0.1:0 unless it sets one), until the test ends.
+func startTestEdge(t *testing.T, yaml string) *runningEdge {
 	t.Helper()
-	return startRunEdgeReady(t, filepath.Join(t.TempDir(), "ready.json"), args...)
+	return startEdgeOpts(t, yaml, nil)
 }
 
-// startRunEdgeReady runs `sluice edge args... --ready-file ready` until
-// the test ends, and learns where it listens from the ready file.
-func startRunEdgeReady(t *testing.T, ready string, args ...string) *runningEdge {
+// startEdgeOpts is startTestEdge with opts, whose Stdout and Stderr it
+// replaces.
+func startEdgeOpts(t *testing.T, yaml string, opts *Options) *runningEdge {
 	t.Helper()
-	args = append(args, "--ready-file", ready)
-	ctx, cancel := context.WithCancel(context.Background())
-	e := &runningEdge{out: &lockedBuffer{}, logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { e.done <- runEdge(ctx, args, stdio{in: strings.NewReader(""), out: e.out, errw: e.logs}) }()
-	t.Cleanup(func() {
-		cancel()
-		<-e.done
-	})
-	var info readyfile.Info
-	poll.UntilNil(t, "the edge's ready file", func() error {
-		select {
-		case err := <-e.done:
-			e.done <- err // for the cleanup
-			t.Fatalf("edge exited before it was ready: %v\n%s", err, e.logs.String())
-		default:
-		}
-		var err error
-		info, err = readyfile.Read(ready)
-		return err
-	})
+	cfg, err := LoadConfig(writeEdgeConfig(t, yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:0"
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &runningEdge{out: &lockedBuffer{}, logs: &lockedBuffer{}}
+	o.Stdout, o.Stderr = e.out, e.logs
+	if e.Edge, err = Start(context.Background(), cfg, &o); err != nil {
+		t.Fatalf("start: %v\n%s", err, e.logs.String())
+	}
+	t.Cleanup(func() { e.Close() })
+	info := e.Info()
 	e.url, e.addr, e.admin, e.plain = info.URL, info.Listen, info.Admin, info.HTTP
 	return e
 }
 
-// stop cancels the edge, as SIGTERM does, and returns how long it took
-// and what runEdge returned.
+// stop closes the edge, as SIGINT does, and returns how long it took and
+// what Close returned.
 func (e *runningEdge) stop(t *testing.T) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
-	e.cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- e.Close() }()
 	select {
-	case err := <-e.done:
-		e.done <- err // for the cleanup
+	case err := <-errc:
 		return time.Since(start), err
 	case <-time.After(20 * time.Second):
-		t.Fatal("edge still running 20s after cancel")
+		t.Fatal("edge still running 20s after Close")
 		return 0, nil
 	}
 }
@@ -185,7 +182,7 @@ func writeEdgeConfig(t *testing.T, text string) string {
 }
 
 func TestEdgeHealthAndMetricsOnMainListener(t *testing.T) {
-	e := startRunEdge(t, "--listen", "127.0.0.1:0")
+	e := startTestEdge(t, "")
 	base := "http://" + e.addr
 	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Fatalf("/healthz = %d %q", code, body)
@@ -239,7 +236,7 @@ func TestEdgeHealthAndMetricsOnMainListener(t *testing.T) {
 }
 
 func TestEdgeAdminListener(t *testing.T) {
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0")
+	e := startTestEdge(t, "admin: {listen: 127.0.0.1:0}\n")
 	if e.admin == "" {
 		t.Fatalf("banner names no admin listener:\n%s", e.out.String())
 	}
@@ -264,8 +261,7 @@ func TestEdgeAdminListener(t *testing.T) {
 }
 
 func TestEdgeDrainReportsNotReady(t *testing.T) {
-	cfg := writeEdgeConfig(t, "limits:\n  shutdown_timeout: 5s\n")
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	e := startTestEdge(t, "limits:\n  shutdown_timeout: 5s\n")
 	// A client that does not read holds the drain open: the edge waits for
 	// its answer to the close frame.
 	held := dialJSON(t, e.url+"/v2?appkey=demo", nil)
@@ -273,7 +269,7 @@ func TestEdgeDrainReportsNotReady(t *testing.T) {
 	go func() {
 		d, err := e.stop(t)
 		if err != nil {
-			t.Errorf("runEdge returned %v after a drain", err)
+			t.Errorf("Close returned %v after a drain", err)
 		}
 		stopped <- d
 	}()
@@ -296,12 +292,11 @@ func TestEdgeDrainReportsNotReady(t *testing.T) {
 }
 
 func TestEdgeDrainDeadline(t *testing.T) {
-	cfg := writeEdgeConfig(t, "limits:\n  shutdown_timeout: 300ms\n")
-	e := startRunEdge(t, "--listen", "127.0.0.1:0", "--config", cfg)
+	e := startTestEdge(t, "limits:\n  shutdown_timeout: 300ms\n")
 	dialJSON(t, e.url+"/v2?appkey=demo", nil) // never reads, never answers the close
 	d, err := e.stop(t)
 	if err != nil {
-		t.Fatalf("runEdge returned %v; a drain past its deadline is still a clean stop", err)
+		t.Fatalf("Close returned %v; a drain past its deadline is still a clean stop", err)
 	}
 	if d > 2*time.Second {
 		t.Fatalf("stopping took %v with a 300ms deadline", d)
@@ -313,8 +308,9 @@ func TestEdgeDrainDeadline(t *testing.T) {
 
 // TestSlowDrainOnSIGTERMOnly: the slow drain (readiness delay, spread
 // closes) is for SIGTERM, told apart by the cause main's
-// signal.NotifyContext gives its context; SIGINT, a plain cancel or a
-// failed listener drain at once. Real signals, to this test process.
+// signal.NotifyContext gives its context (Run then calls Shutdown);
+// SIGINT or a plain cancel (Close), a lost stream or a failed listener
+// drain at once. Real signals, to this test process.
 func TestSlowDrainOnSIGTERMOnly(t *testing.T) {
 	for _, tt := range []struct {
 		name string
@@ -330,15 +326,32 @@ func TestSlowDrainOnSIGTERMOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-ctx.Done()
-		got, failed := slowDrain(ctx, nil), slowDrain(ctx, errors.New("listener failed"))
+		got := terminated(ctx)
 		stop()
-		if got != tt.want || failed {
-			t.Errorf("%s: slow drain %v (%v after a failure), want %v (false)", tt.name, got, failed, tt.want)
+		if got != tt.want {
+			t.Errorf("%s: terminated %v, want %v", tt.name, got, tt.want)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if slowDrain(ctx, nil) {
-		t.Error("a cancel without signal drains slowly, want at once")
+	if terminated(ctx) {
+		t.Error("a cancel without signal counts as SIGTERM")
+	}
+	for _, tt := range []struct {
+		name   string
+		cause  error
+		failed error
+		want   bool
+	}{
+		{name: "Shutdown", cause: errShutdown, want: true},
+		{name: "Shutdown after a failure", cause: errShutdown, failed: errors.New("listener failed"), want: false},
+		{name: "Close", cause: errClosed, want: false},
+		{name: "stream lost", cause: journal.ErrStreamLost, want: false},
+	} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(tt.cause)
+		if got := slowDrain(ctx, tt.failed); got != tt.want {
+			t.Errorf("%s: slow drain %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
