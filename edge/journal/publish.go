@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -74,6 +73,10 @@ type pubReq struct {
 	// publish refused then may be refused because its first send was
 	// stored (cond.go).
 	resent bool
+	// lent says its message was handed to a send other than Publish's
+	// own (a retry, a held publish's), which may still read it: it is
+	// never reused (req.go). p.mu.
+	lent bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -185,16 +188,8 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 		msgID = reply
 	}
 	now := time.Now()
-	r := &pubReq{
-		msg: nats.Msg{
-			Subject: subj,
-			Reply:   reply,
-			Header:  nats.Header{"Nats-Msg-Id": []string{msgID}},
-			// Sent again on a retry, after the caller reused its buffer.
-			Data: bytes.Clone(payload),
-		},
-		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
-	}
+	r := newReq(subj, reply, msgID, payload)
+	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
 	if cond != nil {
 		cond.set(r.msg.Header)
 	}
@@ -204,7 +199,9 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	m := &r.msg
 	p.pending[p.next] = r
 	held := p.recovering
-	if !held {
+	if held {
+		r.lent = true // sendHeld will send it
+	} else {
 		r.first, r.sent = now, now
 	}
 	token := p.next
@@ -274,6 +271,7 @@ func (p *publisher) endRecoveryLocked() []resendReq {
 	for tok, r := range p.pending {
 		if r.sent.IsZero() {
 			r.first, r.sent = now, now
+			r.lent = true
 			held = append(held, resendReq{tok, &r.msg})
 		}
 	}
@@ -353,7 +351,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 			} else {
 				r.resent = true
 			}
-			r.sent = now
+			r.sent, r.lent = now, true
 			resend = append(resend, resendReq{tok, &r.msg})
 		}
 	}

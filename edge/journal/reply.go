@@ -129,6 +129,11 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
-		origin: r.msg.Header.Get(OriginHeader)})
+	w := waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
+		origin: r.msg.Header.Get(OriginHeader)}
+	if !r.lent {
+		// Out of pending, so no send has it: it is the waiter's now.
+		w.req = r
+	}
+	p.j.feed.acked(w)
 }
