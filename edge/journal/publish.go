@@ -59,6 +59,8 @@ type publisher struct {
 	// the later ones are held (not sent) until those are answered.
 	recovering   bool
 	recoverUntil uint64
+	// replies hands out a sole writer's reply subjects (req.go).
+	replies replies
 }
 
 // pubReq is one publish in flight.
@@ -94,6 +96,7 @@ type pubAck struct {
 func (p *publisher) start(j *Journal) error {
 	p.j = j
 	p.pending = make(map[uint64]*pubReq)
+	p.replies.on = j.opts.SoleWriter
 	id := nuid.Next()
 	p.inbox = "_INBOX.sluice." + id + "."
 	// As the server writes it (stream.go, mset.pubAck); a domain's or
@@ -181,11 +184,19 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 		return
 	}
 	p.next++
-	reply := p.replyTo(p.next)
-	if msgID == "" {
-		// The reply subject is unique to this journal and publish: it is
-		// the Msg-Id too, one string fewer per publish.
-		msgID = reply
+	var reply string
+	if p.replies.on {
+		reply = p.replies.take(p.inbox, p.next)
+		if msgID == "" {
+			msgID = p.replyTo(p.next) // unique to this journal and publish
+		}
+	} else {
+		reply = p.replyTo(p.next)
+		if msgID == "" {
+			// The reply subject is unique to this journal and publish:
+			// it is the Msg-Id too, one string fewer per publish.
+			msgID = reply
+		}
 	}
 	now := time.Now()
 	r := newReq(subj, reply, msgID, payload)
@@ -211,7 +222,8 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	}
 }
 
-// replyTo returns the reply subject of the publish with token tok. p.mu.
+// replyTo returns the reply subject of the publish with token tok (but
+// a sole writer's, req.go): the Msg-Id of the publish too. p.mu.
 func (p *publisher) replyTo(tok uint64) string {
 	var buf [64]byte
 	b := append(buf[:0], p.inbox...)
@@ -235,19 +247,29 @@ func (p *publisher) recover() {
 	p.mu.Unlock()
 }
 
-// take removes the publish with token tok, reporting whether it was
-// pending (only one of its answers, retries and deadline wins), and ends
-// a recovery that it completes.
+// take removes the publish with token tok, which JetStream answered with
+// an acknowledgment, reporting whether it was pending (only one of its
+// answers, retries and deadline wins), and ends a recovery that it
+// completes.
 func (p *publisher) take(tok uint64) bool {
-	return p.remove(tok) != nil
+	return p.removeAnswered(tok, true) != nil
 }
 
 // remove takes the publish with token tok out of the pending ones, sends
 // what a recovery it completes held, and returns it (nil if not pending).
 func (p *publisher) remove(tok uint64) *pubReq {
+	return p.removeAnswered(tok, false)
+}
+
+// removeAnswered is remove; acked says the publish's acknowledgment came,
+// so its reply subject may serve again (req.go).
+func (p *publisher) removeAnswered(tok uint64, acked bool) *pubReq {
 	p.mu.Lock()
 	r := p.pending[tok]
 	delete(p.pending, tok)
+	if r != nil {
+		p.replies.release(r, acked)
+	}
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
 	p.sendHeld(held)
@@ -333,6 +355,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 	for tok, r := range p.pending {
 		if now.After(r.deadline) {
 			delete(p.pending, tok)
+			p.replies.release(r, false) // its answer may still come
 			failed = append(failed, r)
 		} else if !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering {
 			p.recovering, p.recoverUntil = true, p.next
@@ -386,5 +409,6 @@ func (p *publisher) shut() map[uint64]*pubReq {
 	p.closed = true
 	pending := p.pending
 	p.pending = map[uint64]*pubReq{}
+	clear(p.replies.tokOf)
 	return pending
 }

@@ -3,6 +3,9 @@ package journal
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +139,71 @@ func publishExpectFrom(t *testing.T, j *Journal, key, data, origin string, last 
 		t.Fatalf("publish %q: no answer", data)
 	}
 	return 0, nil
+}
+
+// TestSoleWriterReusesReplySubjects: a sole writer's publishes answered
+// one after another share a reply subject, each stored once at its own
+// sequence; a publish held in a recovery (its message lent to another
+// send) does not give its subject back, nor does one that failed; the
+// journal without SoleWriter gives each publish a subject of its own.
+func TestSoleWriterReusesReplySubjects(t *testing.T) {
+	t.Parallel()
+	j, _ := open(t, node(t, ""), &Options{SoleWriter: true})
+	p := &j.pub
+	state := func() (minted uint64, free []string, inUse int) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.replies.minted, slices.Clone(p.replies.free), len(p.replies.tokOf)
+	}
+	var last uint64
+	for i := range 20 {
+		seq := publish(t, j, "demo\x00reply", fmt.Sprint("m", i))
+		if seq <= last {
+			t.Fatalf("publish %d stored at %d, after %d", i, seq, last)
+		}
+		last = seq
+	}
+	// Answered one by one: the first subject served them all.
+	if minted, free, inUse := state(); minted != 1 || len(free) != 1 || inUse != 0 {
+		t.Fatalf("after 20 publishes one at a time: %d subjects made, %v free, %d in use; want 1, one, 0", minted, free, inUse)
+	}
+
+	// A recovery holds the next publish; it is sent by the recovery's
+	// end (a send of the retry loop), so its subject is not reused.
+	p.recover()
+	if seq := publish(t, j, "demo\x00reply", "held"); seq != last+1 {
+		t.Fatalf("the held publish stored at %d, want %d", seq, last+1)
+	}
+	if minted, free, inUse := state(); minted != 1 || len(free) != 0 || inUse != 0 {
+		t.Fatalf("after a held publish: %d subjects made, %v free, %d in use; want 1, none, 0", minted, free, inUse)
+	}
+	publish(t, j, "demo\x00reply", "next")
+	if minted, free, _ := state(); minted != 2 || len(free) != 1 {
+		t.Fatalf("after the next publish: %d subjects made, %v free; want 2, one", minted, free)
+	}
+
+	// One that fails (too large for NATS) gives nothing back either.
+	c := make(chan error, 1)
+	j.Publish("demo\x00reply", make([]byte, 9<<20), func(_ uint64, err error) { c <- err })
+	if err := <-c; !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a 9 MiB publish: %v, want ErrTooLarge", err)
+	}
+	if _, free, inUse := state(); len(free) != 0 || inUse != 0 {
+		t.Fatalf("after a failed publish: %v free, %d in use; want none, 0", free, inUse)
+	}
+}
+
+// TestRepliesWithoutSoleWriterAreUnique: a journal that is not a sole
+// writer makes no reusable subjects.
+func TestRepliesWithoutSoleWriterAreUnique(t *testing.T) {
+	t.Parallel()
+	j, _ := open(t, node(t, ""), nil)
+	for i := range 5 {
+		publish(t, j, "demo\x00unique", fmt.Sprint("m", i))
+	}
+	j.pub.mu.Lock()
+	defer j.pub.mu.Unlock()
+	if rs := j.pub.replies; rs.minted != 0 || len(rs.free) != 0 || len(rs.tokOf) != 0 {
+		t.Fatalf("replies of a journal that is no sole writer: %+v", rs)
+	}
 }
