@@ -82,6 +82,13 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		Host: "127.0.0.1", Port: server.RANDOM_PORT, Authorization: nuid.Next(),
 		NoSigs: true,
 		Debug:  opts.Debug,
+		// The subjects of a durable edge's traffic rarely repeat within
+		// the sublist's cache (1,024 subjects): every publish's
+		// acknowledgment goes to a reply subject of its own, and an edge
+		// publishes to as many subjects as it has channels. A miss costs
+		// more with the cache (a write lock, a copy of the subject, a
+		// sweeping goroutine past the limit) than a match costs without.
+		NoSublistCache: true,
 		// The edge's own limit decides message sizes; keep NATS's above
 		// the largest payload an app may set.
 		MaxPayload: 8 << 20,

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -60,6 +59,8 @@ type publisher struct {
 	// the later ones are held (not sent) until those are answered.
 	recovering   bool
 	recoverUntil uint64
+	// replies hands out a sole writer's reply subjects (req.go).
+	replies replies
 }
 
 // pubReq is one publish in flight.
@@ -74,6 +75,10 @@ type pubReq struct {
 	// publish refused then may be refused because its first send was
 	// stored (cond.go).
 	resent bool
+	// lent says its message was handed to a send other than Publish's
+	// own (a retry, a held publish's), which may still read it: it is
+	// never reused (req.go). p.mu.
+	lent bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -91,6 +96,7 @@ type pubAck struct {
 func (p *publisher) start(j *Journal) error {
 	p.j = j
 	p.pending = make(map[uint64]*pubReq)
+	p.replies.on = j.opts.SoleWriter
 	id := nuid.Next()
 	p.inbox = "_INBOX.sluice." + id + "."
 	// As the server writes it (stream.go, mset.pubAck); a domain's or
@@ -178,23 +184,23 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 		return
 	}
 	p.next++
-	reply := p.replyTo(p.next)
-	if msgID == "" {
-		// The reply subject is unique to this journal and publish: it is
-		// the Msg-Id too, one string fewer per publish.
-		msgID = reply
+	var reply string
+	if p.replies.on {
+		reply = p.replies.take(p.inbox, p.next)
+		if msgID == "" {
+			msgID = p.replyTo(p.next) // unique to this journal and publish
+		}
+	} else {
+		reply = p.replyTo(p.next)
+		if msgID == "" {
+			// The reply subject is unique to this journal and publish:
+			// it is the Msg-Id too, one string fewer per publish.
+			msgID = reply
+		}
 	}
 	now := time.Now()
-	r := &pubReq{
-		msg: nats.Msg{
-			Subject: subj,
-			Reply:   reply,
-			Header:  nats.Header{"Nats-Msg-Id": []string{msgID}},
-			// Sent again on a retry, after the caller reused its buffer.
-			Data: bytes.Clone(payload),
-		},
-		deadline: now.Add(j.opts.PublishTimeout), done: done, id: idHash(msgID),
-	}
+	r := newReq(subj, reply, msgID, payload)
+	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
 	if cond != nil {
 		cond.set(r.msg.Header)
 	}
@@ -204,7 +210,9 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	m := &r.msg
 	p.pending[p.next] = r
 	held := p.recovering
-	if !held {
+	if held {
+		r.lent = true // sendHeld will send it
+	} else {
 		r.first, r.sent = now, now
 	}
 	token := p.next
@@ -214,7 +222,8 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	}
 }
 
-// replyTo returns the reply subject of the publish with token tok. p.mu.
+// replyTo returns the reply subject of the publish with token tok (but
+// a sole writer's, req.go): the Msg-Id of the publish too. p.mu.
 func (p *publisher) replyTo(tok uint64) string {
 	var buf [64]byte
 	b := append(buf[:0], p.inbox...)
@@ -238,19 +247,29 @@ func (p *publisher) recover() {
 	p.mu.Unlock()
 }
 
-// take removes the publish with token tok, reporting whether it was
-// pending (only one of its answers, retries and deadline wins), and ends
-// a recovery that it completes.
+// take removes the publish with token tok, which JetStream answered with
+// an acknowledgment, reporting whether it was pending (only one of its
+// answers, retries and deadline wins), and ends a recovery that it
+// completes.
 func (p *publisher) take(tok uint64) bool {
-	return p.remove(tok) != nil
+	return p.removeAnswered(tok, true) != nil
 }
 
 // remove takes the publish with token tok out of the pending ones, sends
 // what a recovery it completes held, and returns it (nil if not pending).
 func (p *publisher) remove(tok uint64) *pubReq {
+	return p.removeAnswered(tok, false)
+}
+
+// removeAnswered is remove; acked says the publish's acknowledgment came,
+// so its reply subject may serve again (req.go).
+func (p *publisher) removeAnswered(tok uint64, acked bool) *pubReq {
 	p.mu.Lock()
 	r := p.pending[tok]
 	delete(p.pending, tok)
+	if r != nil {
+		p.replies.release(r, acked)
+	}
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
 	p.sendHeld(held)
@@ -274,6 +293,7 @@ func (p *publisher) endRecoveryLocked() []resendReq {
 	for tok, r := range p.pending {
 		if r.sent.IsZero() {
 			r.first, r.sent = now, now
+			r.lent = true
 			held = append(held, resendReq{tok, &r.msg})
 		}
 	}
@@ -335,6 +355,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 	for tok, r := range p.pending {
 		if now.After(r.deadline) {
 			delete(p.pending, tok)
+			p.replies.release(r, false) // its answer may still come
 			failed = append(failed, r)
 		} else if !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering {
 			p.recovering, p.recoverUntil = true, p.next
@@ -353,7 +374,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 			} else {
 				r.resent = true
 			}
-			r.sent = now
+			r.sent, r.lent = now, true
 			resend = append(resend, resendReq{tok, &r.msg})
 		}
 	}
@@ -388,5 +409,6 @@ func (p *publisher) shut() map[uint64]*pubReq {
 	p.closed = true
 	pending := p.pending
 	p.pending = map[uint64]*pubReq{}
+	clear(p.replies.tokOf)
 	return pending
 }

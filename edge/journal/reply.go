@@ -23,14 +23,11 @@ var ErrTooLarge = fmt.Errorf("journal: message too large for the log: %w", store
 
 // onReply handles JetStream's answer to one attempt.
 func (p *publisher) onReply(m *nats.Msg) {
-	tok, err := strconv.ParseUint(m.Subject[len(p.inbox):], 36, 64)
-	if err != nil {
-		return
-	}
 	p.mu.Lock()
+	tok, ok := p.tokenLocked(m.Subject)
 	r := p.pending[tok]
 	p.mu.Unlock()
-	if r == nil {
+	if !ok || r == nil {
 		return // answered before (a retry's late twin)
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
@@ -43,6 +40,17 @@ func (p *publisher) onReply(m *nats.Msg) {
 		return
 	}
 	p.stored(tok, r, seq)
+}
+
+// tokenLocked returns the token of the publish that reply subject subj
+// is for, or false if it is none in flight's. p.mu.
+func (p *publisher) tokenLocked(subj string) (uint64, bool) {
+	if p.replies.on {
+		tok, ok := p.replies.tokOf[subj]
+		return tok, ok
+	}
+	tok, err := strconv.ParseUint(subj[len(p.inbox):], 36, 64)
+	return tok, err == nil
 }
 
 // ackDuplicate ends an acknowledgment of a publish JetStream had stored
@@ -129,6 +137,11 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	if r.deadline.Before(wait) {
 		wait = r.deadline
 	}
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
-		origin: r.msg.Header.Get(OriginHeader)})
+	w := waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
+		origin: r.msg.Header.Get(OriginHeader)}
+	if !r.lent {
+		// Out of pending, so no send has it: it is the waiter's now.
+		w.req = r
+	}
+	p.j.feed.acked(w)
 }

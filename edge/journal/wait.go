@@ -20,10 +20,19 @@ type waiter struct {
 	subj   string
 	data   []byte
 	origin string
+	// req, when set, is the publish's request, which call recycles
+	// (req.go): data is its buffer.
+	req *pubReq
 }
 
-// call completes the publish: stored at seq.
-func (w waiter) call() { w.done(w.seq, nil) }
+// call completes the publish: stored at seq. The waiter is done then:
+// its request, if it has one, goes back to the pool.
+func (w waiter) call() {
+	w.done(w.seq, nil)
+	if w.req != nil {
+		w.req.recycle()
+	}
+}
 
 // whenApplied calls w.done(w.seq, nil) once the store holds the publish
 // with Msg-Id hash w.id at w.seq (at once if it does), or at w.deadline (the
