@@ -35,8 +35,12 @@ type fanWorker struct {
 	queued  []*conn    // mu: connections whose writer state Wake set to writerRunning
 	running bool       // mu: the worker's goroutine is running
 	taken   []*conn    // the worker's: the queue being served, swapped with queued
-	// Padding keeps two workers' locks off one cache line.
-	_ [64]byte
+	// Padding keeps the lock, which Wake takes, off the cache lines of
+	// shared, which the worker reads for each delivery, and off the next
+	// worker's.
+	_      [64]byte
+	shared sharedFrames // the worker's: its passes' last data frames (shared.go)
+	_      [64]byte
 }
 
 // fanout is the edge's fan-out workers.
@@ -70,11 +74,15 @@ func (wk *fanWorker) push(c *conn) {
 // run serves the queue until it is empty.
 func (wk *fanWorker) run() {
 	w := writers.Get().(*writer)
+	w.share = &wk.shared
 	defer func() { w.release() }()
 	for {
 		wk.mu.Lock()
 		list := wk.queued
 		if len(list) == 0 {
+			// Before running is cleared, which lets another run start:
+			// an idle worker keeps no block alive.
+			wk.shared.reset()
 			wk.running = false
 			wk.mu.Unlock()
 			return
@@ -91,8 +99,10 @@ func (wk *fanWorker) run() {
 				wk.queued = append(wk.queued, c)
 				wk.mu.Unlock()
 			case passHandOff:
+				w.share = nil         // the worker's, not the goroutine's
 				go c.writeLoopFrom(w) // w holds what is not written yet
 				w = writers.Get().(*writer)
+				w.share = &wk.shared
 			}
 		}
 		clear(list) // a closed connection is not kept by the list

@@ -48,6 +48,10 @@ type writer struct {
 	// pass's write left, which the next write sends first.
 	direct bool
 	kept   bool
+	// share is the fan-out worker's last data frames, which the
+	// connections it serves reuse when theirs would be the same bytes
+	// (shared.go); nil outside a worker's pass.
+	share *sharedFrames
 }
 
 var writers = sync.Pool{New: func() any {
@@ -69,7 +73,7 @@ func (c *conn) writeLoop() {
 func (w *writer) release() {
 	clear(w.items)
 	w.items, w.out = w.items[:0], w.out[:0]
-	w.direct, w.kept = false, false
+	w.direct, w.kept, w.share = false, false, nil
 	writers.Put(w)
 }
 
@@ -229,6 +233,10 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	w.msgs = w.msgs[:0]
 	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
 	all := len(frames)
+	sf, done, err := c.sendShared(w, sub, frames, next)
+	if done {
+		return err
+	}
 	if w.logFrames || sub.cursor.Origins() {
 		// Some message may be the connection's own (exclude_self): it is
 		// dropped after next is known, so the PDU's position covers it,
@@ -271,6 +279,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		}
 	} else {
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
+		if sf != nil {
+			sf.keep(c, sub, frames, next.Epoch, w.pdu, len(w.msgs))
+		}
 	}
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
