@@ -1,11 +1,8 @@
-package server
+package server_test
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -33,13 +32,8 @@ func BenchmarkFanout(b *testing.B) {
 }
 
 func benchmarkFanout(b *testing.B, n int) {
-	srv, err := New(&Options{Apps: []*app.App{app.Demo()},
-		Limits: Limits{Connections: 2 * n},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
+	e := servertest.Start(b, &server.Options{Apps: []*app.App{app.Demo()},
+		Limits: server.Limits{Connections: 2 * n}}, nil)
 	var got atomic.Int64 // messages read by all subscribers
 	var want atomic.Int64
 	done := make(chan struct{}, 1)
@@ -48,7 +42,7 @@ func benchmarkFanout(b *testing.B, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for i := range conns {
-		ws, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/v2?appkey=demo", nil)
+		ws, err := websocket.Dial(ctx, e.URL+"/v2?appkey=demo", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -77,16 +71,12 @@ func benchmarkFanout(b *testing.B, n int) {
 		for _, ws := range conns {
 			ws.CloseNow()
 		}
-		wg.Wait()
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		_ = srv.Shutdown(sctx)
-		hs.Close()
+		wg.Wait() // servertest shuts the edge down when b ends
 	}()
 	msg := strings.Repeat("x", 128)
 	publish := func() {
 		want.Add(int64(n))
-		if _, err := srv.Publish("demo", "bench", msg); err != nil {
+		if _, err := e.Server.Publish("demo", "bench", msg); err != nil {
 			b.Fatal(err)
 		}
 		<-done
