@@ -4,7 +4,6 @@ package e2e
 // pub`, its graceful shutdown and its config errors.
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/syncbuf"
 
 	"github.com/coder/websocket"
 
@@ -63,30 +64,12 @@ func cleanupBinary(code int) {
 	os.Exit(code)
 }
 
-// output collects what a process writes to a stream.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // process is a running sluice command; the test's cleanup kills it if it
 // is still running.
 type process struct {
 	name           string
 	cmd            *exec.Cmd
-	stdout, stderr output
+	stdout, stderr syncbuf.Buffer
 	done           chan struct{}
 	err            error  // cmd.Wait's result, set before done is closed
 	ready          string // an edge's --ready-file (launchEdge), else ""

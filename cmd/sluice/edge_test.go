@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 )
 
 // runCmd runs the sluice command line in-process.
@@ -15,19 +15,9 @@ func runCmd(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errw.String()
 }
 
-// writeEdgeConfig writes a config file and returns its path.
-func writeEdgeConfig(t *testing.T, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestCheckConfig(t *testing.T) {
 	t.Parallel()
-	good := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=\"\n")
+	good := edgecmdtest.WriteConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=\"\n")
 	if code, out, errw := runCmd("edge", "--check-config", good); code != 0 || out != "config "+good+": valid\n" || errw != "" {
 		t.Errorf("a valid file: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
@@ -39,7 +29,7 @@ func TestCheckConfig(t *testing.T) {
 		!strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") {
 		t.Errorf("deploy/edge.yaml: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
-	bad := writeEdgeConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
+	bad := edgecmdtest.WriteConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
 	if code, out, errw := runCmd("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
 		t.Errorf("an unknown key: exit %d, stdout %q, stderr %q", code, out, errw)
 	}

@@ -1,7 +1,6 @@
 package edgecmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,10 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/syncbuf"
 
 	"github.com/coder/websocket"
 
@@ -24,25 +24,6 @@ import (
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
-// lockedBuffer is an io.Writer safe for the edge's goroutines and the
-// test's reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // runningEdge is an Edge serving in the test process.
 type runningEdge struct {
 	*Edge
@@ -50,8 +31,8 @@ type runningEdge struct {
 	addr  string // host:port of the main listener
 	admin string // host:port of the admin listener, if any
 	plain string // host:port of the HTTP listener beside HTTPS, if any
-	out   *lockedBuffer
-	logs  *lockedBuffer
+	out   *syncbuf.Buffer
+	logs  *syncbuf.Buffer
 }
 
 // startTestEdge starts an edge configured by yaml, the text of a config
@@ -76,7 +57,7 @@ func startEdgeOpts(t *testing.T, yaml string, opts *Options) *runningEdge {
 	if opts != nil {
 		o = *opts
 	}
-	e := &runningEdge{out: &lockedBuffer{}, logs: &lockedBuffer{}}
+	e := &runningEdge{out: &syncbuf.Buffer{}, logs: &syncbuf.Buffer{}}
 	o.Stdout, o.Stderr = e.out, e.logs
 	if e.Edge, err = Start(context.Background(), cfg, &o); err != nil {
 		t.Fatalf("start: %v\n%s", err, e.logs.String())

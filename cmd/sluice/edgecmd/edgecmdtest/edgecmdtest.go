@@ -9,15 +9,14 @@
 package edgecmdtest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
+	"github.com/sluicehq/sluice/internal/syncbuf"
 )
 
 // Edge is an edge started by Start.
@@ -35,11 +34,7 @@ type Edge struct {
 // is 127.0.0.1:0 unless yaml sets it.
 func Config(t testing.TB, yaml string) *edgecmd.Config {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := edgecmd.LoadConfig(path)
+	cfg, err := edgecmd.LoadConfig(WriteConfig(t, yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +42,18 @@ func Config(t testing.TB, yaml string) *edgecmd.Config {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	return cfg
+}
+
+// WriteConfig writes yaml as a configuration file in a directory of its
+// own, removed when the test ends, and returns its path: for a test of
+// `sluice edge --config`.
+func WriteConfig(t testing.TB, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "edge.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // Start starts an edge configured by yaml (see Config) and returns once
@@ -94,20 +101,4 @@ func StartConfig(t testing.TB, cfg *edgecmd.Config, opts *edgecmd.Options) *Edge
 
 // Output collects what the edge writes to a stream; safe for the edge's
 // goroutines and the test's reads.
-type Output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *Output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-// String returns what was written so far.
-func (o *Output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
+type Output = syncbuf.Buffer
