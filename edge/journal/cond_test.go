@@ -13,15 +13,16 @@ import (
 	"github.com/sluicehq/sluice/edge/store"
 )
 
-// publishExpect publishes conditionally and waits for the answer.
-func publishExpect(t *testing.T, j *Journal, key, data, id string, last uint64) (uint64, error) {
+// publishExpect publishes conditionally, with Msg-Id id and origin (""
+// for none), and waits for the answer.
+func publishExpect(t *testing.T, j *Journal, key, data, id, origin string, last uint64) (uint64, error) {
 	t.Helper()
 	type res struct {
 		seq uint64
 		err error
 	}
 	c := make(chan res, 1)
-	j.PublishExpect(key, []byte(data), id, "", last, func(seq uint64, err error) { c <- res{seq, err} })
+	j.PublishExpect(key, []byte(data), id, origin, last, func(seq uint64, err error) { c <- res{seq, err} })
 	select {
 	case r := <-c:
 		return r.seq, r.err
@@ -39,11 +40,11 @@ func publishExpect(t *testing.T, j *Journal, key, data, id string, last uint64) 
 func TestPublishExpect(t *testing.T) {
 	j, st := open(t, node(t, ""), nil)
 	const key, other = "app\x00kv", "app\x00other"
-	s1, err := publishExpect(t, j, key, "a", "id-a", 0)
+	s1, err := publishExpect(t, j, key, "a", "id-a", "", 0)
 	if err != nil {
 		t.Fatalf("on an empty channel, expecting none: %v", err)
 	}
-	_, err = publishExpect(t, j, key, "b", "id-b", 0)
+	_, err = publishExpect(t, j, key, "b", "id-b", "", 0)
 	var me *MismatchError
 	if !errors.As(err, &me) || !errors.Is(err, store.ErrMismatch) || me.Last != s1 {
 		t.Fatalf("expecting none on a channel at %d: %v, want a MismatchError at %d", s1, err, s1)
@@ -52,7 +53,7 @@ func TestPublishExpect(t *testing.T) {
 		t.Fatalf("Resent() = %d, %v; want %d, false (sent once)", at, resent, s1)
 	}
 	publish(t, j, other, "x") // the stream moves on, the channel does not
-	s2, err := publishExpect(t, j, key, "c", "id-c", s1)
+	s2, err := publishExpect(t, j, key, "c", "id-c", "", s1)
 	if err != nil || s2 <= s1 {
 		t.Fatalf("expecting %d: %d, %v", s1, s2, err)
 	}
@@ -87,7 +88,7 @@ func TestPublishExpect(t *testing.T) {
 func TestSingleNodeChecksExpectedBeforeMsgID(t *testing.T) {
 	j, _ := open(t, node(t, ""), nil)
 	const key = "app\x00kv"
-	s1, err := publishExpect(t, j, key, "a", "once", 0)
+	s1, err := publishExpect(t, j, key, "a", "once", "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/internal/poll"
@@ -74,7 +73,7 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 				var m msg
 				switch i % 4 {
 				case 0: // conditional, with an origin
-					seq, err := publishExpectFrom(t, j, key, data, "edge.1", last)
+					seq, err := publishExpect(t, j, key, data, "", "edge.1", last)
 					if err != nil {
 						t.Fatalf("publish %d (conditional on %d): %v", i, last, err)
 					}
@@ -120,25 +119,6 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 			check("the log", fs)
 		})
 	}
-}
-
-// publishExpectFrom is publishExpect from origin, with no Msg-Id of the
-// caller's.
-func publishExpectFrom(t *testing.T, j *Journal, key, data, origin string, last uint64) (uint64, error) {
-	t.Helper()
-	type res struct {
-		seq uint64
-		err error
-	}
-	c := make(chan res, 1)
-	j.PublishExpect(key, []byte(data), "", origin, last, func(seq uint64, err error) { c <- res{seq, err} })
-	select {
-	case r := <-c:
-		return r.seq, r.err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("publish %q: no answer", data)
-	}
-	return 0, nil
 }
 
 // TestSoleWriterReusesReplySubjects: a sole writer's publishes answered
