@@ -54,10 +54,7 @@ apps:
 
 func TestHooksConfigErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, text string
-		want       []string
-	}{
+	tests := []badConfig{
 		{"unknown key", "apps:\n  - appkey: a\n    hooks:\n      conect: http://x/\n", []string{"apps[0].hooks.conect", "line 4"}},
 		{"unknown events key", "apps:\n  - appkey: a\n    hooks:\n      events: {url: http://x/, kind: [disconnect]}\n", []string{"apps[0].hooks.events.kind"}},
 		{"no secret", "apps:\n  - appkey: a\n    hooks: {connect: http://x/}\n", []string{"apps[0].hooks.secret", "16 bytes"}},
@@ -69,16 +66,7 @@ func TestHooksConfigErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path, _ := writeConfig(t, tt.text)
-			_, err := LoadConfig(path)
-			if err == nil {
-				t.Fatal("LoadConfig succeeded")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			_, err := loadRefused(t, tt)
 			if strings.Contains(err.Error(), "0123456789abcdef") {
 				t.Errorf("error %q quotes the secret", err)
 			}

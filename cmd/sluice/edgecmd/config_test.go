@@ -275,13 +275,33 @@ func TestDefaultConfig(t *testing.T) {
 	}
 }
 
+// badConfig is a configuration file LoadConfig must refuse.
+type badConfig struct {
+	name string
+	text string
+	want []string // substrings of the error
+}
+
+// loadRefused loads tt's file, fails the test unless LoadConfig refuses
+// it with an error holding every substring of tt.want, and returns the
+// file's path and the error.
+func loadRefused(t *testing.T, tt badConfig) (path string, err error) {
+	t.Helper()
+	path, _ = writeConfig(t, tt.text)
+	if _, err = LoadConfig(path); err == nil {
+		t.Fatal("LoadConfig succeeded")
+	}
+	for _, w := range tt.want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	return path, err
+}
+
 func TestLoadDecodeErrors(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		text string
-		want []string // substrings of the error
-	}{
+	tests := []badConfig{
 		{name: "unknown top key", text: "listen: a:1\nlisten_addr: x\n", want: []string{`"listen_addr"`, "line 2"}},
 		{name: "unknown nested key", text: "limits:\n  connections: 1\n  conections: 2\n", want: []string{"limits.conections", "line 3", `unknown key "conections"`}},
 		{name: "unknown role key", text: "apps:\n  - appkey: a\n    roles:\n      admin: {secret: x, publsh: [a]}\n", want: []string{"apps[0].roles.admin.publsh", "line 4"}},
@@ -301,16 +321,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path, _ := writeConfig(t, tt.text)
-			_, err := LoadConfig(path)
-			if err == nil {
-				t.Fatal("LoadConfig succeeded")
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not mention %q", err, w)
-				}
-			}
+			path, err := loadRefused(t, tt)
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("error %q does not name the file", err)
 			}
