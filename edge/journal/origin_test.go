@@ -33,12 +33,9 @@ func publishFrom(t *testing.T, j *Journal, key, data, origin string) uint64 {
 	return 0
 }
 
-// TestOriginTravels: a message's origin reaches the replica of the edge
-// that published it (through the consumer, or appended by a sole
-// writer), the replica of another edge, which only the consumer feeds,
-// and the frames a catch-up reads from the log; a message without one
-// has none anywhere.
-func TestOriginTravels(t *testing.T) {
+// forEachFeed runs f, in parallel, for a journal fed by its consumer and
+// for a sole writer, which appends its own acknowledged publishes.
+func forEachFeed(t *testing.T, f func(t *testing.T, sole bool)) {
 	for _, sole := range []bool{false, true} {
 		name := "consumer"
 		if sole {
@@ -46,56 +43,67 @@ func TestOriginTravels(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			n := node(t, "")
-			j, st := open(t, n, &Options{SoleWriter: sole})
-			key := "demo\x00room"
-			s1 := publishFrom(t, j, key, "one", "edge1.7")
-			s2 := publishFrom(t, j, key, "two", "")
-			if sole && j.Stats().Own == 0 {
-				t.Fatal("the sole writer appended nothing itself")
+			f(t, sole)
+		})
+	}
+}
+
+// TestOriginTravels: a message's origin reaches the replica of the edge
+// that published it (through the consumer, or appended by a sole
+// writer), the replica of another edge, which only the consumer feeds,
+// and the frames a catch-up reads from the log; a message without one
+// has none anywhere.
+func TestOriginTravels(t *testing.T) {
+	forEachFeed(t, func(t *testing.T, sole bool) {
+		n := node(t, "")
+		j, st := open(t, n, &Options{SoleWriter: sole})
+		key := "demo\x00room"
+		s1 := publishFrom(t, j, key, "one", "edge1.7")
+		s2 := publishFrom(t, j, key, "two", "")
+		if sole && j.Stats().Own == 0 {
+			t.Fatal("the sole writer appended nothing itself")
+		}
+		_, other := open(t, n, nil)
+		want := []struct {
+			seq    uint64
+			data   string
+			origin string
+		}{{s1, "one", "edge1.7"}, {s2, "two", ""}}
+		check := func(what string, fs []store.Frame) {
+			t.Helper()
+			if len(fs) != len(want) {
+				t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
 			}
-			_, other := open(t, n, nil)
-			want := []struct {
-				seq    uint64
-				data   string
-				origin string
-			}{{s1, "one", "edge1.7"}, {s2, "two", ""}}
-			check := func(what string, fs []store.Frame) {
-				t.Helper()
-				if len(fs) != len(want) {
-					t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
-				}
-				for i, f := range fs {
-					w := want[i]
-					if f.Offset != w.seq || string(f.Data) != w.data || string(f.Origin) != w.origin || (w.origin == "") != (f.Origin == nil) {
-						t.Errorf("%s: frame %d = %d %q from %q, want %d %q from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
-					}
+			for i, f := range fs {
+				w := want[i]
+				if f.Offset != w.seq || string(f.Data) != w.data || string(f.Origin) != w.origin || (w.origin == "") != (f.Origin == nil) {
+					t.Errorf("%s: frame %d = %d %q from %q, want %d %q from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
 				}
 			}
-			for _, r := range []struct {
-				name string
-				st   *store.Store
-			}{{"this edge's replica", st}, {"another edge's replica", other}} {
-				// the other edge's feed runs on its own
-				poll.Until(t, r.name+" to apply the messages", func() bool { return r.st.Applied() >= s2 })
-				cur, err := r.st.Subscribe(key, store.Start{HistoryCount: 10})
-				if err != nil {
-					t.Fatal(err)
-				}
-				fs, err := cur.Read(nil, 0)
-				cur.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
-				check(r.name, fs)
-			}
-			fs, _, err := j.Next(context.Background(), key, s1, 10, 0)
+		}
+		for _, r := range []struct {
+			name string
+			st   *store.Store
+		}{{"this edge's replica", st}, {"another edge's replica", other}} {
+			// the other edge's feed runs on its own
+			poll.Until(t, r.name+" to apply the messages", func() bool { return r.st.Applied() >= s2 })
+			cur, err := r.st.Subscribe(key, store.Start{HistoryCount: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
-			check("the log (Next)", fs)
-		})
-	}
+			fs, err := cur.Read(nil, 0)
+			cur.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(r.name, fs)
+		}
+		fs, _, err := j.Next(context.Background(), key, s1, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("the log (Next)", fs)
+	})
 }
 
 // TestOriginTooLong: an origin the store could not keep is refused
