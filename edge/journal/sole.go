@@ -30,8 +30,8 @@ import (
 // again, the feed is a sole writer again.
 
 // soleGapWait is how long an acknowledgment past a gap waits for the
-// gap's before the consumer takes over: less than an AckWait, after
-// which a retry would bring a lost acknowledgment.
+// gap's before the consumer takes over (Options.soleGapWait): less than
+// an AckWait, after which a retry would bring a lost acknowledgment.
 const soleGapWait = 500 * time.Millisecond
 
 // maxHeld bounds the acknowledgments held past a gap.
@@ -174,8 +174,8 @@ func (f *feed) checkGap(now time.Time) {
 	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	if f.sole && len(f.held) > 0 && now.Sub(f.heldSince) >= soleGapWait {
-		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied()+1, soleGapWait))
+	if wait := f.j.opts.soleGapWait; f.sole && len(f.held) > 0 && now.Sub(f.heldSince) >= wait {
+		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied()+1, wait))
 	}
 }
 
