@@ -66,7 +66,15 @@ func (f *feed) acked(w waiter) {
 		}
 		f.settle(w, v)
 	case w.seq > next:
-		if old, dup := f.held[w.seq]; dup && old.id != w.id {
+		if old, dup := f.held[w.seq]; dup {
+			if old.id == w.id {
+				// The same Msg-Id again: a caller's, published twice,
+				// which JetStream stored once and acknowledges again at
+				// its sequence (a duplicate). It is answered once that
+				// sequence is applied, after the one held.
+				f.whenApplied(w)
+				return
+			}
 			f.held[w.seq] = w
 			f.fallbackLocked(fmt.Sprintf("two publishes acknowledged at %d", w.seq))
 			f.whenApplied(old)
@@ -85,13 +93,14 @@ func (f *feed) acked(w waiter) {
 }
 
 // appendOwnLocked appends the publish w at applied+1, and after it the
-// held ones that follow it, completing each. f.applyMu.
+// held ones that follow it, completing each, then the acknowledgments
+// that wait for its sequence (its Msg-Id's duplicates). f.applyMu.
 func (f *feed) appendOwnLocked(w waiter) {
 	for {
 		f.storeLocked(w.seq, w.subj, time.Now(), w.origin, w.data)
-		f.release(w.seq, w.id)
 		f.j.counters.own.Add(1)
 		w.call()
+		f.release(w.seq, w.id)
 		next, ok := f.held[w.seq+1]
 		if !ok {
 			break
@@ -121,10 +130,16 @@ func (f *feed) enterSoleLocked() {
 	f.mu.Lock()
 	ws := f.waiters
 	f.waiters = nil
-	f.mu.Unlock()
 	for _, w := range ws {
+		if _, dup := f.held[w.seq]; dup {
+			// Another acknowledgment at w.seq (a Msg-Id's duplicate):
+			// it waits for the sequence to be applied, as it did.
+			f.waiters.push(w)
+			continue
+		}
 		f.held[w.seq] = w
 	}
+	f.mu.Unlock()
 	f.heldSince = time.Now()
 	if w, ok := f.held[f.st.Applied()+1]; ok {
 		delete(f.held, w.seq)
