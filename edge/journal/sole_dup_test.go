@@ -1,7 +1,9 @@
 package journal
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -255,4 +257,74 @@ func TestSoleWriterTakesOverDuplicateWaiters(t *testing.T) {
 	default:
 	}
 	holds(t, j, st, []acked{{key, "m", ack.Sequence}})
+}
+
+// TestSoleWriterAcrossAReconnect: publishes in flight as the connection
+// to the node drops, pairs of them with the same Msg-Id of the caller's,
+// are each answered once (a pair at one sequence), whatever answers the
+// drop lost and the retries brought again, and the stream and the store
+// hold each message once.
+func TestSoleWriterAcrossAReconnect(t *testing.T) {
+	t.Parallel()
+	n := node(t, "")
+	j, st := open(t, n, &Options{SoleWriter: true, AckWait: 200 * time.Millisecond})
+	const key, count = "app\x00reconnect", 400
+	cid, err := j.nc.GetClientID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan answer, 2*count)
+	ids := make([]string, count)
+	for i := range count {
+		if i == count/2 {
+			if err := n.Server().DisconnectClientByID(cid); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 != 2 {
+			ids[i] = fmt.Sprint("pair-", i/3) // i%3 = 0 and 1
+		}
+		j.PublishID(key, []byte(fmt.Sprint("m", i/3, "-", i%3/2)), ids[i], func(seq uint64, err error) { answers <- answer{i, seq, err} })
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seqs := make([]uint64, count)
+	for range count {
+		select {
+		case a := <-answers:
+			if a.err != nil {
+				t.Fatalf("publish %d: %v", a.i, a.err)
+			}
+			if seqs[a.i] != 0 {
+				t.Fatalf("publish %d answered twice", a.i)
+			}
+			seqs[a.i] = a.seq
+		case <-ctx.Done():
+			t.Fatalf("publishes unanswered (%+v)", j.Stats())
+		}
+	}
+	if s := j.Stats(); s.Reconnects == 0 {
+		t.Fatalf("stats %+v: the connection never dropped", s)
+	}
+	var want []acked
+	at := map[uint64]int{}
+	for i, seq := range seqs {
+		if i%3 == 1 {
+			if seq != seqs[i-1] {
+				t.Errorf("publishes %d and %d with Msg-Id %q answered %d and %d", i-1, i, ids[i], seqs[i-1], seq)
+			}
+			continue
+		}
+		if k, ok := at[seq]; ok {
+			t.Errorf("publishes %d and %d both answered %d", k, i, seq)
+		}
+		at[seq] = i
+		want = append(want, acked{key, fmt.Sprint("m", i/3, "-", i%3/2), seq})
+	}
+	slices.SortFunc(want, func(a, b acked) int { return cmp.Compare(a.seq, b.seq) })
+	holds(t, j, st, want)
+	fs, _, err := j.Next(ctx, key, 1, 2*count, 0)
+	if err != nil || len(fs) != len(want) {
+		t.Fatalf("the stream holds %d messages of the channel (%v), want %d", len(fs), err, len(want))
+	}
 }
