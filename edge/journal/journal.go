@@ -123,6 +123,10 @@ type Options struct {
 	// state; default watchEvery. Tests lengthen it to show that a check
 	// does not wait for it.
 	watchEvery time.Duration
+	// soleGapWait is how long a sole writer holds acknowledgments past a
+	// gap; default soleGapWait. Tests lengthen it to show a gap filled
+	// without a fallback, or shorten it.
+	soleGapWait time.Duration
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -162,6 +166,9 @@ func (o *Options) normalize() Options {
 	}
 	if n.watchEvery <= 0 {
 		n.watchEvery = watchEvery
+	}
+	if n.soleGapWait <= 0 {
+		n.soleGapWait = soleGapWait
 	}
 	return n
 }

@@ -30,8 +30,8 @@ import (
 // again, the feed is a sole writer again.
 
 // soleGapWait is how long an acknowledgment past a gap waits for the
-// gap's before the consumer takes over: less than an AckWait, after
-// which a retry would bring a lost acknowledgment.
+// gap's before the consumer takes over (Options.soleGapWait): less than
+// an AckWait, after which a retry would bring a lost acknowledgment.
 const soleGapWait = 500 * time.Millisecond
 
 // maxHeld bounds the acknowledgments held past a gap.
@@ -66,7 +66,15 @@ func (f *feed) acked(w waiter) {
 		}
 		f.settle(w, v)
 	case w.seq > next:
-		if old, dup := f.held[w.seq]; dup && old.id != w.id {
+		if old, dup := f.held[w.seq]; dup {
+			if old.id == w.id {
+				// The same Msg-Id again: a caller's, published twice,
+				// which JetStream stored once and acknowledges again at
+				// its sequence (a duplicate). It is answered once that
+				// sequence is applied, after the one held.
+				f.whenApplied(w)
+				return
+			}
 			f.held[w.seq] = w
 			f.fallbackLocked(fmt.Sprintf("two publishes acknowledged at %d", w.seq))
 			f.whenApplied(old)
@@ -85,13 +93,14 @@ func (f *feed) acked(w waiter) {
 }
 
 // appendOwnLocked appends the publish w at applied+1, and after it the
-// held ones that follow it, completing each. f.applyMu.
+// held ones that follow it, completing each, then the acknowledgments
+// that wait for its sequence (its Msg-Id's duplicates). f.applyMu.
 func (f *feed) appendOwnLocked(w waiter) {
 	for {
 		f.storeLocked(w.seq, w.subj, time.Now(), w.origin, w.data)
-		f.release(w.seq, w.id)
 		f.j.counters.own.Add(1)
 		w.call()
+		f.release(w.seq, w.id)
 		next, ok := f.held[w.seq+1]
 		if !ok {
 			break
@@ -121,10 +130,16 @@ func (f *feed) enterSoleLocked() {
 	f.mu.Lock()
 	ws := f.waiters
 	f.waiters = nil
-	f.mu.Unlock()
 	for _, w := range ws {
+		if _, dup := f.held[w.seq]; dup {
+			// Another acknowledgment at w.seq (a Msg-Id's duplicate):
+			// it waits for the sequence to be applied, as it did.
+			f.waiters.push(w)
+			continue
+		}
 		f.held[w.seq] = w
 	}
+	f.mu.Unlock()
 	f.heldSince = time.Now()
 	if w, ok := f.held[f.st.Applied()+1]; ok {
 		delete(f.held, w.seq)
@@ -174,8 +189,8 @@ func (f *feed) checkGap(now time.Time) {
 	}
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	if f.sole && len(f.held) > 0 && now.Sub(f.heldSince) >= soleGapWait {
-		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied()+1, soleGapWait))
+	if wait := f.j.opts.soleGapWait; f.sole && len(f.held) > 0 && now.Sub(f.heldSince) >= wait {
+		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied()+1, wait))
 	}
 }
 
