@@ -131,9 +131,12 @@ func (f *feed) enterSoleLocked() {
 	ws := f.waiters
 	f.waiters = nil
 	for _, w := range ws {
-		if _, dup := f.held[w.seq]; dup {
-			// Another acknowledgment at w.seq (a Msg-Id's duplicate):
-			// it waits for the sequence to be applied, as it did.
+		if _, dup := f.held[w.seq]; dup || w.subj == "" {
+			// Another acknowledgment at w.seq (a Msg-Id's duplicate),
+			// or a waiter with no message to append (Journal.Await's):
+			// it waits for the sequence to be applied, as it did, by
+			// the publish held there or by the log once the gap check
+			// falls back to it.
 			f.waiters.push(w)
 			continue
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // replyOrder hands JetStream's acknowledgments to a journal's publisher
@@ -326,5 +327,53 @@ func TestSoleWriterAcrossAReconnect(t *testing.T) {
 	fs, _, err := j.Next(ctx, key, 1, 2*count, 0)
 	if err != nil || len(fs) != len(want) {
 		t.Fatalf("the stream holds %d messages of the channel (%v), want %d", len(fs), err, len(want))
+	}
+}
+
+// TestSoleWriterLeavesAwaitForTheLog: a waiter with no message of its
+// own (Journal.Await's, for a conditional publish found stored after its
+// refusal) that waited for the consumer is not taken for a publish to
+// append when the feed becomes a sole writer again: the message it waits
+// for reaches the store from the log, and Await returns once it has.
+func TestSoleWriterLeavesAwaitForTheLog(t *testing.T) {
+	t.Parallel()
+	// No watchdog tick: the feed moves by the test and the gap check.
+	j, st := open(t, node(t, ""), &Options{SoleWriter: true, watchEvery: time.Hour, soleGapWait: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const key, id = "app\x00await", "cas-1"
+	ack, err := j.js.Publish(ctx, Subject(key), []byte("stored"), jetstream.WithMsgID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &j.feed
+	f.applyMu.Lock()
+	f.leaveSoleLocked() // as after a fallback, before the consumer came
+	f.applyMu.Unlock()
+	awaited := make(chan error, 1)
+	go func() { awaited <- j.Await(ctx, ack.Sequence, id) }()
+	poll.UntilNil(t, "Await's waiter", func() error {
+		if s := j.Stats(); s.Lag != 1 {
+			return fmt.Errorf("stats %+v: want 1 waiting", s)
+		}
+		return nil
+	})
+	f.applyMu.Lock()
+	f.enterSoleLocked() // the consumer caught up
+	f.applyMu.Unlock()
+	// The sole writer's own next publish comes past the gap Await's
+	// message leaves, which the log fills.
+	next := publish(t, j, key, "next")
+	select {
+	case err := <-awaited:
+		if err != nil {
+			t.Fatalf("Await: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatalf("Await never returned (%+v)", j.Stats())
+	}
+	holds(t, j, st, []acked{{key, "stored", ack.Sequence}, {key, "next", next}})
+	if next != ack.Sequence+1 {
+		t.Errorf("the next publish was stored at %d, want %d", next, ack.Sequence+1)
 	}
 }
