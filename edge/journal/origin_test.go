@@ -53,6 +53,26 @@ func forEachFeed(t *testing.T, f func(t *testing.T, sole bool)) {
 // writer), the replica of another edge, which only the consumer feeds,
 // and the frames a catch-up reads from the log; a message without one
 // has none anywhere.
+// wantFrame is a frame a test expects the store or the log to give.
+type wantFrame struct {
+	seq          uint64
+	data, origin string // origin "": the frame has none (Origin nil)
+}
+
+// checkFrames fails t unless fs are want's frames, in order.
+func checkFrames(t *testing.T, what string, fs []store.Frame, want []wantFrame) {
+	t.Helper()
+	if len(fs) != len(want) {
+		t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
+	}
+	for i, f := range fs {
+		w := want[i]
+		if f.Offset != w.seq || string(f.Data) != w.data || string(f.Origin) != w.origin || (w.origin == "") != (f.Origin == nil) {
+			t.Errorf("%s: frame %d = %d %.12q… from %q, want %d %.12q… from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
+		}
+	}
+}
+
 func TestOriginTravels(t *testing.T) {
 	forEachFeed(t, func(t *testing.T, sole bool) {
 		n := node(t, "")
@@ -64,23 +84,7 @@ func TestOriginTravels(t *testing.T) {
 			t.Fatal("the sole writer appended nothing itself")
 		}
 		_, other := open(t, n, nil)
-		want := []struct {
-			seq    uint64
-			data   string
-			origin string
-		}{{s1, "one", "edge1.7"}, {s2, "two", ""}}
-		check := func(what string, fs []store.Frame) {
-			t.Helper()
-			if len(fs) != len(want) {
-				t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
-			}
-			for i, f := range fs {
-				w := want[i]
-				if f.Offset != w.seq || string(f.Data) != w.data || string(f.Origin) != w.origin || (w.origin == "") != (f.Origin == nil) {
-					t.Errorf("%s: frame %d = %d %q from %q, want %d %q from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
-				}
-			}
-		}
+		want := []wantFrame{{s1, "one", "edge1.7"}, {s2, "two", ""}}
 		for _, r := range []struct {
 			name string
 			st   *store.Store
@@ -96,13 +100,13 @@ func TestOriginTravels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(r.name, fs)
+			checkFrames(t, r.name, fs, want)
 		}
 		fs, _, err := j.Next(context.Background(), key, s1, 10, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check("the log (Next)", fs)
+		checkFrames(t, "the log (Next)", fs, want)
 	})
 }
 

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -56,26 +55,22 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 	forEachFeed(t, func(t *testing.T, sole bool) {
 		j, st := open(t, node(t, ""), &Options{SoleWriter: sole})
 		key := "demo\x00reuse"
-		type msg struct {
-			seq          uint64
-			data, origin string
-		}
-		var want []msg
+		var want []wantFrame
 		var last uint64
 		for i := range 40 {
 			data := strings.Repeat(string(rune('a'+i%26)), []int{0, 3, maxPooledData + 10, 1, 200}[i%5])
-			var m msg
+			var m wantFrame
 			switch i % 4 {
 			case 0: // conditional, with an origin
 				seq, err := publishExpect(t, j, key, data, "", "edge.1", last)
 				if err != nil {
 					t.Fatalf("publish %d (conditional on %d): %v", i, last, err)
 				}
-				m = msg{seq, data, "edge.1"}
+				m = wantFrame{seq, data, "edge.1"}
 			case 1, 3:
-				m = msg{publish(t, j, key, data), data, ""}
+				m = wantFrame{publish(t, j, key, data), data, ""}
 			case 2:
-				m = msg{publishFrom(t, j, key, data, "edge.2"), data, "edge.2"}
+				m = wantFrame{publishFrom(t, j, key, data, "edge.2"), data, "edge.2"}
 			}
 			if m.seq <= last {
 				t.Fatalf("publish %d stored at %d, after %d: a Msg-Id carried over?", i, m.seq, last)
@@ -84,18 +79,6 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 			want = append(want, m)
 		}
 		poll.Until(t, "the store to apply them", func() bool { return st.Applied() >= last })
-		check := func(what string, fs []store.Frame) {
-			t.Helper()
-			if len(fs) != len(want) {
-				t.Fatalf("%s: %d frames, want %d", what, len(fs), len(want))
-			}
-			for i, f := range fs {
-				w := want[i]
-				if f.Offset != w.seq || !bytes.Equal(f.Data, []byte(w.data)) || string(f.Origin) != w.origin {
-					t.Errorf("%s: frame %d = %d %.12q… from %q, want %d %.12q… from %q", what, i, f.Offset, f.Data, f.Origin, w.seq, w.data, w.origin)
-				}
-			}
-		}
 		cur, err := st.Subscribe(key, store.Start{HistoryCount: 100})
 		if err != nil {
 			t.Fatal(err)
@@ -105,12 +88,12 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		check("the replica", fs)
+		checkFrames(t, "the replica", fs, want)
 		fs, _, err = j.Next(context.Background(), key, want[0].seq, 100, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		check("the log", fs)
+		checkFrames(t, "the log", fs, want)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -210,25 +211,42 @@ func TestSoleWriterAnswersEveryAcknowledgment(t *testing.T) {
 	}
 }
 
+// storedAfterFallback opens a sole writer (with opts, nil for none, and
+// no watchdog tick: nothing but the test and the gap check moves the
+// feed), stores data at key with Msg-Id id straight into the stream, and
+// leaves the feed as after a fallback, before the consumer came: what
+// waits now waits for the consumer.
+func storedAfterFallback(t *testing.T, opts *Options, key, id, data string) (*Journal, *store.Store, *jetstream.PubAck) {
+	t.Helper()
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.SoleWriter, o.watchEvery = true, time.Hour
+	j, st := open(t, node(t, ""), &o)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ack, err := j.js.Publish(ctx, Subject(key), []byte(data), jetstream.WithMsgID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.feed.applyMu.Lock()
+	j.feed.leaveSoleLocked()
+	j.feed.applyMu.Unlock()
+	return j, st, ack
+}
+
 // TestSoleWriterTakesOverDuplicateWaiters: acknowledgments that waited
 // for the consumer, two at one sequence (a caller's Msg-Id published
 // twice), are both answered once the feed, a sole writer again, appends
 // that sequence.
 func TestSoleWriterTakesOverDuplicateWaiters(t *testing.T) {
 	t.Parallel()
-	// No watchdog tick: nothing but the test moves the feed.
-	j, st := open(t, node(t, ""), &Options{SoleWriter: true, watchEvery: time.Hour})
+	const key, id = "app\x00enter", "order-9"
+	j, st, ack := storedAfterFallback(t, nil, key, id, "m")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	const key, id = "app\x00enter", "order-9"
-	ack, err := j.js.Publish(ctx, Subject(key), []byte("m"), jetstream.WithMsgID(id))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &j.feed
-	f.applyMu.Lock()
-	f.leaveSoleLocked() // as after a fallback, before the consumer came
-	f.applyMu.Unlock()
 	answers := make(chan answer, 4)
 	for i := range 2 {
 		// As the publisher hands over JetStream's two acknowledgments.
@@ -337,19 +355,12 @@ func TestSoleWriterAcrossAReconnect(t *testing.T) {
 // for reaches the store from the log, and Await returns once it has.
 func TestSoleWriterLeavesAwaitForTheLog(t *testing.T) {
 	t.Parallel()
-	// No watchdog tick: the feed moves by the test and the gap check.
-	j, st := open(t, node(t, ""), &Options{SoleWriter: true, watchEvery: time.Hour, soleGapWait: 50 * time.Millisecond})
+	const key, id = "app\x00await", "cas-1"
+	// The gap check alone falls back to the log.
+	j, st, ack := storedAfterFallback(t, &Options{soleGapWait: 50 * time.Millisecond}, key, id, "stored")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	const key, id = "app\x00await", "cas-1"
-	ack, err := j.js.Publish(ctx, Subject(key), []byte("stored"), jetstream.WithMsgID(id))
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &j.feed
-	f.applyMu.Lock()
-	f.leaveSoleLocked() // as after a fallback, before the consumer came
-	f.applyMu.Unlock()
 	awaited := make(chan error, 1)
 	go func() { awaited <- j.Await(ctx, ack.Sequence, id) }()
 	poll.UntilNil(t, "Await's waiter", func() error {
