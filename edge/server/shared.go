@@ -87,18 +87,11 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
 }
 
-// writeShared adds the kept frame to the writer's output, as write does
-// for a frame it made, and counts its messages.
-func (c *conn) writeShared(w *writer, sf *sharedFrame) error {
-	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(sf.msgs))
-	c.traffic.messagesOut.Add(uint64(sf.msgs))
+// writeFrame adds the kept frame to the writer's output, as write does
+// for a PDU it frames.
+func (c *conn) writeFrame(w *writer, sf *sharedFrame) error {
 	w.out = append(w.out, sf.frame...)
-	c.srv.counters.bytesOut[c.codecIndex].Add(uint64(sf.pdu))
-	c.traffic.bytesOut.Add(uint64(sf.pdu))
-	if len(w.out) < flushBytes {
-		return nil
-	}
-	return c.flush(w)
+	return c.wrote(w, sf.pdu)
 }
 
 // sendShared sends the worker's kept frame for frames of sub when it is
@@ -112,7 +105,9 @@ func (c *conn) sendShared(w *writer, sub *subscription, frames []store.Frame, ne
 	if !sf.matches(c, sub, frames, next.Epoch) {
 		return sf, false, nil
 	}
-	if err = c.writeShared(w, sf); err == nil && c.srv.firstSeen != nil {
+	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(sf.msgs))
+	c.traffic.messagesOut.Add(uint64(sf.msgs))
+	if err = c.writeFrame(w, sf); err == nil && c.srv.firstSeen != nil {
 		c.observeFirst(sub, frames)
 	}
 	return nil, true, err

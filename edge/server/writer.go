@@ -279,14 +279,19 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		}
 	} else {
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
-		if sf != nil {
-			sf.keep(c, sub, frames, next.Epoch, w.pdu, len(w.msgs))
-		}
 	}
 	clear(w.msgs)
 	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
 	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
-	if err := c.write(w, w.pdu); err != nil {
+
+	if sf != nil {
+		// Framed once, for this connection and the next ones.
+		sf.keep(c, sub, frames, next.Epoch, w.pdu, len(w.msgs))
+		err = c.writeFrame(w, sf)
+	} else {
+		err = c.write(w, w.pdu)
+	}
+	if err != nil {
 		return err
 	}
 	if c.srv.firstSeen != nil && len(frames) == all {
@@ -412,8 +417,14 @@ func (c *conn) arm(subs []*subscription) bool {
 // the output out once it is large.
 func (c *conn) write(w *writer, pdu []byte) error {
 	w.out = c.ws.AppendFrame(w.out, c.op, pdu)
-	c.srv.counters.bytesOut[c.codecIndex].Add(uint64(len(pdu)))
-	c.traffic.bytesOut.Add(uint64(len(pdu)))
+	return c.wrote(w, len(pdu))
+}
+
+// wrote counts the n bytes of a PDU whose frame was just added to w.out,
+// and writes what is gathered once it is enough.
+func (c *conn) wrote(w *writer, n int) error {
+	c.srv.counters.bytesOut[c.codecIndex].Add(uint64(n))
+	c.traffic.bytesOut.Add(uint64(n))
 	if len(w.out) < flushBytes {
 		return nil
 	}
