@@ -158,12 +158,7 @@ func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, offset uint6
 	if err != nil {
 		// The store's refusals map as for an edge alone; anything else is
 		// the log not confirming in time.
-		var ok bool
-		if e, ok = rtm.AsError(appendError(err)); !ok {
-			s.log.Warn("publish not confirmed by the log", "err", err)
-			e = rtm.Errorf(rtm.CodeUnavailable,
-				"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
-		}
+		e = s.logRefusal(err, "publish")
 		s.countRefusal(e.Code)
 	}
 	if id.IsZero() {

@@ -28,8 +28,8 @@ import (
 // past a publish's own timeout (a leader election).
 const condTimeout = 30 * time.Second
 
-// logWrite is a publish, write or delete with read or position, or a
-// purge (logPurge), on an edge with a journal.
+// logWrite is a publish, write or delete with read or position on an
+// edge with a journal.
 type logWrite struct {
 	channel string
 	payload []byte
@@ -37,7 +37,6 @@ type logWrite struct {
 	expect  *rtm.Position // a write's position
 	asked   string        // the position as the client wrote it
 	read    string
-	purge   bool // a purge (payload is unused)
 	// ttl, when not 0, arms a dead man's switch (ttl.go) with
 	// ttlPayload once the message is stored.
 	ttl        int64
@@ -57,7 +56,7 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 	defer cancel()
 	if w.expect == nil && w.read == "" {
 		// ttl alone: a plain publish, waited for to arm the switch.
-		offset, err := c.srv.publishWait(ctx, key, w.payload, w.origin)
+		offset, err := c.srv.publishWithID(ctx, key, w.payload, "", w.origin)
 		if err != nil {
 			return nil, c.logError(err)
 		}
@@ -167,22 +166,16 @@ func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool
 	return expect == (rtm.Position{}) || expect.Epoch == epoch && expect.Offset > last
 }
 
-// publishExpect publishes w (or purges) through the journal if key's
-// newest message is at last, and waits for the log.
+// publishExpect publishes w through the journal if key's newest message
+// is at last, and waits for the log.
 func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id string, last uint64) (uint64, error) {
-	return waitLog(ctx, func(done func(uint64, error)) {
-		if w.purge {
-			s.journal.Purge(ctx, key, last, id, done)
-		} else {
-			s.journal.PublishExpect(key, w.payload, id, w.origin, last, done)
-		}
-	})
+	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishExpect(key, w.payload, id, w.origin, last, done) })
 }
 
-// publishWait publishes payload through the journal and waits for the
-// log.
-func (s *Server) publishWait(ctx context.Context, key string, payload []byte, origin string) (uint64, error) {
-	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishFrom(key, payload, "", origin, done) })
+// publishWithID publishes payload through the journal, with the Msg-Id
+// id (none: "") and from origin, and waits for the log until ctx ends.
+func (s *Server) publishWithID(ctx context.Context, key string, payload []byte, id, origin string) (uint64, error) {
+	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishFrom(key, payload, id, origin, done) })
 }
 
 // waitLog hands a done function to send and waits for its call, or for
@@ -237,11 +230,16 @@ func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error, re
 
 // logError maps the error of a conditional publish to the client's, as
 // ackFrame does a publish's.
-func (c *conn) logError(err error) error {
+func (c *conn) logError(err error) error { return c.srv.logRefusal(err, "conditional publish") }
+
+// logRefusal maps err, a publish's through the journal, to the client's
+// error: the store's refusals as for an edge alone, anything else the log
+// not confirming in time (logged, with what).
+func (s *Server) logRefusal(err error, what string) *rtm.Error {
 	if e, ok := rtm.AsError(appendError(err)); ok {
 		return e
 	}
-	c.srv.log.Warn("conditional publish not confirmed by the log", "err", err)
+	s.log.Warn(what+" not confirmed by the log", "err", err)
 	return rtm.Errorf(rtm.CodeUnavailable,
 		"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
 }
@@ -251,8 +249,8 @@ func (c *conn) logError(err error) error {
 // then marks the purge for every edge's store if no message came since
 // (journal.Purge). If one came, it is dropped too on the next try: the
 // previous message answered is the newest of those dropped.
-func (c *conn) logPurge(w logWrite) (any, error) {
-	key := storeKey(c.app, w.channel)
+func (c *conn) logPurge(channel, read string) (any, error) {
+	key := storeKey(c.app, channel)
 	c.drainAcks()
 	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
 	defer cancel()
@@ -272,7 +270,7 @@ func (c *conn) logPurge(w logWrite) (any, error) {
 			dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
 			purged = true
 		}
-		_, err = c.srv.publishExpect(ctx, key, w, nuid.Next(), last)
+		_, err = waitLog(ctx, func(done func(uint64, error)) { c.srv.journal.Purge(ctx, key, last, nuid.Next(), done) })
 		if errors.Is(err, store.ErrMismatch) {
 			continue // a message came meanwhile
 		}
@@ -282,8 +280,8 @@ func (c *conn) logPurge(w logWrite) (any, error) {
 		break
 	}
 	c.srv.ttl.disarm(key) // as an edge alone does (on other edges the log refuses the switch's message)
-	if !wantsPrevious(w.read, true) {
+	if !wantsPrevious(read, true) {
 		return &rtm.Empty{}, nil
 	}
-	return c.previousReply("", w.read, dropped)
+	return c.previousReply("", read, dropped)
 }

@@ -202,24 +202,18 @@ const publishWait = 5 * time.Second
 // publishLog publishes through the journal, with the Msg-Id id and
 // from origin (none: ""), and waits for the log.
 func (s *Server) publishLog(key string, payload []byte, id, origin string) (rtm.Position, error) {
-	type result struct {
-		offset uint64
-		err    error
-	}
-	c := make(chan result, 1)
-	s.journal.PublishFrom(key, payload, id, origin, func(o uint64, err error) { c <- result{o, err} })
-	var r result
-	select {
-	case r = <-c:
-	case <-time.After(publishWait):
+	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
+	defer cancel()
+	offset, err := s.publishWithID(ctx, key, payload, id, origin)
+	if errors.Is(err, context.DeadlineExceeded) {
 		// The edge's own messages ($sys.stats) must not hold their
 		// sender (and a shutdown) through an outage; the journal goes on.
 		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)
 	}
-	if r.err != nil {
-		return rtm.Position{}, fmt.Errorf("server: publish: %w", r.err)
+	if err != nil {
+		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
 	}
-	return rtm.Position{Epoch: s.journal.Epoch(), Offset: r.offset}, nil
+	return rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}, nil
 }
 
 // AppKeys lists the appkeys the server serves.

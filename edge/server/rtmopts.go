@@ -171,10 +171,10 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 
 // deleteOptions serves rtm/delete with read or purge.
 func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
-	if c.srv.journal != nil && b.Purge {
-		return c.logPurge(logWrite{channel: b.Channel, read: b.Read, purge: true})
-	}
 	if c.srv.journal != nil {
+		if b.Purge {
+			return c.logPurge(b.Channel, b.Read)
+		}
 		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: nullPayload, read: b.Read})
 	}
 	key := storeKey(c.app, b.Channel)
