@@ -99,14 +99,7 @@ func (s *Server) logHistory(ctx context.Context, key string, at *rtm.Position, c
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	first, _, err := j.Bounds(ctx)
-	if err != nil {
-		return HistoryPage{}, fmt.Errorf("%w: %w", errLog, err)
-	}
-	if from < first {
-		return HistoryPage{}, store.ErrExpired
-	}
-	if err := s.checkPurged(ctx, key, from); err != nil {
+	if err := s.checkReadable(ctx, key, from); err != nil {
 		return HistoryPage{}, err
 	}
 	frames, more, err := j.Next(ctx, key, from, limit, 0)

@@ -20,17 +20,14 @@ import (
 type Journal interface {
 	// Epoch is the log's incarnation: the EPOCH of every position.
 	Epoch() uint64
-	// Publish stores payload as the next message of the store key's
+	// PublishFrom stores payload as the next message of the store key's
 	// channel; done gets its offset once the log stored it and the
-	// server's store holds it, or an error. done must not block.
-	Publish(key string, payload []byte, done func(offset uint64, err error))
-	// PublishID is Publish with a Msg-Id naming the message: one the log
-	// stored within its duplicates window is not stored again, and done
-	// gets the first one's offset ("": Publish).
-	PublishID(key string, payload []byte, msgID string, done func(offset uint64, err error))
-	// PublishFrom is PublishID of a message from origin ("": none): the
-	// log keeps the origin with the message, and the replica of every
-	// edge, and the frames Next returns, carry it (store.Frame.Origin).
+	// server's store holds it, or an error. done must not block. msgID
+	// ("": one made up) names the message: one the log stored within its
+	// duplicates window is not stored again, and done gets the first
+	// one's offset. origin ("": none) is kept with the message: the
+	// replica of every edge, and the frames Next returns, carry it
+	// (store.Frame.Origin).
 	PublishFrom(key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
 	// PublishExpect is PublishFrom stored only if key's newest message is
 	// at offset last (0: none); else done gets an error that is a
@@ -112,14 +109,7 @@ func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (sto
 // the log, or ErrExpired if the messages from there on are no longer all
 // readable.
 func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret store.Retention, now int64) (store.Frame, bool, error) {
-	first, _, err := s.journal.Bounds(ctx)
-	if err != nil {
-		return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
-	}
-	if from < first {
-		return store.Frame{}, false, store.ErrExpired // the log let them go
-	}
-	if err := s.checkPurged(ctx, key, from); err != nil {
+	if err := s.checkReadable(ctx, key, from); err != nil {
 		return store.Frame{}, false, err
 	}
 	fs, newer, err := s.journal.Next(ctx, key, from, 1, 0)
@@ -179,10 +169,18 @@ func (s *Server) logHistoryStart(ctx context.Context, key string, count int, age
 	return start, found, nil
 }
 
-// checkPurged returns store.ErrExpired if a purge of the channel dropped
-// the message at from or after it: as on an edge alone, a position up to
-// the purge is expired, one after it reads on.
-func (s *Server) checkPurged(ctx context.Context, key string, from uint64) error {
+// checkReadable returns store.ErrExpired unless the log still holds all
+// of key's messages from offset from on: the log let none of them go
+// (its limits), and no purge dropped them (as on an edge alone, a
+// position up to a purge is expired, one after it reads on).
+func (s *Server) checkReadable(ctx context.Context, key string, from uint64) error {
+	first, _, err := s.journal.Bounds(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	if from < first {
+		return store.ErrExpired // the log let them go
+	}
 	through, err := s.journal.PurgedThrough(ctx, key)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errLog, err)
