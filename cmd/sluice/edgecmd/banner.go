@@ -87,20 +87,21 @@ func removeReadyFile(path string) error {
 
 // newLogger returns the logger of the log section (Validate has checked
 // its level and format), writing to w.
-func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
-	var lv slog.Level
-	if level == "" {
-		level = "info"
-	}
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
-	}
+func newLogger(level, format string, w io.Writer) *slog.Logger {
+	lv, _ := logLevel(level)
 	ho := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "", "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, ho))
 	}
-	return nil, fmt.Errorf("log format %q: want text or json", format)
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// logLevel parses the log section's level: "" is info.
+func logLevel(s string) (slog.Level, error) {
+	var lv slog.Level
+	if s == "" {
+		return slog.LevelInfo, nil
+	}
+	err := lv.UnmarshalText([]byte(s))
+	return lv, err
 }

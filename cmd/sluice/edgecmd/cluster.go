@@ -140,6 +140,9 @@ func connectNATS(c *NATSConfig) (*nats.Conn, error) {
 // close stops presence (its members leave the other edges at once) and
 // the journal, then the connection and the node.
 func (d *durability) close() {
+	if d == nil {
+		return // not a durable edge
+	}
 	if d.pres != nil {
 		d.pres.Close()
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"net"
 	"os"
@@ -397,8 +396,7 @@ func (c *Config) checkScalars() error {
 			return fmt.Errorf("allowed_origins[%d]: empty origin", i)
 		}
 	}
-	var lv slog.Level
-	if c.Log.Level != "" && lv.UnmarshalText([]byte(c.Log.Level)) != nil {
+	if _, err := logLevel(c.Log.Level); err != nil {
 		return fmt.Errorf("log.level: %q is not debug, info, warn or error", c.Log.Level)
 	}
 	if f := c.Log.Format; f != "" && f != "text" && f != "json" {

@@ -83,9 +83,7 @@ func Start(ctx context.Context, cfg *Config, opts *Options) (*Edge, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.log, err = newLogger(cfg.Log.Level, cfg.Log.Format, e.opts.Stderr); err != nil {
-		return nil, err
-	}
+	e.log = newLogger(cfg.Log.Level, cfg.Log.Format, e.opts.Stderr)
 	if err := removeReadyFile(e.opts.ReadyFile); err != nil {
 		return nil, err
 	}
@@ -136,9 +134,7 @@ func (e *Edge) start(ctx context.Context, cfg *Config, opts *server.Options) (fu
 	opts.FirstDelivery = m.FirstDelivery()
 	srv, l, err := e.serve(ctx, cfg, opts, dur, m)
 	if err != nil {
-		if dur != nil {
-			dur.close()
-		}
+		dur.close()
 		return nil, err
 	}
 	stats := startStats(e.stopping, srv, e.log)
@@ -150,18 +146,14 @@ func (e *Edge) start(ctx context.Context, cfg *Config, opts *server.Options) (fu
 		stats.Stop()
 		l.closeListeners()
 		srv.Shutdown(context.Background())
-		if dur != nil {
-			dur.close()
-		}
+		dur.close()
 		return nil, err
 	}
 	return func() error {
 		err := l.run(e.stopping, drainTimes{delay: cfg.Limits.drainDelay(), grace: opts.Limits.ShutdownTimeout}, e.hurry)
 		unannounce() // after the drain, whatever its outcome
 		stats.Stop()
-		if dur != nil {
-			dur.close() // after the server's drain: publishes in flight get their answer
-		}
+		dur.close() // after the server's drain: publishes in flight get their answer
 		if cause := context.Cause(e.stopping); errors.Is(cause, journal.ErrStreamLost) {
 			return errors.Join(cause, err)
 		}
