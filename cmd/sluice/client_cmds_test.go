@@ -11,9 +11,10 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/syncbuf"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
@@ -283,24 +284,15 @@ func startTestEdge(t *testing.T) string {
 }
 
 // syncBuffer is a buffer a command writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type syncBuffer struct{ syncbuf.Buffer }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
+// lines returns what was written, a line each.
 func (s *syncBuffer) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.b.Len() == 0 {
+	out := s.String()
+	if out == "" {
 		return nil
 	}
-	return strings.Split(strings.TrimSuffix(s.b.String(), "\n"), "\n")
+	return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 }
 
 // cmdOut runs a command to completion and returns its standard output.

@@ -49,7 +49,7 @@ func decodeFast(body []byte, v any) error {
 			return decodeData(body, b)
 		}
 	case *rtm.PublishBody:
-		if b != nil && b.Channel == "" && b.Message == nil && !b.HasOptions() {
+		if b != nil && b.Channel == "" && b.Message == nil && !b.HasFields() {
 			return decodePublish(body, b)
 		}
 	case *rtm.PositionBody:
