@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/edge/store"
 )
@@ -31,14 +32,6 @@ import (
 // writer had come. MismatchError.Resent says a refusal may be that one;
 // the caller then looks at the message at Last for its Msg-Id.
 
-// expectLastHeader makes JetStream store a message only if its
-// subject's newest message (or expectSubjectHeader's) is at the given
-// sequence.
-const (
-	expectLastHeader    = "Nats-Expected-Last-Subject-Sequence"
-	expectSubjectHeader = "Nats-Expected-Last-Subject-Sequence-Subject"
-)
-
 // condition is what a conditional publish expects: the newest message of
 // its subject, or of subject if set, at last (0: none).
 type condition struct {
@@ -46,11 +39,13 @@ type condition struct {
 	subject string
 }
 
-// set writes the condition into a publish's headers.
+// set writes the condition into a publish's headers: JetStream stores
+// the message only if its subject's newest message (or subject's) is at
+// last.
 func (c *condition) set(h nats.Header) {
-	h[expectLastHeader] = []string{strconv.FormatUint(c.last, 10)}
+	h[jetstream.ExpectedLastSubjSeqHeader] = []string{strconv.FormatUint(c.last, 10)}
 	if c.subject != "" {
-		h[expectSubjectHeader] = []string{c.subject}
+		h[jetstream.ExpectedLastSubjSeqSubjHeader] = []string{c.subject}
 	}
 }
 
@@ -60,8 +55,8 @@ func (c *condition) set(h nats.Header) {
 // clustered stream answers JSStreamWrongLastSequenceConstantErr, without
 // it, while another publish to the subject is being proposed.
 const (
-	errCodeWrongLast         = 10071
-	errCodeWrongLastConstant = 10164
+	errCodeWrongLast         = int(jetstream.JSErrCodeStreamWrongLastSequence)
+	errCodeWrongLastConstant = int(jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 )
 
 // MismatchError refuses a conditional publish (PublishExpect): the
@@ -143,7 +138,7 @@ type msgGetResponse struct {
 }
 
 // errCodeNoMessage is JetStream's "no message found" (JSNoMessageFoundErr).
-const errCodeNoMessage = 10037
+const errCodeNoMessage = int(jetstream.JSErrCodeMessageNotFound)
 
 // Latest returns, as the stream's leader holds it, the channel's newest
 // message (seq 0) or its message at seq, with the Msg-Id it was
@@ -188,7 +183,7 @@ func (j *Journal) Latest(ctx context.Context, key string, seq uint64) (f store.F
 		if err != nil {
 			return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: headers: %w", j.opts.Stream, err)
 		}
-		msgID = h.Get("Nats-Msg-Id")
+		msgID = h.Get(msgIDHeader)
 	}
 	return store.Frame{Offset: msg.Seq, Time: msg.Time.UnixNano(), Data: msg.Data}, msgID, true, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/edge/store"
 )
@@ -94,7 +95,7 @@ func TestSingleNodeChecksExpectedBeforeMsgID(t *testing.T) {
 	}
 	m := nats.NewMsg(Subject(key))
 	m.Header.Set("Nats-Msg-Id", "once")
-	m.Header.Set(expectLastHeader, "0")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 	m.Data = []byte("a")
 	reply, err := j.nc.RequestMsg(m, 10*time.Second)
 	if err != nil {

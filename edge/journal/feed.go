@@ -254,7 +254,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()
 	}
-	f.release(seq, idHash(hdr.Get("Nats-Msg-Id")))
+	f.release(seq, idHash(hdr.Get(msgIDHeader)))
 	if md.NumPending == 0 && seq >= f.target && f.j.opts.SoleWriter {
 		f.enterSoleLocked()
 	}

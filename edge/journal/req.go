@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A publish in flight (pubReq) costs four allocations and about 750
@@ -19,7 +20,7 @@ import (
 // rare, and its paths are many.
 
 // msgIDHeader is the NATS header of a message's Msg-Id.
-const msgIDHeader = "Nats-Msg-Id"
+const msgIDHeader = jetstream.MsgIDHeader
 
 // maxPooledData bounds the payload buffer a reused request keeps: a
 // rare large message does not pin its size in the pool.
