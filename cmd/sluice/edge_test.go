@@ -1,42 +1,34 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 )
 
-// runCmd runs the sluice command line in-process.
-func runCmd(args ...string) (code int, stdout, stderr string) {
-	var out, errw bytes.Buffer
-	code = run(args, stdio{in: strings.NewReader(""), out: &out, errw: &errw})
-	return code, out.String(), errw.String()
-}
-
 func TestCheckConfig(t *testing.T) {
 	t.Parallel()
 	good := edgecmdtest.WriteConfig(t, "apps:\n  - appkey: my-app\n    jwt_key: \"q3Xv9+LmZ0rT8wBn2yKc4HdE6sJp1uAf7gQo5iWzR0M=\"\n")
-	if code, out, errw := runCmd("edge", "--check-config", good); code != 0 || out != "config "+good+": valid\n" || errw != "" {
+	if code, out, errw := runSluice("edge", "--check-config", good); code != 0 || out != "config "+good+": valid\n" || errw != "" {
 		t.Errorf("a valid file: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
 	// The example deployment still holds its placeholder key: valid, and
 	// warned about.
 	const deploy = "../../deploy/edge.yaml"
-	code, out, errw := runCmd("edge", "--check-config", deploy)
+	code, out, errw := runSluice("edge", "--check-config", deploy)
 	if code != 0 || out != "config "+deploy+": valid, with 1 warning(s)\n" ||
 		!strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") {
 		t.Errorf("deploy/edge.yaml: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
 	bad := edgecmdtest.WriteConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
-	if code, out, errw := runCmd("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
+	if code, out, errw := runSluice("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
 		t.Errorf("an unknown key: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
-	if code, _, errw := runCmd("edge", "--check-config", good, "--config", bad); code != 2 || !strings.Contains(errw, "different files") {
+	if code, _, errw := runSluice("edge", "--check-config", good, "--config", bad); code != 2 || !strings.Contains(errw, "different files") {
 		t.Errorf("two files: exit %d, stderr %q", code, errw)
 	}
-	if code, _, errw := runCmd("edge", "--check-config", good, "--log-level", "loud"); code == 0 {
+	if code, _, errw := runSluice("edge", "--check-config", good, "--log-level", "loud"); code == 0 {
 		t.Errorf("a bad flag with --check-config: exit 0, stderr %q", errw)
 	}
 }

@@ -91,17 +91,6 @@ func (r *received) messages(sub string) []any {
 	return out
 }
 
-// after returns the position right after a message's own position.
-func after(t *testing.T, pos string) string {
-	t.Helper()
-	p, err := rtm.ParsePosition(pos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Offset++
-	return p.String()
-}
-
 // checkExcludeSelf runs the exclude_self scenario: the publisher, on
 // edge pe with codec pc, has two subscriptions to the channel (a plain
 // one, and one with a view and value_changes, both batch 1); another
@@ -130,16 +119,16 @@ func checkExcludeSelf(t *testing.T, pe, oe *edge, pc, oc codec.Codec) {
 	p1, p2 := got.oks[1], got.oks[2]
 	for _, sub := range []string{"plain", "view"} {
 		ds := got.data[sub]
-		if len(ds) != 1 || !reflect.DeepEqual(ds[0].Messages, []any{everyone}) || ds[0].Position != after(t, p2) {
-			t.Errorf("publisher's %s subscription got %+v, want only \"everyone\" at %s", sub, ds, after(t, p2))
+		if len(ds) != 1 || !reflect.DeepEqual(ds[0].Messages, []any{everyone}) || ds[0].Position != plus(t, p2, 1) {
+			t.Errorf("publisher's %s subscription got %+v, want only \"everyone\" at %s", sub, ds, plus(t, p2, 1))
 		}
 	}
 	// Everyone else gets both, in order, each at its own position.
 	o := other.collect(func(r *received) bool { return len(r.messages("room")) >= 2 && len(r.messages("view")) >= 2 })
 	for _, sub := range []string{"room", "view"} {
-		if ds := o.data[sub]; len(ds) != 2 || !reflect.DeepEqual(ds[0].Messages, []any{mine}) || ds[0].Position != after(t, p1) ||
-			!reflect.DeepEqual(ds[1].Messages, []any{everyone}) || ds[1].Position != after(t, p2) {
-			t.Errorf("the other connection's %s subscription got %+v, want mine at %s, everyone at %s", sub, ds, after(t, p1), after(t, p2))
+		if ds := o.data[sub]; len(ds) != 2 || !reflect.DeepEqual(ds[0].Messages, []any{mine}) || ds[0].Position != plus(t, p1, 1) ||
+			!reflect.DeepEqual(ds[1].Messages, []any{everyone}) || ds[1].Position != plus(t, p2, 1) {
+			t.Errorf("the other connection's %s subscription got %+v, want mine at %s, everyone at %s", sub, ds, plus(t, p1, 1), plus(t, p2, 1))
 		}
 	}
 
@@ -147,8 +136,8 @@ func checkExcludeSelf(t *testing.T, pe, oe *edge, pc, oc codec.Codec) {
 	// position: still excluded, the stream is the live one again.
 	var sub rtm.SubscribeReply
 	pub.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "room", SubscriptionID: "resume", Position: p1, Batch: 1}, &sub)
-	if d := pub.data(); d.SubscriptionID != "resume" || !reflect.DeepEqual(d.Messages, []any{everyone}) || d.Position != after(t, p2) {
-		t.Errorf("resume at %s on the publisher's connection: %+v, want everyone at %s", p1, d, after(t, p2))
+	if d := pub.data(); d.SubscriptionID != "resume" || !reflect.DeepEqual(d.Messages, []any{everyone}) || d.Position != plus(t, p2, 1) {
+		t.Errorf("resume at %s on the publisher's connection: %+v, want everyone at %s", p1, d, plus(t, p2, 1))
 	}
 	// History returns everything: a read, and another connection's
 	// resume (as the publisher's own after a reconnect).
@@ -233,14 +222,14 @@ func TestExcludeSelfBatch(t *testing.T) {
 	three := int64(3)
 	pub.call(rtm.ActionSubscribe, &rtm.SubscribeBody{Channel: "room", History: &rtm.History{Count: &three}}, nil)
 	d := pub.data()
-	if !reflect.DeepEqual(d.Messages, []any{"a", "b"}) || d.Position != after(t, ok.Position) {
-		t.Fatalf("history batch %+v, want a, b at %s (after the excluded message)", d, after(t, ok.Position))
+	if !reflect.DeepEqual(d.Messages, []any{"a", "b"}) || d.Position != plus(t, ok.Position, 1) {
+		t.Fatalf("history batch %+v, want a, b at %s (after the excluded message)", d, plus(t, ok.Position, 1))
 	}
 	// Nothing more is due: unsubscribing says where the subscription is.
 	var un rtm.UnsubscribeReply
 	pub.call(rtm.ActionUnsubscribe, &rtm.UnsubscribeBody{SubscriptionID: "room"}, &un)
-	if un.Position != after(t, ok.Position) {
-		t.Fatalf("unsubscribe/ok at %s, want %s", un.Position, after(t, ok.Position))
+	if un.Position != plus(t, ok.Position, 1) {
+		t.Fatalf("unsubscribe/ok at %s, want %s", un.Position, plus(t, ok.Position, 1))
 	}
 }
 
