@@ -18,19 +18,9 @@ import (
 // for none), and waits for the answer.
 func publishExpect(t *testing.T, j *Journal, key, data, id, origin string, last uint64) (uint64, error) {
 	t.Helper()
-	type res struct {
-		seq uint64
-		err error
-	}
-	c := make(chan res, 1)
-	j.PublishExpect(key, []byte(data), id, origin, last, func(seq uint64, err error) { c <- res{seq, err} })
-	select {
-	case r := <-c:
-		return r.seq, r.err
-	case <-time.After(30 * time.Second):
-		t.Fatalf("publish %q: no answer", data)
-	}
-	return 0, nil
+	return answerOf(t, "publish "+data, func(done func(uint64, error)) {
+		j.PublishExpect(key, []byte(data), id, origin, last, done)
+	})
 }
 
 // TestPublishExpect: a conditional publish is stored only while the
@@ -114,16 +104,9 @@ func TestSingleNodeChecksExpectedBeforeMsgID(t *testing.T) {
 // purge purges synchronously.
 func purge(t *testing.T, j *Journal, key string, through uint64) (uint64, error) {
 	t.Helper()
-	type res struct {
-		seq uint64
-		err error
-	}
-	c := make(chan res, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	j.Purge(ctx, key, through, "", func(seq uint64, err error) { c <- res{seq, err} })
-	r := <-c
-	return r.seq, r.err
+	return answerOf(t, "purge", func(done func(uint64, error)) { j.Purge(ctx, key, through, "", done) })
 }
 
 // TestPurge: a purge drops the channel's messages from the stream and

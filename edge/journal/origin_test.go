@@ -15,22 +15,30 @@ import (
 // sequence.
 func publishFrom(t *testing.T, j *Journal, key, data, origin string) uint64 {
 	t.Helper()
+	seq, err := answerOf(t, "publish "+data, func(done func(uint64, error)) { j.PublishFrom(key, []byte(data), "", origin, done) })
+	if err != nil {
+		t.Fatalf("publish %q: %v", data, err)
+	}
+	return seq
+}
+
+// answerOf calls send with a done function and returns what it is called
+// with, failing t if that takes 30 s.
+func answerOf(t *testing.T, what string, send func(done func(uint64, error))) (uint64, error) {
+	t.Helper()
 	type res struct {
 		seq uint64
 		err error
 	}
 	c := make(chan res, 1)
-	j.PublishFrom(key, []byte(data), "", origin, func(seq uint64, err error) { c <- res{seq, err} })
+	send(func(seq uint64, err error) { c <- res{seq, err} })
 	select {
 	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("publish %q: %v", data, r.err)
-		}
-		return r.seq
+		return r.seq, r.err
 	case <-time.After(30 * time.Second):
-		t.Fatalf("publish %q: no answer", data)
+		t.Fatalf("%s: no answer", what)
 	}
-	return 0
+	return 0, nil
 }
 
 // forEachFeed runs f, in parallel, for a journal fed by its consumer and

@@ -165,22 +165,11 @@ func TestSoleWriterFallsBackWhenNotAlone(t *testing.T) {
 // publishID publishes with a Msg-Id and returns the sequence.
 func publishID(t *testing.T, j *Journal, key, data, id string) uint64 {
 	t.Helper()
-	type result struct {
-		seq uint64
-		err error
+	seq, err := answerOf(t, "publish "+data, func(done func(uint64, error)) { j.PublishID(key, []byte(data), id, done) })
+	if err != nil {
+		t.Fatalf("publish %q with Msg-Id %q: %v", data, id, err)
 	}
-	c := make(chan result, 1)
-	j.PublishID(key, []byte(data), id, func(seq uint64, err error) { c <- result{seq, err} })
-	select {
-	case r := <-c:
-		if r.err != nil {
-			t.Fatalf("publish %q with Msg-Id %q: %v", data, id, r.err)
-		}
-		return r.seq
-	case <-time.After(30 * time.Second):
-		t.Fatalf("publish %q: no answer", data)
-	}
-	return 0
+	return seq
 }
 
 // TestPublishIDStoresOnce: a Msg-Id is stored once, whichever journal on
