@@ -20,6 +20,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -236,12 +237,9 @@ func TestCLIPubSub(t *testing.T) {
 func TestCLIEdgeGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	const grace = 5 * time.Second
-	cfg := filepath.Join(t.TempDir(), "edge.yaml")
 	// No readiness delay: this edge has no load balancer to tell
 	// (drain_test.go tests the delay).
-	if err := os.WriteFile(cfg, []byte("limits:\n  shutdown_timeout: 5s\n  drain_delay: 0s\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := edgecmdtest.WriteConfig(t, "limits:\n  shutdown_timeout: 5s\n  drain_delay: 0s\n")
 	edge := startEdgeProcess(t, "--config", cfg)
 	ctx := ctxFor(t)
 	ws, _, err := websocket.Dial(ctx, edge.url+"/v2?appkey="+edge.appkey, nil)
@@ -295,10 +293,7 @@ func TestCLIEdgeConfigUnknownKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "edge.yaml")
-			if err := os.WriteFile(path, []byte(tt.config), 0o600); err != nil {
-				t.Fatal(err)
-			}
+			path := edgecmdtest.WriteConfig(t, tt.config)
 			p := startProcess(t, nil, "edge", "--config", path)
 			if code := p.exitCode(t, 20*time.Second); code == 0 {
 				t.Fatalf("edge with an unknown key exited 0")

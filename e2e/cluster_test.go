@@ -8,7 +8,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -47,11 +47,7 @@ func startCluster(t *testing.T, n int) *cluster {
 	var procs []*process
 	for i := range n {
 		dir := t.TempDir()
-		cfg := filepath.Join(dir, "edge.yaml")
-		yaml := fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", ports[n+i])
-		if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", ports[n+i]))
 		c.nats = append(c.nats, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
 		procs = append(procs, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
 			"--data-dir", filepath.Join(dir, "data"), "--cluster-name", "e2e",

@@ -9,8 +9,6 @@ package e2e
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -104,11 +103,7 @@ func readyz(e *edgeProcess) int {
 // drainingEdge starts an edge process with the given limits.
 func drainingEdge(t *testing.T, limits string) *edgeProcess {
 	t.Helper()
-	cfg := filepath.Join(t.TempDir(), "edge.yaml")
-	if err := os.WriteFile(cfg, []byte("limits:\n"+limits), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startEdgeProcess(t, "--config", cfg)
+	return startEdgeProcess(t, "--config", edgecmdtest.WriteConfig(t, "limits:\n"+limits))
 }
 
 // TestDrainDelayKeepsServing: after SIGTERM the edge answers /readyz 503

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/wasm/client"
@@ -28,11 +28,7 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	natsPort := journaltest.FreePorts(t, 1)[0]
-	cfg := filepath.Join(dir, "edge.yaml")
-	yaml := fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", natsPort)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", natsPort))
 	e := waitReady(t, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
 		"--data-dir", filepath.Join(dir, "data")))
 	var states stateLog

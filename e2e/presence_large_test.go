@@ -66,20 +66,13 @@ func TestPresenceLargeRoomClient(t *testing.T) {
 	reg.Remove(room, fmt.Sprintf("user-%05d", n/2))
 
 	want := roomMembers(reg, room)
-	ids := func(ms []client.Member) []string {
-		out := make([]string, len(ms))
-		for i, m := range ms {
-			out[i] = m.UserID
-		}
-		return out
-	}
 	poll.UntilNil(t, "the client's members to be the room's", func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		if got := slices.Sorted(maps.Keys(heard)); !slices.Equal(got, want) {
 			return fmt.Errorf("heard %d members, the room has %d", len(got), len(want))
 		}
-		if got := ids(sub.Members()); !slices.Equal(got, want) {
+		if got := memberIDs(sub.Members()); !slices.Equal(got, want) {
 			return fmt.Errorf("Members() has %d, the room %d", len(got), len(want))
 		}
 		return nil

@@ -35,11 +35,7 @@ func presenceLog(opts *client.SubscribeOptions) <-chan string {
 	opts.OnPresence = func(ev client.PresenceEvent) {
 		switch ev.Kind {
 		case client.PresenceMembers:
-			ids := make([]string, len(ev.Members))
-			for i, m := range ev.Members {
-				ids[i] = m.UserID
-			}
-			ch <- fmt.Sprint("members ", ids)
+			ch <- fmt.Sprint("members ", memberIDs(ev.Members))
 		case client.PresenceJoin:
 			ch <- fmt.Sprintf("join %s %v", ev.Members[0].UserID, ev.Members[0].Info)
 		case client.PresenceLeave:
@@ -90,10 +86,7 @@ func TestPresenceClient(t *testing.T) {
 	if want := []string{"join carl <nil>", "leave bob"}; !slices.Equal(got, want) {
 		t.Fatalf("after the reconnect: %q, want %q", got, want)
 	}
-	var ids []string
-	for _, m := range sub.Members() {
-		ids = append(ids, m.UserID)
-	}
+	ids := memberIDs(sub.Members())
 	if !slices.Equal(ids, []string{"ann", "carl"}) {
 		t.Fatalf("Members() = %v, want ann and carl", ids)
 	}
@@ -133,4 +126,13 @@ func TestPresenceClient(t *testing.T) {
 	if users, conns := sub.PresenceCounts(); users != 2 || conns != 3 || len(sub.Members()) != 2 {
 		t.Fatalf("PresenceCounts() = %d, %d with %d members; want 2, 3, 2", users, conns, len(sub.Members()))
 	}
+}
+
+// memberIDs returns the user ids of ms, in order.
+func memberIDs(ms []client.Member) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.UserID
+	}
+	return ids
 }
