@@ -14,7 +14,7 @@ import (
 // not call their Wakers itself). A publisher appending to a channel
 // repeatedly saves the channel lookup with a Channel handle.
 func (s *Store) Append(channel string, data []byte) (rtm.Position, error) {
-	return s.append(channel, 0, 0, false, "", data)
+	return s.append(channel, 0, 0, false, data)
 }
 
 // AppendAt stores data at a given offset and time, for a cluster that
@@ -25,19 +25,20 @@ func (s *Store) AppendAt(channel string, offset uint64, t time.Time, data []byte
 	if offset == 0 {
 		return rtm.Position{}, fmt.Errorf("store: append to %q at offset 0: %w", channel, ErrOffsetOrder)
 	}
-	return s.append(channel, offset, t.UnixNano(), true, "", data)
+	return s.append(channel, offset, t.UnixNano(), true, data)
 }
 
-// append is Append and AppendAt: with at, offset and t are given.
-func (s *Store) append(name string, offset uint64, t int64, at bool, origin string, data []byte) (rtm.Position, error) {
-	if err := s.admit(name, origin, data); err != nil {
+// append is Append and AppendAt (a message with no origin; Channel's
+// AppendFrom and AppendAtFrom keep one): with at, offset and t are given.
+func (s *Store) append(name string, offset uint64, t int64, at bool, data []byte) (rtm.Position, error) {
+	if err := s.admit(name, "", data); err != nil {
 		return rtm.Position{}, err
 	}
 	if !at {
 		t = s.stampNow()
 	}
 	for {
-		if pos, ok, err := s.obtain(name).commit(offset, t, at, origin, data); ok {
+		if pos, ok, err := s.obtain(name).commit(offset, t, at, "", data); ok {
 			return pos, err
 		}
 		// Forgotten meanwhile: obtain creates a fresh one.
