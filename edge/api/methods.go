@@ -73,7 +73,7 @@ func (h *Handler) publish(r *http.Request, appKey string, body []byte) (any, err
 		}
 		return &PublishAnswer{Position: pos.String()}, nil
 	}
-	return h.once(r, appKey, "publish", req.IdempotencyKey, msg, run, excludePart(req.ExcludeConnection), req.Channel)
+	return h.once(r, appKey, "publish", req.IdempotencyKey, msg, run, req.ExcludeConnection, req.Channel)
 }
 
 type broadcastRequest struct {
@@ -136,16 +136,7 @@ func (h *Handler) broadcast(r *http.Request, appKey string, body []byte) (any, e
 		}
 		return out, nil
 	}
-	return h.once(r, appKey, "broadcast", req.IdempotencyKey, msg, run, excludePart(req.ExcludeConnection), req.Channels...)
-}
-
-// excludePart is what exclude_connection adds to a request's
-// fingerprint: a key reused with another exclusion is another request.
-func excludePart(id string) []byte {
-	if id == "" {
-		return nil // the fingerprints of requests without one stay as they were
-	}
-	return []byte("exclude_connection\x00" + id)
+	return h.once(r, appKey, "broadcast", req.IdempotencyKey, msg, run, req.ExcludeConnection, req.Channels...)
 }
 
 // once runs a storing method, through the idempotency window when the
@@ -154,8 +145,10 @@ func excludePart(id string) []byte {
 // duplicates window whichever edge runs the request, so that a retry on
 // another edge of a cluster gets the first answer's positions too. The
 // id names the request's content as well as its key, as the window's
-// fingerprint does.
-func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func(id string) (any, error), extra []byte, channels ...string) (any, error) {
+// fingerprint does; the connection excluded (exclude_connection, "" for
+// none) is part of it: a key reused with another exclusion is another
+// request.
+func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run func(id string) (any, error), exclude string, channels ...string) (any, error) {
 	if key == "" {
 		return run("")
 	}
@@ -167,10 +160,10 @@ func (h *Handler) once(r *http.Request, appKey, name, key string, msg any, run f
 		return nil, invalid("message cannot be encoded")
 	}
 	parts := [][]byte{canon}
-	if extra != nil {
+	if exclude != "" { // without one, the fingerprint stays as it was
 		// Before the channels; its NUL tells it from any (channel names
 		// hold no control characters).
-		parts = append(parts, extra)
+		parts = append(parts, []byte("exclude_connection\x00"+exclude))
 	}
 	for _, ch := range channels {
 		parts = append(parts, []byte(ch))
