@@ -108,8 +108,12 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 		id := nuid.Next()
 		offset, err = c.srv.publishExpect(ctx, key, w, id, last)
 		if errors.Is(err, store.ErrMismatch) {
-			resentID = ""
-			if offset, err = c.srv.ownFirstSend(ctx, key, id, err, &resentID); errors.Is(err, store.ErrMismatch) {
+			var resent bool
+			offset, resent, err = c.srv.ownFirstSend(ctx, key, id, err)
+			if resentID = ""; resent {
+				resentID = id
+			}
+			if errors.Is(err, store.ErrMismatch) {
 				continue // another writer came between the read and the write
 			}
 		}
@@ -199,33 +203,29 @@ func waitLog(ctx context.Context, send func(done func(uint64, error))) (uint64, 
 // store.ErrMismatch) after it was sent more than once was refused
 // because its own first send was stored (a single JetStream node checks
 // the condition before the Msg-Id): then it returns that offset, once
-// the store holds it. Otherwise it returns err, and sets *resent to id
-// if the publish was sent more than once (a cluster refuses it while its
-// first send is being proposed, without saying where: the next read
-// tells).
-func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error, resentID *string) (uint64, error) {
+// the store holds it. Otherwise it returns err. resent says whether the
+// publish was sent more than once (a cluster refuses it while its first
+// send is being proposed, without saying where: the next read tells).
+func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error) (offset uint64, resent bool, _ error) {
 	var r interface{ Resent() (uint64, bool) }
 	if !errors.As(err, &r) {
-		return 0, err
+		return 0, false, err
 	}
 	at, resent := r.Resent()
-	if resent {
-		*resentID = id
-	}
 	if !resent || at == 0 {
-		return 0, err
+		return 0, resent, err
 	}
 	_, got, found, gerr := s.journal.Latest(ctx, key, at)
 	if gerr != nil {
-		return 0, gerr
+		return 0, resent, gerr
 	}
 	if !found || got != id {
-		return 0, err
+		return 0, resent, err
 	}
 	if werr := s.journal.Await(ctx, at, id); werr != nil {
-		return 0, werr
+		return 0, resent, werr
 	}
-	return at, nil
+	return at, resent, nil
 }
 
 // logError maps the error of a conditional publish to the client's, as
