@@ -40,8 +40,8 @@ func readmeThreeEdges(t *testing.T) string {
 }
 
 // The ports the README's example listens on: edges 8081-8083, routes
-// 6201-6203. They are below the ephemeral range, so no other test's
-// random port takes them.
+// 6201-6203. No other test's port is one of them: the kernel hands out
+// ports from its ephemeral range, journaltest.FreePorts from 10000 up.
 var readmeClusterPorts = []int{8081, 8082, 8083, 6201, 6202, 6203}
 
 // TestReadmeThreeEdges runs the README's three-edge cluster: the three
