@@ -56,16 +56,19 @@ func NewCA(t testing.TB, name string) *CA {
 // Issue writes a certificate for the node called name and its key, and
 // returns their files. It is what a route needs: the IP SAN 127.0.0.1
 // (the test routes dial it) and localhost, for both server and client
-// authentication (a node accepts routes and dials them).
-func (ca *CA) Issue(t testing.TB, name string) (certFile, keyFile string) {
+// authentication (a node accepts routes and dials them), unless usage
+// lists other extended key usages.
+func (ca *CA) Issue(t testing.TB, name string, usage ...x509.ExtKeyUsage) (certFile, keyFile string) {
 	t.Helper()
+	if len(usage) == 0 {
+		usage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	}
 	key := newKey(t)
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(t), Subject: pkix.Name{CommonName: name},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
+		ExtKeyUsage: usage, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
