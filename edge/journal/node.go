@@ -42,9 +42,11 @@ type NodeOptions struct {
 	// (see routetls.go): the node presents its certificate when it dials
 	// a route and when it accepts one, and takes a peer only if the
 	// peer's certificate chains to RootCAs, the cluster's CA. A peer
-	// dialled by IP must carry that IP among its certificate's SANs, one
-	// dialled by name that name. RouteToken still applies on top of it.
-	// StartNode works on a copy. Default nil: routes in plain text.
+	// dialled by name must carry that name among its certificate's SANs,
+	// one dialled by IP that IP, unless Routes also name a host: NATS
+	// then checks the IP-dialled against the first such name (and a
+	// ServerName set here replaces both). RouteToken still applies on top
+	// of it. StartNode works on a copy. Default nil: routes in plain text.
 	RouteTLS *tls.Config
 	// ClientListen, when set, serves NATS clients on host:port, with no
 	// authentication (for the nats CLI: keep it on loopback). Default: a

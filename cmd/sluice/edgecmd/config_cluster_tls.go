@@ -1,10 +1,13 @@
 package edgecmd
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +121,32 @@ func verifyNodeCert(cert *tls.Certificate, roots *x509.CertPool) error {
 		}
 	}
 	return nil
+}
+
+// mixedRoutesWarning warns of routes named partly by host name and
+// partly by IP under route TLS, "" otherwise: NATS checks a node it dials
+// by IP against the first host name among the routes when there is one
+// (so that routes found by gossip, always by IP, can be verified), and
+// that node's certificate would need the name.
+func (c *ClusterConfig) mixedRoutesWarning() string {
+	if !c.TLS.set() {
+		return ""
+	}
+	var name, ip string
+	for _, r := range c.Routes {
+		u, err := url.Parse(r)
+		switch {
+		case err != nil:
+		case net.ParseIP(u.Hostname()) != nil:
+			ip = cmp.Or(ip, u.Hostname())
+		default:
+			name = cmp.Or(name, u.Hostname())
+		}
+	}
+	if name == "" || ip == "" {
+		return ""
+	}
+	return fmt.Sprintf("cluster.routes: with cluster.tls, a node dialled by IP (%s) is verified against the routes' first host name (%s), which its certificate then needs: name every node by host name, or every one by IP", ip, name)
 }
 
 // resolve makes the section's relative paths relative to dir (the

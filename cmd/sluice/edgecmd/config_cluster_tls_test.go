@@ -116,3 +116,33 @@ func TestClusterTLSErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterTLSMixedRoutes: routes named partly by host name and partly
+// by IP are valid but warned of under route TLS, where NATS would verify
+// the nodes dialled by IP against the first name.
+func TestClusterTLSMixedRoutes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		routes []string
+		tls    bool
+		want   string
+	}{
+		{name: "mixed", routes: []string{"nats-route://edge-1.internal:6222", "nats-route://10.0.0.6:6222"}, tls: true, want: "a node dialled by IP (10.0.0.6) is verified against the routes' first host name (edge-1.internal)"},
+		{name: "names", routes: []string{"nats-route://edge-1.internal:6222", "nats-route://edge-2.internal:6222"}, tls: true},
+		{name: "ips", routes: []string{"nats-route://10.0.0.5:6222", "nats-route://10.0.0.6:6222"}, tls: true},
+		{name: "mixed without tls", routes: []string{"nats-route://edge-1.internal:6222", "nats-route://10.0.0.6:6222"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Cluster.Routes = tc.routes
+			if tc.tls {
+				c.Cluster.TLS = ClusterTLSConfig{CertFile: "n.pem", KeyFile: "n-key.pem", CAFile: "ca.pem"}
+			}
+			got := strings.Join(c.Warnings(), "\n")
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Fatalf("warnings %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
