@@ -67,6 +67,7 @@ func override(fs []flagValue) {
 // clusterFlags are the edge's durability and cluster flags.
 type clusterFlags struct {
 	dataDir, name, listen, nodeName              string
+	tlsCert, tlsKey, tlsCA                       string
 	natsCreds, natsToken, natsUser, natsPassword string
 	natsCA, natsCert, natsKey                    string
 	routes, nats                                 []string
@@ -81,6 +82,9 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
+	fs.StringVar(&o.tlsCert, "cluster-tls-cert", "", "PEM certificate chain this node presents on its routes (with --cluster-tls-key and --cluster-tls-ca): routes over TLS, verified both ways")
+	fs.StringVar(&o.tlsKey, "cluster-tls-key", "", "PEM private key of --cluster-tls-cert")
+	fs.StringVar(&o.tlsCA, "cluster-tls-ca", "", "PEM certificate of the cluster's CA, which every node's route certificate must chain to")
 	fs.Func("nats", "comma-separated URLs of an external NATS cluster to use instead of an embedded one", func(v string) error {
 		o.nats = append(o.nats, splitList(v)...)
 		return nil
@@ -97,7 +101,8 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 func (o *clusterFlags) apply(c *edgecmd.Config) {
 	override([]flagValue{
 		{o.dataDir, &c.Cluster.DataDir}, {o.name, &c.Cluster.Name}, {o.listen, &c.Cluster.Listen},
-		{o.nodeName, &c.Cluster.NodeName}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
+		{o.nodeName, &c.Cluster.NodeName}, {o.tlsCert, &c.Cluster.TLS.CertFile}, {o.tlsKey, &c.Cluster.TLS.KeyFile},
+		{o.tlsCA, &c.Cluster.TLS.CAFile}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
 		{o.natsUser, &c.NATS.User}, {o.natsPassword, &c.NATS.Password}, {o.natsCA, &c.NATS.CAFile},
 		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile},
 	})

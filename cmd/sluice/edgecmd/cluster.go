@@ -44,20 +44,20 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
 		}
 	} else {
-		var token string
-		if token, err = cl.routeToken(); err != nil {
+		var no *journal.NodeOptions
+		if no, err = cl.nodeOptions(log); err != nil {
 			return nil, err
 		}
-		d.node, err = journal.StartNode(&journal.NodeOptions{
-			DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
-			Routes: cl.Routes, RouteToken: token, ClientListen: cl.ClientListen, Logger: log,
-		})
+		d.node, err = journal.StartNode(no)
 		if err == nil {
 			d.nc, err = d.node.Connect("sluice-edge")
 		}
 		d.desc = "durable in " + cl.DataDir
 		if cl.clustered() {
 			d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
+			if no.RouteTLS != nil {
+				d.desc += ", routes over TLS"
+			}
 			if replicas == 0 {
 				replicas = 3
 			}
@@ -87,6 +87,23 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		return nil, err
 	}
 	return d, nil
+}
+
+// nodeOptions returns the embedded node's options: the cluster section,
+// with its route token and route TLS files loaded.
+func (cl *ClusterConfig) nodeOptions(log *slog.Logger) (*journal.NodeOptions, error) {
+	token, err := cl.routeToken()
+	if err != nil {
+		return nil, err
+	}
+	routeTLS, err := cl.TLS.config()
+	if err != nil {
+		return nil, err
+	}
+	return &journal.NodeOptions{
+		DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
+		Routes: cl.Routes, RouteToken: token, RouteTLS: routeTLS, ClientListen: cl.ClientListen, Logger: log,
+	}, nil
 }
 
 // awaitReplay starts the feed into the server's store and waits until it

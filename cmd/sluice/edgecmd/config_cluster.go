@@ -34,10 +34,17 @@ type ClusterConfig struct {
 	// NodeName names this node in the cluster (unique per edge). Default
 	// "sluice-" and the cluster port.
 	NodeName string `yaml:"node_name,omitempty"`
+	// TLS encrypts the routes and verifies them both ways with the
+	// cluster's CA (see ClusterTLSConfig, in config_cluster_tls.go).
+	// Default none: routes in plain text.
+	TLS ClusterTLSConfig `yaml:"tls,omitempty"`
 	// Token is a secret of at least 16 bytes that every node of the
 	// cluster shares: a node accepts routes only from nodes that present
-	// it. Required when Listen is not on loopback (anyone who reaches an
-	// open route port can join the cluster and read every message).
+	// it. Required when Listen is not on loopback and TLS is not set
+	// (anyone who reaches an open route port could join the cluster and
+	// read every message); with TLS, whose verification of both ends
+	// already keeps out a node without a certificate of the cluster's CA,
+	// it is a second lock.
 	// TokenFile holds it instead (its first line), and the environment
 	// variable SLUICE_CLUSTER_TOKEN when neither is set. Default none.
 	Token     string `yaml:"token,omitempty"`
@@ -135,6 +142,9 @@ func (c *Config) validateCluster() error {
 	if len(n.URLs) > 0 && (cl.DataDir != "" || cl.clustered()) {
 		return errors.New("nats.urls and cluster.data_dir (or the cluster keys) are exclusive: use an external NATS or an embedded one")
 	}
+	if cl.TLS.set() && !cl.clustered() {
+		return errors.New("cluster.tls: route TLS is for a cluster node: set cluster.name, listen and routes too")
+	}
 	if cl.clustered() {
 		if cl.DataDir == "" {
 			return errors.New("cluster: a cluster node needs data_dir (--data-dir)")
@@ -146,8 +156,11 @@ func (c *Config) validateCluster() error {
 		if err != nil {
 			return err
 		}
-		if token == "" && !onLoopback(cl.Listen) {
-			return fmt.Errorf("cluster.listen %s takes routes from other hosts, and anyone who reaches it could join the cluster and read every message: set cluster.token (or token_file, or SLUICE_CLUSTER_TOKEN), the same secret on every node", cl.Listen)
+		if err := cl.TLS.check(); err != nil {
+			return err
+		}
+		if token == "" && !cl.TLS.set() && !onLoopback(cl.Listen) {
+			return fmt.Errorf("cluster.listen %s takes routes from other hosts, and anyone who reaches it could join the cluster and read every message: set cluster.tls (a certificate of the cluster's CA on every node) or cluster.token (or token_file, or SLUICE_CLUSTER_TOKEN, the same secret on every node)", cl.Listen)
 		}
 	}
 	if cl.ClientListen != "" && !onLoopback(cl.ClientListen) {
@@ -211,6 +224,7 @@ func (c *Config) resolveCluster(dir string) {
 			*p = filepath.Join(dir, *p)
 		}
 	}
+	c.Cluster.TLS.resolve(dir)
 }
 
 // logRetention returns how long the stream must keep messages (the
