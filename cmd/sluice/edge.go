@@ -62,7 +62,7 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	cfg := edgecmd.DefaultConfig()
 	if *configPath != "" {
 		var err error
-		if cfg, err = edgecmd.LoadConfig(*configPath); err != nil {
+		if cfg, err = edgecmd.ReadConfig(*configPath); err != nil {
 			return nil, edgeFlags{}, err
 		}
 	}
@@ -78,6 +78,9 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	ops.apply(cfg)
 	cl.apply(cfg)
 	if err := cfg.Validate(); err != nil {
+		if *configPath != "" {
+			return nil, edgeFlags{}, fmt.Errorf("config %s: %w", *configPath, err)
+		}
 		return nil, edgeFlags{}, err
 	}
 	return cfg, edgeFlags{checkPath: *checkPath, readyFile: *readyFile}, nil

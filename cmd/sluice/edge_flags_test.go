@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -56,5 +58,37 @@ func TestClusterTLSFlags(t *testing.T) {
 	}
 	if _, _, err := edgeConfig(append(node, "--cluster-tls-cert", cert), s); err == nil || !strings.Contains(err.Error(), "missing key_file, ca_file") {
 		t.Fatalf("--cluster-tls-cert alone: %v", err)
+	}
+}
+
+// TestFlagsCompleteConfigFile: the file and the flags are checked
+// together, so a flag may supply what the file's cluster section needs:
+// --data-dir, or the --cluster-tls-* that let it take routes from other
+// hosts without a token. The same file alone is refused.
+func TestFlagsCompleteConfigFile(t *testing.T) {
+	t.Setenv("SLUICE_CLUSTER_TOKEN", "") // the test's own environment decides
+	s := stdio{in: strings.NewReader(""), out: io.Discard, errw: io.Discard}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "edge.yaml")
+	section := "cluster:\n  name: c\n  listen: 10.0.0.5:6222\n  routes: [nats-route://10.0.0.5:6222, nats-route://10.0.0.6:6222]\n"
+	if err := os.WriteFile(path, []byte(section), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := edgeConfig([]string{"--config", path}, s); err == nil || !strings.Contains(err.Error(), "needs data_dir (--data-dir)") {
+		t.Fatalf("the file alone: %v", err)
+	}
+	data := filepath.Join(dir, "data")
+	if _, _, err := edgeConfig([]string{"--config", path, "--data-dir", data}, s); err == nil || !strings.Contains(err.Error(), "cluster.tls") {
+		t.Fatalf("the file and --data-dir, routes from other hosts with neither a token nor TLS: %v", err)
+	}
+	ca := journaltest.NewCA(t, "cluster CA")
+	cert, key := ca.Issue(t, "n0")
+	cfg, _, err := edgeConfig([]string{"--config", path, "--data-dir", data,
+		"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-tls-ca", ca.CertFile}, s)
+	if err != nil {
+		t.Fatalf("the file completed by --data-dir and --cluster-tls-*: %v", err)
+	}
+	if cfg.Cluster.DataDir != data || cfg.Cluster.Name != "c" || cfg.Cluster.TLS.CertFile != cert {
+		t.Fatalf("cluster %+v: want the file's section with the flags' data_dir and tls", cfg.Cluster)
 	}
 }

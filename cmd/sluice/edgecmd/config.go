@@ -228,6 +228,21 @@ func appConfigOf(a *app.App) AppConfig {
 // LoadConfig reads a YAML configuration file over DefaultConfig and
 // validates it. Errors name the file, the key path and the line.
 func LoadConfig(path string) (*Config, error) {
+	c, err := ReadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// ReadConfig is LoadConfig without the validation, for a caller that
+// completes the file first: the edge command's flags may set what a
+// check needs (--data-dir for a cluster section, --cluster-tls-* for
+// routes from other hosts), so it validates the file and flags together.
+func ReadConfig(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -239,9 +254,6 @@ func LoadConfig(path string) (*Config, error) {
 	c.dir = filepath.Dir(path)
 	c.TLS.resolve(c.dir)
 	c.resolveCluster(c.dir)
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
-	}
 	return c, nil
 }
 
