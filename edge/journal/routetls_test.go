@@ -28,23 +28,29 @@ const handshakeError = "TLS route handshake error"
 // cluster over TLS, alone or with a route token too, whose stream
 // replicates: a message published through one node is read through the
 // other. A node that is not of the CA never gets a route, whichever side
-// verifies it, even with the token.
+// verifies it, even with the token. The nodes' certificates are given as
+// Certificates, or by the callbacks the edge gives them with (it reloads
+// renewed files: edgetls.CertFiles).
 func TestRouteTLS(t *testing.T) {
-	for _, tc := range []struct{ name, token string }{
+	for _, tc := range []struct {
+		name, token string
+		callbacks   bool
+	}{
 		{name: "tls", token: ""},
-		{name: "tls and token", token: "s3cret-shared-by-the-nodes"},
+		{name: "tls and token, certificates by callback", token: "s3cret-shared-by-the-nodes", callbacks: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			testRouteTLS(t, tc.token)
+			testRouteTLS(t, tc.token, tc.callbacks)
 		})
 	}
 }
 
 // testRouteTLS is TestRouteTLS on a cluster of the route token given
 // ("" for none), which the strangers present too, so that their
-// certificates alone keep them out.
-func testRouteTLS(t *testing.T, token string) {
+// certificates alone keep them out; with callbacks, the nodes present
+// their certificates through GetCertificate and GetClientCertificate.
+func testRouteTLS(t *testing.T, token string, callbacks bool) {
 	ca := journaltest.NewCA(t, "cluster CA")
 	ports := journaltest.FreePorts(t, 2)
 	watch := &logWatch{}
@@ -55,7 +61,14 @@ func testRouteTLS(t *testing.T, token string) {
 			log = slog.New(watch)
 		}
 		name := "n" + strconv.Itoa(i)
-		opts[i] = tlsNodeOptions(t, name, ports[i], ports, ca.RouteTLS(t, name), log)
+		rt := ca.RouteTLS(t, name)
+		if callbacks {
+			cert := rt.Certificates[0]
+			rt.Certificates = nil
+			rt.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
+			rt.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+		}
+		opts[i] = tlsNodeOptions(t, name, ports[i], ports, rt, log)
 		opts[i].RouteToken = token
 	}
 	nodes := startNodes(t, opts)

@@ -275,3 +275,42 @@ func TestZapToSlog(t *testing.T) {
 		t.Errorf("debug entry logged at info level:\n%s", out)
 	}
 }
+
+// TestCertFilesReload: a CertFiles serves both sides of a handshake the
+// pair last loaded, and takes the renewed files at the next check.
+func TestCertFilesReload(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := writeSelfSigned(t, dir, "n1.example.com", 1)
+	c, err := LoadCertFiles(certFile, keyFile)
+	if err != nil {
+		t.Fatalf("LoadCertFiles: %v", err)
+	}
+	clock := time.Now()
+	c.s.now = func() time.Time { return clock }
+	serials := func() (server, client int64) {
+		sc, err := c.GetCertificate(&tls.ClientHelloInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := c.GetClientCertificate(&tls.CertificateRequestInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc.Leaf.SerialNumber.Int64(), cc.Leaf.SerialNumber.Int64()
+	}
+	if s, cl := serials(); s != 1 || cl != 1 {
+		t.Fatalf("serials %d, %d, want 1, 1", s, cl)
+	}
+	writeSelfSigned(t, dir, "n1.example.com", 2)
+	future := time.Now().Add(time.Hour)
+	if err := os.Chtimes(certFile, future, future); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(staticCheckEvery)
+	if s, cl := serials(); s != 2 || cl != 2 {
+		t.Fatalf("serials %d, %d after the files changed, want 2, 2", s, cl)
+	}
+	if _, err := LoadCertFiles(filepath.Join(dir, "missing.pem"), keyFile); err == nil {
+		t.Fatal("LoadCertFiles with a missing file: nil error")
+	}
+}

@@ -95,3 +95,31 @@ func (s *staticCert) leaf() *x509.Certificate {
 	defer s.mu.Unlock()
 	return s.cert.Leaf
 }
+
+// CertFiles is a certificate and key from files the operator renews in
+// place, for TLS other than the edge's listener (a cluster's routes):
+// each handshake gets the pair last loaded, and the files are read again
+// when they change, as the listener's own certificate is (looked at once
+// a minute at most; a pair that fails to load keeps the previous one).
+type CertFiles struct{ s *staticCert }
+
+// LoadCertFiles loads the pair; an error is the edge's to stop on.
+func LoadCertFiles(certFile, keyFile string) (*CertFiles, error) {
+	s, err := newStaticCert(certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return &CertFiles{s: s}, nil
+}
+
+// GetCertificate implements tls.Config.GetCertificate: the certificate
+// presented to a peer that dials in.
+func (c *CertFiles) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return c.s.get(), nil
+}
+
+// GetClientCertificate implements tls.Config.GetClientCertificate: the
+// certificate presented to a peer this side dials.
+func (c *CertFiles) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	return c.s.get(), nil
+}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	edgetls "github.com/sluicehq/sluice/edge/tls"
 )
 
 // ClusterTLSConfig encrypts the routes between the edges of a cluster and
@@ -18,7 +20,9 @@ import (
 // route and when it accepts one, and takes a peer only if the peer's
 // certificate is signed by CAFile's CA. Default: none of it, routes in
 // plain text. All three keys go together; the --cluster-tls-cert,
-// --cluster-tls-key and --cluster-tls-ca flags override them.
+// --cluster-tls-key and --cluster-tls-ca flags override them. CertFile
+// and KeyFile are read again when they change (looked at once a minute
+// at most), for the routes made after; CAFile is read at the start.
 type ClusterTLSConfig struct {
 	// CertFile is this node's certificate chain (PEM, intermediates
 	// after the node's own). It must name the host (DNS name or IP) the
@@ -83,7 +87,15 @@ func (t *ClusterTLSConfig) config() (*tls.Config, error) {
 	if err := verifyNodeCert(&cert, pool); err != nil {
 		return nil, fmt.Errorf("cluster.tls.cert_file %s: %w", t.CertFile, err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, ClientCAs: pool}, nil
+	// The pair is read again when its files change, as the listener's
+	// certificate is: a certificate renewed in place serves the routes
+	// made after it, with no restart. The CA stays the one read here.
+	files, err := edgetls.LoadCertFiles(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.tls.cert_file %s with key_file %s: %w", t.CertFile, t.KeyFile, err)
+	}
+	return &tls.Config{GetCertificate: files.GetCertificate, GetClientCertificate: files.GetClientCertificate,
+		RootCAs: pool, ClientCAs: pool}, nil
 }
 
 // verifyNodeCert checks, at the start, what the other nodes will check

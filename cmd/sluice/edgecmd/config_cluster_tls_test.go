@@ -1,6 +1,7 @@
 package edgecmd
 
 import (
+	"crypto/tls"
 	"crypto/x509"
 	"os"
 	"path/filepath"
@@ -55,8 +56,14 @@ func TestClusterTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rt := no.RouteTLS; rt == nil || len(rt.Certificates) != 1 || !rt.RootCAs.Equal(ca.Pool) || !rt.ClientCAs.Equal(ca.Pool) {
-		t.Fatalf("route TLS %+v, want the node's certificate and the cluster's CA both ways", rt)
+	rt := no.RouteTLS
+	if rt == nil || rt.GetCertificate == nil || rt.GetClientCertificate == nil || !rt.RootCAs.Equal(ca.Pool) || !rt.ClientCAs.Equal(ca.Pool) {
+		t.Fatalf("route TLS %+v, want the node's certificate (reloaded when renewed) and the cluster's CA both ways", rt)
+	}
+	sc, err1 := rt.GetCertificate(&tls.ClientHelloInfo{})
+	cc, err2 := rt.GetClientCertificate(&tls.CertificateRequestInfo{})
+	if err1 != nil || err2 != nil || sc.Leaf.Subject.CommonName != "n0" || cc.Leaf.Subject.CommonName != "n0" {
+		t.Fatalf("route certificates %v, %v (%v, %v), want n0's on both sides", sc, cc, err1, err2)
 	}
 	if no.RouteToken != "" {
 		t.Fatalf("route token %q, want none", no.RouteToken)
