@@ -101,6 +101,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},
+		{name: "DashboardSumsEdges", run: testDashboardSumsEdges},
 		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
 		{name: "ChatPresence", run: testChatPresence},
 		{name: "ChatBackForwardCache", run: testChatBackForwardCache},

@@ -9,6 +9,8 @@ import (
 
 // Sample is the edge's counters at one time.
 type Sample struct {
+	// Edge names the edge (Options.Edge).
+	Edge   string
 	Time   time.Time
 	Server server.Stats
 	Store  store.Stats
@@ -31,7 +33,7 @@ func count(n uint64) int64 { return int64(min(n, 1<<63-1)) }
 // gauges as of cur, totals since the edge started, and rates per second
 // over the interval (0 for the first sample, where prev is cur).
 //
-//	{"time": unix ms, "interval_ms",
+//	{"edge", "time": unix ms, "interval_ms",
 //	 "connections", "connections_total", "subscriptions",
 //	 "channels", "store_bytes", "blocks",
 //	 "messages_in", "messages_out", "bytes_in", "bytes_out" (totals),
@@ -56,6 +58,7 @@ func Message(prev, cur Sample) map[string]any {
 		byCodec[name] = rate(s.MessagesOut[i], prev.Server.MessagesOut[i])
 	}
 	return map[string]any{
+		"edge":                          cur.Edge,
 		"time":                          cur.Time.UnixMilli(),
 		"interval_ms":                   cur.Time.Sub(prev.Time).Milliseconds(),
 		"connections":                   s.Connections,

@@ -13,6 +13,7 @@ package sysstats
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -28,6 +29,10 @@ const DefaultInterval = time.Second
 
 // Options configure a Publisher; nil or zero fields mean the defaults.
 type Options struct {
+	// Edge names this edge in its messages (their "edge"): the edges of
+	// a cluster publish on one channel, and a reader tells their
+	// samples apart by it. Default: the host's name.
+	Edge string
 	// Interval between two publications; default DefaultInterval.
 	Interval time.Duration
 	// Logger receives failures to publish (at debug level: they happen
@@ -38,6 +43,7 @@ type Options struct {
 // Publisher publishes the statistics until Stop or its context ends.
 type Publisher struct {
 	src      *server.Server
+	edge     string
 	interval time.Duration
 	log      *slog.Logger
 	cancel   context.CancelFunc
@@ -58,8 +64,11 @@ func Start(ctx context.Context, srv *server.Server, opts *Options) *Publisher {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Edge == "" {
+		o.Edge, _ = os.Hostname()
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Publisher{src: srv, interval: o.Interval, log: o.Logger, cancel: cancel, done: make(chan struct{})}
+	p := &Publisher{src: srv, edge: o.Edge, interval: o.Interval, log: o.Logger, cancel: cancel, done: make(chan struct{})}
 	go p.run(ctx)
 	return p
 }
@@ -91,7 +100,7 @@ func (p *Publisher) run(ctx context.Context) {
 
 // sample reads the counters.
 func (p *Publisher) sample(now time.Time) Sample {
-	return Sample{Time: now, Server: p.src.Stats(), Store: p.src.Store().Stats()}
+	return Sample{Edge: p.edge, Time: now, Server: p.src.Stats(), Store: p.src.Store().Stats()}
 }
 
 // publish sends one message to every app, unless the edge is shutting

@@ -25,7 +25,7 @@ func TestMessageRates(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	prev := sysstats.Sample{Time: t0, Store: store.Stats{Channels: 1}}
 	prev.Server.MessagesIn[0], prev.Server.MessagesOut[2] = 10, 100
-	cur := sysstats.Sample{Time: t0.Add(2 * time.Second), Store: store.Stats{Channels: 3, Bytes: 4096, Blocks: 2}}
+	cur := sysstats.Sample{Edge: "e1", Time: t0.Add(2 * time.Second), Store: store.Stats{Channels: 3, Bytes: 4096, Blocks: 2}}
 	cur.Server.Connections, cur.Server.Subscriptions, cur.Server.ConnectionsTotal = 4, 5, 9
 	cur.Server.MessagesIn[0], cur.Server.MessagesIn[1] = 20, 10   // +20 over 2 s
 	cur.Server.MessagesOut[2], cur.Server.MessagesOut[0] = 140, 2 // +42 over 2 s
@@ -33,6 +33,7 @@ func TestMessageRates(t *testing.T) {
 
 	m := sysstats.Message(prev, cur)
 	want := map[string]any{
+		"edge":                 "e1",
 		"time":                 int64(1002000),
 		"interval_ms":          int64(2000),
 		"connections":          int64(4),
@@ -94,9 +95,10 @@ func TestPublishes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := sysstats.Start(ctx, srv, &sysstats.Options{Interval: 10 * time.Millisecond})
+	p := sysstats.Start(ctx, srv, &sysstats.Options{Interval: 10 * time.Millisecond, Edge: "edge-7"})
 	defer p.Stop()
-	// A sample that counts the five messages and this client.
+	// A sample that counts the five messages and this client, from the
+	// edge named.
 	poll.UntilNil(t, "a sample with 5 messages in and 1 connection", func() error {
 		mu.Lock()
 		var last map[string]any
@@ -104,7 +106,7 @@ func TestPublishes(t *testing.T) {
 			last = samples[len(samples)-1]
 		}
 		mu.Unlock()
-		if last != nil && last["messages_in"] == int64(5) && last["connections"] == int64(1) && last["channels"].(int64) >= 2 {
+		if last != nil && last["messages_in"] == int64(5) && last["connections"] == int64(1) && last["channels"].(int64) >= 2 && last["edge"] == "edge-7" {
 			return nil
 		}
 		return fmt.Errorf("last sample %v", last)

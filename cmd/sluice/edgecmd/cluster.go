@@ -24,6 +24,8 @@ type durability struct {
 	j    *journal.Journal
 	pres *presencekv.Sync // presence over every edge of the cluster
 	desc string           // for the banner
+	// clustered: the embedded node is one of a cluster's.
+	clustered bool
 }
 
 // startDurability starts the embedded node (or connects to the external
@@ -53,7 +55,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 			d.nc, err = d.node.Connect("sluice-edge")
 		}
 		d.desc = "durable in " + cl.DataDir
-		if cl.clustered() {
+		if d.clustered = cl.clustered(); d.clustered {
 			d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
 			if no.RouteTLS != nil {
 				d.desc += ", routes over TLS"

@@ -3,8 +3,10 @@ package edgecmd
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/sluicehq/sluice/edge/app"
@@ -21,9 +23,25 @@ func webHandler(cfg WebConfig, version string) (http.Handler, error) {
 }
 
 // startStats publishes the edge's numbers on $sys.stats (which the
-// dashboard draws) until ctx ends or the returned publisher is stopped.
-func startStats(ctx context.Context, srv *server.Server, log *slog.Logger) *sysstats.Publisher {
-	return sysstats.Start(ctx, srv, &sysstats.Options{Logger: log})
+// dashboard draws) until ctx ends or the returned publisher is stopped,
+// named by edgeName.
+func startStats(ctx context.Context, srv *server.Server, edge string, log *slog.Logger) *sysstats.Publisher {
+	return sysstats.Start(ctx, srv, &sysstats.Options{Edge: edge, Logger: log})
+}
+
+// edgeName is how the edge names itself in $sys.stats, where the edges
+// of a cluster publish together: its NATS node's name in an embedded
+// cluster (cluster.node_name, unique per node), else the host's name and
+// the port the edge listens on.
+func edgeName(dur *durability, l *listeners) string {
+	if dur != nil && dur.node != nil && dur.clustered {
+		return dur.node.Server().Name()
+	}
+	host, _ := os.Hostname()
+	if _, port, err := net.SplitHostPort(l.addr); err == nil {
+		return host + ":" + port
+	}
+	return host
 }
 
 // demoURL is the address of the demo pages for an RTM endpoint URL and
