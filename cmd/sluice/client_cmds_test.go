@@ -219,6 +219,14 @@ func TestTokenVerifies(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A node's config, which the edge completes with --data-dir and
+	// whose route key the minter cannot read: the app's key is enough.
+	nodePath := filepath.Join(t.TempDir(), "node.yaml")
+	node := cfg + "cluster:\n  name: c\n  listen: 127.0.0.1:6222\n  routes: [nats-route://127.0.0.1:6222]\n" +
+		"  tls: {cert_file: /nonexistent/n.pem, key_file: /nonexistent/n-key.pem, ca_file: /nonexistent/ca.pem}\n"
+	if err := os.WriteFile(nodePath, []byte(node), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -227,6 +235,7 @@ func TestTokenVerifies(t *testing.T) {
 		{name: "jwt-key flag", args: []string{"--jwt-key", secret}},
 		{name: "env key", env: secret},
 		{name: "config and appkey", args: []string{"--config", cfgPath, "--appkey", "chat-app"}},
+		{name: "a cluster node's config", args: []string{"--config", nodePath, "--appkey", "chat-app"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

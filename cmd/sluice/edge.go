@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
@@ -78,10 +79,18 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	ops.apply(cfg)
 	cl.apply(cfg)
 	if err := cfg.Validate(); err != nil {
-		if *configPath != "" {
-			return nil, edgeFlags{}, fmt.Errorf("config %s: %w", *configPath, err)
+		if *configPath == "" {
+			return nil, edgeFlags{}, err
 		}
-		return nil, edgeFlags{}, err
+		// The file and the flags are checked together: say which it was
+		// when it may have been either.
+		where := "config " + *configPath
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name != "config" && f.Name != "check-config" && f.Name != "ready-file" {
+				where = "config " + *configPath + " with the command line's flags"
+			}
+		})
+		return nil, edgeFlags{}, fmt.Errorf("%s: %w", where, err)
 	}
 	return cfg, edgeFlags{checkPath: *checkPath, readyFile: *readyFile}, nil
 }

@@ -115,7 +115,10 @@ func signingKey(secret, keyFile, configPath, appkey string) (any, error) {
 		}
 		return k, nil
 	case configPath != "":
-		cfg, err := edgecmd.LoadConfig(configPath)
+		// Read, not validated whole: the app's key is all a token needs,
+		// and the edge may complete the file with flags (--data-dir), or
+		// name files (route TLS keys) whoever mints tokens cannot read.
+		cfg, err := edgecmd.ReadConfig(configPath)
 		if err != nil {
 			return nil, err
 		}

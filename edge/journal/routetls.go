@@ -24,7 +24,11 @@ func routeTLSConfig(in *tls.Config) (*tls.Config, error) {
 	case len(in.Certificates) == 0 && (in.GetCertificate == nil || in.GetClientCertificate == nil):
 		// A route is dialled by one node and accepted by the other: the
 		// node needs its certificate on both sides.
-		return nil, errors.New("journal: route TLS: no certificate for this node (Certificates)")
+		return nil, errors.New("journal: route TLS: no certificate for this node (Certificates, or both GetCertificate and GetClientCertificate)")
+	case in.GetConfigForClient != nil:
+		// The configuration it returns replaces this one for a route that
+		// dials in, client certificate requirement and CAs included.
+		return nil, errors.New("journal: route TLS: GetConfigForClient would bypass the routes' verification")
 	case in.RootCAs == nil && in.ClientCAs == nil:
 		// Nil RootCAs means the system's roots: any certificate a public
 		// CA issued for the dialled name would pass as a cluster node.

@@ -71,7 +71,7 @@ func New(opts *Options) (*Manager, error) {
 		m.log = slog.Default()
 	}
 	if opts.CertFile != "" {
-		s, err := newStaticCert(opts.CertFile, opts.KeyFile)
+		s, err := newStaticCert(opts.CertFile, opts.KeyFile, nil, m.log)
 		if err != nil {
 			return nil, err
 		}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/sluicehq/sluice/internal/syncbuf"
 )
 
 func TestOptionsCheck(t *testing.T) {
@@ -277,11 +279,19 @@ func TestZapToSlog(t *testing.T) {
 }
 
 // TestCertFilesReload: a CertFiles serves both sides of a handshake the
-// pair last loaded, and takes the renewed files at the next check.
+// pair last loaded, and takes the renewed files at the next check once
+// its check passes them; a renewal it refuses is logged and not served.
 func TestCertFilesReload(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeSelfSigned(t, dir, "n1.example.com", 1)
-	c, err := LoadCertFiles(certFile, keyFile)
+	refuse := func(c *tls.Certificate) error {
+		if c.Leaf.SerialNumber.Int64() == 3 {
+			return errors.New("serial 3 is not for routes")
+		}
+		return nil
+	}
+	var logs syncbuf.Buffer
+	c, err := LoadCertFiles(certFile, keyFile, refuse, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatalf("LoadCertFiles: %v", err)
 	}
@@ -298,19 +308,34 @@ func TestCertFilesReload(t *testing.T) {
 		}
 		return sc.Leaf.SerialNumber.Int64(), cc.Leaf.SerialNumber.Int64()
 	}
+	renew := func(serial int64, at time.Time) {
+		writeSelfSigned(t, dir, "n1.example.com", serial)
+		if err := os.Chtimes(certFile, at, at); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(staticCheckEvery)
+	}
 	if s, cl := serials(); s != 1 || cl != 1 {
 		t.Fatalf("serials %d, %d, want 1, 1", s, cl)
 	}
-	writeSelfSigned(t, dir, "n1.example.com", 2)
-	future := time.Now().Add(time.Hour)
-	if err := os.Chtimes(certFile, future, future); err != nil {
-		t.Fatal(err)
-	}
-	clock = clock.Add(staticCheckEvery)
+	renew(2, time.Now().Add(time.Hour))
 	if s, cl := serials(); s != 2 || cl != 2 {
 		t.Fatalf("serials %d, %d after the files changed, want 2, 2", s, cl)
 	}
-	if _, err := LoadCertFiles(filepath.Join(dir, "missing.pem"), keyFile); err == nil {
+	if !strings.Contains(logs.String(), "certificate reloaded") {
+		t.Errorf("the reload was not logged: %q", logs.String())
+	}
+	renew(3, time.Now().Add(2*time.Hour))
+	if s, cl := serials(); s != 2 || cl != 2 {
+		t.Fatalf("serials %d, %d after a renewal the check refuses, want 2, 2 kept", s, cl)
+	}
+	if !strings.Contains(logs.String(), "serial 3 is not for routes") {
+		t.Errorf("the refused renewal was not logged: %q", logs.String())
+	}
+	if _, err := LoadCertFiles(filepath.Join(dir, "missing.pem"), keyFile, nil, nil); err == nil {
 		t.Fatal("LoadCertFiles with a missing file: nil error")
+	}
+	if _, err := LoadCertFiles(certFile, keyFile, func(*tls.Certificate) error { return errors.New("no") }, nil); err == nil {
+		t.Fatal("LoadCertFiles with a pair its check refuses: nil error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -18,6 +19,10 @@ const staticCheckEvery = time.Minute
 type staticCert struct {
 	certFile, keyFile string
 	now               func() time.Time
+	// check, when set, vets every pair loaded (the first too); a renewal
+	// it refuses is not served. log receives what a reload did.
+	check func(*tls.Certificate) error
+	log   *slog.Logger
 
 	mu      sync.Mutex // guards the fields below; held by handshakes briefly
 	cert    *tls.Certificate
@@ -27,8 +32,11 @@ type staticCert struct {
 
 // newStaticCert loads the files once; an error here stops the edge from
 // starting with a certificate it cannot serve.
-func newStaticCert(certFile, keyFile string) (*staticCert, error) {
-	s := &staticCert{certFile: certFile, keyFile: keyFile, now: time.Now}
+func newStaticCert(certFile, keyFile string, check func(*tls.Certificate) error, log *slog.Logger) (*staticCert, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &staticCert{certFile: certFile, keyFile: keyFile, now: time.Now, check: check, log: log}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -47,6 +55,11 @@ func (s *staticCert) load() error {
 	}
 	if c.Leaf == nil {
 		if c.Leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
+			return fmt.Errorf("tls: certificate %s: %w", s.certFile, err)
+		}
+	}
+	if s.check != nil {
+		if err := s.check(&c); err != nil {
 			return fmt.Errorf("tls: certificate %s: %w", s.certFile, err)
 		}
 	}
@@ -79,7 +92,14 @@ func (s *staticCert) get() *tls.Certificate {
 	}
 	s.checked = now
 	if mt, err := s.stat(); err == nil && mt != s.mtimes {
-		_ = s.load() // on failure, cert and mtimes stay: tried again next check
+		// On failure, cert and mtimes stay: tried again at the next
+		// check, and said each time, since the pair served ages.
+		if err := s.load(); err != nil {
+			s.log.Error("tls: the changed certificate files are not served; the previous pair still is",
+				"cert_file", s.certFile, "key_file", s.keyFile, "err", err, "serving_until", s.cert.Leaf.NotAfter)
+		} else {
+			s.log.Info("tls: certificate reloaded", "cert_file", s.certFile, "not_after", s.cert.Leaf.NotAfter)
+		}
 	}
 	return s.cert
 }
@@ -104,8 +124,11 @@ func (s *staticCert) leaf() *x509.Certificate {
 type CertFiles struct{ s *staticCert }
 
 // LoadCertFiles loads the pair; an error is the edge's to stop on.
-func LoadCertFiles(certFile, keyFile string) (*CertFiles, error) {
-	s, err := newStaticCert(certFile, keyFile)
+// check, when not nil, vets each pair loaded, the first and every
+// renewal (one it refuses is logged and not served); log receives the
+// reloads (default slog.Default()).
+func LoadCertFiles(certFile, keyFile string, check func(*tls.Certificate) error, log *slog.Logger) (*CertFiles, error) {
+	s, err := newStaticCert(certFile, keyFile, check, log)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,7 @@ func (cl *ClusterConfig) nodeOptions(log *slog.Logger) (*journal.NodeOptions, er
 	if err != nil {
 		return nil, err
 	}
-	routeTLS, err := cl.TLS.config()
+	routeTLS, err := cl.TLS.config(log)
 	if err != nil {
 		return nil, err
 	}

@@ -142,8 +142,11 @@ func (c *Config) validateCluster() error {
 	if len(n.URLs) > 0 && (cl.DataDir != "" || cl.clustered()) {
 		return errors.New("nats.urls and cluster.data_dir (or the cluster keys) are exclusive: use an external NATS or an embedded one")
 	}
+	if cl.TLS.set() && len(c.NATS.URLs) > 0 {
+		return errors.New("cluster.tls is for the routes of an embedded cluster; TLS to nats.urls is nats.ca_file, cert_file and key_file")
+	}
 	if cl.TLS.set() && !cl.clustered() {
-		return errors.New("cluster.tls: route TLS is for a cluster node: set cluster.name, listen and routes too")
+		return errors.New("cluster.tls: route TLS is for a cluster node: set cluster.name and listen (and routes) too")
 	}
 	if cl.clustered() {
 		if cl.DataDir == "" {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
@@ -45,13 +46,14 @@ func (t *ClusterTLSConfig) set() bool {
 // check validates the section of a cluster node: the three keys, and
 // files that load and fit together. Errors name the key.
 func (t *ClusterTLSConfig) check() error {
-	_, err := t.config()
+	_, err := t.config(nil)
 	return err
 }
 
 // config returns the routes' TLS configuration for journal.NodeOptions,
-// nil when the section is not set.
-func (t *ClusterTLSConfig) config() (*tls.Config, error) {
+// nil when the section is not set; log receives the certificate's
+// reloads.
+func (t *ClusterTLSConfig) config(log *slog.Logger) (*tls.Config, error) {
 	if !t.set() {
 		return nil, nil
 	}
@@ -89,8 +91,11 @@ func (t *ClusterTLSConfig) config() (*tls.Config, error) {
 	}
 	// The pair is read again when its files change, as the listener's
 	// certificate is: a certificate renewed in place serves the routes
-	// made after it, with no restart. The CA stays the one read here.
-	files, err := edgetls.LoadCertFiles(t.CertFile, t.KeyFile)
+	// made after it, with no restart, once it passes the same checks as
+	// at the start (else it is logged, and the previous pair serves on).
+	// The CA stays the one read here.
+	files, err := edgetls.LoadCertFiles(t.CertFile, t.KeyFile,
+		func(c *tls.Certificate) error { return verifyNodeCert(c, pool) }, log)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.tls.cert_file %s with key_file %s: %w", t.CertFile, t.KeyFile, err)
 	}
@@ -158,7 +163,7 @@ func (c *ClusterConfig) mixedRoutesWarning() string {
 	if name == "" || ip == "" {
 		return ""
 	}
-	return fmt.Sprintf("cluster.routes: with cluster.tls, a node dialled by IP (%s) is verified against the routes' first host name (%s), which its certificate then needs: name every node by host name, or every one by IP", ip, name)
+	return fmt.Sprintf("cluster.routes: with cluster.tls, a node dialled by IP (%s) is verified against the routes' first host name (%s), which its certificate then needs: name every node by host name (each certificate with its node's IP SAN too, for the routes learned by gossip), or every one by IP", ip, name)
 }
 
 // resolve makes the section's relative paths relative to dir (the

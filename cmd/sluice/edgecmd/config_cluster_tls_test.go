@@ -99,6 +99,7 @@ func TestClusterTLSErrors(t *testing.T) {
 		{name: "cert of another CA", config: node + "  tls: {cert_file: " + otherCert + ", key_file: " + otherKey + ", ca_file: ca.pem}\n", want: "not verified by ca_file"},
 		{name: "cert for servers only", config: node + "  tls: {cert_file: server-only.pem, key_file: server-only-key.pem, ca_file: ca.pem}\n", want: "lack clientAuth"},
 		{name: "not a cluster", config: "cluster:\n  data_dir: data\n  tls: {cert_file: n0.pem, key_file: n0-key.pem, ca_file: ca.pem}\n", want: "cluster.tls: route TLS is for a cluster node"},
+		{name: "external NATS", config: "nats:\n  urls: [nats://127.0.0.1:4222]\ncluster:\n  tls: {cert_file: n0.pem, key_file: n0-key.pem, ca_file: ca.pem}\n", want: "TLS to nats.urls is nats.ca_file"},
 		{name: "unknown key", config: node + "  tls: {cert_file: n0.pem, key_file: n0-key.pem, ca: ca.pem}\n", want: `"ca"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
