@@ -14,15 +14,22 @@ import (
 // "Browser" section.
 func readmeSnippet(t *testing.T) string {
 	t.Helper()
+	return readmeBlock(t, "\n## Browser\n", "html")
+}
+
+// readmeBlock returns the first lang code block after marker in the
+// README.
+func readmeBlock(t *testing.T, marker, lang string) string {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(data), "\n## Browser\n")
-	_, block, ok2 := strings.Cut(section, "```html\n")
+	_, rest, ok := strings.Cut(string(data), marker)
+	_, block, ok2 := strings.Cut(rest, "```"+lang+"\n")
 	block, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README: no html block in the Browser section")
+		t.Fatalf("README: no %s block after %q", lang, marker)
 	}
 	return block
 }

@@ -24,23 +24,6 @@ import (
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
-// readmeThreeEdges returns the sh block after the README's "Three edges
-// on one machine".
-func readmeThreeEdges(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), "**Three edges on one machine**")
-	_, block, ok2 := strings.Cut(rest, "```sh\n")
-	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no sh block after **Three edges on one machine**")
-	}
-	return block
-}
-
 // The ports the README's example listens on: edges 8081-8083, routes
 // 6201-6203. No other test's port is one of them: the kernel hands out
 // ports from its ephemeral range, journaltest.FreePorts from 10000 up.
@@ -68,7 +51,7 @@ func TestReadmeThreeEdges(t *testing.T) {
 	if err := os.Symlink(sluiceBinary(t), filepath.Join(dir, "bin", "sluice")); err != nil {
 		t.Fatal(err)
 	}
-	block := readmeThreeEdges(t)
+	block := readmeBlock(t, "**Three edges on one machine**", "sh")
 	script := strings.ReplaceAll(block, "/tmp/sluice-", filepath.Join(dir, "data")+"-")
 	if script == block {
 		t.Fatal("the README's example no longer keeps its data in /tmp/sluice-N: update this test")

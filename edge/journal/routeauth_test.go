@@ -62,14 +62,7 @@ func TestRouteTokenLocksTheCluster(t *testing.T) {
 		{"wrong token", `"user":"sluice","pass":"guess",`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0]), 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-				t.Fatal(err)
-			}
+			c := dialRoutePort(t, ports[0])
 			r := bufio.NewReader(c)
 			if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "INFO ") {
 				t.Fatalf("route port greeted with %q, %v", line, err)
@@ -112,4 +105,19 @@ func TestEdgeDialsOnlyItsNode(t *testing.T) {
 	if got := nc.Servers(); len(got) != 1 {
 		t.Fatalf("the edge's connection would dial %v, want its own node alone", got)
 	}
+}
+
+// dialRoutePort connects to a node's route port as a stranger would, for
+// 10 s at most; the test's cleanup closes the connection.
+func dialRoutePort(t *testing.T, port int) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

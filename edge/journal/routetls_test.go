@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -80,14 +79,7 @@ func testRouteTLS(t *testing.T, token string, callbacks bool) {
 	publishAndReadBack(t, nodes)
 
 	t.Run("no certificate", func(t *testing.T) {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", ports[0]), 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
-			t.Fatal(err)
-		}
+		c := dialRoutePort(t, ports[0])
 		// TLS 1.3 lets the client finish its side of the handshake before
 		// the node checks the client's certificate: the refusal comes on
 		// the first read, instead of the node's INFO.
