@@ -300,3 +300,40 @@ func (w *logWatch) await(t *testing.T, from int, what string, match func(string)
 		return fmt.Errorf("logged %q", w.lines[from:])
 	})
 }
+
+// TestRouteTLSDialsOnlyTheCluster: a node dialling a route checks the
+// other end too. Its routes name a listener that presents another CA's
+// certificate (as a route name hijacked, or an address learned by
+// gossip, would): the node aborts the handshake and never routes there.
+func TestRouteTLSDialsOnlyTheCluster(t *testing.T) {
+	t.Parallel()
+	ca, other := journaltest.NewCA(t, "cluster CA"), journaltest.NewCA(t, "another CA")
+	ports := journaltest.FreePorts(t, 2)
+	impostor := other.RouteTLS(t, "impostor")
+	impostor.ClientAuth = tls.RequestClientCert // to see what the node offers, not to check it
+	ln, err := tls.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ports[1]), impostor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	nodes := startNodes(t, []*journal.NodeOptions{tlsNodeOptions(t, "n0", ports[0], ports, ca.RouteTLS(t, "n0"), journaltest.Logger())})
+
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("the node did not dial its route: %v", err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// Go's client answers a certificate it cannot verify with the
+	// bad-certificate alert (the impostor's names are the node's
+	// route's, 127.0.0.1: only its CA is wrong).
+	err = c.(*tls.Conn).Handshake()
+	if err == nil || !strings.Contains(err.Error(), "tls: bad certificate") {
+		t.Fatalf("the impostor's handshake with the node: %v; want the node's alert: bad certificate", err)
+	}
+	if n := nodes[0].Server().NumRoutes(); n != 0 {
+		t.Fatalf("the node has %d routes, want none", n)
+	}
+}
