@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -222,12 +221,8 @@ func (c *Config) checkReplicaFits() error {
 
 // resolveCluster makes the section's relative paths relative to dir.
 func (c *Config) resolveCluster(dir string) {
-	for _, p := range []*string{&c.Cluster.DataDir, &c.Cluster.TokenFile, &c.NATS.CredsFile, &c.NATS.CAFile, &c.NATS.CertFile, &c.NATS.KeyFile} {
-		if *p != "" && !filepath.IsAbs(*p) && dir != "" {
-			*p = filepath.Join(dir, *p)
-		}
-	}
-	c.Cluster.TLS.resolve(dir)
+	cl, n, t := &c.Cluster, &c.NATS, &c.Cluster.TLS
+	resolvePaths(dir, &cl.DataDir, &cl.TokenFile, &n.CredsFile, &n.CAFile, &n.CertFile, &n.KeyFile, &t.CertFile, &t.KeyFile, &t.CAFile)
 }
 
 // logRetention returns how long the stream must keep messages (the

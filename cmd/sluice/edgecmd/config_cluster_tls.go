@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 
 	edgetls "github.com/sluicehq/sluice/edge/tls"
@@ -74,17 +73,13 @@ func (t *ClusterTLSConfig) config(log *slog.Logger) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster.tls.key_file: %w", err)
 	}
-	caPEM, err := os.ReadFile(t.CAFile)
+	pool, err := readCertPool("cluster.tls.ca_file", t.CAFile)
 	if err != nil {
-		return nil, fmt.Errorf("cluster.tls.ca_file: %w", err)
+		return nil, err
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.tls.cert_file %s with key_file %s: %w", t.CertFile, t.KeyFile, err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		return nil, fmt.Errorf("cluster.tls.ca_file: %s holds no PEM certificate", t.CAFile)
 	}
 	if err := verifyNodeCert(&cert, pool); err != nil {
 		return nil, fmt.Errorf("cluster.tls.cert_file %s: %w", t.CertFile, err)
@@ -164,14 +159,4 @@ func (c *ClusterConfig) mixedRoutesWarning() string {
 		return ""
 	}
 	return fmt.Sprintf("cluster.routes: with cluster.tls, a node dialled by IP (%s) is verified against the routes' first host name (%s), which its certificate then needs: name every node by host name (each certificate with its node's IP SAN too, for the routes learned by gossip), or every one by IP", ip, name)
-}
-
-// resolve makes the section's relative paths relative to dir (the
-// config file's directory).
-func (t *ClusterTLSConfig) resolve(dir string) {
-	for _, p := range []*string{&t.CertFile, &t.KeyFile, &t.CAFile} {
-		if *p != "" && !filepath.IsAbs(*p) && dir != "" {
-			*p = filepath.Join(dir, *p)
-		}
-	}
 }

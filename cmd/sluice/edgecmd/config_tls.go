@@ -181,13 +181,19 @@ func (t *TLSConfig) caRoots() (*x509.CertPool, error) {
 	if t.ACMECARoot == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(t.ACMECARoot)
+	return readCertPool("tls.acme_ca_root", t.ACMECARoot)
+}
+
+// readCertPool reads the PEM certificates of the file at path, the
+// config's key (named in errors).
+func readCertPool(key, path string) (*x509.CertPool, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("tls.acme_ca_root: %w", err)
+		return nil, fmt.Errorf("%s: %w", key, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {
-		return nil, fmt.Errorf("tls.acme_ca_root: %s holds no PEM certificate", t.ACMECARoot)
+		return nil, fmt.Errorf("%s: %s holds no PEM certificate", key, path)
 	}
 	return pool, nil
 }
@@ -195,7 +201,13 @@ func (t *TLSConfig) caRoots() (*x509.CertPool, error) {
 // resolve makes the section's relative paths relative to dir (the config
 // file's directory).
 func (t *TLSConfig) resolve(dir string) {
-	for _, p := range []*string{&t.ACMECARoot, &t.CertFile, &t.KeyFile, &t.CertDir} {
+	resolvePaths(dir, &t.ACMECARoot, &t.CertFile, &t.KeyFile, &t.CertDir)
+}
+
+// resolvePaths makes the relative paths among paths relative to dir (the
+// config file's directory; "" leaves them be).
+func resolvePaths(dir string, paths ...*string) {
+	for _, p := range paths {
 		if *p != "" && !filepath.IsAbs(*p) && dir != "" {
 			*p = filepath.Join(dir, *p)
 		}
