@@ -90,7 +90,7 @@ func TestReadmeThreeEdges(t *testing.T) {
 	// background, so before or after read) print the message with it.
 	var pubPos string
 	var records []record
-	poll.Until(t, "the subscriber on edge 2 prints the message", func() bool {
+	poll.UntilNil(t, "the subscriber on edge 2 prints the message", func() error {
 		pubPos, records = "", nil
 		for _, line := range strings.Split(output(), "\n") {
 			line = strings.TrimSpace(line)
@@ -102,7 +102,10 @@ func TestReadmeThreeEdges(t *testing.T) {
 				pubPos = line
 			}
 		}
-		return len(records) >= 2
+		if len(records) < 2 {
+			return fmt.Errorf("%d messages printed; the example's output:\n%s", len(records), output())
+		}
+		return nil
 	})
 	if pubPos == "" {
 		t.Fatalf("pub printed no position:\n%s", output())

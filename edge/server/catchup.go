@@ -59,18 +59,33 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 			}
 			cur.Close()
 		}
-		from, ok, err := c.srv.logHistoryStart(c.ctx, key, start.HistoryCount, start.HistoryAge)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !ok {
-			cur, err := st.Subscribe(key, store.Start{})
-			return cur, nil, err
-		}
-		return c.withCatchUp(key, from)
+		return c.historyOrLive(key, start.HistoryCount, start.HistoryAge)
 	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
+}
+
+// historyOrLive opens a subscription at the start of the log's history of
+// key (its newest count messages no older than age), or live when the log
+// has none. The live cursor is opened before the log is asked: a message
+// stored meanwhile is then in the log's answer or after the cursor's
+// start, never between them (it used to be lost to a subscriber whose
+// subscribe crossed a channel's first publish).
+func (c *conn) historyOrLive(key string, count int, age time.Duration) (*store.Cursor, *catchUp, error) {
+	live, err := c.srv.store.Subscribe(key, store.Start{})
+	if err != nil {
+		return nil, nil, err
+	}
+	from, ok, err := c.srv.logHistoryStart(c.ctx, key, count, age)
+	switch {
+	case err != nil:
+		live.Close()
+		return nil, nil, err
+	case !ok:
+		return live, nil, nil
+	}
+	live.Close()
+	return c.withCatchUp(key, from)
 }
 
 // checkFuture refuses, with store.ErrFuture, a position of the log's epoch
@@ -97,15 +112,7 @@ func (c *conn) checkFuture(p rtm.Position) error {
 // rule still keeps in the log: where a fast-forward lands.
 func (c *conn) logOldest(key string) (*store.Cursor, *catchUp, error) {
 	ret := c.srv.retention(key).Normalized()
-	from, ok, err := c.srv.logHistoryStart(c.ctx, key, ret.HistoryCount, ret.TTL)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok {
-		cur, err := c.srv.store.Subscribe(key, store.Start{})
-		return cur, nil, err
-	}
-	return c.withCatchUp(key, from)
+	return c.historyOrLive(key, ret.HistoryCount, ret.TTL)
 }
 
 // withCatchUp opens a cursor at from if the replica holds it; else at the
