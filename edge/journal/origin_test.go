@@ -81,6 +81,21 @@ func checkFrames(t *testing.T, what string, fs []store.Frame, want []wantFrame) 
 	}
 }
 
+// replicaFrames returns the newest n messages of key in the replica st.
+func replicaFrames(t *testing.T, st *store.Store, key string, n int) []store.Frame {
+	t.Helper()
+	cur, err := st.Subscribe(key, store.Start{HistoryCount: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cur.Close()
+	fs, err := cur.Read(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
 func TestOriginTravels(t *testing.T) {
 	forEachFeed(t, func(t *testing.T, sole bool) {
 		n := node(t, "")
@@ -99,16 +114,7 @@ func TestOriginTravels(t *testing.T) {
 		}{{"this edge's replica", st}, {"another edge's replica", other}} {
 			// the other edge's feed runs on its own
 			poll.Until(t, r.name+" to apply the messages", func() bool { return r.st.Applied() >= s2 })
-			cur, err := r.st.Subscribe(key, store.Start{HistoryCount: 10})
-			if err != nil {
-				t.Fatal(err)
-			}
-			fs, err := cur.Read(nil, 0)
-			cur.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkFrames(t, r.name, fs, want)
+			checkFrames(t, r.name, replicaFrames(t, r.st, key, 10), want)
 		}
 		fs, _, err := j.Next(context.Background(), key, s1, 10, 0)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -79,17 +78,8 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 			want = append(want, m)
 		}
 		poll.Until(t, "the store to apply them", func() bool { return st.Applied() >= last })
-		cur, err := st.Subscribe(key, store.Start{HistoryCount: 100})
-		if err != nil {
-			t.Fatal(err)
-		}
-		fs, err := cur.Read(nil, 0)
-		cur.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkFrames(t, "the replica", fs, want)
-		fs, _, err = j.Next(context.Background(), key, want[0].seq, 100, 0)
+		checkFrames(t, "the replica", replicaFrames(t, st, key, 100), want)
+		fs, _, err := j.Next(context.Background(), key, want[0].seq, 100, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
