@@ -24,8 +24,6 @@ type durability struct {
 	j    *journal.Journal
 	pres *presencekv.Sync // presence over every edge of the cluster
 	desc string           // for the banner
-	// clustered: the embedded node is one of a cluster's.
-	clustered bool
 }
 
 // startDurability starts the embedded node (or connects to the external
@@ -55,7 +53,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 			d.nc, err = d.node.Connect("sluice-edge")
 		}
 		d.desc = "durable in " + cl.DataDir
-		if d.clustered = cl.clustered(); d.clustered {
+		if cl.clustered() {
 			d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
 			if no.RouteTLS != nil {
 				d.desc += ", routes over TLS"

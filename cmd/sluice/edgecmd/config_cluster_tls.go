@@ -65,40 +65,30 @@ func (t *ClusterTLSConfig) config(log *slog.Logger) (*tls.Config, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("cluster.tls: cert_file, key_file and ca_file go together (missing %s)", strings.Join(missing, ", "))
 	}
-	certPEM, err := os.ReadFile(t.CertFile)
-	if err != nil {
-		return nil, fmt.Errorf("cluster.tls.cert_file: %w", err)
-	}
-	keyPEM, err := os.ReadFile(t.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("cluster.tls.key_file: %w", err)
+	for _, f := range []struct{ key, path string }{{"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+		if err := readable(f.path); err != nil {
+			return nil, fmt.Errorf("cluster.tls.%s: %w", f.key, err)
+		}
 	}
 	pool, err := readCertPool("cluster.tls.ca_file", t.CAFile)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("cluster.tls.cert_file %s with key_file %s: %w", t.CertFile, t.KeyFile, err)
-	}
-	if err := verifyNodeCert(&cert, pool); err != nil {
-		return nil, fmt.Errorf("cluster.tls.cert_file %s: %w", t.CertFile, err)
-	}
-	// The pair is read again when its files change, as the listener's
+	// The pair is loaded and checked as the other nodes will check it,
+	// now and again whenever its files change, as the listener's
 	// certificate is: a certificate renewed in place serves the routes
-	// made after it, with no restart, once it passes the same checks as
-	// at the start (else it is logged, and the previous pair serves on).
-	// The CA stays the one read here.
+	// made after it, with no restart, once it passes (else it is logged,
+	// and the previous pair serves on). The CA stays the one read here.
 	files, err := edgetls.LoadCertFiles(t.CertFile, t.KeyFile,
 		func(c *tls.Certificate) error { return verifyNodeCert(c, pool) }, log)
 	if err != nil {
-		return nil, fmt.Errorf("cluster.tls.cert_file %s with key_file %s: %w", t.CertFile, t.KeyFile, err)
+		return nil, fmt.Errorf("cluster.tls.cert_file %s: %w", t.CertFile, err)
 	}
 	return &tls.Config{GetCertificate: files.GetCertificate, GetClientCertificate: files.GetClientCertificate,
 		RootCAs: pool, ClientCAs: pool}, nil
 }
 
-// verifyNodeCert checks, at the start, what the other nodes will check
+// verifyNodeCert checks, at the start and at each renewal, what the other nodes will check
 // at every route (and would otherwise report only in their logs): the
 // certificate chains to the cluster's CA, is valid now, and serves both
 // ends of a route, the accepting one (serverAuth) and the dialling one
@@ -159,4 +149,13 @@ func (c *ClusterConfig) mixedRoutesWarning() string {
 		return ""
 	}
 	return fmt.Sprintf("cluster.routes: with cluster.tls, a node dialled by IP (%s) is verified against the routes' first host name (%s), which its certificate then needs: name every node by host name (each certificate with its node's IP SAN too, for the routes learned by gossip), or every one by IP", ip, name)
+}
+
+// readable reports why the file at path cannot be opened, nil if it can.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }

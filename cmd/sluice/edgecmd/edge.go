@@ -137,7 +137,7 @@ func (e *Edge) start(ctx context.Context, cfg *Config, opts *server.Options) (fu
 		dur.close()
 		return nil, err
 	}
-	stats := startStats(e.stopping, srv, edgeName(dur, l), e.log)
+	stats := startStats(e.stopping, srv, edgeName(cfg, dur, l), e.log)
 	printBanner(e.opts, l, cfg, opts, dur)
 	// Last before serving: whoever reads the file finds the banner out.
 	e.info = readyInfo(l, opts)

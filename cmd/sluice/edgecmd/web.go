@@ -33,8 +33,8 @@ func startStats(ctx context.Context, srv *server.Server, edge string, log *slog.
 // of a cluster publish together: its NATS node's name in an embedded
 // cluster (cluster.node_name, unique per node), else the host's name and
 // the port the edge listens on.
-func edgeName(dur *durability, l *listeners) string {
-	if dur != nil && dur.node != nil && dur.clustered {
+func edgeName(cfg *Config, dur *durability, l *listeners) string {
+	if dur != nil && dur.node != nil && cfg.Cluster.clustered() {
 		return dur.node.Server().Name()
 	}
 	host, _ := os.Hostname()
