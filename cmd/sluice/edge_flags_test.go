@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
-	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/testcert"
 )
 
 func TestOpsFlagsOverrideConfig(t *testing.T) {
@@ -41,7 +41,7 @@ func TestOpsFlagsOverrideConfig(t *testing.T) {
 // them the same command line is refused.
 func TestClusterTLSFlags(t *testing.T) {
 	t.Setenv("SLUICE_CLUSTER_TOKEN", "") // the test's own environment decides
-	ca := journaltest.NewCA(t, "cluster CA")
+	ca := testcert.NewCA(t, "cluster CA")
 	cert, key := ca.Issue(t, "n0")
 	s := stdio{in: strings.NewReader(""), out: io.Discard, errw: io.Discard}
 	node := []string{"--data-dir", t.TempDir(), "--cluster-name", "c", "--cluster-listen", "10.0.0.5:6222",
@@ -81,7 +81,7 @@ func TestFlagsCompleteConfigFile(t *testing.T) {
 	if _, _, err := edgeConfig([]string{"--config", path, "--data-dir", data}, s); err == nil || !strings.Contains(err.Error(), "cluster.tls") {
 		t.Fatalf("the file and --data-dir, routes from other hosts with neither a token nor TLS: %v", err)
 	}
-	ca := journaltest.NewCA(t, "cluster CA")
+	ca := testcert.NewCA(t, "cluster CA")
 	cert, key := ca.Issue(t, "n0")
 	cfg, _, err := edgeConfig([]string{"--config", path, "--data-dir", data,
 		"--cluster-tls-cert", cert, "--cluster-tls-key", key, "--cluster-tls-ca", ca.CertFile}, s)

@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	edgetls "github.com/sluicehq/sluice/edge/tls"
 	"github.com/sluicehq/sluice/internal/poll"
+	"github.com/sluicehq/sluice/internal/testcert"
 )
 
 // handshakeError is how NATS logs a route refused in its TLS handshake,
@@ -51,7 +52,7 @@ func TestRouteTLS(t *testing.T) {
 // certificates alone keep them out; with callbacks, the nodes present
 // their certificates through GetCertificate and GetClientCertificate.
 func testRouteTLS(t *testing.T, token string, callbacks bool) {
-	ca := journaltest.NewCA(t, "cluster CA")
+	ca := testcert.NewCA(t, "cluster CA")
 	ports := journaltest.FreePorts(t, 2)
 	watch := &logWatch{}
 	opts := make([]*journal.NodeOptions, 2)
@@ -61,7 +62,7 @@ func testRouteTLS(t *testing.T, token string, callbacks bool) {
 			log = slog.New(watch)
 		}
 		name := "n" + strconv.Itoa(i)
-		rt := ca.RouteTLS(t, name)
+		rt := ca.Config(t, name)
 		if callbacks {
 			// As the edge configures its routes: the pair from its files,
 			// reloaded when they change.
@@ -105,7 +106,7 @@ func testRouteTLS(t *testing.T, token string, callbacks bool) {
 			// secret): only the cluster's verification keeps it out.
 			name: "certificate of another CA",
 			tls: func(t *testing.T) *tls.Config {
-				c := journaltest.NewCA(t, "another CA").RouteTLS(t, "stranger-ca")
+				c := testcert.NewCA(t, "another CA").Config(t, "stranger-ca")
 				c.RootCAs = c.RootCAs.Clone()
 				pem, err := os.ReadFile(ca.CertFile)
 				if err != nil || !c.RootCAs.AppendCertsFromPEM(pem) {
@@ -122,7 +123,7 @@ func testRouteTLS(t *testing.T, token string, callbacks bool) {
 			// The node that dials verifies too: the stranger refuses n0's
 			// certificate (its log names n0's port, which it dialled).
 			name:          "another CA alone",
-			tls:           func(t *testing.T) *tls.Config { return journaltest.NewCA(t, "another CA").RouteTLS(t, "stranger-own") },
+			tls:           func(t *testing.T) *tls.Config { return testcert.NewCA(t, "another CA").Config(t, "stranger-own") },
 			watchStranger: true,
 			want:          fmt.Sprintf("127.0.0.1:%d - rid:", ports[0]),
 		},
@@ -168,8 +169,8 @@ func testRouteTLS(t *testing.T, token string, callbacks bool) {
 // both ways is refused at the start, with the reason.
 func TestRouteTLSOptions(t *testing.T) {
 	t.Parallel()
-	ca := journaltest.NewCA(t, "cluster CA")
-	good := ca.RouteTLS(t, "n0")
+	ca := testcert.NewCA(t, "cluster CA")
+	good := ca.Config(t, "n0")
 	for _, tc := range []struct {
 		name    string
 		cluster bool
@@ -307,16 +308,16 @@ func (w *logWatch) await(t *testing.T, from int, what string, match func(string)
 // gossip, would): the node aborts the handshake and never routes there.
 func TestRouteTLSDialsOnlyTheCluster(t *testing.T) {
 	t.Parallel()
-	ca, other := journaltest.NewCA(t, "cluster CA"), journaltest.NewCA(t, "another CA")
+	ca, other := testcert.NewCA(t, "cluster CA"), testcert.NewCA(t, "another CA")
 	ports := journaltest.FreePorts(t, 2)
-	impostor := other.RouteTLS(t, "impostor")
+	impostor := other.Config(t, "impostor")
 	impostor.ClientAuth = tls.RequestClientCert // to see what the node offers, not to check it
 	ln, err := tls.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", ports[1]), impostor)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	nodes := startNodes(t, []*journal.NodeOptions{tlsNodeOptions(t, "n0", ports[0], ports, ca.RouteTLS(t, "n0"), journaltest.Logger())})
+	nodes := startNodes(t, []*journal.NodeOptions{tlsNodeOptions(t, "n0", ports[0], ports, ca.Config(t, "n0"), journaltest.Logger())})
 
 	c, err := ln.Accept()
 	if err != nil {

@@ -3,16 +3,9 @@ package tls
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"log/slog"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sluicehq/sluice/internal/syncbuf"
+	"github.com/sluicehq/sluice/internal/testcert"
 )
 
 func TestOptionsCheck(t *testing.T) {
@@ -90,38 +84,9 @@ func TestDefaultCertDir(t *testing.T) {
 	}
 }
 
-// writeSelfSigned writes a certificate for name and its key into dir.
-func writeSelfSigned(t *testing.T, dir, name string, serial int64) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return certFile, keyFile
-}
-
 func TestOperatorCertificateReloads(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := writeSelfSigned(t, dir, "edge.example.com", 1)
+	certFile, keyFile := testcert.SelfSigned(t, dir, "edge.example.com", 1)
 	m, err := New(&Options{CertFile: certFile, KeyFile: keyFile})
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -145,7 +110,7 @@ func TestOperatorCertificateReloads(t *testing.T) {
 		t.Fatalf("serial %d, want 1", s)
 	}
 
-	writeSelfSigned(t, dir, "edge.example.com", 2)
+	testcert.SelfSigned(t, dir, "edge.example.com", 2)
 	future := time.Now().Add(time.Hour)
 	if err := os.Chtimes(certFile, future, future); err != nil {
 		t.Fatal(err)
@@ -175,7 +140,7 @@ func TestOperatorCertificateErrors(t *testing.T) {
 	if _, err := New(&Options{CertFile: filepath.Join(dir, "missing.pem"), KeyFile: filepath.Join(dir, "k.pem")}); err == nil {
 		t.Fatal("New with a missing file: nil error")
 	}
-	certFile, _ := writeSelfSigned(t, dir, "edge.example.com", 1)
+	certFile, _ := testcert.SelfSigned(t, dir, "edge.example.com", 1)
 	if _, err := New(&Options{CertFile: certFile, KeyFile: certFile}); err == nil {
 		t.Fatal("New with a certificate as its key: nil error")
 	}
@@ -283,7 +248,7 @@ func TestZapToSlog(t *testing.T) {
 // its check passes them; a renewal it refuses is logged and not served.
 func TestCertFilesReload(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile := writeSelfSigned(t, dir, "n1.example.com", 1)
+	certFile, keyFile := testcert.SelfSigned(t, dir, "n1.example.com", 1)
 	refuse := func(c *tls.Certificate) error {
 		if c.Leaf.SerialNumber.Int64() == 3 {
 			return errors.New("serial 3 is not for routes")
@@ -309,7 +274,7 @@ func TestCertFilesReload(t *testing.T) {
 		return sc.Leaf.SerialNumber.Int64(), cc.Leaf.SerialNumber.Int64()
 	}
 	renew := func(serial int64, at time.Time) {
-		writeSelfSigned(t, dir, "n1.example.com", serial)
+		testcert.SelfSigned(t, dir, "n1.example.com", serial)
 		if err := os.Chtimes(certFile, at, at); err != nil {
 			t.Fatal(err)
 		}

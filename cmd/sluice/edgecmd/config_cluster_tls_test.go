@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/testcert"
 )
 
 // clusterTLSConfig is a cluster node on another host's reach, with route
@@ -27,7 +27,7 @@ cluster:
 
 // writeBeside writes a config file in the directory of the CA's files,
 // so that it names them by relative paths.
-func writeBeside(t *testing.T, ca *journaltest.CA, text string) string {
+func writeBeside(t *testing.T, ca *testcert.CA, text string) string {
 	t.Helper()
 	path := filepath.Join(filepath.Dir(ca.CertFile), "sluice.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -41,7 +41,7 @@ func writeBeside(t *testing.T, ca *journaltest.CA, text string) string {
 // reach need no token.
 func TestClusterTLS(t *testing.T) {
 	t.Setenv("SLUICE_CLUSTER_TOKEN", "") // the test's own environment decides
-	ca := journaltest.NewCA(t, "cluster CA")
+	ca := testcert.NewCA(t, "cluster CA")
 	ca.Issue(t, "n0")
 	path := writeBeside(t, ca, clusterTLSConfig)
 	c, err := LoadConfig(path)
@@ -79,11 +79,11 @@ func TestClusterTLS(t *testing.T) {
 // at load, naming the key.
 func TestClusterTLSErrors(t *testing.T) {
 	t.Parallel()
-	ca := journaltest.NewCA(t, "cluster CA")
+	ca := testcert.NewCA(t, "cluster CA")
 	ca.Issue(t, "n0")
 	ca.Issue(t, "n1")
 	ca.Issue(t, "server-only", x509.ExtKeyUsageServerAuth)
-	other := journaltest.NewCA(t, "another CA")
+	other := testcert.NewCA(t, "another CA")
 	otherCert, otherKey := other.Issue(t, "stranger")
 	const node = "cluster:\n  data_dir: data\n  name: c\n  listen: 10.0.0.5:6222\n  routes: [nats-route://10.0.0.5:6222]\n"
 	for _, tc := range []struct {

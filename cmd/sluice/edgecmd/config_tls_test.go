@@ -1,25 +1,18 @@
 package edgecmd
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/sluicehq/sluice/internal/testcert"
 )
 
 // tlsFullConfig sets every key of the tls and admin sections.
@@ -117,39 +110,12 @@ func TestTLSConfigErrors(t *testing.T) {
 	}
 }
 
-// selfSigned writes a certificate for localhost and its key, returning the
-// files and a pool trusting the certificate.
-func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
-	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
-	leaf, _ := x509.ParseCertificate(der)
-	pool = x509.NewCertPool()
-	pool.AddCert(leaf)
-	return certFile, keyFile, pool
-}
-
 // TestEdgeServesOperatorCertificate runs the edge with tls.cert_file and
 // tls.key_file: WSS and the health endpoints over TLS, and the HTTP listener
 // redirecting to HTTPS.
 func TestEdgeServesOperatorCertificate(t *testing.T) {
-	certFile, keyFile, pool := selfSigned(t)
+	certFile, keyFile := testcert.SelfSigned(t, t.TempDir(), "localhost", 7)
+	pool := testcert.Pool(t, certFile)
 	e := startTestEdge(t, fmt.Sprintf("tls: {cert_file: %q, key_file: %q, http_listen: 127.0.0.1:0}\n", certFile, keyFile))
 	if !strings.HasPrefix(e.url, "wss://localhost:") || e.plain == "" {
 		t.Fatalf("banner: url %q, http %q\n%s", e.url, e.plain, e.out.String())
