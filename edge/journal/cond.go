@@ -85,15 +85,17 @@ func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
 // PublishExpect is PublishFrom stored only if the channel's newest
 // message is at sequence last (0: the channel has none); else done gets a
 // *MismatchError. msgID should be unique to the attempt: a refused
-// attempt is not a publish to retry.
-func (j *Journal) PublishExpect(key string, payload []byte, msgID, origin string, last uint64, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, &condition{last: last}, done)
+// attempt is not a publish to retry. A ttl above 0 says the message arms
+// a dead man's switch publishing ttlMessage after ttl seconds: the log
+// keeps it with the message (SwitchHeader) for every edge's OnSwitch.
+func (j *Journal) PublishExpect(key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, msgID, origin, &condition{last: last}, armed(ttl, ttlMessage), done)
 }
 
 // publishTo is PublishExpect on subject subj, expecting the newest
 // message of subject expect at last.
 func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(subj, payload, msgID, "", &condition{last: last, subject: expect}, done)
+	j.publish(subj, payload, msgID, "", &condition{last: last, subject: expect}, nil, done)
 }
 
 // mismatch ends the conditional publish with token tok that JetStream

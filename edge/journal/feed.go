@@ -251,6 +251,9 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 	seq := md.Sequence.Stream
 	hdr := m.Headers()
 	f.storeLocked(seq, m.Subject(), md.Timestamp, hdr.Get(OriginHeader), m.Data())
+	if v := hdr.Get(SwitchHeader); v != "" {
+		f.announceSwitch(seq, m.Subject(), md.Timestamp, v)
+	}
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()
 	}

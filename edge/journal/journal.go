@@ -188,7 +188,8 @@ type Journal struct {
 	feed     feed
 	counters counters
 
-	lost atomic.Pointer[error] // set once by loseStream
+	lost     atomic.Pointer[error]      // set once by loseStream
+	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
 
 	closeOnce sync.Once
 	stop      chan struct{}

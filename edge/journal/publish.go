@@ -152,12 +152,12 @@ const OriginHeader = "Sluice-Origin"
 // (Next's frames carry it): the edge names there the connection that is
 // not to receive the message (exclude_self).
 func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, nil, done)
+	j.publish(Subject(key), payload, msgID, origin, nil, nil, done)
 }
 
 // publish is PublishFrom on subject subj, stored only if the condition
-// holds when cond is not nil (cond.go).
-func (j *Journal) publish(subj string, payload []byte, msgID, origin string, cond *condition, done func(seq uint64, err error)) {
+// holds when cond is not nil (cond.go), arming sw if not nil (switch.go).
+func (j *Journal) publish(subj string, payload []byte, msgID, origin string, cond *condition, sw *deadSwitch, done func(seq uint64, err error)) {
 	if len(origin) > store.MaxOriginBytes {
 		done(0, fmt.Errorf("journal: an origin of %d bytes: %w", len(origin), store.ErrOriginTooLong))
 		return
@@ -203,6 +203,9 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
 	if cond != nil {
 		cond.set(r.msg.Header)
+	}
+	if sw != nil {
+		sw.set(r.msg.Header)
 	}
 	if origin != "" {
 		r.msg.Header[OriginHeader] = []string{origin}

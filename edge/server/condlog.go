@@ -56,7 +56,9 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 	defer cancel()
 	if w.expect == nil && w.read == "" {
 		// ttl alone: a plain publish, waited for to arm the switch.
-		offset, err := c.srv.publishWithID(ctx, key, w.payload, "", w.origin)
+		offset, err := waitLog(ctx, func(done func(uint64, error)) {
+			c.srv.journal.PublishArming(key, w.payload, w.origin, w.ttl, w.ttlPayload, done)
+		})
 		if err != nil {
 			return nil, c.logError(err)
 		}
@@ -173,7 +175,9 @@ func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool
 // publishExpect publishes w through the journal if key's newest message
 // is at last, and waits for the log.
 func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id string, last uint64) (uint64, error) {
-	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishExpect(key, w.payload, id, w.origin, last, done) })
+	return waitLog(ctx, func(done func(uint64, error)) {
+		s.journal.PublishExpect(key, w.payload, id, w.origin, last, w.ttl, w.ttlPayload, done)
+	})
 }
 
 // publishWithID publishes payload through the journal, with the Msg-Id

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/edge/store"
@@ -34,10 +35,11 @@ type fakeClock = storetest.Clock
 
 // edge is a real edge behind a real HTTP server on a loopback port.
 type edge struct {
-	srv   *server.Server
-	http  *httptest.Server
-	clock *fakeClock
-	url   string // ws://127.0.0.1:PORT
+	srv     *server.Server
+	journal *journal.Journal // of an edge with one (startJournalEdge)
+	http    *httptest.Server
+	clock   *fakeClock
+	url     string // ws://127.0.0.1:PORT
 }
 
 const adminSecret = "admin-secret"

@@ -34,7 +34,17 @@ type Journal interface {
 	// store.ErrMismatch, with a Resent() (uint64, bool) method saying
 	// whether the publish was sent more than once and where the newest
 	// message is: then that one may be its own first send.
-	PublishExpect(key string, payload []byte, msgID, origin string, last uint64, done func(offset uint64, err error))
+	// A ttl above 0 says the message arms a dead man's switch of ttl
+	// seconds publishing ttlMessage, which the log keeps with it and every
+	// edge's feed announces to the function OnSwitch set.
+	PublishExpect(key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	// PublishArming is PublishFrom of a message that arms a dead man's
+	// switch, as PublishExpect's ttl says (the msgID is made up).
+	PublishArming(key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	// OnSwitch sets the function the feed tells of each switch it applies
+	// (the message at offset of key, stored at stored); it must not
+	// block. The server sets it before the feed starts.
+	OnSwitch(f func(key string, offset uint64, stored time.Time, ttl int64, message []byte))
 	// Latest returns key's newest message (at 0) or its message at
 	// offset at, as the log's leader holds it (no lagging copy), with
 	// the Msg-Id it was published with.

@@ -232,18 +232,21 @@ func clusterTTL(t *testing.T, ea, eb *edge) {
 	a.raw(`{"action":"rtm/write","id":2,"body":{"channel":"dms","message":"alive again","ttl":2,"ttl_message":"dead"}}`, 2)
 	b.expectOK("rtm/publish", 3, map[string]any{"channel": "dms", "message": "still here"})
 	poll.Until(t, "the switch skipped", func() bool { return ea.srv.Stats().TTLSkipped == 1 })
-	// Armed on one edge, then again on the other: the second replaces it.
+	// Armed on one edge, then again on the other: the second replaces it,
+	// on both (the first edge holds its standby, which passes once the
+	// other fired it).
 	a.raw(`{"action":"rtm/publish","id":4,"body":{"channel":"dms","message":"x","ttl":2,"ttl_message":"from a"}}`, 4)
 	b.raw(`{"action":"rtm/publish","id":5,"body":{"channel":"dms","message":"y","ttl":1,"ttl_message":"from b"}}`, 5)
-	poll.Until(t, "both switches done", func() bool {
-		return ea.srv.Stats().TTLSkipped == 2 && eb.srv.Stats().TTLFired == 1
+	poll.Until(t, "the second switch fired, the first edge's standby of it passed", func() bool {
+		return eb.srv.Stats().TTLFired == 1 && ea.srv.Stats().TTLPassed == 1
 	})
 	b.expectOK("rtm/publish", 6, map[string]any{"channel": "dms", "message": "end"})
 	if msgs, _ := sub.recvData("dms", 6); fmt.Sprint(msgs) != "[alive again still here x y from b end]" {
 		t.Fatalf("after the switches: %v, want alive again, still here, x, y, from b, end", msgs)
 	}
-	if st := ea.srv.Stats(); st.TTLFired != 1 {
-		t.Fatalf("the first edge fired %d switches, want still 1", st.TTLFired)
+	if st := ea.srv.Stats(); st.TTLFired != 1 || st.TTLSkipped != 1 || st.TTLTakenOver != 0 {
+		t.Fatalf("the first edge fired %d switches, skipped %d, took over %d; want still 1, 1 (its replaced one never came due), 0",
+			st.TTLFired, st.TTLSkipped, st.TTLTakenOver)
 	}
 }
 

@@ -53,7 +53,7 @@ func startJournalEdgeServed(t *testing.T, n *journal.Node, jopts *journal.Option
 	}
 	so.Journal = j
 	e := servertest.Start(t, opts, &so)
-	return &edge{srv: e.Server, clock: clock, url: e.URL}
+	return &edge{srv: e.Server, journal: j, clock: clock, url: e.URL}
 }
 
 // Publishes acknowledged by the log are answered in request order, with

@@ -143,6 +143,9 @@ func New(opts *Options) (*Server, error) {
 		s.ownStore = true
 	}
 	s.ttl = newTTLSwitches(s.store, s.journal)
+	if s.journal != nil {
+		s.journal.OnSwitch(s.ttl.standby)
+	}
 	s.prefixes = newPrefixIndex(s.store)
 	// With a journal the hook runs on the feed's goroutine too, as it
 	// brings channels made on other edges (under its applyMu: the hook

@@ -24,6 +24,13 @@ type Stats struct {
 	// published their ttl_message; TTLSkipped those that found something
 	// else published on the channel first, and published nothing.
 	TTLFired, TTLSkipped uint64
+	// TTLTakenOver counts the switches armed on another edge (or on this
+	// one before a restart) whose ttl_message this edge published, nobody
+	// having done it (ttl.go); TTLPassed the standbys that found it done,
+	// or something else published, and published nothing; TTLRetried the
+	// times the log did not take a switch's message (it was unavailable)
+	// and the switch was armed again, 2 s on.
+	TTLTakenOver, TTLPassed, TTLRetried uint64
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.
 	Refused [numRefusalCodes]uint64
@@ -67,6 +74,9 @@ func (s *Server) Stats() Stats {
 		AuthFailures:     c.authFailures.Load(),
 		TTLFired:         s.ttl.fired.Load(),
 		TTLSkipped:       s.ttl.skipped.Load(),
+		TTLTakenOver:     s.ttl.takenOver.Load(),
+		TTLPassed:        s.ttl.passed.Load(),
+		TTLRetried:       s.ttl.retried.Load(),
 	}
 	for i := range c.refused {
 		st.Refused[i] = c.refused[i].Load()

@@ -27,12 +27,19 @@ import (
 //
 // With a journal the compare-and-set is the log's (PublishExpect at the
 // arming publish's offset, condlog.go), so "nothing else within ttl"
-// holds across every edge of a cluster: the switch is owned by the edge
-// that armed it, and a publish on any edge, a later switch armed on any
-// edge, or a purge makes its message refused by the log. Its callback
-// hands the publish to the journal and returns: the journal completes
-// it (or fails it when it closes). Like an edge alone's, a switch lives
-// in its edge's memory, and goes with it.
+// holds across every edge of a cluster: a publish on any edge, a later
+// switch armed on any edge, or a purge makes its message refused by the
+// log. Its callback hands the publish to the journal and returns: the
+// journal completes it (or fails it when it closes).
+//
+// The log keeps the switch with its arming message, and every edge's
+// feed announces it (Journal.OnSwitch): each edge that did not arm it
+// holds a standby, due switchTakeover after the switch, that fires only
+// if nobody has (the channel in its store has moved on otherwise, and
+// the log's compare-and-set refuses a second message anyway). So a
+// switch outlives the edge that armed it: another edge fires it after a
+// crash or a deploy, and a restarted edge fires the switches armed within
+// its replay (Options.Replay of the journal) that came due meanwhile.
 
 // ttlSwitches are a server's armed switches, one per channel at most (so
 // bounded by the apps' max_channels).
@@ -44,16 +51,25 @@ type ttlSwitches struct {
 
 	store   *store.Store // immutable
 	journal Journal      // immutable; nil: the store's AppendIf decides
-	// fired and skipped count the switches that published their message
-	// and those that found something else published first.
-	fired, skipped atomic.Uint64
+	// fired and skipped count this edge's switches that published their
+	// message and those that found something else published first;
+	// takenOver and passed count the standbys that published theirs
+	// (nobody had) and those that did not need to; retried the publishes
+	// of a switch the log did not take, armed again.
+	fired, skipped, takenOver, passed, retried atomic.Uint64
 }
+
+// switchTakeover is how long after a switch comes due a standby fires
+// it: long enough for the arming edge's message to reach the others'
+// feeds, so that a live edge's switch costs them no publish.
+const switchTakeover = 2 * time.Second
 
 // ttlSwitch is one armed switch.
 type ttlSwitch struct {
 	timer   *time.Timer
 	at      rtm.Position // the publish that armed it
 	payload []byte       // ttl_message, encoded like a publish's
+	standby bool         // announced by the log: armed elsewhere, or before a restart
 }
 
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
@@ -62,19 +78,52 @@ func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
 
 // arm arms a switch on key, replacing the one armed there before.
 func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []byte) {
-	sw := &ttlSwitch{at: at, payload: payload}
+	t.set(key, &ttlSwitch{at: at, payload: payload}, time.Duration(seconds)*time.Second)
+}
+
+// standby arms the standby of a switch the log announced: the message at
+// offset of key, stored at stored, armed it for ttl seconds. It is the
+// journal's OnSwitch.
+func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte) {
+	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true}
+	t.set(key, sw, time.Until(stored.Add(time.Duration(ttl)*time.Second+switchTakeover)))
+}
+
+// retry arms sw's message again, as a standby due in switchTakeover,
+// after the log failed to answer its publish; false if it did not (the
+// edge is closing, or a later switch is armed).
+func (t *ttlSwitches) retry(key string, sw *ttlSwitch) bool {
+	if !t.set(key, &ttlSwitch{at: sw.at, payload: sw.payload, standby: true}, switchTakeover) {
+		return false
+	}
+	t.retried.Add(1)
+	return true
+}
+
+// set arms sw on key to fire after d, unless the switch armed there is
+// of the same message or a later one (the arming edge learns of its own
+// switch from its feed too, and a publish's answer may come after the
+// feed applied a later message's) or the edge is closing: then it
+// returns false.
+func (t *ttlSwitches) set(key string, sw *ttlSwitch, d time.Duration) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return
+		return false
+	}
+	if old := t.armed[key]; old != nil && old.at.Epoch == sw.at.Epoch && old.at.Offset >= sw.at.Offset {
+		if old.at.Offset > sw.at.Offset || !old.standby || sw.standby {
+			return false
+		}
 	}
 	t.stopLocked(key)
 	t.wg.Add(1)
-	sw.timer = time.AfterFunc(time.Duration(seconds)*time.Second, func() {
+	sw.timer = time.AfterFunc(max(d, 0), func() {
 		defer t.wg.Done()
 		t.fire(key, sw)
 	})
 	t.armed[key] = sw
+	return true
 }
 
 // disarm stops the switch of key, if any.
@@ -105,12 +154,27 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	}
 	delete(t.armed, key)
 	t.mu.Unlock()
+	if sw.standby {
+		if next, ok := t.store.Peek(key); ok && next.Offset > sw.at.Offset+1 {
+			t.passed.Add(1) // the channel moved on: fired, or something else came
+			return
+		}
+	}
 	if t.journal != nil {
-		t.journal.PublishExpect(key, sw.payload, nuid.Next(), "", sw.at.Offset, func(_ uint64, err error) {
-			if err == nil {
+		t.journal.PublishExpect(key, sw.payload, nuid.Next(), "", sw.at.Offset, 0, nil, func(_ uint64, err error) {
+			switch {
+			case err == nil && sw.standby:
+				t.takenOver.Add(1)
+			case err == nil:
 				t.fired.Add(1)
-			} else {
-				t.skipped.Add(1) // another message came, or the log did not store it
+			case !errors.Is(err, store.ErrMismatch) && t.retry(key, sw):
+				// The log did not answer (a leader change, NATS away):
+				// again later, unless the edge closes or a later switch
+				// came meanwhile.
+			case sw.standby:
+				t.passed.Add(1)
+			default:
+				t.skipped.Add(1) // another message came
 			}
 		})
 		return

@@ -1,0 +1,116 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
+)
+
+// TestJournalSwitchOutlivesItsEdge: a dead man's switch is kept by the
+// log with the publish that armed it, so it fires once its edge is gone:
+// another edge of the stream fires it, and so does the edge itself once
+// restarted. While its edge lives, the others fire nothing.
+func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
+	t.Run("another edge fires it", func(t *testing.T) {
+		node := startNode(t)
+		a, b := startJournalEdge(t, node, nil), startJournalEdge(t, node, nil)
+		sub := b.dial(t, "test", "")
+		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
+		a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+		crash(t, a)
+		if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
+			t.Fatalf("the switch of an edge that went: %v, want alive then dead", msgs)
+		}
+		poll.Until(t, "the other edge counting its takeover", func() bool { return b.srv.Stats().TTLTakenOver == 1 })
+	})
+	t.Run("a restarted edge fires it", func(t *testing.T) {
+		node := startNode(t)
+		// A durable single node, as `sluice edge --data-dir` runs it: it
+		// appends its own publishes without the feed, until it restarts.
+		opts := &journal.Options{SoleWriter: true}
+		a := startJournalEdge(t, node, opts)
+		at := a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1).Body["position"].(string)
+		crash(t, a)
+		again := startJournalEdge(t, node, opts)
+		sub := again.dial(t, "test", "")
+		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms", "position": at})
+		if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
+			t.Fatalf("the switch armed before the restart: %v, want alive then dead", msgs)
+		}
+		poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+	})
+	t.Run("once while its edge lives", func(t *testing.T) {
+		node := startNode(t)
+		a, b := startJournalEdge(t, node, nil), startJournalEdge(t, node, nil)
+		sub := b.dial(t, "test", "")
+		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
+		pa := a.dial(t, "test", "")
+		pa.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+		// Both edges' standbys of it pass: the arming edge holds the
+		// switch itself, the other finds the channel moved on.
+		poll.Until(t, "the switch fired and the other edge's standby passed", func() bool {
+			return a.srv.Stats().TTLFired == 1 && b.srv.Stats().TTLPassed == 1
+		})
+		pa.expectOK("rtm/publish", 2, map[string]any{"channel": "dms", "message": "end"})
+		if msgs, _ := sub.recvData("dms", 3); fmt.Sprint(msgs) != "[alive dead end]" {
+			t.Fatalf("a switch of a live edge: %v, want alive, dead (once), end", msgs)
+		}
+		for i, e := range []*edge{a, b} {
+			if st := e.srv.Stats(); st.TTLTakenOver != 0 {
+				t.Fatalf("edge %d took over %d switches of a live edge", i, st.TTLTakenOver)
+			}
+		}
+	})
+}
+
+// crash takes e away as a crash does, before its switches come due: its
+// log connection first, so that a switch it fires meanwhile is not
+// stored, then its server.
+func crash(t *testing.T, e *edge) {
+	t.Helper()
+	e.journal.Close()
+	e.srv.Hurry()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestJournalSwitchAcrossALogOutage: a switch that comes due while the
+// log is unreachable is not dropped: it is tried again until the log is
+// back, and then published once.
+func TestJournalSwitchAcrossALogOutage(t *testing.T) {
+	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
+	start := func() *journal.Node {
+		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Close)
+		return n
+	}
+	node := start()
+	e := startJournalEdge(t, node, &journal.Options{AckWait: 50 * time.Millisecond, PublishTimeout: 300 * time.Millisecond})
+	sub := e.dial(t, "test", "")
+	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
+	e.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+	if msgs, _ := sub.recvData("dms", 1); fmt.Sprint(msgs) != "[alive]" {
+		t.Fatalf("before the outage: %v", msgs)
+	}
+	node.Close()
+	poll.Until(t, "the switch tried again after the log failed it", func() bool { return e.srv.Stats().TTLRetried >= 1 })
+	start() // the same files and port: the edge's connection comes back
+	if msgs, _ := sub.recvData("dms", 1); fmt.Sprint(msgs) != "[dead]" {
+		t.Fatalf("after the outage: %v, want dead", msgs)
+	}
+	poll.Until(t, "the retried switch counted as fired", func() bool { return e.srv.Stats().TTLTakenOver == 1 })
+	if st := e.srv.Stats(); st.TTLFired != 0 || st.TTLSkipped != 0 {
+		t.Fatalf("fired %d and skipped %d: the first attempt failed, the retry published", st.TTLFired, st.TTLSkipped)
+	}
+}
