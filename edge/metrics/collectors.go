@@ -35,6 +35,7 @@ var (
 	slowCloses       = newMetric("server", "slow_closes_total", "Connections closed because the client did not read fast enough.", prometheus.CounterValue)
 	authFailures     = newMetric("server", "auth_failures_total", "Failed authentications (wrong role secret or token).", prometheus.CounterValue)
 	draining         = newMetric("server", "draining", "1 while the edge shuts down and sends its clients elsewhere.", prometheus.GaugeValue)
+	ttlSwitches      = newMetric("server", "ttl_switches_total", "Dead man's switches (publishes with ttl) by outcome: fired (published ttl_message), skipped (something else came first), taken_over (armed on another edge, or before a restart, and published here as nobody had), passed (such a standby found it done), retried (the log did not take the message; armed again).", prometheus.CounterValue, "outcome")
 	refused          = newMetric("server", "refused_requests_total", "Requests refused, by error code: error replies (and the refusals of requests without id, which get none), and refused WebSocket upgrades (invalid_appkey, unavailable while draining, too_many_connections).", prometheus.CounterValue, "code")
 
 	// Per app: apps are configured, so the label's values are bounded.
@@ -67,7 +68,7 @@ func newServerCollector(srv *server.Server) *serverCollector {
 
 var serverMetrics = []metric{
 	connections, connectionsTotal, codecConns, subscriptions, published, delivered, received, sent,
-	outOfSync, fastForwards, slowCloses, authFailures, draining, refused,
+	outOfSync, fastForwards, slowCloses, authFailures, draining, refused, ttlSwitches,
 	appPublished, appDelivered, appReceived, appSent,
 	channels, blocks, blockBytes, storeMemory, appended, expired, evicted, cursorsBehind,
 }
@@ -102,6 +103,11 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, code := range c.refusal {
 		emit(refused, float64(st.Refused[i]), code)
 	}
+	emit(ttlSwitches, float64(st.TTLFired), "fired")
+	emit(ttlSwitches, float64(st.TTLSkipped), "skipped")
+	emit(ttlSwitches, float64(st.TTLTakenOver), "taken_over")
+	emit(ttlSwitches, float64(st.TTLPassed), "passed")
+	emit(ttlSwitches, float64(st.TTLRetried), "retried")
 	for _, a := range st.Apps {
 		emit(appPublished, float64(a.MessagesIn), a.Appkey)
 		emit(appDelivered, float64(a.MessagesOut), a.Appkey)
