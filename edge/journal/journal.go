@@ -38,8 +38,9 @@
 // publishes' done functions run under feed.applyMu (the feed completes a
 // publish as it applies it), never under feed.mu or publisher.mu: they
 // must not block, nor call into the journal but for Publish and Stats
-// (which take only those two). So does the store's OnCreate hook, as the
-// feed creates a channel in the store.
+// (which take only those two). So do the store's OnCreate hook, as the
+// feed creates a channel in the store, and the OnSwitch function
+// (switch.go).
 package journal
 
 import (

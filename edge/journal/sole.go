@@ -97,8 +97,16 @@ func (f *feed) acked(w waiter) {
 // that wait for its sequence (its Msg-Id's duplicates). f.applyMu.
 func (f *feed) appendOwnLocked(w waiter) {
 	for {
-		f.storeLocked(w.seq, w.subj, time.Now(), w.origin, w.data)
+		now := time.Now()
+		f.storeLocked(w.seq, w.subj, now, w.origin, w.data)
 		f.j.counters.own.Add(1)
+		if w.req != nil {
+			// As the consumer's messages do: the edge's own switch is
+			// then armed even if its publisher stops waiting.
+			if v := w.req.msg.Header.Get(SwitchHeader); v != "" {
+				f.announceSwitch(w.seq, w.subj, now, v)
+			}
+		}
 		w.call()
 		f.release(w.seq, w.id)
 		next, ok := f.held[w.seq+1]

@@ -25,6 +25,11 @@ import (
 // base64: a header is text).
 const SwitchHeader = "Sluice-Switch"
 
+// maxSwitchTTL bounds the ttl a switch header may carry: the edge arms
+// switches of a day at most, and a larger value would overflow a
+// time.Duration.
+const maxSwitchTTL = 7 * 24 * 60 * 60
+
 // SwitchFunc is told of a switch the feed applied: the message at offset
 // of the channel key, stored at stored, armed a switch of ttl seconds
 // that publishes message. It runs on the feed's goroutine and must not
@@ -70,7 +75,7 @@ func parseSwitch(v string) (ttl int64, message []byte, ok bool) {
 		return 0, nil, false
 	}
 	ttl, err := strconv.ParseInt(secs, 10, 64)
-	if err != nil || ttl <= 0 {
+	if err != nil || ttl <= 0 || ttl > maxSwitchTTL {
 		return 0, nil, false
 	}
 	if message, err = base64.StdEncoding.DecodeString(msg); err != nil {

@@ -19,7 +19,7 @@ func TestSwitchHeaderRoundTrip(t *testing.T) {
 	if armed(0, []byte("x")) != nil {
 		t.Error("a ttl of 0 armed a switch")
 	}
-	for _, v := range []string{"", "5", "x AAAA", "0 AAAA", "-1 AAAA", "5 !!!", "5  AAAA"} {
+	for _, v := range []string{"", "5", "x AAAA", "0 AAAA", "-1 AAAA", "5 !!!", "5  AAAA", "604801 AAAA", "99999999999999 AAAA"} {
 		if ttl, msg, ok := parseSwitch(v); ok {
 			t.Errorf("parseSwitch(%q) = %d %q, want refused", v, ttl, msg)
 		}

@@ -35,7 +35,7 @@ var (
 	slowCloses       = newMetric("server", "slow_closes_total", "Connections closed because the client did not read fast enough.", prometheus.CounterValue)
 	authFailures     = newMetric("server", "auth_failures_total", "Failed authentications (wrong role secret or token).", prometheus.CounterValue)
 	draining         = newMetric("server", "draining", "1 while the edge shuts down and sends its clients elsewhere.", prometheus.GaugeValue)
-	ttlSwitches      = newMetric("server", "ttl_switches_total", "Dead man's switches (publishes with ttl) by outcome: fired (published ttl_message), skipped (something else came first), taken_over (armed on another edge, or before a restart, and published here as nobody had), passed (such a standby found it done), retried (the log did not take the message; armed again).", prometheus.CounterValue, "outcome")
+	ttlSwitches      = newMetric("server", "ttl_switches_total", "Dead man's switches (publishes with ttl) by outcome: fired (published ttl_message), skipped (something else came first), taken_over (published here by a standby, nobody having done it: armed on another edge, before a restart, or retried), passed (such a standby found it done), retried (the log did not take the message; armed again).", prometheus.CounterValue, "outcome")
 	refused          = newMetric("server", "refused_requests_total", "Requests refused, by error code: error replies (and the refusals of requests without id, which get none), and refused WebSocket upgrades (invalid_appkey, unavailable while draining, too_many_connections).", prometheus.CounterValue, "code")
 
 	// Per app: apps are configured, so the label's values are bounded.

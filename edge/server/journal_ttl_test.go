@@ -21,7 +21,7 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 		a, b := startJournalEdge(t, node, nil), startJournalEdge(t, node, nil)
 		sub := b.dial(t, "test", "")
 		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
-		a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+		a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":2,"ttl_message":"dead"}}`, 1)
 		crash(t, a)
 		if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
 			t.Fatalf("the switch of an edge that went: %v, want alive then dead", msgs)
@@ -34,7 +34,7 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 		// appends its own publishes without the feed, until it restarts.
 		opts := &journal.Options{SoleWriter: true}
 		a := startJournalEdge(t, node, opts)
-		at := a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1).Body["position"].(string)
+		at := a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":2,"ttl_message":"dead"}}`, 1).Body["position"].(string)
 		crash(t, a)
 		again := startJournalEdge(t, node, opts)
 		sub := again.dial(t, "test", "")
@@ -51,8 +51,8 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
 		pa := a.dial(t, "test", "")
 		pa.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
-		// Both edges' standbys of it pass: the arming edge holds the
-		// switch itself, the other finds the channel moved on.
+		// The arming edge's own switch replaced its standby; the other
+		// edge's standby finds the channel moved on.
 		poll.Until(t, "the switch fired and the other edge's standby passed", func() bool {
 			return a.srv.Stats().TTLFired == 1 && b.srv.Stats().TTLPassed == 1
 		})
@@ -66,6 +66,43 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestJournalSwitchReplay: a restart replays every switch its window
+// holds, most of them replaced by the next or disarmed by a later
+// publish; only the channel's last one is held, and it passes without
+// asking the log when the channel moved on after it.
+func TestJournalSwitchReplay(t *testing.T) {
+	node := startNode(t)
+	opts := &journal.Options{SoleWriter: true}
+	a := startJournalEdge(t, node, opts)
+	p := a.dial(t, "test", "")
+	var first string
+	for i := 1; i <= 20; i++ {
+		body := p.raw(fmt.Sprintf(`{"action":"rtm/publish","id":%d,"body":{"channel":"hb","message":%d,"ttl":1,"ttl_message":"dead"}}`, i, i), i).Body
+		if i == 1 {
+			first = body["position"].(string)
+		}
+	}
+	p.expectOK("rtm/publish", 21, map[string]any{"channel": "hb", "message": "bye"})
+	poll.Until(t, "the last switch skipped (bye came after it)", func() bool { return a.srv.Stats().TTLSkipped == 1 })
+	crash(t, a)
+	again := startJournalEdge(t, node, opts)
+	poll.Until(t, "the replayed switches' standby passed", func() bool { return again.srv.Stats().TTLPassed >= 1 })
+	if st := again.srv.Stats(); st.TTLPassed != 1 || st.TTLTakenOver != 0 || st.TTLRetried != 0 {
+		t.Fatalf("after the replay: %d standbys passed, %d took over, %d retried; want 1, 0, 0 (one held per channel)",
+			st.TTLPassed, st.TTLTakenOver, st.TTLRetried)
+	}
+	sub := again.dial(t, "test", "")
+	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "hb", "position": first})
+	msgs, _ := sub.recvData("hb", 21)
+	if fmt.Sprint(msgs[19:]) != "[20 bye]" {
+		t.Fatalf("the channel ends with %v, want 20 then bye and no dead", msgs[19:])
+	}
+	again.dial(t, "test", "").expectOK("rtm/publish", 2, map[string]any{"channel": "hb", "message": "end"})
+	if got, _ := sub.recvData("hb", 1); fmt.Sprint(got) != "[end]" {
+		t.Fatalf("after bye: %v, want end (nothing in between)", got)
+	}
 }
 
 // crash takes e away as a crash does, before its switches come due: its
@@ -99,7 +136,7 @@ func TestJournalSwitchAcrossALogOutage(t *testing.T) {
 	e := startJournalEdge(t, node, &journal.Options{AckWait: 50 * time.Millisecond, PublishTimeout: 300 * time.Millisecond})
 	sub := e.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms"})
-	e.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":1,"ttl_message":"dead"}}`, 1)
+	e.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":2,"ttl_message":"dead"}}`, 1)
 	if msgs, _ := sub.recvData("dms", 1); fmt.Sprint(msgs) != "[alive]" {
 		t.Fatalf("before the outage: %v", msgs)
 	}

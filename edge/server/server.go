@@ -18,7 +18,10 @@
 // locks before conn.mu, which guards the outbox's queue with
 // conn.live, before occupancy.mu (hooks.go) before the events sender's;
 // conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
-// leaf: Wake takes it, holding no lock of the connection's.
+// leaf: Wake takes it, holding no lock of the connection's. So is
+// ttlSwitches.mu (ttl.go), which the journal's feed takes under its own
+// lock to arm a standby: nothing calls the store or the journal holding
+// it.
 package server
 
 import (

@@ -24,12 +24,13 @@ type Stats struct {
 	// published their ttl_message; TTLSkipped those that found something
 	// else published on the channel first, and published nothing.
 	TTLFired, TTLSkipped uint64
-	// TTLTakenOver counts the switches armed on another edge (or on this
-	// one before a restart) whose ttl_message this edge published, nobody
-	// having done it (ttl.go); TTLPassed the standbys that found it done,
-	// or something else published, and published nothing; TTLRetried the
+	// TTLTakenOver counts the switches whose ttl_message this edge
+	// published as a standby (ttl.go), nobody having done it: armed on
+	// another edge, on this one before a restart, or retried after the
+	// log did not take it; TTLPassed the standbys that found it done, or
+	// something else published, and published nothing; TTLRetried the
 	// times the log did not take a switch's message (it was unavailable)
-	// and the switch was armed again, 2 s on.
+	// and the switch was armed again (2 s on, doubling to a minute).
 	TTLTakenOver, TTLPassed, TTLRetried uint64
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.

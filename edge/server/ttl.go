@@ -53,9 +53,10 @@ type ttlSwitches struct {
 	journal Journal      // immutable; nil: the store's AppendIf decides
 	// fired and skipped count this edge's switches that published their
 	// message and those that found something else published first;
-	// takenOver and passed count the standbys that published theirs
-	// (nobody had) and those that did not need to; retried the publishes
-	// of a switch the log did not take, armed again.
+	// takenOver and passed count the standbys (and retried switches) that
+	// published theirs, nobody having done it, and those that did not
+	// need to; retried the publishes of a switch the log did not take,
+	// armed again.
 	fired, skipped, takenOver, passed, retried atomic.Uint64
 }
 
@@ -69,7 +70,8 @@ type ttlSwitch struct {
 	timer   *time.Timer
 	at      rtm.Position // the publish that armed it
 	payload []byte       // ttl_message, encoded like a publish's
-	standby bool         // announced by the log: armed elsewhere, or before a restart
+	standby bool         // announced by the log (armed elsewhere, or before a restart), or retried
+	retries int          // attempts the log did not take
 }
 
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
@@ -84,21 +86,41 @@ func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []
 // standby arms the standby of a switch the log announced: the message at
 // offset of key, stored at stored, armed it for ttl seconds. It is the
 // journal's OnSwitch.
+//
+// A message younger than its ttl (one the feed brings as it is
+// published) is timed from now, not from stored: stored is the stream
+// leader's clock, and an edge whose clock ran ahead of it would fire
+// early. An older one (a restart's replay) came due while nobody held it:
+// it fires after switchTakeover, by when the replay has brought what
+// followed it (a later switch on the channel replaces it, anything else
+// makes it pass without asking the log).
 func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte) {
 	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true}
-	t.set(key, sw, time.Until(stored.Add(time.Duration(ttl)*time.Second+switchTakeover)))
+	d := time.Duration(ttl) * time.Second
+	if now := time.Now(); now.Sub(stored) < d {
+		stored = now
+	}
+	t.set(key, sw, max(time.Until(stored.Add(d+switchTakeover)), switchTakeover))
 }
 
-// retry arms sw's message again, as a standby due in switchTakeover,
-// after the log failed to answer its publish; false if it did not (the
-// edge is closing, or a later switch is armed).
+// retry arms sw's message again, as a standby, after the log failed to
+// answer its publish: due in switchTakeover, doubling with each failure
+// up to maxSwitchRetry. It returns false if it did not (the edge is
+// closing, or a later switch is armed).
 func (t *ttlSwitches) retry(key string, sw *ttlSwitch) bool {
-	if !t.set(key, &ttlSwitch{at: sw.at, payload: sw.payload, standby: true}, switchTakeover) {
+	wait := min(switchTakeover<<min(sw.retries, 8), maxSwitchRetry)
+	again := &ttlSwitch{at: sw.at, payload: sw.payload, standby: true, retries: sw.retries + 1}
+	if !t.set(key, again, wait) {
 		return false
 	}
 	t.retried.Add(1)
 	return true
 }
+
+// maxSwitchRetry bounds the wait between the attempts of a switch whose
+// message the log does not take (NATS away): the message is still due,
+// however late, if nothing else was published.
+const maxSwitchRetry = time.Minute
 
 // set arms sw on key to fire after d, unless the switch armed there is
 // of the same message or a later one (the arming edge learns of its own
