@@ -228,6 +228,9 @@ func clusterTTL(t *testing.T, ea, eb *edge) {
 		t.Fatalf("a switch that fired: %v, want alive then dead", msgs)
 	}
 	poll.Until(t, "the switch counted as fired", func() bool { return ea.srv.Stats().TTLFired == 1 })
+	// The other edge's standby of it finds the channel moved on (the
+	// messages below show no second dead).
+	poll.Until(t, "the other edge's standby passed", func() bool { return eb.srv.Stats().TTLPassed == 1 })
 	// Armed on one edge, then a publish on the other well within its 2 s.
 	a.raw(`{"action":"rtm/write","id":2,"body":{"channel":"dms","message":"alive again","ttl":2,"ttl_message":"dead"}}`, 2)
 	b.expectOK("rtm/publish", 3, map[string]any{"channel": "dms", "message": "still here"})
@@ -247,6 +250,9 @@ func clusterTTL(t *testing.T, ea, eb *edge) {
 	if st := ea.srv.Stats(); st.TTLFired != 1 || st.TTLSkipped != 1 || st.TTLTakenOver != 0 {
 		t.Fatalf("the first edge fired %d switches, skipped %d, took over %d; want still 1, 1 (its replaced one never came due), 0",
 			st.TTLFired, st.TTLSkipped, st.TTLTakenOver)
+	}
+	if st := eb.srv.Stats(); st.TTLTakenOver != 0 {
+		t.Fatalf("the second edge took over %d switches of a live edge", st.TTLTakenOver)
 	}
 }
 
