@@ -67,6 +67,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		d.close()
 		return nil, err
 	}
+	warnPayload(apps, d.nc.MaxPayload(), log)
 	maxAge, replay := logRetention(apps)
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
@@ -87,6 +88,28 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		return nil, err
 	}
 	return d, nil
+}
+
+// warnPayload warns of the apps whose largest messages the NATS server
+// would refuse (its max_payload, max): a stored message holds up to one
+// encoding per codec (three) and a few headers, and a publish that arms
+// a dead man's switch also its ttl_message, as large again, in base64.
+// Such publishes are refused (message_too_large) while the rest work, so
+// the edge starts; the embedded node allows 8 MiB, an external NATS 1 MiB
+// unless its max_payload says otherwise.
+func warnPayload(apps []*app.App, max int64, log *slog.Logger) {
+	for _, a := range apps {
+		msg := int64(a.MaxMessageBytes)
+		plain := 3*msg + 4<<10
+		switch arming := plain + 4*(3*msg)/3 + 4; {
+		case plain > max:
+			log.Warn("NATS refuses this app's largest messages: lower max_message_bytes or raise the NATS server's max_payload",
+				"app", a.Key, "max_message_bytes", msg, "needs_max_payload", arming, "max_payload", max)
+		case arming > max:
+			log.Warn("NATS refuses this app's largest publishes with ttl and ttl_message: lower max_message_bytes or raise the NATS server's max_payload",
+				"app", a.Key, "max_message_bytes", msg, "needs_max_payload", arming, "max_payload", max)
+		}
+	}
 }
 
 // nodeOptions returns the embedded node's options: the cluster section,
