@@ -189,10 +189,10 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 				t.takenOver.Add(1)
 			case err == nil:
 				t.fired.Add(1)
-			case !errors.Is(err, store.ErrMismatch) && t.retry(key, sw):
+			case !errors.Is(err, store.ErrMismatch) && !errors.Is(err, store.ErrTooLarge) && t.retry(key, sw):
 				// The log did not answer (a leader change, NATS away):
 				// again later, unless the edge closes or a later switch
-				// came meanwhile.
+				// came meanwhile. (Too large for NATS stays so.)
 			case sw.standby:
 				t.passed.Add(1)
 			default:
