@@ -5,33 +5,30 @@ package e2e
 
 import (
 	"context"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
-// startNATS runs a NATS server with JetStream on 127.0.0.1:port (0: a
-// free one) with its files in dir, in this process, as an operator's
-// NATS would run beside the edges.
+// startNATS runs a NATS server with JetStream on 127.0.0.1:port (one of
+// journaltest.FreePorts) with its files in dir, in this process, as an
+// operator's NATS would run beside the edges.
 func startNATS(t *testing.T, port int, dir string) *server.Server {
 	t.Helper()
-	if port == 0 {
-		port = server.RANDOM_PORT // 0 would be NATS's default, 4222
-	}
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS not ready")
+		t.Fatalf("NATS not ready on 127.0.0.1:%d within 10s", port)
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	return ns
@@ -43,9 +40,12 @@ func startNATS(t *testing.T, port int, dir string) *server.Server {
 // still there.
 func TestExternalNATSOutage(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ns := startNATS(t, 0, dir)
-	url, port := ns.ClientURL(), ns.Addr().(*net.TCPAddr).Port
+	// A port below the ephemeral range: one the kernel handed out could be
+	// taken, while NATS is down, as the local port of one of the other
+	// tests' connections, and NATS could not listen there again.
+	dir, port := t.TempDir(), journaltest.FreePorts(t, 1)[0]
+	ns := startNATS(t, port, dir)
+	url := ns.ClientURL()
 	e := startCmdEdge(t, "cluster:\n  publish_timeout: 1s\nnats:\n  urls: ["+url+"]\n")
 	sub := subscribeFrom(t, e.url, "ext", nil)
 	pub := dial(t, e.url, client.Options{AppKey: "demo"})
