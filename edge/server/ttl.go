@@ -133,19 +133,27 @@ func (t *ttlSwitches) set(key string, sw *ttlSwitch, d time.Duration) bool {
 	if t.closed {
 		return false
 	}
-	if old := t.armed[key]; old != nil && old.at.Epoch == sw.at.Epoch && old.at.Offset >= sw.at.Offset {
-		if old.at.Offset > sw.at.Offset || !old.standby || sw.standby {
-			return false
-		}
+	if old := t.armed[key]; old != nil && old.outranks(sw) {
+		return false
 	}
 	t.stopLocked(key)
 	t.wg.Add(1)
-	sw.timer = time.AfterFunc(max(d, 0), func() {
+	sw.timer = time.AfterFunc(d, func() {
 		defer t.wg.Done()
 		t.fire(key, sw)
 	})
 	t.armed[key] = sw
 	return true
+}
+
+// outranks reports whether sw, armed on a channel, stays armed when o
+// comes: it is of a later message, or of the same one and not a standby
+// giving way to the edge's own switch.
+func (sw *ttlSwitch) outranks(o *ttlSwitch) bool {
+	if sw.at.Epoch != o.at.Epoch {
+		return false
+	}
+	return sw.at.Offset > o.at.Offset || sw.at.Offset == o.at.Offset && (!sw.standby || o.standby)
 }
 
 // disarm stops the switch of key, if any.

@@ -125,8 +125,8 @@ type CertFiles struct{ s *staticCert }
 
 // LoadCertFiles loads the pair; an error is the edge's to stop on.
 // check, when not nil, vets each pair loaded, the first and every
-// renewal (one it refuses is logged and not served); log receives the
-// reloads (default slog.Default()).
+// renewal (one it refuses is logged and not served), with its Leaf
+// parsed; log receives the reloads (default slog.Default()).
 func LoadCertFiles(certFile, keyFile string, check func(*tls.Certificate) error, log *slog.Logger) (*CertFiles, error) {
 	s, err := newStaticCert(certFile, keyFile, check, log)
 	if err != nil {

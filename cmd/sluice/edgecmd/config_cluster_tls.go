@@ -88,19 +88,14 @@ func (t *ClusterTLSConfig) config(log *slog.Logger) (*tls.Config, error) {
 		RootCAs: pool, ClientCAs: pool}, nil
 }
 
-// verifyNodeCert checks, at the start and at each renewal, what the other nodes will check
-// at every route (and would otherwise report only in their logs): the
-// certificate chains to the cluster's CA, is valid now, and serves both
-// ends of a route, the accepting one (serverAuth) and the dialling one
-// (clientAuth).
+// verifyNodeCert checks, at the start and at each renewal, what the
+// other nodes will check at every route (and would otherwise report only
+// in their logs): the certificate chains to the cluster's CA, is valid
+// now, and serves both ends of a route, the accepting one (serverAuth)
+// and the dialling one (clientAuth). It is CertFiles' check, which hands
+// it the pair with its leaf parsed.
 func verifyNodeCert(cert *tls.Certificate, roots *x509.CertPool) error {
 	leaf := cert.Leaf
-	if leaf == nil {
-		var err error
-		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
-			return err
-		}
-	}
 	inter := x509.NewCertPool()
 	for _, der := range cert.Certificate[1:] {
 		c, err := x509.ParseCertificate(der)
