@@ -123,6 +123,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 		f.markCaughtUp()
 	}
 	j.wg.Go(f.watch)
+	j.wg.Go(func() { j.recoverSwitches(from) })
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
 		"from", from, "last", info.State.LastSeq)
 	return nil
@@ -252,7 +253,7 @@ func (f *feed) apply(gen int, m jetstream.Msg) {
 	hdr := m.Headers()
 	f.storeLocked(seq, m.Subject(), md.Timestamp, hdr.Get(OriginHeader), m.Data())
 	if v := hdr.Get(SwitchHeader); v != "" {
-		f.announceSwitch(seq, m.Subject(), md.Timestamp, v)
+		f.j.announceSwitch(seq, m.Subject(), md.Timestamp, v, seq <= f.target)
 	}
 	if seq >= f.target || md.NumPending == 0 {
 		f.markCaughtUp()

@@ -104,7 +104,7 @@ func (f *feed) appendOwnLocked(w waiter) {
 			// As the consumer's messages do: the edge's own switch is
 			// then armed even if its publisher stops waiting.
 			if v := w.req.msg.Header.Get(SwitchHeader); v != "" {
-				f.announceSwitch(w.seq, w.subj, now, v)
+				f.j.announceSwitch(w.seq, w.subj, now, v, false)
 			}
 		}
 		w.call()

@@ -1,12 +1,16 @@
 package journal
 
 import (
+	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Dead man's switches in the log: a publish that arms one (RTM's ttl and
@@ -18,6 +22,13 @@ import (
 // message is a conditional publish at the arming message's sequence, so
 // it is stored once at most, and not at all if anything else was
 // published on the channel meanwhile.
+//
+// A switch is armed exactly while its message is its channel's last, so
+// a restarted journal finds them all without reading the whole stream:
+// the replay brings those of its window, and recoverSwitches reads the
+// last message of every channel for the older ones (a ttl longer than
+// the window, and every edge restarted, as a durable single node's
+// deploy does).
 
 // SwitchHeader is the NATS header of a message that arms a dead man's
 // switch: "SECONDS BASE64", the ttl in seconds and the ttl_message as
@@ -32,13 +43,16 @@ const maxSwitchTTL = 7 * 24 * 60 * 60
 
 // SwitchFunc is told of a switch the feed applied: the message at offset
 // of the channel key, stored at stored, armed a switch of ttl seconds
-// that publishes message. It runs on the feed's goroutine and must not
-// block; message is its own.
-type SwitchFunc = func(key string, offset uint64, stored time.Time, ttl int64, message []byte)
+// that publishes message; replayed says it was stored before the journal
+// opened (a restart's replay, or recoverSwitches). It runs on the feed's
+// goroutine, or recoverSwitches', and must not block; message is its
+// own.
+type SwitchFunc = func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool)
 
 // OnSwitch sets the function the feed tells of the switches it applies.
 // Set it before Start: the replay after a restart brings the switches
-// armed within Options.Replay.
+// armed within Options.Replay, recoverSwitches (which Start starts) those
+// armed before.
 func (j *Journal) OnSwitch(f SwitchFunc) { j.switchFn.Store(&f) }
 
 // PublishArming is PublishFrom of a message that arms a dead man's
@@ -85,9 +99,10 @@ func parseSwitch(v string) (ttl int64, message []byte, ok bool) {
 }
 
 // announceSwitch tells the OnSwitch function of the switch the message at
-// seq on subj carries in v, if any. f.applyMu.
-func (f *feed) announceSwitch(seq uint64, subj string, stored time.Time, v string) {
-	fn := f.j.switchFn.Load()
+// seq on subj carries in v, if any; replayed: stored before the journal
+// opened.
+func (j *Journal) announceSwitch(seq uint64, subj string, stored time.Time, v string, replayed bool) {
+	fn := j.switchFn.Load()
 	if fn == nil {
 		return
 	}
@@ -97,8 +112,111 @@ func (f *feed) announceSwitch(seq uint64, subj string, stored time.Time, v strin
 	}
 	ttl, message, ok := parseSwitch(v)
 	if !ok {
-		f.j.log.Warn("journal: a message with a switch header that does not parse", "subject", subj, "seq", seq)
+		j.log.Warn("journal: a message with a switch header that does not parse", "subject", subj, "seq", seq)
 		return
 	}
-	(*fn)(key, seq, stored, ttl, message)
+	(*fn)(key, seq, stored, ttl, message, replayed)
+}
+
+// recoverSwitches announces the switches armed before the replay, which
+// starts at from: those of the channels whose last message is older than
+// from and arms one. One consumer reads the channels' last messages,
+// headers only (the switch is in one), oldest first, and stops at from;
+// it runs on the journal's goroutines after Start, and reads again from
+// the start if the log fails it (an announcement made twice arms one
+// standby), until the journal closes.
+func (j *Journal) recoverSwitches(from uint64) {
+	if j.switchFn.Load() == nil || from <= 1 {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // ends with ctx: the journal's close, or this return
+		select {
+		case <-j.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+		start := time.Now()
+		n, err := j.scanSwitches(ctx, from)
+		if err == nil {
+			j.log.Info("journal: switches armed before the replay recovered", "stream", j.opts.Stream,
+				"switches", n, "before_seq", from, "took", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		j.log.Warn("journal: recovering the switches armed before the replay; trying again", "stream", j.opts.Stream, "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// scanBatch is how many last messages one fetch of scanSwitches asks for.
+const scanBatch = 512
+
+// scanSwitches is one pass of recoverSwitches: it returns how many
+// switches it announced.
+func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cons, err := j.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
+		DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
+		AckPolicy:     jetstream.AckNonePolicy,
+		FilterSubject: subjectPrefix + "*.*", // a channel's messages, not its purge markers
+		HeadersOnly:   true,
+		// The log forgets it if this edge goes before deleting it.
+		InactiveThreshold: time.Minute,
+		MemoryStorage:     true,
+		Replicas:          1,
+	})
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("create a consumer of the channels' last messages: %w", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = j.stream.DeleteConsumer(dctx, cons.CachedInfo().Name) // else InactiveThreshold
+	}()
+	if cons.CachedInfo().NumPending == 0 {
+		return 0, nil
+	}
+	n := 0
+	for {
+		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		batch, err := cons.Fetch(scanBatch, jetstream.FetchContext(fctx))
+		if err != nil {
+			cancel()
+			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
+		}
+		got, done := 0, false
+		for m := range batch.Messages() {
+			got++
+			md, err := m.Metadata()
+			if err != nil || done {
+				continue
+			}
+			if seq := md.Sequence.Stream; seq >= from {
+				done = true // the replay's, and what follows
+			} else if v := m.Headers().Get(SwitchHeader); v != "" {
+				j.announceSwitch(seq, m.Subject(), md.Timestamp, v, true)
+				n++
+			}
+			done = done || md.NumPending == 0
+		}
+		err = batch.Error()
+		cancel()
+		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
+			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
+		}
+		if done || got == 0 {
+			return n, nil
+		}
+	}
 }

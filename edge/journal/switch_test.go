@@ -2,9 +2,16 @@ package journal
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 func TestSwitchHeaderRoundTrip(t *testing.T) {
@@ -46,4 +53,85 @@ func FuzzParseSwitch(f *testing.F) {
 			t.Fatalf("parseSwitch(%q) = %d %q, written as %q, read back as %d %q %v", v, ttl, msg, h.Get(SwitchHeader), ttl2, msg2, ok)
 		}
 	})
+}
+
+// TestRecoverSwitches: a journal restarted with nothing in its replay
+// announces, as replayed, the switch of every channel whose last message
+// arms one, with that message's sequence: not a switch a later message
+// followed or replaced, not one of a purged channel.
+func TestRecoverSwitches(t *testing.T) {
+	n := node(t, "")
+	j, _ := open(t, n, nil)
+	arm := func(key string, ttl int64) uint64 {
+		t.Helper()
+		seq, err := answerOf(t, "arm "+key, func(done func(uint64, error)) {
+			j.PublishArming(key, []byte(`"alive"`), "", ttl, []byte(`"dead"`), done)
+		})
+		if err != nil {
+			t.Fatalf("arm %q: %v", key, err)
+		}
+		return seq
+	}
+	want := map[string]uint64{"app\x00held": arm("app\x00held", 30)}
+	arm("app\x00followed", 30)
+	publish(t, j, "app\x00followed", "after")
+	arm("app\x00replaced", 30)
+	want["app\x00replaced"] = arm("app\x00replaced", 40)
+	purged := arm("app\x00purged", 30)
+	if _, err := purge(t, j, "app\x00purged", purged); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, j, "app\x00plain", "no switch")
+	// The channels' last messages come oldest first: this one's
+	// announcement is the scan's last.
+	last := arm("app\x00last", 50)
+	want["app\x00last"] = last
+	j.Close()
+
+	type announced struct {
+		offset   uint64
+		ttl      int64
+		message  string
+		replayed bool
+	}
+	var mu sync.Mutex
+	got := map[string][]announced{}
+	nc, err := n.Connect(t.Name() + "-again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	again, err := Open(ctx, nc, &Options{Replay: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	again.OnSwitch(func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[key] = append(got[key], announced{offset, ttl, string(message), replayed})
+	})
+	st := store.New(&store.Options{Epoch: again.Epoch()})
+	defer st.Close()
+	if err := again.Start(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, "the last channel's switch announced", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got["app\x00last"]) > 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != len(want) {
+		t.Errorf("announced %v; want the switches of %v only", got, want)
+	}
+	for key, seq := range want {
+		ttl := map[string]int64{"app\x00held": 30, "app\x00replaced": 40, "app\x00last": 50}[key]
+		if a := got[key]; len(a) != 1 || a[0] != (announced{seq, ttl, `"dead"`, true}) {
+			t.Errorf("%q: announced %+v; want once, at %d, ttl %d, replayed", key, a, seq, ttl)
+		}
+	}
 }

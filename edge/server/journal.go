@@ -42,9 +42,10 @@ type Journal interface {
 	// switch, as PublishExpect's ttl says (the msgID is made up).
 	PublishArming(key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
 	// OnSwitch sets the function the feed tells of each switch it applies
-	// (the message at offset of key, stored at stored); it must not
-	// block. The server sets it before the feed starts.
-	OnSwitch(f func(key string, offset uint64, stored time.Time, ttl int64, message []byte))
+	// (the message at offset of key, stored at stored; replayed: stored
+	// before the log opened, a restart's); it must not block. The server
+	// sets it before the feed starts.
+	OnSwitch(f func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool))
 	// Latest returns key's newest message (at 0) or its message at
 	// offset at, as the log's leader holds it (no lagging copy), with
 	// the Msg-Id it was published with.

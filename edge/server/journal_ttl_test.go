@@ -83,6 +83,38 @@ func TestJournalSwitchReplay(t *testing.T) {
 	}
 }
 
+// TestJournalSwitchOlderThanTheReplay: a switch armed before a restarted
+// edge's replay window (a ttl longer than the window, and no other edge
+// to hold it, as a durable single node's deploy) still fires: the log's
+// last message of its channel arms it. A channel that moved on after its
+// switch gets nothing.
+func TestJournalSwitchOlderThanTheReplay(t *testing.T) {
+	node := startNode(t)
+	// A replay of a millisecond: the restart replays none of this.
+	opts := &journal.Options{SoleWriter: true, Replay: time.Millisecond}
+	a := startJournalEdge(t, node, opts)
+	p := a.dial(t, "test", "")
+	at := p.raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":2,"ttl_message":"dead"}}`, 1).Body["position"].(string)
+	beat := p.raw(`{"action":"rtm/publish","id":2,"body":{"channel":"hb","message":"beat","ttl":1,"ttl_message":"dead"}}`, 2).Body["position"].(string)
+	p.expectOK("rtm/publish", 3, map[string]any{"channel": "hb", "message": "bye"})
+	crash(t, a)
+	again := startJournalEdge(t, node, opts)
+	sub := again.dial(t, "test", "")
+	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms", "position": at})
+	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
+		t.Fatalf("the switch armed before the replay: %v, want alive then dead", msgs)
+	}
+	poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+	sub.expectOK("rtm/subscribe", 2, map[string]any{"channel": "hb", "position": beat})
+	again.dial(t, "test", "").expectOK("rtm/publish", 1, map[string]any{"channel": "hb", "message": "end"})
+	if msgs, _ := sub.recvData("hb", 3); fmt.Sprint(msgs) != "[beat bye end]" {
+		t.Fatalf("the channel that moved on: %v, want beat, bye, end and no dead", msgs)
+	}
+	if st := again.srv.Stats(); st.TTLPassed != 0 || st.TTLTakenOver != 1 {
+		t.Fatalf("%d standbys passed and %d took over; want 0 and 1 (none held for the channel that moved on)", st.TTLPassed, st.TTLTakenOver)
+	}
+}
+
 // crash takes e away as a crash does, before its switches come due: its
 // log connection first, so that a switch it fires meanwhile is not
 // stored, then its server.

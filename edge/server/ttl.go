@@ -38,8 +38,9 @@ import (
 // if nobody has (the channel in its store has moved on otherwise, and
 // the log's compare-and-set refuses a second message anyway). So a
 // switch outlives the edge that armed it: another edge fires it after a
-// crash or a deploy, and a restarted edge fires the switches armed within
-// its replay (Options.Replay of the journal) that came due meanwhile.
+// crash or a deploy, and a restarted edge those armed before it stopped
+// (the journal's replay brings those of its window, its recoverSwitches
+// the older ones).
 
 // ttlSwitches are a server's armed switches, one per channel at most (so
 // bounded by the apps' max_channels).
@@ -71,7 +72,13 @@ type ttlSwitch struct {
 	at      rtm.Position // the publish that armed it
 	payload []byte       // ttl_message, encoded like a publish's
 	standby bool         // announced by the log (armed elsewhere, or before a restart), or retried
-	retries int          // attempts the log did not take
+	// held: a standby whose arming message the store held when it was
+	// armed (the feed had just applied it; not so for one recovered from
+	// before the replay), so that a later offset there means the channel
+	// moved on. Else a channel the store creates has its offsets
+	// start after everything applied, and only the log can tell.
+	held    bool
+	retries int // attempts the log did not take
 }
 
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
@@ -87,17 +94,20 @@ func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []
 // offset of key, stored at stored, armed it for ttl seconds. It is the
 // journal's OnSwitch.
 //
-// A message younger than its ttl (one the feed brings as it is
-// published) is timed from now, not from stored: stored is the stream
-// leader's clock, and an edge whose clock ran ahead of it would fire
-// early. An older one (a restart's replay) came due while nobody held it:
-// it fires after switchTakeover, by when the replay has brought what
+// A message the feed brings as it is published is timed from now, not
+// from stored: stored is the stream leader's clock, and an edge whose
+// clock ran ahead of it would fire early. A replayed one (stored before
+// a restart) is timed from stored, or it would come late by the time it
+// waited: it fires switchTakeover after it comes due, and not sooner
+// than switchTakeover from now, by when the replay has brought what
 // followed it (a later switch on the channel replaces it, anything else
-// makes it pass without asking the log).
-func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte) {
-	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true}
+// makes it pass).
+func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte, replayed bool) {
+	next, ok := t.store.Peek(key)
+	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true,
+		held: ok && next.Offset == offset+1}
 	d := time.Duration(ttl) * time.Second
-	if now := time.Now(); now.Sub(stored) < d {
+	if now := time.Now(); !replayed && now.Sub(stored) < d {
 		stored = now
 	}
 	t.set(key, sw, max(time.Until(stored.Add(d+switchTakeover)), switchTakeover))
@@ -109,7 +119,10 @@ func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl i
 // closing, or a later switch is armed).
 func (t *ttlSwitches) retry(key string, sw *ttlSwitch) bool {
 	wait := min(switchTakeover<<min(sw.retries, 8), maxSwitchRetry)
-	again := &ttlSwitch{at: sw.at, payload: sw.payload, standby: true, retries: sw.retries + 1}
+	// The edge's own switch: its store held the arming publish before
+	// the publish was answered.
+	held := sw.held || !sw.standby
+	again := &ttlSwitch{at: sw.at, payload: sw.payload, standby: true, held: held, retries: sw.retries + 1}
 	if !t.set(key, again, wait) {
 		return false
 	}
@@ -184,7 +197,7 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	}
 	delete(t.armed, key)
 	t.mu.Unlock()
-	if sw.standby {
+	if sw.held {
 		if next, ok := t.store.Peek(key); ok && next.Offset > sw.at.Offset+1 {
 			t.passed.Add(1) // the channel moved on: fired, or something else came
 			return
