@@ -184,13 +184,12 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 		defer cancel()
 		_ = j.stream.DeleteConsumer(dctx, cons.CachedInfo().Name) // else InactiveThreshold
 	}()
-	if cons.CachedInfo().NumPending == 0 {
-		return 0, nil
-	}
-	n := 0
-	for {
+	// A fetch is answered when its batch is full (or it expires): ask for
+	// no more than are pending.
+	pending, n := cons.CachedInfo().NumPending, 0
+	for pending > 0 {
 		fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		batch, err := cons.Fetch(scanBatch, jetstream.FetchContext(fctx))
+		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
 			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
@@ -208,7 +207,7 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 				j.announceSwitch(seq, m.Subject(), md.Timestamp, v, true)
 				n++
 			}
-			done = done || md.NumPending == 0
+			pending = md.NumPending
 		}
 		err = batch.Error()
 		cancel()
@@ -216,7 +215,8 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
 		}
 		if done || got == 0 {
-			return n, nil
+			break
 		}
 	}
+	return n, nil
 }
