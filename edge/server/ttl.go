@@ -72,13 +72,7 @@ type ttlSwitch struct {
 	at      rtm.Position // the publish that armed it
 	payload []byte       // ttl_message, encoded like a publish's
 	standby bool         // announced by the log (armed elsewhere, or before a restart), or retried
-	// held: a standby whose arming message the store held when it was
-	// armed (the feed had just applied it; not so for one recovered from
-	// before the replay), so that a later offset there means the channel
-	// moved on. Else a channel the store creates has its offsets
-	// start after everything applied, and only the log can tell.
-	held    bool
-	retries int // attempts the log did not take
+	retries int          // attempts the log did not take
 }
 
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
@@ -103,9 +97,7 @@ func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []
 // followed it (a later switch on the channel replaces it, anything else
 // makes it pass).
 func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte, replayed bool) {
-	next, ok := t.store.Peek(key)
-	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true,
-		held: ok && next.Offset == offset+1}
+	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true}
 	d := time.Duration(ttl) * time.Second
 	if now := time.Now(); !replayed && now.Sub(stored) < d {
 		stored = now
@@ -119,10 +111,7 @@ func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl i
 // closing, or a later switch is armed).
 func (t *ttlSwitches) retry(key string, sw *ttlSwitch) bool {
 	wait := min(switchTakeover<<min(sw.retries, 8), maxSwitchRetry)
-	// The edge's own switch: its store held the arming publish before
-	// the publish was answered.
-	held := sw.held || !sw.standby
-	again := &ttlSwitch{at: sw.at, payload: sw.payload, standby: true, held: held, retries: sw.retries + 1}
+	again := &ttlSwitch{at: sw.at, payload: sw.payload, standby: true, retries: sw.retries + 1}
 	if !t.set(key, again, wait) {
 		return false
 	}
@@ -197,11 +186,9 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 	}
 	delete(t.armed, key)
 	t.mu.Unlock()
-	if sw.held {
-		if next, ok := t.store.Peek(key); ok && next.Offset > sw.at.Offset+1 {
-			t.passed.Add(1) // the channel moved on: fired, or something else came
-			return
-		}
+	if sw.standby && t.store.MovedOn(key, sw.at.Offset) {
+		t.passed.Add(1) // fired, or something else came
+		return
 	}
 	if t.journal != nil {
 		t.journal.PublishExpect(key, sw.payload, nuid.Next(), "", sw.at.Offset, 0, nil, func(_ uint64, err error) {

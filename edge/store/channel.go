@@ -19,6 +19,9 @@ type channel struct {
 	epoch uint64    // immutable: unique per incarnation of the channel
 	ret   Retention // immutable, normalized
 	s     *Store    // immutable
+	// base is the store's applied offset when the channel was created:
+	// a replica holds the channel's messages after it, not those before.
+	base uint64 // immutable
 
 	// mu is the writer lock: it serializes appends, and guards every field
 	// below marked "mu" and the mu-guarded fields of this channel's blocks.
@@ -117,6 +120,7 @@ func (s *Store) newChannel(name string) *channel {
 	// the channel was created, not those before: its history starts
 	// after the last offset the store had applied then.
 	ch.last = s.applied.Load()
+	ch.base = ch.last
 	ch.tail = newAnchor(ch)
 	ch.q.Store(&queue{next: ch.last + 1})
 	ch.mu.Lock()

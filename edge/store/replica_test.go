@@ -70,3 +70,30 @@ func TestReplicaChannelsStartAfterApplied(t *testing.T) {
 		t.Fatalf("offsets after the expired block = %v, want [170 200]", got)
 	}
 }
+
+// MovedOn says a replica's channel had a message after an offset only if
+// the channel was held from before that offset: a channel created later
+// starts after everything applied, whatever came after the offset in the
+// log.
+func TestReplicaMovedOn(t *testing.T) {
+	s, clk := newTestStore(t, &Options{Epoch: 42})
+	s.SetApplied(10)
+	for _, o := range []uint64{11, 12} {
+		if _, err := s.AppendAt("held", o, clk.Now(), payload(int(o), 10)); err != nil {
+			t.Fatal(err)
+		}
+		s.SetApplied(o)
+	}
+	if !s.MovedOn("held", 11) || s.MovedOn("held", 12) {
+		t.Errorf("held: moved on after 11 %v, after 12 %v; want true, false", s.MovedOn("held", 11), s.MovedOn("held", 12))
+	}
+	// Created (by a subscriber, say) after 12 was applied elsewhere in
+	// the log: its offsets start after 12, and 13 may follow anything.
+	mustSubscribe(t, s, "late", Start{}).Close()
+	if _, err := s.AppendAt("late", 13, clk.Now(), payload(13, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if s.MovedOn("late", 5) || s.MovedOn("late", 12) || s.MovedOn("unknown", 1) {
+		t.Errorf("a channel created after the offset, or none, said it moved on")
+	}
+}

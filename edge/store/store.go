@@ -384,6 +384,20 @@ func (s *Store) Peek(channel string) (p rtm.Position, ok bool) {
 	return rtm.Position{Epoch: ch.epoch, Offset: ch.last + 1}, true
 }
 
+// MovedOn reports whether the store holds a message of channel after
+// offset, having held the channel since before offset: a replica's
+// channel created after offset starts after everything applied then, so
+// its newest offset says nothing of what came after offset in the log.
+func (s *Store) MovedOn(channel string, offset uint64) bool {
+	ch := s.lookup(channel)
+	if ch == nil {
+		return false
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return !ch.dead && ch.base < offset && ch.last > offset
+}
+
 // Stats returns the store's counters. It visits every channel (to sum
 // their append counts without a shared counter on the append path), so it
 // is meant for metrics scrapes, not hot paths.
