@@ -83,7 +83,9 @@ const maxHandles = 1 << 16
 
 // Start makes the journal feed st: it replays the last Options.Replay of
 // the stream (to rebuild the tail after a restart), then follows it. st
-// must be a replica with the journal's epoch (store.Options.Epoch).
+// must be a replica with the journal's epoch (store.Options.Epoch). It
+// also starts, in the background, the recovery of the switches armed
+// before the replay (recoverSwitches).
 func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f := &j.feed
 	// f.j is set by Open; the publisher's goroutines read it already.
@@ -96,6 +98,9 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	err := j.retry(ctx, "find where to replay from", func(ctx context.Context) (err error) {
 		if info, err = j.stream.Info(ctx); err != nil {
 			return err
+		}
+		if !info.TimeStamp.IsZero() {
+			j.skew = info.TimeStamp.Sub(time.Now())
 		}
 		msgs, _, err = j.get(ctx, &getRequest{StartTime: &since, Batch: 1})
 		return err
@@ -123,7 +128,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 		f.markCaughtUp()
 	}
 	j.wg.Go(f.watch)
-	j.wg.Go(func() { j.recoverSwitches(from) })
+	j.wg.Go(func() { j.recoverSwitches(from, info.State.FirstSeq) })
 	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch,
 		"from", from, "last", info.State.LastSeq)
 	return nil

@@ -191,6 +191,10 @@ type Journal struct {
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
+	// skew is how far the stream leader's clock was ahead of this
+	// process's when the feed started (Start): a replayed message's
+	// stored time, minus skew, is on this edge's clock.
+	skew time.Duration
 
 	closeOnce sync.Once
 	stop      chan struct{}

@@ -41,16 +41,19 @@ const SwitchHeader = "Sluice-Switch"
 // time.Duration.
 const maxSwitchTTL = 7 * 24 * 60 * 60
 
-// SwitchFunc is told of a switch the feed applied: the message at offset
-// of the channel key, stored at stored, armed a switch of ttl seconds
-// that publishes message; replayed says it was stored before the journal
-// opened (a restart's replay, or recoverSwitches). It runs on the feed's
-// goroutine, or recoverSwitches', and must not block; message is its
-// own.
+// SwitchFunc is told of a switch in the log: the message at offset of
+// the channel key, stored at stored, armed a switch of ttl seconds that
+// publishes message. replayed says it was stored before the journal
+// opened (a restart's replay, or recoverSwitches), and stored is then on
+// this process's clock (the stream leader's, corrected by the skew
+// measured at Start); else it is the leader's, as stored. It runs on the
+// feed's goroutine, or recoverSwitches', and must not block; message is
+// its own.
 type SwitchFunc = func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool)
 
-// OnSwitch sets the function the feed tells of the switches it applies.
-// Set it before Start: the replay after a restart brings the switches
+// OnSwitch sets the function the journal tells of the switches in the
+// log: those the feed applies, and those recoverSwitches finds. Set it
+// before Start: the replay after a restart brings the switches
 // armed within Options.Replay, recoverSwitches (which Start starts) those
 // armed before.
 func (j *Journal) OnSwitch(f SwitchFunc) { j.switchFn.Store(&f) }
@@ -115,6 +118,9 @@ func (j *Journal) announceSwitch(seq uint64, subj string, stored time.Time, v st
 		j.log.Warn("journal: a message with a switch header that does not parse", "subject", subj, "seq", seq)
 		return
 	}
+	if replayed {
+		stored = stored.Add(-j.skew)
+	}
 	(*fn)(key, seq, stored, ttl, message, replayed)
 }
 
@@ -124,9 +130,10 @@ func (j *Journal) announceSwitch(seq uint64, subj string, stored time.Time, v st
 // headers only (the switch is in one), oldest first, and stops at from;
 // it runs on the journal's goroutines after Start, and reads again from
 // the start if the log fails it (an announcement made twice arms one
-// standby), until the journal closes.
-func (j *Journal) recoverSwitches(from uint64) {
-	if j.switchFn.Load() == nil || from <= 1 {
+// standby), until the journal closes or loses its stream. first is the
+// stream's first sequence: a replay from there leaves nothing older.
+func (j *Journal) recoverSwitches(from, first uint64) {
+	if j.switchFn.Load() == nil || from <= max(first, 1) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -146,7 +153,7 @@ func (j *Journal) recoverSwitches(from uint64) {
 				"switches", n, "before_seq", from, "took", time.Since(start).Round(time.Millisecond))
 			return
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || j.Lost() != nil {
 			return
 		}
 		j.log.Warn("journal: recovering the switches armed before the replay; trying again", "stream", j.opts.Stream, "in", wait, "err", err)
@@ -177,12 +184,17 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 	})
 	cancel()
 	if err != nil {
-		return 0, fmt.Errorf("create a consumer of the channels' last messages: %w", err)
+		return 0, fmt.Errorf("journal: create a consumer of the channels' last messages: %w", err)
 	}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if ctx.Err() != nil {
+			return // closing: InactiveThreshold deletes it
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		_ = j.stream.DeleteConsumer(dctx, cons.CachedInfo().Name) // else InactiveThreshold
+		if err := j.stream.DeleteConsumer(dctx, cons.CachedInfo().Name); err != nil {
+			j.log.Debug("journal: delete the consumer of the channels' last messages (it goes when idle)", "err", err)
+		}
 	}()
 	// A fetch is answered when its batch is full (or it expires): ask for
 	// no more than are pending.
@@ -192,14 +204,18 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 		batch, err := cons.Fetch(int(min(pending, scanBatch)), jetstream.FetchContext(fctx))
 		if err != nil {
 			cancel()
-			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
+			return n, fmt.Errorf("journal: fetch the channels' last messages: %w", err)
 		}
 		got, done := 0, false
+		var bad error
 		for m := range batch.Messages() {
 			got++
 			md, err := m.Metadata()
-			if err != nil || done {
-				continue
+			if err != nil {
+				bad = err
+			}
+			if bad != nil || done {
+				continue // drain the batch
 			}
 			if seq := md.Sequence.Stream; seq >= from {
 				done = true // the replay's, and what follows
@@ -211,10 +227,28 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 		}
 		err = batch.Error()
 		cancel()
-		if err != nil && (ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
-			return n, fmt.Errorf("fetch the channels' last messages: %w", err)
+		switch {
+		case bad != nil:
+			return n, fmt.Errorf("journal: a last message without metadata: %w", bad)
+		case errors.Is(err, context.DeadlineExceeded) && got > 0 && ctx.Err() == nil:
+			// Answered, if not in full: ask again.
+		case err != nil:
+			// Unanswered (JetStream answers a short batch before the
+			// deadline): read again, or the rest is never announced.
+			return n, fmt.Errorf("journal: fetch the channels' last messages: %w", err)
 		}
-		if done || got == 0 {
+		if done {
+			break
+		}
+		if got == 0 {
+			// Answered with nothing: only right if nothing is left.
+			info, err := cons.Info(ctx)
+			if err != nil {
+				return n, fmt.Errorf("journal: ask the consumer of the channels' last messages: %w", err)
+			}
+			if info.NumPending > 0 {
+				return n, fmt.Errorf("journal: the consumer of the channels' last messages sent none of %d pending", info.NumPending)
+			}
 			break
 		}
 	}

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -58,7 +59,8 @@ func FuzzParseSwitch(f *testing.F) {
 // TestRecoverSwitches: a journal restarted with nothing in its replay
 // announces, as replayed, the switch of every channel whose last message
 // arms one, with that message's sequence: not a switch a later message
-// followed or replaced, not one of a purged channel.
+// followed or replaced, not one of a purged channel; more channels than
+// one fetch takes, and the scan's consumer goes when it is done.
 func TestRecoverSwitches(t *testing.T) {
 	n := node(t, "")
 	j, _ := open(t, n, nil)
@@ -82,6 +84,15 @@ func TestRecoverSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	publish(t, j, "app\x00plain", "no switch")
+	// More channels than one fetch asks for, every third armed.
+	for i := range 2 * scanBatch {
+		key := fmt.Sprintf("app\x00many%d", i)
+		if i%3 == 0 {
+			want[key] = arm(key, 60)
+		} else {
+			publish(t, j, key, "plain")
+		}
+	}
 	// The channels' last messages come oldest first: this one's
 	// announcement is the scan's last.
 	last := arm("app\x00last", 50)
@@ -124,14 +135,26 @@ func TestRecoverSwitches(t *testing.T) {
 		return len(got["app\x00last"]) > 0
 	})
 	mu.Lock()
-	defer mu.Unlock()
 	if len(got) != len(want) {
 		t.Errorf("announced %v; want the switches of %v only", got, want)
 	}
 	for key, seq := range want {
-		ttl := map[string]int64{"app\x00held": 30, "app\x00replaced": 40, "app\x00last": 50}[key]
+		ttl, ok := map[string]int64{"app\x00held": 30, "app\x00replaced": 40, "app\x00last": 50}[key]
+		if !ok {
+			ttl = 60
+		}
 		if a := got[key]; len(a) != 1 || a[0] != (announced{seq, ttl, `"dead"`, true}) {
 			t.Errorf("%q: announced %+v; want once, at %d, ttl %d, replayed", key, a, seq, ttl)
 		}
 	}
+	mu.Unlock()
+	poll.Until(t, "the scan's consumer deleted", func() bool {
+		l := again.stream.ListConsumers(ctx)
+		for ci := range l.Info() {
+			if ci.Config.HeadersOnly {
+				return false
+			}
+		}
+		return l.Err() == nil
+	})
 }
