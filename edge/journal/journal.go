@@ -300,6 +300,11 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 // Epoch returns the stream's incarnation: the EPOCH of every position.
 func (j *Journal) Epoch() uint64 { return j.epoch }
 
+// Retention returns how long the stream keeps a message (its MaxAge as
+// the journal found or made it; 0: no age limit). Another edge may raise
+// it later, never lower it (ensure).
+func (j *Journal) Retention() time.Duration { return j.stream.CachedInfo().Config.MaxAge }
+
 // Stream returns the stream's name.
 func (j *Journal) Stream() string { return j.opts.Stream }
 

@@ -149,12 +149,10 @@ func TestRecoverSwitches(t *testing.T) {
 	}
 	mu.Unlock()
 	poll.Until(t, "the scan's consumer deleted", func() bool {
-		l := again.stream.ListConsumers(ctx)
-		for ci := range l.Info() {
-			if ci.Config.HeadersOnly {
-				return false
-			}
+		l, scanning := again.stream.ListConsumers(ctx), false
+		for ci := range l.Info() { // to the end: the lister's goroutine sends them all
+			scanning = scanning || ci.Config.HeadersOnly
 		}
-		return l.Err() == nil
+		return l.Err() == nil && !scanning
 	})
 }

@@ -20,6 +20,8 @@ import (
 type Journal interface {
 	// Epoch is the log's incarnation: the EPOCH of every position.
 	Epoch() uint64
+	// Retention is how long the log keeps a message (0: no age limit).
+	Retention() time.Duration
 	// PublishFrom stores payload as the next message of the store key's
 	// channel; done gets its offset once the log stored it and the
 	// server's store holds it, or an error. done must not block. msgID

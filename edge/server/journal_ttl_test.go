@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,4 +161,18 @@ func TestJournalSwitchAcrossALogOutage(t *testing.T) {
 	if st := e.srv.Stats(); st.TTLFired != 0 || st.TTLSkipped != 0 {
 		t.Fatalf("fired %d and skipped %d: the first attempt failed, the retry published", st.TTLFired, st.TTLSkipped)
 	}
+}
+
+// TestJournalSwitchWithinRetention: a switch fires by a compare-and-set at
+// the publish that armed it, so an edge whose log keeps messages 70 s
+// refuses a ttl that would outlast them, saying why, instead of
+// acknowledging a switch that could never fire; a ttl inside takes.
+func TestJournalSwitchWithinRetention(t *testing.T) {
+	e := startJournalEdge(t, startNode(t), &journal.Options{MaxAge: 70 * time.Second})
+	c := e.dial(t, "test", "")
+	body := c.expectError("rtm/publish", 1, map[string]any{"channel": "dms", "message": "alive", "ttl": 61, "ttl_message": "dead"}, "invalid_format")
+	if reason, _ := body["reason"].(string); !strings.Contains(reason, "at most 60 seconds") || !strings.Contains(reason, "1m10s") {
+		t.Errorf("refused with %q; want the limit (60 s) and the log's retention (1m10s)", reason)
+	}
+	c.expectOK("rtm/publish", 2, map[string]any{"channel": "dms", "message": "alive", "ttl": 60, "ttl_message": "dead"})
 }

@@ -30,6 +30,11 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if err := checkPublishOptions(env.Action, &b); err != nil {
 		return nil, err
 	}
+	if b.TTL != nil {
+		if err := c.srv.ttl.allowed(*b.TTL); err != nil {
+			return nil, err
+		}
+	}
 	if b.Channel == rtm.HeartbeatChannel {
 		c.ack.Position = heartbeatPosition
 		return &c.ack, nil

@@ -52,6 +52,12 @@ type ttlSwitches struct {
 
 	store   *store.Store // immutable
 	journal Journal      // immutable; nil: the store's AppendIf decides
+	// maxTTL (0: none but rtmopts' maxTTL) is the longest ttl the log can
+	// honour, switchMargin short of its retention: a switch fires by a
+	// compare-and-set at its arming publish, which the log must still
+	// hold then. Immutable.
+	maxTTL    int64
+	retention time.Duration // the log's, for maxTTL's error
 	// fired and skipped count this edge's switches that published their
 	// message and those that found something else published first;
 	// takenOver and passed count the standbys (and retried switches) that
@@ -75,8 +81,29 @@ type ttlSwitch struct {
 	retries int          // attempts the log did not take
 }
 
+// switchMargin is how much longer than a switch's ttl the log must keep
+// its arming publish: the standby's switchTakeover, and the feed's lag.
+const switchMargin = 10 * time.Second
+
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
-	return &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, journal: j}
+	t := &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, journal: j}
+	if j != nil {
+		if r := j.Retention(); r > 0 && r < (maxTTL*time.Second)+switchMargin {
+			t.maxTTL, t.retention = max(int64((r-switchMargin)/time.Second), 1), r
+		}
+	}
+	return t
+}
+
+// allowed refuses a ttl the log cannot honour (maxTTL), saying why: a
+// switch that could never fire must not be acknowledged as armed.
+func (t *ttlSwitches) allowed(ttl int64) error {
+	if t.maxTTL > 0 && ttl > t.maxTTL {
+		return rtm.Errorf(rtm.CodeInvalidFormat,
+			"ttl must be at most %d seconds on this edge: its log keeps a message %s (the longest of its apps' rules), and a switch fires only while the publish that armed it is there",
+			t.maxTTL, t.retention)
+	}
+	return nil
 }
 
 // arm arms a switch on key, replacing the one armed there before.
