@@ -100,7 +100,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 			return err
 		}
 		if !info.TimeStamp.IsZero() {
-			j.skew = info.TimeStamp.Sub(time.Now())
+			j.skew = time.Until(info.TimeStamp)
 		}
 		msgs, _, err = j.get(ctx, &getRequest{StartTime: &since, Batch: 1})
 		return err

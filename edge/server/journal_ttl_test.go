@@ -37,14 +37,24 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 		a := startJournalEdge(t, node, opts)
 		at := a.dial(t, "test", "").raw(`{"action":"rtm/publish","id":1,"body":{"channel":"dms","message":"alive","ttl":2,"ttl_message":"dead"}}`, 1).Body["position"].(string)
 		crash(t, a)
-		again := startJournalEdge(t, node, opts)
-		sub := again.dial(t, "test", "")
-		sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms", "position": at})
-		if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
-			t.Fatalf("the switch armed before the restart: %v, want alive then dead", msgs)
-		}
-		poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+		firesAfterRestart(t, node, opts, at)
 	})
+}
+
+// firesAfterRestart starts an edge on node again and checks that it fires
+// the switch armed at position at of the channel dms: a subscriber from
+// there gets alive, then dead, and the edge counts a takeover. It returns
+// the edge and the subscriber.
+func firesAfterRestart(t *testing.T, node *journal.Node, opts *journal.Options, at string) (*edge, *rawClient) {
+	t.Helper()
+	again := startJournalEdge(t, node, opts)
+	sub := again.dial(t, "test", "")
+	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms", "position": at})
+	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
+		t.Fatalf("the switch armed before the restart: %v, want alive then dead", msgs)
+	}
+	poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+	return again, sub
 }
 
 // TestJournalSwitchReplay: a restart replays every switch its window
@@ -99,13 +109,7 @@ func TestJournalSwitchOlderThanTheReplay(t *testing.T) {
 	beat := p.raw(`{"action":"rtm/publish","id":2,"body":{"channel":"hb","message":"beat","ttl":1,"ttl_message":"dead"}}`, 2).Body["position"].(string)
 	p.expectOK("rtm/publish", 3, map[string]any{"channel": "hb", "message": "bye"})
 	crash(t, a)
-	again := startJournalEdge(t, node, opts)
-	sub := again.dial(t, "test", "")
-	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "dms", "position": at})
-	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
-		t.Fatalf("the switch armed before the replay: %v, want alive then dead", msgs)
-	}
-	poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+	again, sub := firesAfterRestart(t, node, opts, at)
 	sub.expectOK("rtm/subscribe", 2, map[string]any{"channel": "hb", "position": beat})
 	again.dial(t, "test", "").expectOK("rtm/publish", 1, map[string]any{"channel": "hb", "message": "end"})
 	if msgs, _ := sub.recvData("hb", 3); fmt.Sprint(msgs) != "[beat bye end]" {
