@@ -19,9 +19,6 @@ type channel struct {
 	epoch uint64    // immutable: unique per incarnation of the channel
 	ret   Retention // immutable, normalized
 	s     *Store    // immutable
-	// base is the store's applied offset when the channel was created:
-	// a replica holds the channel's messages after it, not those before.
-	base uint64 // immutable
 
 	// mu is the writer lock: it serializes appends, and guards every field
 	// below marked "mu" and the mu-guarded fields of this channel's blocks.
@@ -66,7 +63,10 @@ type channel struct {
 	// group counts the live channels of the channel's group; immutable,
 	// lowered when the channel is forgotten.
 	group *atomic.Int64
-	_     [8]byte // to 256 bytes: see above
+	// base is the store's applied offset when the channel was created: a
+	// replica holds the channel's messages after it, not those before
+	// (MovedOn). Immutable; here, where the 256 bytes had room.
+	base uint64
 }
 
 // queue is an immutable snapshot of a channel's live blocks.
