@@ -34,39 +34,12 @@ type durability struct {
 // journal.ErrStreamLost): the edge must stop.
 func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *presence.Registry, ack journal.Observer, lost func(error), log *slog.Logger) (*durability, error) {
 	d := &durability{}
-	cl := &cfg.Cluster
-	var err error
-	replicas := cl.Replicas
-	if len(cfg.NATS.URLs) > 0 {
-		d.nc, err = connectNATS(&cfg.NATS)
-		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",")
-		if replicas == 0 {
-			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
-		}
-	} else {
-		var no *journal.NodeOptions
-		if no, err = cl.nodeOptions(log); err != nil {
-			return nil, err
-		}
-		d.node, err = journal.StartNode(no)
-		if err == nil {
-			d.nc, err = d.node.Connect("sluice-edge")
-		}
-		d.desc = "durable in " + cl.DataDir
-		if cl.clustered() {
-			d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
-			if no.RouteTLS != nil {
-				d.desc += ", routes over TLS"
-			}
-			if replicas == 0 {
-				replicas = 3
-			}
-		}
-	}
+	replicas, err := d.connect(cfg, log)
 	if err != nil {
 		d.close()
 		return nil, err
 	}
+	cl := &cfg.Cluster
 	warnPayload(apps, d.nc.MaxPayload(), log)
 	maxAge, replay := logRetention(apps)
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
@@ -88,6 +61,42 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		return nil, err
 	}
 	return d, nil
+}
+
+// connect connects d to the external NATS, or starts the embedded node
+// and connects to it, and returns the replicas of the stream (and the
+// presence bucket) to create: cluster.replicas, or 3 on an embedded
+// cluster, else 1. On an error, d holds what it started.
+func (d *durability) connect(cfg *Config, log *slog.Logger) (replicas int, err error) {
+	cl := &cfg.Cluster
+	replicas = cl.Replicas
+	if len(cfg.NATS.URLs) > 0 {
+		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",")
+		if replicas == 0 {
+			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
+		}
+		d.nc, err = connectNATS(&cfg.NATS)
+		return replicas, err
+	}
+	no, err := cl.nodeOptions(log)
+	if err != nil {
+		return 0, err
+	}
+	d.desc = "durable in " + cl.DataDir
+	if cl.clustered() {
+		d.desc += fmt.Sprintf(", cluster %s (node on %s)", cl.Name, cl.Listen)
+		if no.RouteTLS != nil {
+			d.desc += ", routes over TLS"
+		}
+		if replicas == 0 {
+			replicas = 3
+		}
+	}
+	if d.node, err = journal.StartNode(no); err != nil {
+		return 0, err
+	}
+	d.nc, err = d.node.Connect("sluice-edge")
+	return replicas, err
 }
 
 // warnPayload warns of the apps whose largest messages the NATS server
