@@ -27,13 +27,8 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if err := checkChannel(b.Channel); err != nil {
 		return nil, err
 	}
-	if err := checkPublishOptions(env.Action, &b); err != nil {
+	if err := checkPublishOptions(env.Action, &b, c.srv.ttl); err != nil {
 		return nil, err
-	}
-	if b.TTL != nil {
-		if err := c.srv.ttl.allowed(*b.TTL); err != nil {
-			return nil, err
-		}
 	}
 	if b.Channel == rtm.HeartbeatChannel {
 		c.ack.Position = heartbeatPosition

@@ -28,8 +28,9 @@ func checkRead(read string) error {
 		rtm.ReadPrevious, rtm.ReadPreviousOnOK, rtm.ReadPreviousOnError)
 }
 
-// checkPublishOptions refuses options a publish or write cannot take.
-func checkPublishOptions(action string, b *rtm.PublishBody) error {
+// checkPublishOptions refuses options a publish or write cannot take;
+// ttls bounds the ttl.
+func checkPublishOptions(action string, b *rtm.PublishBody, ttls *ttlSwitches) error {
 	if err := checkRead(b.Read); err != nil {
 		return err
 	}
@@ -42,10 +43,7 @@ func checkPublishOptions(action string, b *rtm.PublishBody) error {
 		}
 		return nil
 	}
-	if *b.TTL < 1 || *b.TTL > maxTTL {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "ttl must be 1 to %d seconds", maxTTL)
-	}
-	return nil
+	return ttls.allowed(*b.TTL)
 }
 
 // badPosition is Satori's answer to a position that does not parse, word

@@ -52,12 +52,10 @@ type ttlSwitches struct {
 
 	store   *store.Store // immutable
 	journal Journal      // immutable; nil: the store's AppendIf decides
-	// maxTTL (0: none but rtmopts' maxTTL) is the longest ttl the log can
-	// honour, switchMargin short of its retention: a switch fires by a
-	// compare-and-set at its arming publish, which the log must still
-	// hold then. Immutable.
-	maxTTL    int64
-	retention time.Duration // the log's, for maxTTL's error
+	// retention is the log's (0: none, or no log), which bounds the ttl
+	// (allowed): a switch fires by a compare-and-set at its arming
+	// publish, which the log must still hold then. Immutable.
+	retention time.Duration
 	// fired and skipped count this edge's switches that published their
 	// message and those that found something else published first;
 	// takenOver and passed count the standbys (and retried switches) that
@@ -88,20 +86,25 @@ const switchMargin = 10 * time.Second
 func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
 	t := &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, journal: j}
 	if j != nil {
-		if r := j.Retention(); r > 0 && r < (maxTTL*time.Second)+switchMargin {
-			t.maxTTL, t.retention = max(int64((r-switchMargin)/time.Second), 1), r
-		}
+		t.retention = j.Retention()
 	}
 	return t
 }
 
-// allowed refuses a ttl the log cannot honour (maxTTL), saying why: a
-// switch that could never fire must not be acknowledged as armed.
+// allowed refuses a ttl outside 1 to maxTTL, or one the log cannot
+// honour (switchMargin short of its retention), saying why: a switch
+// that could never fire must not be acknowledged as armed.
 func (t *ttlSwitches) allowed(ttl int64) error {
-	if t.maxTTL > 0 && ttl > t.maxTTL {
+	if ttl < 1 || ttl > maxTTL {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "ttl must be 1 to %d seconds", maxTTL)
+	}
+	if t.retention <= 0 {
+		return nil
+	}
+	if most := max(int64((t.retention-switchMargin)/time.Second), 1); ttl > most {
 		return rtm.Errorf(rtm.CodeInvalidFormat,
 			"ttl must be at most %d seconds on this edge: its log keeps a message %s (the longest of its apps' rules), and a switch fires only while the publish that armed it is there",
-			t.maxTTL, t.retention)
+			most, t.retention)
 	}
 	return nil
 }
