@@ -91,7 +91,7 @@ func (s *Server) logHistory(ctx context.Context, key string, at *rtm.Position, c
 		}
 		from = at.Offset
 	} else {
-		start, found, err := s.logHistoryStart(ctx, key, count, 0)
+		start, found, err := s.logHistoryStart(ctx, key, logSpan{count: count})
 		if err != nil || !found {
 			return HistoryPage{}, err
 		}
@@ -99,6 +99,9 @@ func (s *Server) logHistory(ctx context.Context, key string, at *rtm.Position, c
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
+	if err := s.logCaughtUp(ctx, s.store.Applied()); err != nil {
+		return HistoryPage{}, err
+	}
 	if err := s.checkReadable(ctx, key, from); err != nil {
 		return HistoryPage{}, err
 	}

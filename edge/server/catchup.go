@@ -49,43 +49,45 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 		}
 		return c.withCatchUp(key, from)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
-		// The replica answers when its history starts after the oldest
-		// offset it holds: it had older messages the history left out,
-		// so the log would say the same. (No log request, and history
-		// keeps working while NATS is away.)
-		if cur, err := st.Subscribe(key, start); err == nil {
-			if cur.Position().Offset > cur.Head() {
-				return cur, nil, nil
-			}
-			cur.Close()
-		}
-		return c.historyOrLive(key, start.HistoryCount, start.HistoryAge)
+		return c.logHistory(key, start)
 	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
 }
 
-// historyOrLive opens a subscription at the start of the log's history of
-// key (its newest count messages no older than age), or live when the log
-// has none. The live cursor is opened before the log is asked: a message
-// stored meanwhile is then in the log's answer or after the cursor's
-// start, never between them (it used to be lost to a subscriber whose
-// subscribe crossed a channel's first publish).
-func (c *conn) historyOrLive(key string, count int, age time.Duration) (*store.Cursor, *catchUp, error) {
-	live, err := c.srv.store.Subscribe(key, store.Start{})
+// logHistory opens a history subscription of a journal-backed edge. The
+// replica serves what it holds of the history; the log is asked only for
+// the messages before the replica's oldest (its head), if the history
+// reaches that far: a channel the replica holds from a later point than
+// the log (it started following it then), or whose older blocks it let
+// go. The replica's cursor is opened first, so a message stored meanwhile
+// is after its start, never between the log's part and the replica's.
+func (c *conn) logHistory(key string, start store.Start) (*store.Cursor, *catchUp, error) {
+	cur, err := c.srv.store.Subscribe(key, start)
 	if err != nil {
 		return nil, nil, err
 	}
-	from, ok, err := c.srv.logHistoryStart(c.ctx, key, count, age)
+	until := cur.Position().Offset
+	if until > cur.Head() {
+		// The replica had older messages the history left out: the log
+		// would say the same. (No log request: history keeps working
+		// while NATS is away.)
+		return cur, nil, nil
+	}
+	sp := logSpan{count: start.HistoryCount, age: start.HistoryAge, before: until}
+	sp.held = cur.Held(max(sp.count, 1))
+	if sp.age <= 0 && sp.held >= sp.count {
+		return cur, nil, nil
+	}
+	from, ok, err := c.srv.logHistoryStart(c.ctx, key, sp)
 	switch {
 	case err != nil:
-		live.Close()
+		cur.Close()
 		return nil, nil, err
-	case !ok:
-		return live, nil, nil
+	case !ok || from >= until:
+		return cur, nil, nil
 	}
-	live.Close()
-	return c.withCatchUp(key, from)
+	return cur, &catchUp{key: key, next: from, until: until}, nil
 }
 
 // checkFuture refuses, with store.ErrFuture, a position of the log's epoch
@@ -112,7 +114,7 @@ func (c *conn) checkFuture(p rtm.Position) error {
 // rule still keeps in the log: where a fast-forward lands.
 func (c *conn) logOldest(key string) (*store.Cursor, *catchUp, error) {
 	ret := c.srv.retention(key).Normalized()
-	return c.historyOrLive(key, ret.HistoryCount, ret.TTL)
+	return c.logHistory(key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
 }
 
 // withCatchUp opens a cursor at from if the replica holds it; else at the
@@ -153,21 +155,7 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	frames, more, err := c.srv.journal.Next(ctx, cu.key, cu.next, logBatch, maxBatchBytes)
 	cancel()
 	if err != nil {
-		if c.ctx.Err() != nil {
-			return err
-		}
-		c.srv.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.id, "err", err)
-		pos := sub.position()
-		c.endSub(sub)
-		w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
-			Body: &rtm.SubscriptionError{
-				Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
-				Position: pos.String(), SubscriptionID: sub.id,
-			}})
-		if err != nil {
-			return c.internal(err)
-		}
-		return c.write(w, w.pdu)
+		return c.failCatchUp(w, sub, err)
 	}
 	n := 0
 	for n < len(frames) && frames[n].Offset < cu.until {
@@ -179,7 +167,11 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	case more == 0:
 		// Nothing more, says the log's copy that answered: complete only
 		// if that copy has reached where the replica starts.
-		if c.logReached(sub, cu) {
+		reached, err := c.logReached(cu)
+		if err != nil {
+			return c.failCatchUp(w, sub, err)
+		}
+		if reached {
 			sub.catchup = nil
 		}
 	}
@@ -192,31 +184,60 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	return err
 }
 
+// failCatchUp ends a subscription whose catch-up could not be read from
+// the log with rtm/subscription/error "unavailable": the client
+// resubscribes from its position, and misses nothing.
+func (c *conn) failCatchUp(w *writer, sub *subscription, err error) error {
+	if c.ctx.Err() != nil {
+		return err
+	}
+	c.srv.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.id, "err", err)
+	pos := sub.position()
+	c.endSub(sub)
+	w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
+		Body: &rtm.SubscriptionError{
+			Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
+			Position: pos.String(), SubscriptionID: sub.id,
+		}})
+	if err != nil {
+		return c.internal(err)
+	}
+	return c.write(w, w.pdu)
+}
+
 // logLagTries bounds how often a catch-up waits for a lagging copy of the
-// log (logLagPause apart) before it trusts the answer it has.
+// log (logLagPause apart): as long as one log read may take. Past it the
+// catch-up fails rather than end on the lagging copy's answer, which
+// would leave a gap.
 const (
-	logLagTries = 50
 	logLagPause = 20 * time.Millisecond
+	logLagTries = int(logTimeout / logLagPause)
 )
+
+// errLogLags says the log's copy that answers reads stayed behind.
+var errLogLags = errors.New("server: the log's copy answering reads stays behind this edge")
 
 // logReached reports whether the log's copy answering reads holds the
 // offsets up to the replica's start; if not, it pauses a little so that
 // the writer asks again.
-func (c *conn) logReached(sub *subscription, cu *catchUp) bool {
+func (c *conn) logReached(cu *catchUp) (bool, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
 	ok, err := c.srv.journal.Reached(ctx, cu.until-1)
 	cancel()
-	if ok || err != nil || cu.lagged >= logLagTries {
-		if !ok {
-			c.srv.log.Warn("catch-up: the log's copy lags; ending the catch-up on its answer",
-				"subscription", sub.id, "until", cu.until, "err", err)
-		}
-		return true
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("%w: %w", errLog, err)
+	case ok:
+		return true, nil
+	case cu.lagged >= logLagTries:
+		return false, fmt.Errorf("%w: offset %d", errLogLags, cu.until-1)
 	}
 	cu.lagged++
+	t := time.NewTimer(logLagPause)
+	defer t.Stop()
 	select {
-	case <-time.After(logLagPause):
+	case <-t.C:
 	case <-c.ctx.Done():
 	}
-	return false
+	return false, nil
 }

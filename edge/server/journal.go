@@ -109,6 +109,9 @@ func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (sto
 	defer cancel()
 	j, ret, now := s.journal, s.retention(key).Normalized(), s.store.Now()
 	if at == nil {
+		if err := s.logCaughtUp(ctx, s.store.Applied()); err != nil {
+			return store.Frame{}, false, err
+		}
 		f, ok, err := j.Last(ctx, key, 0)
 		if err != nil {
 			return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
@@ -122,6 +125,9 @@ func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (sto
 // the log, or ErrExpired if the messages from there on are no longer all
 // readable.
 func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret store.Retention, now int64) (store.Frame, bool, error) {
+	if err := s.logCaughtUp(ctx, s.store.Applied()); err != nil {
+		return store.Frame{}, false, err
+	}
 	if err := s.checkReadable(ctx, key, from); err != nil {
 		return store.Frame{}, false, err
 	}
@@ -138,45 +144,112 @@ func (s *Server) logFirst(ctx context.Context, key string, from uint64, ret stor
 	return fs[0], true, nil
 }
 
-// logHistoryStart returns the offset a history subscription starts at,
-// from the log: the oldest readable message among the newest count and
-// those younger than age. ok is false when no readable message qualifies.
-func (s *Server) logHistoryStart(ctx context.Context, key string, count int, age time.Duration) (uint64, bool, error) {
+// logCaughtUpPause is the first pause between two looks at a lagging
+// copy of the log; it doubles up to logLagPause.
+const logCaughtUpPause = time.Millisecond
+
+// logCaughtUp waits until the copy of the log that answers this edge's
+// reads holds offset need: what the edge's replica had applied when the
+// request came. JetStream answers direct gets from any replica of the
+// stream (the edge's own node first), and a follower may lag this
+// edge's feed, which the stream leader serves: its answer about a
+// channel would leave out messages the edge has shown or acknowledged to
+// its clients (a history right after an acknowledged publish that did
+// not hold it; a purge not yet seen). A copy that does not catch up
+// within ctx is an error, never an answer.
+func (s *Server) logCaughtUp(ctx context.Context, need uint64) error {
+	if need == 0 {
+		return nil
+	}
+	pause := logCaughtUpPause
+	for {
+		ok, err := s.journal.Reached(ctx, need)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errLog, err)
+		}
+		if ok {
+			return nil
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: its copy stays behind offset %d: %w", errLog, need, ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, logLagPause)
+	}
+}
+
+// logSpan is the part of a channel's history a history request asks the
+// log for: the messages before offset before (0: all of them), held
+// newer ones being already known (the replica holds them from before on).
+type logSpan struct {
+	count  int           // the history's count (0: none)
+	age    time.Duration // the history's age (0: none)
+	before uint64        // the log answers about offsets below it (0: any)
+	held   int           // messages at or after before, in the history
+}
+
+// logHistoryStart returns the offset a history starts at in the log:
+// the oldest readable message before sp.before among the newest
+// sp.count of the channel and those younger than sp.age. ok is false
+// when none qualifies (the history starts at sp.before). The log is
+// read once its copy holds what this edge had applied.
+func (s *Server) logHistoryStart(ctx context.Context, key string, sp logSpan) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	j, ret, now := s.journal, s.retention(key).Normalized(), s.store.Now()
+	if sp.before == 1 {
+		return 0, false, nil // nothing is older than the log's first offset
+	}
+	if err := s.logCaughtUp(ctx, s.store.Applied()); err != nil {
+		return 0, false, err
+	}
+	start, found, err := s.logWalk(ctx, key, sp)
+	if err != nil || sp.age <= 0 {
+		return start, found, err
+	}
+	// The walk found the old messages the history rule keeps; FirstSince
+	// finds those the TTL keeps.
+	ret, now := s.retention(key).Normalized(), s.store.Now()
+	f, ok, err := s.journal.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: %w", errLog, err)
+	}
+	if ok && (sp.before == 0 || f.Offset < sp.before) && (!found || f.Offset < start) {
+		start, found = f.Offset, true
+	}
+	return start, found, nil
+}
+
+// logWalk walks the channel's messages before sp.before newest first,
+// one lookup each (the log numbers all channels together, so a
+// channel's messages can only be counted this way), while they belong to
+// the history; it returns the oldest that does.
+func (s *Server) logWalk(ctx context.Context, key string, sp logSpan) (uint64, bool, error) {
+	ret, now := s.retention(key).Normalized(), s.store.Now()
+	walk := sp.count
+	if sp.age > 0 {
+		walk = max(sp.count, ret.HistoryCount)
+	}
 	var start uint64
 	found := false
-	// Newest first, one lookup each (the log numbers all channels
-	// together, so a channel's messages can only be counted this way).
-	// For age, the walk finds the old messages the history rule keeps;
-	// FirstSince below finds those the TTL keeps.
-	walk := count
-	if age > 0 {
-		walk = max(count, ret.HistoryCount)
-	}
 	upTo := uint64(0)
-	for newer := range min(walk, maxLogHistory) {
-		f, ok, err := j.Last(ctx, key, upTo)
+	if sp.before > 0 {
+		upTo = sp.before - 1
+	}
+	for newer := sp.held; newer < walk && newer-sp.held < maxLogHistory; newer++ {
+		f, ok, err := s.journal.Last(ctx, key, upTo)
 		if err != nil {
 			return 0, false, fmt.Errorf("%w: %w", errLog, err)
 		}
 		if !ok || !readable(ret, now, f.Time, uint64(newer)) ||
-			newer >= count && now-f.Time > int64(age) {
+			newer >= sp.count && now-f.Time > int64(sp.age) {
 			break
 		}
 		start, found, upTo = f.Offset, true, f.Offset-1
 		if upTo == 0 {
 			break
-		}
-	}
-	if age > 0 {
-		f, ok, err := j.FirstSince(ctx, key, time.Unix(0, now-int64(min(age, ret.TTL))))
-		if err != nil {
-			return 0, false, fmt.Errorf("%w: %w", errLog, err)
-		}
-		if ok && (!found || f.Offset < start) {
-			start, found = f.Offset, true
 		}
 	}
 	return start, found, nil

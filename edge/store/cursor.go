@@ -261,3 +261,27 @@ func (c *Cursor) missed(q *queue) uint64 {
 	}
 	return uint64(n)
 }
+
+// Held counts the messages its channel holds from the cursor's position
+// on, at most limit: how much of a history a replica serves itself, so
+// that the log is asked only for what came before its head.
+func (c *Cursor) Held(limit int) int {
+	ch := c.ch
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	q := ch.q.Load() // current: replaced only under mu
+	from := max(c.next, q.headOffset())
+	if q.headBlock() == nil || from > ch.last {
+		return 0
+	}
+	n := 0
+	for i := q.find(from); i < len(q.blocks) && n < limit; i++ {
+		b := q.blocks[i]
+		if b.first >= from {
+			n += b.count
+		} else {
+			n += b.countFrom(0, b.end(), from)
+		}
+	}
+	return min(n, limit)
+}

@@ -97,3 +97,50 @@ func TestReplicaMovedOn(t *testing.T) {
 		t.Errorf("a channel created after the offset, or none, said it moved on")
 	}
 }
+
+// Held counts what a cursor would read of what its channel holds, across
+// blocks and from inside one, and stops at its limit.
+func TestCursorHeld(t *testing.T) {
+	s, clk := newTestStore(t, &Options{Epoch: 42, BlockBytes: 256, FirstBlockBytes: 256})
+	s.SetApplied(10)
+	empty := mustSubscribe(t, s, "held", Start{HistoryCount: 5})
+	if got := empty.Held(100); got != 0 {
+		t.Errorf("an empty channel holds %d, want 0", got)
+	}
+	empty.Close()
+	var offs []uint64
+	for i := range 20 {
+		o := uint64(11 + 3*i) // offsets skip, as in a shared log
+		if _, err := s.AppendAt("held", o, clk.Now(), payload(int(o), 60)); err != nil {
+			t.Fatal(err)
+		}
+		s.SetApplied(o)
+		offs = append(offs, o)
+	}
+	for _, tc := range []struct {
+		name  string
+		start Start
+		limit int
+		want  int
+	}{
+		{"the newest three", Start{HistoryCount: 3}, 100, 3},
+		{"more than held", Start{HistoryCount: 50}, 100, 20},
+		{"at a frame inside a block", Start{Position: pos(42, offs[7])}, 100, 13},
+		{"in a gap", Start{Position: pos(42, offs[7]+1)}, 100, 12},
+		{"cut at the limit", Start{HistoryCount: 50}, 4, 4},
+		{"live", Start{}, 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustSubscribe(t, s, "held", tc.start)
+			defer c.Close()
+			if got := c.Held(tc.limit); got != tc.want {
+				t.Fatalf("Held(%d) = %d, want %d", tc.limit, got, tc.want)
+			}
+			if tc.limit >= 100 {
+				if n := len(offsets(t, c)); n != tc.want {
+					t.Fatalf("the cursor read %d messages, Held said %d", n, tc.want)
+				}
+			}
+		})
+	}
+}
