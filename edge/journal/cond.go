@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -116,79 +115,8 @@ func (p *publisher) mismatch(tok uint64, desc string) {
 	r.done(0, &MismatchError{Last: last, resent: resent})
 }
 
-// msgGetRequest and msgGetResponse are JetStream's message get API
-// (JSApiMsgGetRequest, JSApiMsgGetResponse), which the stream's leader
-// answers: unlike a direct get, which a lagging follower may answer.
-type msgGetRequest struct {
-	Seq     uint64 `json:"seq,omitempty"`
-	LastFor string `json:"last_by_subj,omitempty"`
-}
-
-type msgGetResponse struct {
-	Error *struct {
-		Code        int    `json:"code"`
-		ErrCode     int    `json:"err_code"`
-		Description string `json:"description"`
-	} `json:"error"`
-	Message *struct {
-		Subject string    `json:"subject"`
-		Seq     uint64    `json:"seq"`
-		Header  []byte    `json:"hdrs"`
-		Data    []byte    `json:"data"`
-		Time    time.Time `json:"time"`
-	} `json:"message"`
-}
-
 // errCodeNoMessage is JetStream's "no message found" (JSNoMessageFoundErr).
 const errCodeNoMessage = int(jetstream.JSErrCodeMessageNotFound)
-
-// Latest returns, as the stream's leader holds it, the channel's newest
-// message (seq 0) or its message at seq, with the Msg-Id it was
-// published with; found is false if there is none (or the message at
-// seq is another channel's).
-func (j *Journal) Latest(ctx context.Context, key string, seq uint64) (f store.Frame, msgID string, found bool, err error) {
-	j.counters.reads.Add(1)
-	subj := Subject(key)
-	req := msgGetRequest{Seq: seq}
-	if seq == 0 {
-		req.LastFor = subj
-	}
-	data, err := json.Marshal(&req)
-	if err != nil {
-		return store.Frame{}, "", false, fmt.Errorf("journal: message get: %w", err)
-	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, getTimeout)
-		defer cancel()
-	}
-	m, err := j.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+j.opts.Stream, data)
-	if err != nil {
-		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %w", j.opts.Stream, err)
-	}
-	var resp msgGetResponse
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %w", j.opts.Stream, err)
-	}
-	if e := resp.Error; e != nil {
-		if e.ErrCode == errCodeNoMessage {
-			return store.Frame{}, "", false, nil
-		}
-		return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: %s (code %d)", j.opts.Stream, e.Description, e.ErrCode)
-	}
-	msg := resp.Message
-	if msg == nil || msg.Subject != subj {
-		return store.Frame{}, "", false, nil
-	}
-	if len(msg.Header) > 0 {
-		h, err := nats.DecodeHeadersMsg(msg.Header)
-		if err != nil {
-			return store.Frame{}, "", false, fmt.Errorf("journal: message get from %s: headers: %w", j.opts.Stream, err)
-		}
-		msgID = h.Get(msgIDHeader)
-	}
-	return store.Frame{Offset: msg.Seq, Time: msg.Time.UnixNano(), Data: msg.Data}, msgID, true, nil
-}
 
 // Await waits until this edge's store holds the message published with
 // msgID at seq (a conditional publish the caller found stored after its

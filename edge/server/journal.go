@@ -70,6 +70,12 @@ type Journal interface {
 	Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error)
 	// FirstSince returns the oldest message of key stored at or after t.
 	FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error)
+	// Shared reports whether other edges write to the log, so that a
+	// read must ask its leader (LeaderRead) to see what they stored.
+	Shared() bool
+	// LeaderRead returns, as the log's leader holds it, key's newest
+	// message (from 0) or its first message at or after from.
+	LeaderRead(ctx context.Context, key string, from uint64) (store.Frame, bool, error)
 	// Reached reports whether the log's copy that answers reads holds
 	// offset (a follower may lag a little).
 	Reached(ctx context.Context, offset uint64) (bool, error)
@@ -119,6 +125,30 @@ func (s *Server) logRead(ctx context.Context, key string, at *rtm.Position) (sto
 		return f, ok && readable(ret, now, f.Time, 0), nil
 	}
 	return s.logFirst(ctx, key, at.Offset, ret, now)
+}
+
+// leaderRead serves rtm/read on an edge of a cluster from the log's
+// leader: the channel's newest message, or its first at or after at,
+// whichever edge published it. A client that was told a message is
+// stored, by any edge, then reads it on this one behind a load balancer
+// (this edge's feed may not have brought it yet: 3 reads in 600 answered
+// null). Found is false when the rule no longer keeps the newest.
+func (s *Server) leaderRead(ctx context.Context, key string, at *rtm.Position) (store.Frame, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, logTimeout)
+	defer cancel()
+	var from uint64
+	if at != nil {
+		if err := s.checkReadable(ctx, key, at.Offset); err != nil {
+			return store.Frame{}, false, err
+		}
+		from = at.Offset
+	}
+	f, ok, err := s.journal.LeaderRead(ctx, key, from)
+	if err != nil {
+		return store.Frame{}, false, fmt.Errorf("%w: %w", errLog, err)
+	}
+	ret := s.retention(key).Normalized()
+	return f, ok && readable(ret, s.store.Now(), f.Time, 0), nil
 }
 
 // logFirst returns the channel's first message at or after offset from

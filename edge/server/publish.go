@@ -260,6 +260,10 @@ func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
 		f, found, err = s.logRead(ctx, key, at)
+	} else if j != nil && j.Shared() && (at == nil || !found && at.Offset > s.store.Applied()) {
+		// Another edge may have had a newer message acknowledged that
+		// this edge's feed has not brought yet: its leader knows.
+		f, found, err = s.leaderRead(ctx, key, at)
 	}
 	if err != nil {
 		return nil, expiredOr(err, asked)

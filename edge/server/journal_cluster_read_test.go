@@ -17,15 +17,7 @@ import (
 // subscribe in 40 lost its message; with count 3, some got only the
 // newest).
 func TestJournalClusterHistoryAfterPublish(t *testing.T) {
-	nodes := journaltest.Cluster(t, 3)
-	edges := make([]*edge, 3)
-	for i, n := range nodes {
-		edges[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3})
-	}
-	conns := make([]*rawClient, 3)
-	for i, e := range edges {
-		conns[i] = e.dial(t, "test", "")
-	}
+	conns := clusterConns(t)
 	cases := []struct {
 		name    string
 		publish int
@@ -63,6 +55,42 @@ func TestJournalClusterHistoryAfterPublish(t *testing.T) {
 				c.expectOK("rtm/unsubscribe", id, map[string]any{"subscription_id": ch})
 			}
 		})
+	}
+}
+
+// clusterConns starts three edges on a three-node cluster (streams R3)
+// and returns a connection to each.
+func clusterConns(t *testing.T) []*rawClient {
+	t.Helper()
+	nodes := journaltest.Cluster(t, 3)
+	conns := make([]*rawClient, 3)
+	for i, n := range nodes {
+		conns[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3}).dial(t, "test", "")
+	}
+	return conns
+}
+
+// A read on one edge of a cluster right after another edge acknowledged
+// a publish returns that message, newest or at its position: behind a
+// load balancer a client cannot choose its edge, and the reading edge's
+// feed may not have brought the message yet (3 reads in 600 answered
+// null).
+func TestJournalClusterReadAfterPublishElsewhere(t *testing.T) {
+	conns := clusterConns(t)
+	const tries = 300
+	for i := range tries {
+		pub, read := conns[i%3], conns[(i+1)%3]
+		ch := fmt.Sprintf("kv-%d", i%7)
+		ok := pub.expectOK("rtm/publish", 2*i, map[string]any{"channel": ch, "message": i})
+		got := read.expectOK("rtm/read", 2*i+1, map[string]any{"channel": ch})
+		if fmt.Sprint(got["message"]) != fmt.Sprint(i) || got["position"] != ok["position"] {
+			t.Fatalf("try %d: read of %s on edge %d after the publish at %v on edge %d: %v",
+				i, ch, (i+1)%3+1, ok["position"], i%3+1, got)
+		}
+		at := read.expectOK("rtm/read", 2*i+1, map[string]any{"channel": ch, "position": ok["position"]})
+		if fmt.Sprint(at["message"]) != fmt.Sprint(i) {
+			t.Fatalf("try %d: read of %s at %v on edge %d: %v", i, ch, ok["position"], (i+1)%3+1, at)
+		}
 	}
 }
 
