@@ -79,6 +79,14 @@ type LimitsConfig struct {
 	// ChannelBytes bounds the memory of one channel; past it its oldest
 	// blocks are evicted. Default 64MiB.
 	ChannelBytes Size `yaml:"channel_bytes,omitempty"`
+	// Memory is the edge's soft memory limit (the Go runtime's, as
+	// GOMEMLIMIT sets it): nearing it, the garbage collector runs more
+	// often rather than let the heap grow to twice what is live. Set it
+	// below the machine's or container's memory, with room for the
+	// kernel's socket buffers. Default: GOMEMLIMIT when set; else 90% of
+	// the memory limit of the cgroup the edge runs in (a container's);
+	// else none.
+	Memory Size `yaml:"memory,omitempty"`
 	// WriteTimeout bounds one WebSocket write; a client that does not read
 	// for that long is closed (1008). Default 10s.
 	WriteTimeout Duration `yaml:"write_timeout,omitempty"`

@@ -23,6 +23,7 @@ func Run(ctx context.Context, cfg *Config, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	e.applyMemoryLimit(cfg)
 	select {
 	case <-ctx.Done():
 	case <-e.Done():
