@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: npm-pack all build run test wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
+.PHONY: tidy-check npm-pack all build run test wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium fmt-check vet staticcheck typecheck wasm-test
+test: wasm-check chromium fmt-check tidy-check vet staticcheck typecheck wasm-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
@@ -121,6 +121,11 @@ node:
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+# go.mod and go.sum must be what `go mod tidy` makes of the imports: a
+# module imported directly is not marked indirect, none is missing.
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run \`go mod tidy\` and commit them"; exit 1; }
 
 vet:
 	$(GO) vet ./...
