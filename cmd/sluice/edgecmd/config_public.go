@@ -6,10 +6,10 @@ import (
 	"slices"
 )
 
-// An edge serving TLS on a public address is a production edge, and
+// An edge serving TLS on a public address is a production edge, and two
 // defaults that suit a laptop expose it there: allowed_origins ["*"]
-// beside a connect hook. Warnings names them at start (and
-// --check-config), with what to set.
+// beside a connect hook, and /metrics on the public listener. Warnings
+// names both at start (and --check-config), with what to set.
 
 // publicTLS reports whether the edge serves TLS where the internet may
 // reach it: for ACME domains (which resolve to it), or on a listen
@@ -32,7 +32,7 @@ func (c *Config) publicTLS() bool {
 }
 
 // exposureWarnings are the warnings of a public TLS edge: any origin
-// beside a connect hook.
+// beside a connect hook, and /metrics on the public listener.
 func (c *Config) exposureWarnings() []string {
 	if !c.publicTLS() {
 		return nil
@@ -40,6 +40,11 @@ func (c *Config) exposureWarnings() []string {
 	var ws []string
 	if w := c.originWarning(); w != "" {
 		ws = append(ws, w)
+	}
+	if c.Admin.Listen == "" {
+		ws = append(ws, fmt.Sprintf("/metrics is served on the public listener (listen %s) because admin.listen is not set: "+
+			"anyone can read the edge's metrics (its apps, connections and traffic); set admin.listen to a private address, "+
+			"such as 127.0.0.1:9090, which moves /metrics there", c.ListenAddr()))
 	}
 	return ws
 }
