@@ -9,7 +9,8 @@ import (
 )
 
 // TestAuth: the key names the app, in either header form; a missing or
-// wrong key is 401 with a JSON error that names neither app nor key.
+// wrong key, or headers that name more than one, is 401 with a JSON error
+// that names neither app nor key.
 func TestAuth(t *testing.T) {
 	t.Parallel()
 	e := startEdge(t, nil)
@@ -30,6 +31,27 @@ func TestAuth(t *testing.T) {
 		{name: "beta", hdr: func(h http.Header) { h.Set("X-API-Key", betaKey) }, wantApp: "beta"},
 		{name: "authorization form", hdr: func(h http.Header) { h.Set("Authorization", "apikey "+betaKey) }, wantApp: "beta"},
 		{name: "authorization scheme case", hdr: func(h http.Header) { h.Set("Authorization", "ApiKey "+alphaNewKey) }, wantApp: "alpha"},
+		// Credentials that name two keys are refused, never resolved by
+		// the order of the headers.
+		{name: "two X-API-Key", hdr: func(h http.Header) { h.Add("X-API-Key", alphaKey); h.Add("X-API-Key", betaKey) }, reason: "ambiguous API key"},
+		{name: "two X-API-Key, same key", hdr: func(h http.Header) { h.Add("X-API-Key", alphaKey); h.Add("X-API-Key", alphaKey) }, reason: "ambiguous API key"},
+		{name: "two X-API-Key, one wrong", hdr: func(h http.Header) { h.Add("X-API-Key", alphaKey); h.Add("X-API-Key", "wrong") }, reason: "ambiguous API key"},
+		{name: "two Authorization", hdr: func(h http.Header) {
+			h.Add("Authorization", "apikey "+alphaKey)
+			h.Add("Authorization", "apikey "+betaKey)
+		}, reason: "ambiguous API key"},
+		{name: "both forms, different keys", hdr: func(h http.Header) {
+			h.Set("X-API-Key", alphaKey)
+			h.Set("Authorization", "apikey "+betaKey)
+		}, reason: "ambiguous API key"},
+		{name: "both forms, one key", hdr: func(h http.Header) {
+			h.Set("X-API-Key", betaKey)
+			h.Set("Authorization", "apikey "+betaKey)
+		}, wantApp: "beta"},
+		{name: "X-API-Key beside a bearer token", hdr: func(h http.Header) {
+			h.Set("X-API-Key", alphaKey)
+			h.Set("Authorization", "Bearer "+betaKey)
+		}, wantApp: "alpha"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

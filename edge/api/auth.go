@@ -32,10 +32,9 @@ func newKeyring(apps []*app.App) *keyring {
 // authenticate returns the appkey the request's API key names, or a 401
 // Error.
 func (k *keyring) authenticate(hd http.Header) (string, error) {
-	key, ok := presented(hd)
-	if !ok {
-		return "", &Error{Status: http.StatusUnauthorized, Code: CodeAuthenticationFailed,
-			Reason: "missing API key: send X-API-Key: KEY or Authorization: apikey KEY"}
+	key, err := presented(hd)
+	if err != nil {
+		return "", err
 	}
 	d := sha256.Sum256([]byte(key))
 	found := -1
@@ -49,16 +48,40 @@ func (k *keyring) authenticate(hd http.Header) (string, error) {
 	return k.apps[found], nil
 }
 
-// presented returns the key of X-API-Key, or else of Authorization with
-// the scheme "apikey" (case-insensitive, as HTTP schemes are).
-func presented(hd http.Header) (string, bool) {
-	if v := hd.Get("X-API-Key"); v != "" {
-		return v, true
+// presented returns the key of X-API-Key, or of Authorization with the
+// scheme "apikey" (case-insensitive, as HTTP schemes are), or a 401 Error.
+// Credentials that could name two keys are refused rather than one picked:
+// two X-API-Key headers, two Authorization headers, or both forms with
+// different keys. Whichever header a proxy or a library adds or merges,
+// the edge must not decide which app a request speaks for by the order
+// of its headers. Authorization with another scheme (Bearer, Basic) is no
+// API key, and is ignored.
+func presented(hd http.Header) (string, error) {
+	keys := hd.Values("X-API-Key")
+	auths := hd.Values("Authorization")
+	if len(keys) > 1 || len(auths) > 1 {
+		return "", ambiguous("send one X-API-Key header or one Authorization: apikey header, not several")
 	}
-	scheme, key, ok := strings.Cut(strings.TrimSpace(hd.Get("Authorization")), " ")
-	if !ok || !strings.EqualFold(scheme, "apikey") {
-		return "", false
+	var fromAuth string
+	if len(auths) == 1 {
+		scheme, key, ok := strings.Cut(strings.TrimSpace(auths[0]), " ")
+		if ok && strings.EqualFold(scheme, "apikey") {
+			fromAuth = strings.TrimSpace(key)
+		}
 	}
-	key = strings.TrimSpace(key)
-	return key, key != ""
+	switch {
+	case len(keys) == 1 && keys[0] != "" && fromAuth != "" && fromAuth != keys[0]:
+		return "", ambiguous("X-API-Key and Authorization: apikey name different keys; send one")
+	case len(keys) == 1 && keys[0] != "":
+		return keys[0], nil
+	case fromAuth != "":
+		return fromAuth, nil
+	}
+	return "", &Error{Status: http.StatusUnauthorized, Code: CodeAuthenticationFailed,
+		Reason: "missing API key: send X-API-Key: KEY or Authorization: apikey KEY"}
+}
+
+// ambiguous is the 401 of credentials that name more than one key.
+func ambiguous(reason string) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: CodeAuthenticationFailed, Reason: "ambiguous API key: " + reason}
 }

@@ -47,6 +47,8 @@ func status(c rtm.Code) int {
 		return http.StatusGone
 	case rtm.CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case rtm.CodeAuthorizationDenied:
+		return http.StatusForbidden
 	}
 	return http.StatusBadRequest
 }

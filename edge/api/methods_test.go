@@ -177,3 +177,36 @@ func TestInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishSysRefused: the edge's own channels ($sys and $sys.*, where
+// dashboards read $sys.stats) are closed to a backend: publish is 403
+// authorization_denied saying why, a broadcast's result for them is that
+// error while its other channels are stored, and nothing reaches them.
+// Names that only start alike stay open.
+func TestPublishSysRefused(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	for _, ch := range []string{"$sys.stats", "$sys", "$sys.x.y"} {
+		reason := e.call(t, "publish", alphaKey, `{"channel":`+quoteJSON(ch)+`,"message":{"connections":1e6}}`).refused(t, http.StatusForbidden, "authorization_denied")
+		if !strings.Contains(reason, ch) || !strings.Contains(reason, "edge's own channel") {
+			t.Errorf("publish to %s refused with %q, want a reason naming it the edge's own", ch, reason)
+		}
+		if m := e.ok(t, "read", alphaKey, `{"channel":`+quoteJSON(ch)+`}`)["message"]; m != nil {
+			t.Errorf("%s holds %v after the refusal", ch, m)
+		}
+	}
+	got := e.ok(t, "broadcast", alphaKey, `{"channels":["$sys.stats","news"],"message":1}`)
+	results, _ := got["results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("broadcast answered %v", got)
+	}
+	if r := results[0].(map[string]any); r["error"] != "authorization_denied" || r["position"] != nil {
+		t.Errorf("broadcast's $sys.stats result %v, want authorization_denied", r)
+	}
+	if r := results[1].(map[string]any); r["position"] == nil {
+		t.Errorf("broadcast's news result %v, want a position", r)
+	}
+	for _, ch := range []string{"$system", "$sysstats", "sys.stats"} {
+		e.ok(t, "publish", alphaKey, `{"channel":`+quoteJSON(ch)+`,"message":1}`)
+	}
+}

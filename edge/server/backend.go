@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/store"
@@ -14,6 +15,8 @@ import (
 // (edge/api): no role's permissions apply to a backend (its API key
 // stands for the whole app), but everything else RTM checks does, with
 // the same error codes, so that a backend learns what a client would.
+// The edge's own channels ($sys, $sys.*) are closed to it: see
+// isSysChannel.
 
 // jsonCodec is the index of JSON in codecs, the API's codec.
 const jsonCodec = 0
@@ -35,9 +38,18 @@ func (s *Server) Apps() []*app.App {
 // (invalid_format), a message past the app's max_message_bytes in JSON
 // (message_too_large), a new channel past the app's limit
 // (channel_quota_exceeded), or, with a journal, a log that did not store it
-// (unavailable). A publish to $heartbeat stores nothing, as in RTM.
+// (unavailable), or a $sys channel (authorization_denied: isSysChannel).
+// A publish to $heartbeat stores nothing, as in RTM.
 func (s *Server) BackendPublish(appKey, channel string, message any) (rtm.Position, error) {
 	return s.BackendPublishOnce(appKey, channel, message, "", "")
+}
+
+// isSysChannel reports whether channel is $sys or under $sys.: the
+// edge's own channels, such as $sys.stats, which dashboards trust to be
+// the edge's numbers. Only the edge publishes there; a backend that could
+// would spoof them.
+func isSysChannel(channel string) bool {
+	return channel == "$sys" || strings.HasPrefix(channel, "$sys.")
 }
 
 // BackendPublishOnce is BackendPublish with an id naming the message
@@ -61,6 +73,10 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	}
 	if err := checkChannel(channel); err != nil {
 		return rtm.Position{}, err
+	}
+	if isSysChannel(channel) {
+		return rtm.Position{}, rtm.Errorf(rtm.CodeAuthorizationDenied,
+			"%s is the edge's own channel ($sys and $sys.* carry what the edge reports, such as $sys.stats): a backend may not publish there", channel)
 	}
 	if len(exclude) > MaxConnectionIDBytes {
 		return rtm.Position{}, rtm.Errorf(rtm.CodeInvalidFormat, "exclude_connection is longer than %d bytes, so no connection has it", MaxConnectionIDBytes)

@@ -248,7 +248,7 @@ func (c *conn) run() {
 	c.ws.SetReadLimit(int64(2*c.app.MaxMessage() + readOverhead))
 	c.pinger.start(c)
 	for {
-		_, frame, err := c.ws.ReadMessage(c.readBuf)
+		op, frame, err := c.ws.ReadMessage(c.readBuf)
 		c.readBuf = frame[:0]
 		if err != nil {
 			c.closeWith(readCloseCode(err))
@@ -262,7 +262,11 @@ func (c *conn) run() {
 		}
 		c.srv.counters.bytesIn[c.codecIndex].Add(uint64(len(frame)))
 		c.traffic.bytesIn.Add(uint64(len(frame)))
-		c.handleFrame(frame)
+		if op != c.op {
+			c.wrongFrameType(op)
+		} else {
+			c.handleFrame(frame)
+		}
 		// The replies wait for the next request only if one is already
 		// arriving: behind a ping alone, ReadMessage would wait for the
 		// client, which may be waiting for them.

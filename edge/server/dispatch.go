@@ -81,6 +81,26 @@ func (c *conn) handleFrame(frame []byte) {
 	}
 }
 
+// wrongFrameType answers a message whose frame type is not its codec's
+// (PROTOCOL.md: JSON travels in text frames, cbor and msgpack in binary
+// ones) with the unsolicited /error a frame that does not decode gets,
+// and serves nothing of it; the connection stays usable. A client that
+// sends JSON in binary frames has no subprotocol, or the wrong one, and
+// would otherwise be served by luck until it sends a binary codec's
+// bytes. Like a frame that does not decode, it counts against the rate
+// limit.
+func (c *conn) wrongFrameType(op websocket.Opcode) {
+	if !c.admit(rtm.ID{}) {
+		return
+	}
+	got, want := "text", "binary"
+	if op == websocket.OpBinary {
+		got, want = want, got
+	}
+	c.replyError(rtm.ActionError, rtm.ID{}, rtm.Errorf(rtm.CodeInvalidFormat,
+		"%s connections take %s frames; this message came in a %s frame", c.codec.Name(), want, got), true)
+}
+
 // queueClose queues the close item closeAfterReplies prepared, after the
 // replies queued so far; past the queue's byte limit, as it is no reply.
 func (c *conn) queueClose() {

@@ -30,6 +30,9 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if err := checkPublishOptions(env.Action, &b, c.srv.ttl); err != nil {
 		return nil, err
 	}
+	if err := c.checkWritePosition(env, &b); err != nil {
+		return nil, err
+	}
 	if b.Channel == rtm.HeartbeatChannel {
 		c.ack.Position = heartbeatPosition
 		return &c.ack, nil

@@ -46,6 +46,26 @@ func checkPublishOptions(action string, b *rtm.PublishBody, ttls *ttlSwitches) e
 	return ttls.allowed(*b.TTL)
 }
 
+// checkWritePosition refuses an rtm/write whose position is there but
+// empty or null, in any codec: decoded, it looks like no position, and
+// the write would overwrite the channel unconditionally; a client that
+// lost the position it read (an election, a reconnect) meant a
+// compare-and-set. A write without the key stays unconditional. Only a
+// write without a position pays for the second decoding, of its keys.
+func (c *conn) checkWritePosition(env *rtm.Envelope, b *rtm.PublishBody) error {
+	if env.Action != rtm.ActionWrite || b.Position != "" {
+		return nil
+	}
+	var keys rtm.BodyKeys
+	if err := c.decode(env, &keys); err != nil {
+		return err
+	}
+	if keys.Has("position") {
+		return badPosition()
+	}
+	return nil
+}
+
 // badPosition is Satori's answer to a position that does not parse, word
 // for word: apps compare it.
 func badPosition() error {

@@ -1,5 +1,7 @@
 package rtm
 
+import "strings"
+
 // Satori's request options beyond the basics (PROTOCOL.md, "Beyond the
 // basics"). The edge refuses a value it does not know with
 // invalid_format rather than ignore it: an app that asked for
@@ -75,3 +77,38 @@ func (b *PublishBody) HasOptions() bool {
 // HasFields reports whether b has any field past channel and message;
 // codecs write a body without them as the two fields alone.
 func (b *PublishBody) HasFields() bool { return b.HasOptions() || b.ExcludeSelf }
+
+// BodyKeys is a body decoded for the keys it has, whatever their values.
+// A body decoded into its struct cannot tell a key given as "" or null
+// from a key left out, and for the position of rtm/write that is the
+// difference between a compare-and-set and an unconditional write: a
+// client that lost its read and sends "position": "" must be refused,
+// not let overwrite what it never saw. Every codec decodes into it.
+type BodyKeys map[string]Present
+
+// Has reports whether the body has the key name, matched without case
+// as the JSON codec matches field names (the most lenient codec: a key
+// that one codec takes for name is never taken for an absent one).
+func (k BodyKeys) Has(name string) bool {
+	for key := range k {
+		if strings.EqualFold(key, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Present is the value of a key in BodyKeys: nothing. Its decoding
+// methods, which encoding/json, fxamacker/cbor and vmihailenco/msgpack
+// each find by name, skip the value, so a large message is not decoded
+// into values; null and nil leave the key in the map as any value does.
+type Present struct{}
+
+// UnmarshalJSON skips a value.
+func (*Present) UnmarshalJSON([]byte) error { return nil }
+
+// UnmarshalCBOR skips a value.
+func (*Present) UnmarshalCBOR([]byte) error { return nil }
+
+// UnmarshalMsgpack skips a value.
+func (*Present) UnmarshalMsgpack([]byte) error { return nil }

@@ -38,9 +38,12 @@ type Config struct {
 	// Limits bound what clients may use.
 	Limits LimitsConfig `yaml:"limits,omitempty"`
 	// AllowedOrigins are the Origin hosts browsers may open WebSockets from
-	// (patterns as in "*.example.com"). Default ["*"]: any origin, since
-	// the edge authenticates by appkey and role, not by cookie. Clients that
-	// send no Origin (SDKs outside browsers) are always allowed.
+	// (patterns as in "*.example.com"). Default ["*"]: any origin, which
+	// suits RTM's own authentication (appkey and role); an app whose
+	// connect hook trusts cookies needs its hosts listed, and an edge
+	// serving TLS on a public address warns at start when it has not.
+	// Clients that send no Origin (SDKs outside browsers) are always
+	// allowed.
 	AllowedOrigins []string `yaml:"allowed_origins,omitempty"`
 	// Store tunes the in-memory channel store.
 	Store StoreConfig `yaml:"store,omitempty"`

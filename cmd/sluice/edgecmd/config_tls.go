@@ -76,7 +76,8 @@ type AdminConfig struct {
 	// /metrics, /healthz, /readyz and Go's profiler under /debug/pprof/.
 	// Default none: /metrics, /healthz and /readyz are served on the main
 	// listener. When set, /metrics moves here: keep it private (such as
-	// 127.0.0.1:9090). --admin-listen overrides.
+	// 127.0.0.1:9090). An edge serving TLS on a public address without it
+	// warns at start. --admin-listen overrides.
 	Listen string `yaml:"listen,omitempty"`
 }
 

@@ -39,7 +39,7 @@ func (c *Config) Warnings() []string {
 	if w := c.Cluster.mixedRoutesWarning(); w != "" {
 		ws = append(ws, w)
 	}
-	return ws
+	return append(ws, c.exposureWarnings()...)
 }
 
 // weakKey says why an HMAC secret looks weak, or "" when it does not (or

@@ -3,6 +3,7 @@ package edgecmd
 import (
 	"bufio"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ func TestDeployFiles(t *testing.T) {
 	}
 	if !c.TLS.enabled() || c.ListenAddr() != ":443" || c.TLS.httpListen() != ":80" || c.Admin.Listen != "127.0.0.1:9090" {
 		t.Fatalf("deploy/edge.yaml: tls %+v, listen %q, admin %q", c.TLS, c.ListenAddr(), c.Admin.Listen)
+	}
+	// A public host's example restricts origins, so the edge it starts
+	// stays safe when the app adds a cookie-based connect hook.
+	if len(c.AllowedOrigins) == 0 || slices.Contains(c.AllowedOrigins, "*") {
+		t.Fatalf("deploy/edge.yaml: allowed_origins %q, want the app's hosts", c.AllowedOrigins)
+	}
+	if ws := c.exposureWarnings(); len(ws) != 0 {
+		t.Fatalf("deploy/edge.yaml warns of its exposure: %q", ws)
 	}
 
 	f, err := os.Open("../../../deploy/sluice.service")
