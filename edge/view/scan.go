@@ -110,6 +110,7 @@ func (e *Evaluator) load(msg []byte) bool {
 	}
 	e.msg = msg
 	e.scratch = e.scratch[:0]
+	e.left = Budget
 	k, n, i, err := wire.Head(msg, 0)
 	if err != nil || k != wire.KindMap {
 		return false
