@@ -6,7 +6,8 @@ import "errors"
 // (and an Aggregate on one Flush). A unit is about one byte compared or
 // copied, or one node of the statement evaluated: a LIKE costs the bytes
 // it reads of the string and of the pattern, LOWER, UPPER, LENGTH and
-// SUBSTR the bytes of their string, every other node one unit.
+// SUBSTR the bytes of their string, a projection the bytes it appends,
+// every other node one unit.
 //
 // A statement is at most a few KiB and a message at most 64 KiB, but a
 // LIKE whose pattern comes from the message (s LIKE p) is no longer
@@ -22,6 +23,12 @@ import "errors"
 // it, and so does a filter that reads each field of a message a few
 // times.
 const Budget = 1 << 24
+
+// maxScratch is the most scratch memory (strings made by LOWER and
+// UPPER) an Evaluator keeps from one message for the next: a message can
+// make up to about Budget bytes of them, and an edge holds an Evaluator
+// per subscription.
+const maxScratch = 256 << 10
 
 // ErrBudget is the error of a message on which a view gave up because
 // evaluating it would cost more than Budget: the edge ends the

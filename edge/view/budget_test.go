@@ -2,6 +2,7 @@ package view_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,6 +66,7 @@ func TestBudgetExceeded(t *testing.T) {
 		{"functions", "SELECT * FROM ch WHERE" + strings.Repeat(" lower(s) = 'x' OR", 299) + " length(s) = 1", M{"s": huge}},
 		{"projection", "SELECT s LIKE p AS m FROM ch", M{"s": s, "p": worstLike[0].pattern}},
 		{"not like", "SELECT * FROM ch WHERE s NOT LIKE p", M{"s": s, "p": worstLike[0].pattern}},
+		{"projected bytes", "SELECT s AS a0" + projectCopies(300) + " FROM ch", M{"s": huge}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,4 +98,13 @@ func TestBudgetAggregate(t *testing.T) {
 	if g.Add(enc(t, M{"s": strings.Repeat("a", 30_000), "p": worstLike[0].pattern})) || !errors.Is(g.Err(), view.ErrBudget) {
 		t.Fatalf("group by: counted, or err %v", g.Err())
 	}
+}
+
+// projectCopies is n more items of a select list, each the field s.
+func projectCopies(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, ", s AS a%d", i+1)
+	}
+	return b.String()
 }

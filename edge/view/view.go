@@ -123,11 +123,12 @@ func (e *Evaluator) Append(dst, msg []byte) ([]byte, bool) {
 	start := len(dst)
 	dst = wire.AppendMapHead(dst, len(e.v.items))
 	for _, it := range e.v.items {
+		before := len(dst)
 		dst = wire.AppendString(dst, it.name)
 		dst = e.appendExpr(dst, it.expr)
-	}
-	if e.left < 0 {
-		return dst[:start], false
+		if !e.spend(len(dst) - before) { // SELECT s AS a, s AS b, ...: its bytes
+			return dst[:start], false
+		}
 	}
 	return dst, true
 }
