@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,9 @@ type subscriptionView struct {
 	// buf holds one batch's projections; outs are their ends in it.
 	buf  []byte
 	outs []int
+	// over says the view gave up on a message (view.ErrBudget) and the
+	// subscription ended: nothing more is evaluated. The writer's.
+	over bool
 
 	// Aggregate views only. The ticker goroutine sets due and wakes the
 	// writer; the rest is the writer's.
@@ -126,17 +130,25 @@ func (sv *subscriptionView) leave() {
 }
 
 // count adds frames to an aggregate view's period; next is the channel's
-// position after them.
-func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position) error {
+// position after them. It stops with errGone once gone is closed, and
+// with view.ErrBudget when the view gave up on a message.
+func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position, gone <-chan struct{}) error {
 	if !sv.pending && len(frames) > 0 {
 		sv.pending, sv.from = true, rtm.Position{Epoch: next.Epoch, Offset: frames[0].Offset}
 	}
 	for _, f := range frames {
+		if isClosed(gone) {
+			return errGone
+		}
 		m, err := encodingAt(f.Data, carrier)
 		if err != nil || len(m) == 0 {
 			return fmt.Errorf("%w: a view needs the carrier", errPayload)
 		}
-		sv.agg.Add(m)
+		if !sv.agg.Add(m) {
+			if err := sv.agg.Err(); err != nil {
+				return err
+			}
+		}
 	}
 	sv.next = next
 	return nil
@@ -146,11 +158,15 @@ func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position) error
 // aggregate view as one data PDU.
 func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 	sv := sub.view
-	if sv == nil || sv.agg == nil || !sv.due.Swap(false) {
+	if sv == nil || sv.agg == nil || sv.over || !sv.due.Swap(false) {
 		return nil
 	}
-	sv.pending = false // its messages are in this period's results
 	sv.results = sv.agg.Flush(sv.results[:0])
+	if err := sv.agg.Err(); err != nil {
+		clear(sv.results)
+		return c.endView(w, sub, err, sub.position())
+	}
+	sv.pending = false // its messages are in this period's results
 	if len(sv.results) == 0 {
 		return nil
 	}
@@ -201,14 +217,23 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 // viewMessages appends to w.msgs, encoded for codec ci, what the view
 // makes of frames: nothing for a message it drops. A SELECT * keeps the
 // encodings the payload holds; a projection is msgpack, transcoded for
-// other codecs (one allocation per message and subscriber).
-func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int) error {
+// other codecs (one allocation per message and subscriber). A message
+// the view gives up on (view.ErrBudget) ends it: w.msgs holds what the
+// view made of those before, and the error is a *viewBudgetError.
+// Once gone is closed (the connection ends) it stops between messages,
+// with errGone.
+func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int, gone <-chan struct{}) error {
 	if sh := sv.share; sh != nil && sh.shared() {
-		return sv.viewShared(w, frames, ci, sh)
+		return sv.viewShared(w, frames, ci, sh, gone)
 	}
 	sv.buf, sv.outs = sv.buf[:0], sv.outs[:0]
 	all := sv.v.SelectsAll()
-	for _, f := range frames {
+	var over error
+	for i := range frames {
+		if isClosed(gone) {
+			return errGone
+		}
+		f := &frames[i]
 		m, err := encodingAt(f.Data, carrier)
 		if err != nil || len(m) == 0 {
 			return fmt.Errorf("%w: a view needs the carrier", errPayload)
@@ -220,13 +245,15 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 				}
 				w.msgs = append(w.msgs, m)
 			}
-			continue
-		}
-		// Projections go one after the other into buf; they are sliced
-		// once all are there, since buf may move as it grows.
-		if out, ok := sv.ev.Append(sv.buf, m); ok {
+		} else if out, ok := sv.ev.Append(sv.buf, m); ok {
+			// Projections go one after the other into buf; they are
+			// sliced once all are there, since buf may move as it grows.
 			sv.buf = out
 			sv.outs = append(sv.outs, len(out))
+		}
+		if sv.ev.Err() != nil {
+			over = &viewBudgetError{offset: f.Offset}
+			break
 		}
 	}
 	from := 0
@@ -241,33 +268,42 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 		}
 		w.msgs = append(w.msgs, m)
 	}
-	return nil
+	return over
 }
 
 // viewShared is viewMessages for a statement that other subscriptions of
 // the channel use too: each message's result is taken from the share when
 // another writer made it for this codec, else made and left there.
-func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, sh *viewShare) error {
+func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, sh *viewShare, gone <-chan struct{}) error {
 	all := sv.v.SelectsAll()
 	for i := range frames {
 		f := &frames[i]
-		m, keep, ok := sh.get(f, ci)
-		if !ok {
-			var err error
-			if m, keep, err = sv.viewOne(f, ci, all); err != nil {
+		r := sh.get(f, ci)
+		if r == nil {
+			if isClosed(gone) {
+				return errGone
+			}
+			m, keep, err := sv.viewOne(f, ci, all)
+			over := errors.Is(err, view.ErrBudget)
+			if err != nil && !over {
 				return err
 			}
-			sh.put(f, ci, m, keep)
+			r = &viewResult{msg: m, keep: keep, over: over}
+			sh.put(f, ci, r)
 		}
-		if keep {
-			w.msgs = append(w.msgs, m)
+		if r.over {
+			return &viewBudgetError{offset: f.Offset}
+		}
+		if r.keep {
+			w.msgs = append(w.msgs, r.msg)
 		}
 	}
 	return nil
 }
 
 // viewOne is what the view makes of f for codec ci, in memory of its own
-// (a projection) or the frame's (SELECT *), and whether it keeps it.
+// (a projection) or the frame's (SELECT *), and whether it keeps it; the
+// error is view.ErrBudget when the view gave up on it.
 func (sv *subscriptionView) viewOne(f *store.Frame, ci int, all bool) ([]byte, bool, error) {
 	m, err := encodingAt(f.Data, carrier)
 	if err != nil || len(m) == 0 {
@@ -275,14 +311,14 @@ func (sv *subscriptionView) viewOne(f *store.Frame, ci int, all bool) ([]byte, b
 	}
 	if all {
 		if !sv.ev.Match(m) {
-			return nil, false, nil
+			return nil, false, sv.ev.Err()
 		}
 		p, err := payloadFor(f.Data, ci)
 		return p, err == nil, err
 	}
 	out, ok := sv.ev.Append(nil, m)
 	if !ok {
-		return nil, false, nil
+		return nil, false, sv.ev.Err()
 	}
 	if ci != carrier {
 		if out, err = transcodeCarrier(out, ci); err != nil {

@@ -38,30 +38,34 @@ type viewResult struct {
 	time   int64
 	msg    []byte // the message as the view makes it, for the codec
 	keep   bool   // false: the view drops the message
+	// over: the view gave up on the message (view.ErrBudget), so every
+	// subscription of the statement ends there without trying again.
+	over bool
 }
 
-// get returns the result left for frame f and codec ci, if any.
-func (sh *viewShare) get(f *store.Frame, ci int) (msg []byte, keep, ok bool) {
+// get returns the result left for frame f and codec ci, or nil.
+func (sh *viewShare) get(f *store.Frame, ci int) *viewResult {
 	slots := sh.slots.Load()
 	if slots == nil {
-		return nil, false, false
+		return nil
 	}
 	r := slots[f.Offset%viewShareSlots][ci].Load()
 	if r == nil || r.offset != f.Offset || r.time != f.Time {
-		return nil, false, false
+		return nil
 	}
-	return r.msg, r.keep, true
+	return r
 }
 
 // shared reports whether another subscription uses the statement, so
 // that a result is worth leaving (and copying for it).
 func (sh *viewShare) shared() bool { return sh.slots.Load() != nil }
 
-// put leaves the result for frame f and codec ci; msg must not change
-// afterwards.
-func (sh *viewShare) put(f *store.Frame, ci int, msg []byte, keep bool) {
+// put leaves r, the result for frame f and codec ci, which it marks as
+// f's; neither r nor its msg may change afterwards.
+func (sh *viewShare) put(f *store.Frame, ci int, r *viewResult) {
 	if slots := sh.slots.Load(); slots != nil {
-		slots[f.Offset%viewShareSlots][ci].Store(&viewResult{offset: f.Offset, time: f.Time, msg: msg, keep: keep})
+		r.offset, r.time = f.Offset, f.Time
+		slots[f.Offset%viewShareSlots][ci].Store(r)
 	}
 }
 

@@ -227,7 +227,7 @@ func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
 
 // sendData sends frames, if any, as one rtm/subscription/data of sub.
 func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) error {
-	if len(frames) == 0 {
+	if len(frames) == 0 || sub.view != nil && sub.view.over {
 		return nil
 	}
 	w.msgs = w.msgs[:0]
@@ -248,25 +248,48 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 		}
 	}
 	if sv := sub.view; sv != nil && sv.agg != nil {
-		if err := sv.count(frames, next); err != nil {
-			return c.internal(err)
+		if err := sv.count(frames, next, c.ctx.Done()); err != nil {
+			return c.endView(w, sub, err, sub.position())
 		}
 		return nil // sent at the period's end (flushAggregate)
 	}
-	if sub.view != nil {
-		if err := sub.view.viewMessages(w, frames, c.codecIndex); err != nil {
-			return c.internal(err)
+	var over *viewBudgetError
+	if err := c.collect(w, sub, frames); err != nil {
+		// A type assertion: errors.As would move over to the heap.
+		if over, _ = err.(*viewBudgetError); over == nil {
+			return c.endView(w, sub, err, next)
 		}
-	} else {
-		for i := range frames {
-			// By index: a copy of each Frame would cost more than its Data.
-			m, err := payloadFor(frames[i].Data, c.codecIndex)
-			if err != nil {
-				return c.internal(err)
-			}
-			w.msgs = append(w.msgs, m)
-		}
+		// What the view made of the messages before the one it gave up
+		// on goes out first, and the subscription ends at that one.
+		frames, next.Offset = framesBefore(frames, over.offset), over.offset
 	}
+	if err := c.sendMsgs(w, sub, sf, frames, len(frames) == all, next); err != nil || over == nil {
+		return err
+	}
+	return c.endView(w, sub, over, next)
+}
+
+// collect appends to w.msgs, encoded for c, the messages of frames as
+// sub gets them: through its view, if it has one.
+func (c *conn) collect(w *writer, sub *subscription, frames []store.Frame) error {
+	if sub.view != nil {
+		return sub.view.viewMessages(w, frames, c.codecIndex, c.ctx.Done())
+	}
+	for i := range frames {
+		// By index: a copy of each Frame would cost more than its Data.
+		m, err := payloadFor(frames[i].Data, c.codecIndex)
+		if err != nil {
+			return err
+		}
+		w.msgs = append(w.msgs, m)
+	}
+	return nil
+}
+
+// sendMsgs sends w.msgs, the messages of frames as sub gets them, as one
+// data PDU at next, if value_changes leaves any; whole says no frame was
+// dropped. sf, if set, keeps the PDU for the next deliveries.
+func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []store.Frame, whole bool, next rtm.Position) error {
 	if sub.changes != nil {
 		w.msgs = sub.changes.filter(w.msgs)
 	}
@@ -284,6 +307,7 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
 	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
 
+	var err error
 	if sf != nil {
 		// Framed once, for this connection and the next ones.
 		sf.keep(c, sub, frames, next.Epoch, w.pdu, len(w.msgs))
@@ -294,7 +318,7 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 	if err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil && len(frames) == all {
+	if c.srv.firstSeen != nil && whole {
 		// A batch with a message dropped is left to the subscribers
 		// that get it all.
 		c.observeFirst(sub, frames)

@@ -26,6 +26,7 @@ type Aggregate struct {
 	groups map[string]*group // by the msgpack of their GROUP BY values
 	order  []*group          // in the order of their first message
 	key    []byte
+	err    error // ErrBudget once an Add or a Flush gave up
 }
 
 // group is the running state of one group.
@@ -53,17 +54,26 @@ func (v *View) NewAggregate() *Aggregate {
 
 // Add takes msg, a msgpack message of the view's channel, into the
 // period: it reports whether msg counted (the view's WHERE kept it and
-// its group exists or could be made).
+// its group exists or could be made). A message that would cost more
+// than Budget is not counted, and Err says so from then on: the period
+// may hold part of it, and the caller should give the Aggregate up.
 func (a *Aggregate) Add(msg []byte) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	v := a.v
 	if !v.aggregate || !a.e.Match(msg) {
+		if a.e.Err() != nil {
+			a.err = a.e.Err()
+		}
 		return false
 	}
 	a.key = a.key[:0]
 	for _, n := range v.groupBy {
 		a.key = appendKey(a.key, a.e.eval(n))
+	}
+	if a.e.Err() != nil {
+		a.err = a.e.Err()
+		return false
 	}
 	g := a.groups[string(a.key)]
 	if g == nil {
@@ -80,7 +90,19 @@ func (a *Aggregate) Add(msg []byte) bool {
 	if v.star {
 		g.last = append(g.last[:0], msg...)
 	}
+	if a.e.Err() != nil {
+		a.err = a.e.Err()
+		return false
+	}
 	return true
+}
+
+// Err returns ErrBudget once an Add gave up on a message or a Flush on
+// its groups because they would cost more than Budget, else nil.
+func (a *Aggregate) Err() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
 }
 
 // appendKey appends a GROUP BY value: a float with no fraction as the
@@ -95,10 +117,18 @@ func appendKey(dst []byte, x value) []byte {
 // Flush ends the period: it appends to dst one msgpack message per group
 // (in the order of each group's first message), each in a slice of its
 // own that the caller may keep, and empties the Aggregate for the next
-// period. A period that counted nothing appends nothing.
+// period. A period that counted nothing appends nothing. The groups'
+// results share one Budget: past it, their values are null and Err says
+// so.
 func (a *Aggregate) Flush(dst [][]byte) [][]byte {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.e.left = Budget
+	defer func() {
+		if a.e.Err() != nil {
+			a.err = a.e.Err()
+		}
+	}()
 	var buf []byte
 	for _, g := range a.order {
 		start := len(buf)

@@ -106,6 +106,18 @@
 // result (beside the other items, which win over them); with AS it is
 // one field. A period holds at most MaxGroups groups.
 //
+// # Cost
+//
+// What a view costs per message is bounded. LIKE never backtracks: its
+// segments between %s are each found at their leftmost place (like.go),
+// linear but for a segment with _ longer than 64 characters, which only
+// a pattern taken from the message can have, at most len(s) * len(p).
+// And every message has a Budget of work units (a byte read by LIKE or
+// a string function, a node evaluated): past it the Evaluator gives up,
+// Match and Append drop the message and Err is ErrBudget, so that one
+// message cannot hold a core for longer than about 20-40 ms, whatever
+// the statement and the message are.
+//
 // # Why a hand-written parser
 //
 // Two maintained SQL parser modules were weighed: vitess.io/vitess's

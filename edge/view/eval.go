@@ -26,8 +26,12 @@ func (t tri) value() value {
 
 // eval computes n for the message the evaluator has loaded. It never
 // fails: what SQL would reject at run time (a type mismatch, a division
-// by zero) is null, and a WHERE that is null drops the message.
+// by zero) is null, and a WHERE that is null drops the message. Once
+// the message's Budget is spent, every node is null.
 func (e *Evaluator) eval(n *node) value {
+	if !e.spend(1) {
+		return value{}
+	}
 	switch n.op {
 	case opLit:
 		return n.lit
@@ -49,8 +53,12 @@ func (e *Evaluator) eval(n *node) value {
 
 // test computes a condition: the operators that give booleans, without
 // building values for their results; any other expression is true only
-// when it is the boolean true.
+// when it is the boolean true. Once the message's Budget is spent,
+// every condition is null.
 func (e *Evaluator) test(n *node) tri {
+	if !e.spend(1) {
+		return tNull
+	}
 	switch n.op {
 	case opAnd:
 		l := e.test(n.args[0])
@@ -93,7 +101,7 @@ func (e *Evaluator) test(n *node) tri {
 		}
 		return order(n.op, x, y)
 	case opLike:
-		return negateIf(n.not, like(e.eval(n.args[0]), e.eval(n.args[1])))
+		return negateIf(n.not, e.like(e.eval(n.args[0]), e.eval(n.args[1])))
 	case opIn:
 		return negateIf(n.not, e.in(n))
 	case opIsNull:
@@ -157,6 +165,9 @@ func (e *Evaluator) in(n *node) tri {
 		return tNull
 	}
 	r := tFalse
+	if !e.spend(len(n.args)) {
+		return tNull
+	}
 	for _, a := range n.args[1:] {
 		var ty value
 		y := e.operand(a, &ty)

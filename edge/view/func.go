@@ -68,7 +68,8 @@ func argCount(lo, hi int) string {
 }
 
 // call evaluates a scalar function. Each gives null for an argument of a
-// type it does not take, as the operators do.
+// type it does not take, as the operators do. A string argument costs
+// its bytes of the message's Budget.
 func (e *Evaluator) call(n *node) value {
 	if n.fn == fnCoalesce {
 		for _, a := range n.args {
@@ -79,6 +80,9 @@ func (e *Evaluator) call(n *node) value {
 		return value{}
 	}
 	x := e.eval(n.args[0])
+	if x.k == kString && !e.spend(len(x.b)) {
+		return value{} // LOWER, UPPER, LENGTH and SUBSTR read the string
+	}
 	switch n.fn {
 	case fnLower, fnUpper:
 		return e.changeCase(x, n.fn == fnUpper)

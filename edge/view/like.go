@@ -7,30 +7,41 @@ import (
 
 // like is s LIKE pattern: % matches any run of characters, _ any one
 // character, everything else itself, case-sensitively (there is no
-// escape character). Null unless both are strings.
-func like(s, pattern value) tri {
+// escape character). Null unless both are strings. It spends the
+// evaluator's budget, and is false once that is spent.
+func (e *Evaluator) like(s, pattern value) tri {
 	if s.k != kString || pattern.k != kString {
 		return tNull
 	}
-	return triOf(match(s.b, pattern.b))
+	return triOf(match(s.b, pattern.b, &e.left))
 }
 
 // match cuts the pattern at its %s into segments: the first must match
 // at the start of s, the last at its end, and each one between at its
 // leftmost place after the one before, which is always the best place
 // for the rest. So a pattern costs no backtracking: a segment without _
-// is found by bytes.Index, one with _ by trying each start, which costs
-// at most len(s) times its length. A filter such as
-// '%a%a%a%a%b' is thus linear, where a backtracking matcher would take
-// len(s) * len(pattern) steps per message.
-func match(s, p []byte) bool {
+// is found by bytes.Index, one with _ by a Shift-And search, both
+// linear, or, longer than that search holds (only a pattern from a
+// message), by trying each start, which costs at most len(s) times its
+// length. A filter such as '%a%a%a%a%b' is thus linear, where a
+// backtracking matcher would take len(s) * len(pattern) steps per
+// message.
+//
+// match takes the work it does from *left (see Budget) and gives up,
+// false, once *left is below 0.
+func match(s, p []byte, left *int) bool {
+	// The pattern's bytes pay for cutting it and for matching its first
+	// and last segments.
+	if *left -= len(p); *left < 0 {
+		return false
+	}
 	first := bytes.IndexByte(p, '%')
 	if first < 0 {
-		n, ok := matchAt(s, p)
-		return ok && n == len(s)
+		n, read := matchAt(s, p)
+		return read == len(p) && n == len(s)
 	}
-	n, ok := matchAt(s, p[:first])
-	if !ok {
+	n, read := matchAt(s, p[:first])
+	if read != first {
 		return false
 	}
 	s = s[n:]
@@ -44,11 +55,16 @@ func match(s, p []byte) bool {
 		_, size := utf8.DecodeLastRune(s[:start])
 		start -= size
 	}
-	if n, ok := matchAt(s[start:], tail); !ok || n != len(s)-start {
+	if n, read := matchAt(s[start:], tail); read != len(tail) || n != len(s)-start {
 		return false
 	}
-	s = s[:start]
-	for mid := p[first+1 : max(first+1, last)]; len(mid) > 0; {
+	return matchMiddle(s[:start], p[first+1:max(first+1, last)], left)
+}
+
+// matchMiddle finds the segments of mid, the pattern between its first
+// and last %, one after the other in s, each at its leftmost place.
+func matchMiddle(s, mid []byte, left *int) bool {
+	for len(mid) > 0 {
 		seg := mid
 		if j := bytes.IndexByte(mid, '%'); j >= 0 {
 			seg, mid = mid[:j], mid[j+1:]
@@ -58,8 +74,8 @@ func match(s, p []byte) bool {
 		if len(seg) == 0 {
 			continue
 		}
-		at, n := find(s, seg)
-		if at < 0 {
+		at, n := find(s, seg, left)
+		if at < 0 || *left < 0 {
 			return false
 		}
 		s = s[at+n:]
@@ -67,25 +83,30 @@ func match(s, p []byte) bool {
 	return true
 }
 
-// matchAt matches a segment (no %) at the start of s and returns how
-// many bytes of s it took.
-func matchAt(s, seg []byte) (int, bool) {
+// matchAt matches a segment (no %) at the start of s: it returns how
+// many bytes of s it took and of seg it read, all of seg when it
+// matched.
+func matchAt(s, seg []byte) (n, read int) {
 	i := 0
-	for _, c := range seg {
+	for j, c := range seg {
 		switch {
 		case c == '_':
-			if i >= len(s) {
-				return 0, false
+			switch {
+			case i >= len(s):
+				return i, j
+			case s[i] < utf8.RuneSelf:
+				i++
+			default:
+				_, size := utf8.DecodeRune(s[i:])
+				i += size
 			}
-			_, size := utf8.DecodeRune(s[i:])
-			i += size
 		case i >= len(s) || s[i] != c:
-			return 0, false
+			return i, j
 		default:
 			i++
 		}
 	}
-	return i, true
+	return i, len(seg)
 }
 
 // maxWild is the most characters a segment with _ may have in a LIKE
@@ -93,22 +114,42 @@ func matchAt(s, seg []byte) (int, bool) {
 // segment in a uint64.
 const maxWild = 64
 
+// wildSetup is the work units findWild costs before it reads s: the
+// tables it clears.
+const wildSetup = 64
+
 // find returns the leftmost place of a segment in s and its length
-// there, or -1.
-func find(s, seg []byte) (at, n int) {
+// there, or -1. It takes the work from *left and gives up, -1, once
+// *left is below 0.
+func find(s, seg []byte, left *int) (at, n int) {
 	switch {
 	case bytes.IndexByte(seg, '_') < 0:
-		return bytes.Index(s, seg), len(seg)
+		at, n = bytes.Index(s, seg), len(seg)
 	case utf8.RuneCount(seg) <= maxWild:
-		return findWild(s, seg)
+		at, n = findWild(s, seg)
+		*left -= wildSetup
+	default:
+		return findEach(s, seg, left)
 	}
-	// A longer segment can only come from a message's string (Compile
-	// refuses one in a statement): try each start.
+	if at < 0 {
+		*left -= len(s)
+	} else {
+		*left -= at + n
+	}
+	return at, n
+}
+
+// findEach is find by trying each start of s: a segment with _ too long
+// for findWild, which only a message's string can give (Compile refuses
+// one in a statement). It costs up to len(s) * len(seg) steps, which
+// the budget bounds.
+func findEach(s, seg []byte, left *int) (at, n int) {
 	for at := 0; ; {
-		if n, ok := matchAt(s[at:], seg); ok {
+		n, read := matchAt(s[at:], seg)
+		if read == len(seg) {
 			return at, n
 		}
-		if at == len(s) {
+		if *left -= read + 1; *left < 0 || at == len(s) {
 			return -1, 0
 		}
 		_, size := utf8.DecodeRune(s[at:])

@@ -110,6 +110,10 @@ func (e *Evaluator) load(msg []byte) bool {
 	}
 	e.msg = msg
 	e.scratch = e.scratch[:0]
+	if cap(e.scratch) > maxScratch {
+		e.scratch = nil // what one costly message grew is not kept for the next
+	}
+	e.left = Budget
 	k, n, i, err := wire.Head(msg, 0)
 	if err != nil || k != wire.KindMap {
 		return false

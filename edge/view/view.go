@@ -91,6 +91,7 @@ type Evaluator struct {
 	scratch []byte // strings computed for this message (lower, upper)
 	aggs    []value
 	sc      wire.Scanner
+	left    int // work units left of the Budget of the message loaded; below 0: given up
 }
 
 // NewEvaluator returns an Evaluator of v.
@@ -98,7 +99,8 @@ func (v *View) NewEvaluator() *Evaluator {
 	return &Evaluator{v: v, slots: make([]span, v.slots), aggs: make([]value, len(v.aggs))}
 }
 
-// Match is View.Match.
+// Match is View.Match. It is false too when the message would cost
+// more than Budget; Err then says so.
 func (e *Evaluator) Match(msg []byte) bool {
 	if !e.load(msg) {
 		return false
@@ -106,10 +108,11 @@ func (e *Evaluator) Match(msg []byte) bool {
 	if e.v.where == nil {
 		return true
 	}
-	return e.test(e.v.where) == tTrue
+	return e.test(e.v.where) == tTrue && e.left >= 0
 }
 
-// Append is View.Append.
+// Append is View.Append. It drops the message too when it would cost
+// more than Budget; Err then says so.
 func (e *Evaluator) Append(dst, msg []byte) ([]byte, bool) {
 	if e.v.aggregate || !e.Match(msg) {
 		return dst, false
@@ -117,10 +120,15 @@ func (e *Evaluator) Append(dst, msg []byte) ([]byte, bool) {
 	if e.v.star {
 		return append(dst, msg...), true
 	}
+	start := len(dst)
 	dst = wire.AppendMapHead(dst, len(e.v.items))
 	for _, it := range e.v.items {
+		before := len(dst)
 		dst = wire.AppendString(dst, it.name)
 		dst = e.appendExpr(dst, it.expr)
+		if !e.spend(len(dst) - before) { // SELECT s AS a, s AS b, ...: its bytes
+			return dst[:start], false
+		}
 	}
 	return dst, true
 }
