@@ -258,15 +258,17 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 // rtm/read, and of the server API's read.
 func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked string, ci int) (*rtm.ReadReply, error) {
 	f, found, err := s.store.Read(key, at)
-	if j := s.journal; j != nil && (at == nil && !found ||
-		errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch()) {
+	j := s.journal
+	switch {
+	case j == nil:
+	case j.Shared() && (at == nil || at.Epoch == j.Epoch() && at.Offset > s.store.Applied()):
+		// Another edge may have had a newer message acknowledged that
+		// this edge's feed has not brought yet: the log's leader knows.
+		f, found, err = s.leaderRead(ctx, key, at)
+	case at == nil && !found || errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch():
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
 		f, found, err = s.logRead(ctx, key, at)
-	} else if j != nil && j.Shared() && (at == nil || !found && at.Offset > s.store.Applied()) {
-		// Another edge may have had a newer message acknowledged that
-		// this edge's feed has not brought yet: its leader knows.
-		f, found, err = s.leaderRead(ctx, key, at)
 	}
 	if err != nil {
 		return nil, expiredOr(err, asked)
