@@ -11,37 +11,35 @@ import (
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/internal/doctext"
 )
 
-// TestReadmeConfigReference loads the configuration reference of the
-// README, so the documented keys and defaults cannot drift from the code.
-func TestReadmeConfigReference(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## Configuration\n")
-	if !ok {
-		t.Fatal("README has no Configuration section")
-	}
-	_, block, ok := strings.Cut(section, "```yaml\n")
-	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 {
-		t.Fatal("the Configuration section has no yaml block")
-	}
-	cfg := edgecmdtest.Config(t, block) // loaded and validated, or the test fails
+// configPage is the manual's configuration reference.
+const configPage = "docs/configuration.md"
+
+// configBlock is the yaml block of the configuration reference: every
+// key, with its default.
+func configBlock(t *testing.T) string {
+	t.Helper()
+	return doctext.Block(t, configPage, "# Configuration reference\n", "yaml")
+}
+
+// TestDocsConfigReference loads the configuration reference of the
+// manual, so the documented keys and defaults cannot drift from the code.
+func TestDocsConfigReference(t *testing.T) {
+	cfg := edgecmdtest.Config(t, configBlock(t)) // loaded and validated, or the test fails
 	opts, err := cfg.ServerOptions()
 	if err != nil {
-		t.Fatalf("README config: %v", err)
+		t.Fatalf("%s: %v", configPage, err)
 	}
 	if len(opts.Apps) != 1 || opts.Apps[0].Key != "demo" || opts.Apps[0].JWT == nil {
-		t.Fatalf("README config built apps %+v", opts.Apps)
+		t.Fatalf("%s built apps %+v", configPage, opts.Apps)
 	}
 	if got := opts.Apps[0].ChannelLimit(); got != app.DefaultMaxChannels {
-		t.Fatalf("README config: max_channels %d, want the default %d", got, app.DefaultMaxChannels)
+		t.Fatalf("%s: max_channels %d, want the default %d", configPage, got, app.DefaultMaxChannels)
 	}
 	if _, ok := opts.Apps[0].Role("admin"); !ok {
-		t.Fatal("README config lost the admin role")
+		t.Fatalf("%s lost the admin role", configPage)
 	}
 }
 
