@@ -150,3 +150,42 @@ func TestDocLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsPagesReachable checks that every page under docs/ can be found
+// from README.md by following relative links, so that no page of the
+// manual is left where a reader cannot get to it.
+func TestDocsPagesReachable(t *testing.T) {
+	root := "../.."
+	seen := map[string]bool{}
+	queue := []string{filepath.Join(root, "README.md")}
+	for len(queue) > 0 {
+		doc := queue[0]
+		queue = queue[1:]
+		if seen[doc] {
+			continue
+		}
+		seen[doc] = true
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			continue // TestDocLinksResolve reports links that do not resolve
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			file, _, _ := strings.Cut(m[1], "#")
+			if file != "" && strings.HasSuffix(file, ".md") && !strings.Contains(file, "://") {
+				queue = append(queue, filepath.Join(filepath.Dir(doc), file))
+			}
+		}
+	}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") && !seen[path] {
+			t.Errorf("%s: no link leads to it from README.md", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
