@@ -4,11 +4,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/internal/doctext"
@@ -187,5 +189,48 @@ func TestDocsPagesReachable(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// yamlKeys returns the yaml keys of t's fields, and of the structs they
+// hold (through pointers, slices and maps), each with its path.
+func yamlKeys(t reflect.Type, path string, out map[string]string) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		yamlKeys(t.Elem(), path, out)
+		return
+	case reflect.Struct:
+	default:
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		p := path
+		if name != "" {
+			p = strings.TrimPrefix(path+"."+name, ".")
+			out[p] = name
+		}
+		yamlKeys(f.Type, p, out)
+	}
+}
+
+// TestDocsConfigKeysDocumented checks that the configuration reference
+// shows every key the config file takes, so a key added to the code
+// cannot be left out of the manual.
+func TestDocsConfigKeysDocumented(t *testing.T) {
+	block := configBlock(t)
+	keys := map[string]string{}
+	yamlKeys(reflect.TypeFor[edgecmd.Config](), "", keys)
+	if len(keys) < 50 {
+		t.Fatalf("found only %d keys in edgecmd.Config: %v", len(keys), keys)
+	}
+	for path, name := range keys {
+		if !regexp.MustCompile(`(^|[\s{,#-])` + regexp.QuoteMeta(name) + `:`).MatchString(block) {
+			t.Errorf("%s does not show the key %s", configPage, path)
+		}
 	}
 }
