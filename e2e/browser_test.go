@@ -282,7 +282,7 @@ func testTimeToFirstMessage(t *testing.T, b *chrome) {
 	if err := json.Unmarshal(raw, &timings); err != nil {
 		t.Fatal(err)
 	}
-	// Not asserted: it depends on the machine. Printed for the README.
+	// Not asserted: it depends on the machine. Printed for docs/browser.md.
 	t.Logf("time to first message: %.0f ms from navigation (performance.now); sluice.wasm fetched and started in %.0f ms, connected at %.0f ms; %v as the test saw it",
 		timings.First, timings.LoadMs, timings.Connected, wall.Round(time.Millisecond))
 }

@@ -27,7 +27,7 @@ func runAPI(ctx context.Context, args []string, s stdio) error {
 		"Calls POST /api/METHOD on the edge with JSON as the body ({} when left\n"+
 		"out, standard input for -) and prints the answer. Exits 1 when the\n"+
 		"edge refuses (the answer, {\"error\",\"reason\"}, is still printed).\n"+
-		"Methods: publish, broadcast, read, history, channels, info, disconnect, unsubscribe (see the README).", s)
+		"Methods: publish, broadcast, read, history, channels, info, disconnect, unsubscribe (see docs/server-api.md).", s)
 	var rawURL, key string
 	fs.StringVar(&rawURL, "url", "", "edge address: http(s)://, ws(s):// (the same host over http(s)) or host:port (env SLUICE_URL; default "+defaultURL+")")
 	fs.StringVar(&key, "api-key", "", "one of the app's api_keys (env SLUICE_API_KEY)")

@@ -10,7 +10,7 @@ import (
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // Names returns the names of the edge's own metrics (not the Go runtime's
-// or the process's), sorted, for the test that the README documents them.
+// or the process's), sorted, for the test that docs/operations.md documents them.
 func Names() []string {
 	all := append(append(append([]metric(nil), serverMetrics...), hookMetrics...), apiRequests, certExpiry, obtained, certFailed)
 	names := []string{"sluice_build_info", "sluice_server_first_delivery_latency_seconds"}

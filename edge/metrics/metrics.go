@@ -11,7 +11,7 @@
 // _total; the subsystems are server (connections and traffic), hook (the
 // apps' hooks and events), store (the
 // channel buffers), journal (the log of a durable or clustered edge) and
-// tls (certificates). The README lists them all, and
+// tls (certificates). docs/operations.md lists them all, and
 // a test checks that it does.
 package metrics
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/internal/doctext"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -196,16 +196,13 @@ func TestHandlerServesTextFormat(t *testing.T) {
 }
 
 func TestNamesFollowConventionAndAreDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := doctext.Read(t, "docs/operations.md")
 	for _, n := range metrics.Names() {
 		if !strings.HasPrefix(n, "sluice_") {
 			t.Errorf("%s lacks the sluice_ prefix", n)
 		}
-		if !strings.Contains(string(readme), "`"+n+"`") {
-			t.Errorf("README.md does not document %s", n)
+		if !strings.Contains(page, "`"+n+"`") {
+			t.Errorf("docs/operations.md does not document %s", n)
 		}
 	}
 }

@@ -4,44 +4,44 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/internal/doctext"
 )
 
-// TestReadmeConfigReference loads the configuration reference of the
-// README, so the documented keys and defaults cannot drift from the code.
-func TestReadmeConfigReference(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(data), "\n## Configuration\n")
-	if !ok {
-		t.Fatal("README has no Configuration section")
-	}
-	_, block, ok := strings.Cut(section, "```yaml\n")
-	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 {
-		t.Fatal("the Configuration section has no yaml block")
-	}
-	cfg := edgecmdtest.Config(t, block) // loaded and validated, or the test fails
+// configPage is the manual's configuration reference.
+const configPage = "docs/configuration.md"
+
+// configBlock is the yaml block of the configuration reference: every
+// key, with its default.
+func configBlock(t *testing.T) string {
+	t.Helper()
+	return doctext.Block(t, configPage, "# Configuration reference\n", "yaml")
+}
+
+// TestDocsConfigReference loads the configuration reference of the
+// manual, so the documented keys and defaults cannot drift from the code.
+func TestDocsConfigReference(t *testing.T) {
+	cfg := edgecmdtest.Config(t, configBlock(t)) // loaded and validated, or the test fails
 	opts, err := cfg.ServerOptions()
 	if err != nil {
-		t.Fatalf("README config: %v", err)
+		t.Fatalf("%s: %v", configPage, err)
 	}
 	if len(opts.Apps) != 1 || opts.Apps[0].Key != "demo" || opts.Apps[0].JWT == nil {
-		t.Fatalf("README config built apps %+v", opts.Apps)
+		t.Fatalf("%s built apps %+v", configPage, opts.Apps)
 	}
 	if got := opts.Apps[0].ChannelLimit(); got != app.DefaultMaxChannels {
-		t.Fatalf("README config: max_channels %d, want the default %d", got, app.DefaultMaxChannels)
+		t.Fatalf("%s: max_channels %d, want the default %d", configPage, got, app.DefaultMaxChannels)
 	}
 	if _, ok := opts.Apps[0].Role("admin"); !ok {
-		t.Fatal("README config lost the admin role")
+		t.Fatalf("%s lost the admin role", configPage)
 	}
 }
 
@@ -149,6 +149,88 @@ func TestDocLinksResolve(t *testing.T) {
 			if !anchors(string(body))[anchor] {
 				t.Errorf("%s: %q: no heading #%s in %s", doc, target, anchor, path)
 			}
+		}
+	}
+}
+
+// TestDocsPagesReachable checks that every page under docs/ can be found
+// from README.md by following relative links, so that no page of the
+// manual is left where a reader cannot get to it.
+func TestDocsPagesReachable(t *testing.T) {
+	root := "../.."
+	seen := map[string]bool{}
+	queue := []string{filepath.Join(root, "README.md")}
+	for len(queue) > 0 {
+		doc := queue[0]
+		queue = queue[1:]
+		if seen[doc] {
+			continue
+		}
+		seen[doc] = true
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			continue // TestDocLinksResolve reports links that do not resolve
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(data), -1) {
+			file, _, _ := strings.Cut(m[1], "#")
+			if file != "" && strings.HasSuffix(file, ".md") && !strings.Contains(file, "://") {
+				queue = append(queue, filepath.Join(filepath.Dir(doc), file))
+			}
+		}
+	}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") && !seen[path] {
+			t.Errorf("%s: no link leads to it from README.md", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// yamlKeys returns the yaml keys of t's fields, and of the structs they
+// hold (through pointers, slices and maps), each with its path.
+func yamlKeys(t reflect.Type, path string, out map[string]string) {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		yamlKeys(t.Elem(), path, out)
+		return
+	case reflect.Struct:
+	default:
+		return
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		p := path
+		if name != "" {
+			p = strings.TrimPrefix(path+"."+name, ".")
+			out[p] = name
+		}
+		yamlKeys(f.Type, p, out)
+	}
+}
+
+// TestDocsConfigKeysDocumented checks that the configuration reference
+// shows every key the config file takes, so a key added to the code
+// cannot be left out of the manual.
+func TestDocsConfigKeysDocumented(t *testing.T) {
+	block := configBlock(t)
+	keys := map[string]string{}
+	yamlKeys(reflect.TypeFor[edgecmd.Config](), "", keys)
+	if len(keys) < 50 {
+		t.Fatalf("found only %d keys in edgecmd.Config: %v", len(keys), keys)
+	}
+	for path, name := range keys {
+		if !regexp.MustCompile(`(^|[\s{,#-])` + regexp.QuoteMeta(name) + `:`).MatchString(block) {
+			t.Errorf("%s does not show the key %s", configPage, path)
 		}
 	}
 }

@@ -17,38 +17,23 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
+	"github.com/sluicehq/sluice/internal/doctext"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
-// readmeBlock returns the first fenced block of lang after marker in the
-// README.
-func readmeBlock(t *testing.T, marker, lang string) string {
-	t.Helper()
-	data, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), marker)
-	if !ok {
-		t.Fatalf("README has no %q", marker)
-	}
-	_, block, ok := strings.Cut(rest, "```"+lang+"\n")
-	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 {
-		t.Fatalf("README has no %s block after %q", lang, marker)
-	}
-	return block
-}
+// hooksPage is the manual's page on hooks: its first yaml block
+// configures them, and its Node backend answers them.
+const hooksPage = "docs/hooks.md"
 
-// TestReadmeNodeBackend runs the README's Node backend with node against
-// a real edge configured with the README's hooks example, and checks what
-// the README says it does.
-func TestReadmeNodeBackend(t *testing.T) {
+// TestDocsNodeBackend runs the hooks page's Node backend with node
+// against a real edge configured with the page's hooks example, and
+// checks what the page says it does.
+func TestDocsNodeBackend(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("this test runs the README's Node backend with node (`make test` installs it with npm when run as root; or apt-get install nodejs): %v", err)
+		t.Fatalf("this test runs docs/hooks.md's Node backend with node (`make test` installs it with npm when run as root; or apt-get install nodejs): %v", err)
 	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "backend.js"), []byte(readmeBlock(t, "A backend in Node", "js")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "backend.js"), []byte(doctext.Block(t, hooksPage, "A backend in Node", "js")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +74,7 @@ func TestReadmeNodeBackend(t *testing.T) {
 		return err
 	})
 
-	yaml := strings.ReplaceAll(readmeBlock(t, "## Hooks into the app", "yaml"), "127.0.0.1:3000", backend)
+	yaml := strings.ReplaceAll(doctext.Block(t, hooksPage, "# Hooks into the app (for backends)\n", "yaml"), "127.0.0.1:3000", backend)
 	url := edgecmdtest.Start(t, yaml).URL + "/v2?appkey=chat&token="
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

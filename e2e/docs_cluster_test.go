@@ -2,7 +2,7 @@
 
 package e2e
 
-// The README's three edges on one machine, pasted into a shell as a user
+// The manual's three edges (docs/cluster.md) on one machine, pasted into a shell as a user
 // does: its own commands, run by bash, with only the data directories
 // moved out of the user's /tmp.
 
@@ -21,26 +21,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/doctext"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
-// The ports the README's example listens on: edges 8081-8083, routes
+// The ports docs/cluster.md's example listens on: edges 8081-8083, routes
 // 6201-6203. No other test's port is one of them: the kernel hands out
 // ports from its ephemeral range, journaltest.FreePorts from 10000 up.
-var readmeClusterPorts = []int{8081, 8082, 8083, 6201, 6202, 6203}
+var docsClusterPorts = []int{8081, 8082, 8083, 6201, 6202, 6203}
 
-// TestReadmeThreeEdges runs the README's three-edge cluster: the three
+// TestDocsThreeEdges runs docs/cluster.md's three-edge cluster: the three
 // edges form a cluster and serve, and a message published on edge 1
 // reaches the subscriber on edge 2 and is read on edge 3 at the same
-// position, as the README says.
-func TestReadmeThreeEdges(t *testing.T) {
+// position, as the page says.
+func TestDocsThreeEdges(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatalf("the README's example waits with curl (apt-get install curl): %v", err)
+		t.Fatalf("docs/cluster.md's example waits with curl (apt-get install curl): %v", err)
 	}
-	for _, p := range readmeClusterPorts {
+	for _, p := range docsClusterPorts {
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
 		if err != nil {
-			t.Fatalf("the README's example listens on 127.0.0.1:%d, which is taken: %v", p, err)
+			t.Fatalf("docs/cluster.md's example listens on 127.0.0.1:%d, which is taken: %v", p, err)
 		}
 		ln.Close()
 	}
@@ -51,10 +52,10 @@ func TestReadmeThreeEdges(t *testing.T) {
 	if err := os.Symlink(sluiceBinary(t), filepath.Join(dir, "bin", "sluice")); err != nil {
 		t.Fatal(err)
 	}
-	block := readmeBlock(t, "**Three edges on one machine**", "sh")
+	block := doctext.Block(t, "docs/cluster.md", "**Three edges on one machine**", "sh")
 	script := strings.ReplaceAll(block, "/tmp/sluice-", filepath.Join(dir, "data")+"-")
 	if script == block {
-		t.Fatal("the README's example no longer keeps its data in /tmp/sluice-N: update this test")
+		t.Fatal("docs/cluster.md's example no longer keeps its data in /tmp/sluice-N: update this test")
 	}
 	out, err := os.Create(filepath.Join(dir, "out"))
 	if err != nil {
@@ -83,7 +84,7 @@ func TestReadmeThreeEdges(t *testing.T) {
 		return string(b)
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("the README's example failed: %v\n%s", err, output())
+		t.Fatalf("docs/cluster.md's example failed: %v\n%s", err, output())
 	}
 
 	// pub prints the position; read (edge 3) and sub (edge 2, in the
@@ -138,10 +139,10 @@ func isPosition(s string) bool {
 func stopGroup(t *testing.T, pgid int) {
 	t.Helper()
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("kill the README example's processes: %v", err)
+		t.Errorf("kill the page's example's processes: %v", err)
 		return
 	}
-	poll.Until(t, "the README example's processes exit", func() bool { return !groupAlive(pgid) })
+	poll.Until(t, "the page's example's processes exit", func() bool { return !groupAlive(pgid) })
 }
 
 // groupAlive reports whether a process of group pgid runs. A killed edge

@@ -8,21 +8,22 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
+	"github.com/sluicehq/sluice/internal/doctext"
 )
 
-// TestReadmeAPIExamples runs each curl line of the README's server API
-// block, as pasted into a shell, against `sluice edge` with the README's
-// configuration (whose api_keys the block's KEY is): each answers JSON
-// that is no error, with the keys of the answer the README shows after
-// it (where it shows one on a line).
-func TestReadmeAPIExamples(t *testing.T) {
+// TestDocsAPIExamples runs each curl line of the server API page's
+// block (docs/server-api.md), as pasted into a shell, against `sluice
+// edge` with the configuration reference's configuration (whose api_keys
+// the block's KEY is): each answers JSON that is no error, with the keys
+// of the answer the page shows after it (where it shows one on a line).
+func TestDocsAPIExamples(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Fatalf("this test runs the README's curl examples (apt-get install curl): %v", err)
+		t.Fatalf("this test runs docs/server-api.md's curl examples (apt-get install curl): %v", err)
 	}
-	cfg := edgecmdtest.Config(t, readmeBlock(t, "## Configuration", "yaml"))
+	cfg := edgecmdtest.Config(t, configBlock(t))
 	cfg.Listen = "127.0.0.1:0"
 	e := edgecmdtest.StartConfig(t, cfg, nil)
-	lines := strings.Split(readmeBlock(t, "## Server API (for backends)", "sh"), "\n")
+	lines := strings.Split(doctext.Block(t, "docs/server-api.md", "# Server API (for backends)\n", "sh"), "\n")
 	var env []string
 	ran := 0
 	for i, line := range lines {
@@ -51,17 +52,17 @@ func TestReadmeAPIExamples(t *testing.T) {
 			t.Errorf("%s: answered %s", line, out)
 			continue
 		}
-		// The answer the README shows, when it fits on the next line.
+		// The answer the page shows, when it fits on the next line.
 		var want map[string]any
 		if i+1 < len(lines) && json.Unmarshal([]byte(strings.TrimPrefix(lines[i+1], "# ")), &want) == nil {
 			for k := range want {
 				if _, ok := got[k]; !ok {
-					t.Errorf("%s: answered %s, without %q (the README shows %s)", line, out, k, lines[i+1])
+					t.Errorf("%s: answered %s, without %q (the page shows %s)", line, out, k, lines[i+1])
 				}
 			}
 		}
 	}
 	if ran < 10 {
-		t.Fatalf("ran %d curl lines of the README's API block, want every method's", ran)
+		t.Fatalf("ran %d curl lines of docs/server-api.md's block, want every method's", ran)
 	}
 }
