@@ -2,6 +2,7 @@ package journal
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,9 +41,11 @@ const retryPause = 100 * time.Millisecond
 // the publisher recovers: it holds the new publishes, sends every
 // unanswered one again in order until they are all answered, then sends
 // the held ones. So a leader change does not let a later publish pass an
-// earlier one that was refused. (One lost silently in flight while a
-// later one is stored is still stored after it: its retry comes AckWait
-// later. Its position says so.)
+// earlier one that was refused. One sent and not answered by its
+// deadline is not dropped: its caller learns its fate is unknown, and the
+// recovery goes on until JetStream answers it (fate.go). (One lost
+// silently in flight while a later one, already sent, is stored is still
+// stored after it: its retry comes AckWait later. Its position says so.)
 type publisher struct {
 	j     *Journal
 	inbox string // reply subject prefix, unique to this journal; a publish's token follows it
@@ -59,6 +62,9 @@ type publisher struct {
 	// the later ones are held (not sent) until those are answered.
 	recovering   bool
 	recoverUntil uint64
+	// pause is the least time between two sends of a recovering
+	// publish: it doubles each round, up to maxRetryPause.
+	pause time.Duration
 	// replies hands out a sole writer's reply subjects (req.go).
 	replies replies
 }
@@ -79,6 +85,9 @@ type pubReq struct {
 	// own (a retry, a held publish's), which may still read it: it is
 	// never reused (req.go). p.mu.
 	lent bool
+	// answered says its caller was told its fate is unknown (fate.go):
+	// it stays pending, asked about, and done is not called again. p.mu.
+	answered bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -118,9 +127,12 @@ func (p *publisher) start(j *Journal) error {
 // Publish stores payload as the next message of the channel with store
 // key key (the journal copies it). done is called once: with the
 // message's stream sequence after JetStream stored it and the edge's
-// store holds it, or with an error: ErrUnavailable past the publish
-// timeout (the message may still have been stored, once), ErrTooLarge,
-// or a refusal. done runs on the journal's goroutines and must not block.
+// store holds it, or with an error: ErrFateUnknown past the publish
+// timeout if it was sent (the message may still have been stored, once;
+// no later publish is sent before the journal knows), ErrNotStored if it
+// surely was not (never sent, or refused), ErrTooLarge. All these are
+// ErrUnavailable but a refusal. done runs on the journal's goroutines and
+// must not block.
 func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err error)) {
 	j.PublishID(key, payload, "", done)
 }
@@ -152,12 +164,26 @@ const OriginHeader = "Sluice-Origin"
 // (Next's frames carry it): the edge names there the connection that is
 // not to receive the message (exclude_self).
 func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, nil, nil, done)
+	j.publish(Subject(key), payload, msgID, origin, pubExtra{}, done)
 }
 
-// publish is PublishFrom on subject subj, stored only if the condition
-// holds when cond is not nil (cond.go), arming sw if not nil (switch.go).
-func (j *Journal) publish(subj string, payload []byte, msgID, origin string, cond *condition, sw *deadSwitch, done func(seq uint64, err error)) {
+// pubExtra is what a publish may have beyond its message.
+type pubExtra struct {
+	cond *condition  // stored only if it holds (cond.go); nil: none
+	sw   *deadSwitch // the switch it arms (switch.go); nil: none
+	// deadline, if before the publish timeout's, is the caller's: a
+	// request's one deadline, part of which its reads took.
+	deadline time.Time
+}
+
+// deadlineOf returns ctx's deadline (zero if it has none).
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// publish is PublishFrom on subject subj with x.
+func (j *Journal) publish(subj string, payload []byte, msgID, origin string, x pubExtra, done func(seq uint64, err error)) {
 	if len(origin) > store.MaxOriginBytes {
 		done(0, fmt.Errorf("journal: an origin of %d bytes: %w", len(origin), store.ErrOriginTooLong))
 		return
@@ -175,12 +201,12 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 			done(0, unavailable(err))
 			return
 		}
-		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
+		done(0, notStored("journal closed"))
 		return
 	case len(p.pending) >= maxPending:
 		p.mu.Unlock()
 		j.counters.failed.Add(1)
-		done(0, fmt.Errorf("%w: %d publishes already wait for the log", ErrUnavailable, maxPending))
+		done(0, notStored(fmt.Sprintf("%d publishes already wait for the log", maxPending)))
 		return
 	}
 	p.next++
@@ -201,11 +227,14 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	now := time.Now()
 	r := newReq(subj, reply, msgID, payload)
 	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
-	if cond != nil {
-		cond.set(r.msg.Header)
+	if !x.deadline.IsZero() && x.deadline.Before(r.deadline) {
+		r.deadline = x.deadline
 	}
-	if sw != nil {
-		sw.set(r.msg.Header)
+	if x.cond != nil {
+		x.cond.set(r.msg.Header)
+	}
+	if x.sw != nil {
+		x.sw.set(r.msg.Header)
 	}
 	if origin != "" {
 		r.msg.Header[OriginHeader] = []string{origin}
@@ -238,7 +267,7 @@ func (p *publisher) replyTo(tok uint64) string {
 // retried like an attempt that got no answer.
 func (p *publisher) send(tok uint64, m *nats.Msg) {
 	if err := p.j.nc.PublishMsg(m); errors.Is(err, nats.ErrMaxPayload) {
-		p.finish(tok, fmt.Errorf("%w: %d bytes is more than NATS takes", ErrTooLarge, len(m.Data)))
+		p.finish(tok, fmt.Errorf("%w: %w: %d bytes is more than NATS takes", ErrTooLarge, ErrNotStored, len(m.Data)))
 	}
 }
 
@@ -246,7 +275,11 @@ func (p *publisher) send(tok uint64, m *nats.Msg) {
 // sent again, in order, before any later one.
 func (p *publisher) recover() {
 	p.mu.Lock()
-	p.recovering, p.recoverUntil = true, p.next
+	if p.recovering {
+		p.recoverUntil = p.next // the pause goes on growing
+	} else {
+		p.startRecoveryLocked()
+	}
 	p.mu.Unlock()
 }
 
@@ -312,7 +345,7 @@ func (p *publisher) sendHeld(held []resendReq) {
 
 // finish ends the publish with token tok with an error.
 func (p *publisher) finish(tok uint64, err error) {
-	if r := p.remove(tok); r != nil {
+	if r := p.remove(tok); r != nil && !p.settled(r, err.Error()) {
 		p.j.counters.failed.Add(1)
 		r.done(0, err)
 	}
@@ -341,27 +374,31 @@ func (p *publisher) retryLoop() {
 			p.j.counters.retries.Add(1)
 			p.send(r.tok, r.msg)
 		}
-		for _, r := range failed {
+		for _, f := range failed {
 			p.j.counters.failed.Add(1)
-			r.done(0, fmt.Errorf("%w (%v without an acknowledgment from JetStream)", ErrUnavailable, p.j.opts.PublishTimeout))
+			f.r.done(0, f.err)
 		}
 		p.j.feed.expireWaiters(time.Now())
 		p.j.feed.checkGap(time.Now())
 	}
 }
 
-// due returns, in order, the publishes to send again now, and removes
-// and returns those past their deadline.
-func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
+// due returns, in order, the publishes to send again now, and returns
+// those past their deadline with their errors (expireLocked).
+func (p *publisher) due(now time.Time) (resend []resendReq, failed []failure) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	window := p.j.opts.resolveWindow()
 	for tok, r := range p.pending {
-		if now.After(r.deadline) {
-			delete(p.pending, tok)
-			p.replies.release(r, false) // its answer may still come
-			failed = append(failed, r)
-		} else if !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering {
-			p.recovering, p.recoverUntil = true, p.next
+		switch {
+		case r.answered:
+			if now.Sub(r.first) >= window {
+				p.abandonLocked(tok, r)
+			}
+		case now.After(r.deadline):
+			failed = append(failed, p.expireLocked(tok, r))
+		case !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering:
+			p.startRecoveryLocked()
 		}
 	}
 	if held := p.endRecoveryLocked(); len(held) > 0 {
@@ -371,7 +408,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 		return nil, failed
 	}
 	for tok, r := range p.pending {
-		if tok <= p.recoverUntil && now.Sub(r.sent) >= retryPause {
+		if tok <= p.recoverUntil && now.Sub(r.sent) >= p.pause {
 			if r.first.IsZero() {
 				r.first = now
 			} else {
@@ -381,6 +418,9 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 			resend = append(resend, resendReq{tok, &r.msg})
 		}
 	}
+	if len(resend) > 0 {
+		p.pause = min(2*p.pause, maxRetryPause)
+	}
 	slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
 	return resend, failed
 }
@@ -389,8 +429,10 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 // (the stream is lost); the replies subscription stays until close.
 func (p *publisher) failAll(err error) {
 	for _, r := range p.shut() {
-		p.j.counters.failed.Add(1)
-		r.done(0, unavailable(err))
+		if !r.answered {
+			p.j.counters.failed.Add(1)
+			r.done(0, unavailable(err))
+		}
 	}
 }
 
@@ -401,7 +443,13 @@ func (p *publisher) close() {
 		_ = p.sub.Unsubscribe()
 	}
 	for _, r := range pending {
-		r.done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
+		switch {
+		case r.answered:
+		case r.sent.IsZero():
+			r.done(0, notStored("journal closed before it was sent"))
+		default:
+			r.done(0, fmt.Errorf("%w: %w (journal closed)", ErrUnavailable, ErrFateUnknown))
+		}
 	}
 }
 
