@@ -176,8 +176,8 @@ type Stats struct {
 	// had not answered within the duplicates window.
 	Resolved  uint64
 	Abandoned uint64
-	Lag           uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied       uint64 // the highest sequence the feed has applied
+	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied   uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
