@@ -89,11 +89,14 @@ type failure struct {
 // stays, its fate unknown, and the publisher goes on asking about it, in
 // a recovery that holds every later publish. p.mu.
 func (p *publisher) expireLocked(tok uint64, r *pubReq) failure {
-	if r.sent.IsZero() {
+	if r.sends == r.unsent {
 		delete(p.pending, tok)
 		p.replies.release(r, false)
-		return failure{r, notStored(fmt.Sprintf("it waited %v behind publishes the log did not answer, and was never sent",
-			p.j.opts.PublishTimeout))}
+		why := fmt.Sprintf("it waited %v behind publishes the log did not answer, and was never sent", p.j.opts.PublishTimeout)
+		if r.sends > 0 {
+			why = fmt.Sprintf("for %v the connection to NATS took none of its sends", p.j.opts.PublishTimeout)
+		}
+		return failure{r, notStored(why)}
 	}
 	r.answered = true
 	if !p.recovering {

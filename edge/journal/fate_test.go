@@ -53,6 +53,7 @@ func sendAll(j *Journal, t time.Time) {
 	defer j.pub.mu.Unlock()
 	for _, r := range j.pub.pending {
 		r.first, r.sent = t, t
+		r.sends++
 	}
 	j.pub.recoverUntil = j.pub.next
 }
@@ -190,5 +191,23 @@ func TestRecoveryBacksOff(t *testing.T) {
 		if rounds[k] != w*time.Millisecond {
 			t.Fatalf("rounds at %v, want at %v ms", rounds, want)
 		}
+	}
+}
+
+// A publish none of whose sends the NATS connection took never left the
+// edge: past its deadline it is not stored, for sure.
+func TestNeverSentIsNotStored(t *testing.T) {
+	n := node(t, "")
+	j, _ := open(t, n, &Options{AckWait: 100 * time.Millisecond, PublishTimeout: 500 * time.Millisecond})
+	j.nc.Close()
+	c := make(chan error, 1)
+	j.Publish("demo\x00a", []byte("lost"), func(_ uint64, err error) { c <- err })
+	select {
+	case err := <-c:
+		if !errors.Is(err, ErrNotStored) || !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("publish on a closed connection: err = %v, want ErrNotStored", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("publish on a closed connection: no answer")
 	}
 }

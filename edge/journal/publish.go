@@ -88,6 +88,10 @@ type pubReq struct {
 	// answered says its caller was told its fate is unknown (fate.go):
 	// it stays pending, asked about, and done is not called again. p.mu.
 	answered bool
+	// sends counts its sends, unsent those the NATS connection refused
+	// (it was closed or reconnecting): if all were, it never left the
+	// edge, and is not stored. p.mu.
+	sends, unsent int
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -246,6 +250,7 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, x p
 		r.lent = true // sendHeld will send it
 	} else {
 		r.first, r.sent = now, now
+		r.sends++
 	}
 	token := p.next
 	p.mu.Unlock()
@@ -266,8 +271,19 @@ func (p *publisher) replyTo(tok uint64) string {
 // the publish; any other failure (the reconnect buffer is full) is
 // retried like an attempt that got no answer.
 func (p *publisher) send(tok uint64, m *nats.Msg) {
-	if err := p.j.nc.PublishMsg(m); errors.Is(err, nats.ErrMaxPayload) {
+	err := p.j.nc.PublishMsg(m)
+	switch {
+	case err == nil:
+	case errors.Is(err, nats.ErrMaxPayload):
 		p.finish(tok, fmt.Errorf("%w: %w: %d bytes is more than NATS takes", ErrTooLarge, ErrNotStored, len(m.Data)))
+	default:
+		// The connection did not take it (closed, or reconnecting with
+		// no buffer): this send never left the edge.
+		p.mu.Lock()
+		if r := p.pending[tok]; r != nil {
+			r.unsent++
+		}
+		p.mu.Unlock()
 	}
 }
 
@@ -330,6 +346,7 @@ func (p *publisher) endRecoveryLocked() []resendReq {
 		if r.sent.IsZero() {
 			r.first, r.sent = now, now
 			r.lent = true
+			r.sends++
 			held = append(held, resendReq{tok, &r.msg})
 		}
 	}
@@ -415,6 +432,7 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []failure) {
 				r.resent = true
 			}
 			r.sent, r.lent = now, true
+			r.sends++
 			resend = append(resend, resendReq{tok, &r.msg})
 		}
 	}
@@ -445,7 +463,7 @@ func (p *publisher) close() {
 	for _, r := range pending {
 		switch {
 		case r.answered:
-		case r.sent.IsZero():
+		case r.sends == r.unsent:
 			r.done(0, notStored("journal closed before it was sent"))
 		default:
 			r.done(0, fmt.Errorf("%w: %w (journal closed)", ErrUnavailable, ErrFateUnknown))

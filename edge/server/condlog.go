@@ -141,7 +141,7 @@ func (c *conn) logPrior(ctx context.Context, key string) (last uint64, lastID st
 	f, lastID, found, err := c.srv.journal.Latest(ctx, key, 0)
 	if err != nil {
 		c.srv.log.Warn("reading a channel's newest message from the log", "err", err)
-		return 0, "", store.Prior{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
+		return 0, "", store.Prior{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now, so nothing was written; try again")
 	}
 	prior = store.Prior{Data: c.prevBuf[:0]}
 	if found && readable(c.srv.retention(key).Normalized(), c.srv.store.Now(), f.Time, 0) {
