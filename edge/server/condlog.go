@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/nats-io/nuid"
 
@@ -87,6 +88,10 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 			prior.Data = bytes.Clone(prior.Data)
 		}
 		last, lastID, p, err := c.logPrior(ctx, key)
+		if err != nil && resentID != "" {
+			// The refused attempt may be stored after all: unknown.
+			return 0, prior, false, c.logError(fmt.Errorf("%w: %w", err, store.ErrFateUnknown))
+		}
 		if err != nil {
 			return 0, prior, false, err
 		}
