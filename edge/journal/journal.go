@@ -191,6 +191,7 @@ type Journal struct {
 	pub      publisher
 	feed     feed
 	counters counters
+	reach    reach // what the watchdog's looks at the stream found (ready.go)
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
@@ -217,6 +218,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
 	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
 	j.feed.owners = make([]owner, ownerRing)
+	j.reach.seen.Store(time.Now().UnixNano())
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

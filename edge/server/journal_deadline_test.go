@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // TestJournalOneDeadline: with its log's quorum gone, an edge answers a
@@ -23,6 +24,12 @@ func TestJournalOneDeadline(t *testing.T) {
 	pos := c.expectOK("rtm/write", 1, map[string]any{"channel": "kv", "message": "one"})["position"].(string)
 	nodes[1].Close()
 	nodes[2].Close()
+	// Cut from a quorum, the edge says it is not ready within a few
+	// seconds (journal's readyNoLeader), for /readyz.
+	poll.Within(t, 15*time.Second, "the edge reporting not ready without a stream leader", func() bool {
+		err := e.srv.Ready()
+		return err != nil && strings.Contains(err.Error(), "no leader")
+	})
 	tests := []struct {
 		name   string
 		action string
