@@ -287,13 +287,14 @@ func (p *publisher) send(tok uint64, m *nats.Msg) {
 	}
 }
 
-// recover starts (or extends) a recovery: every publish given so far is
-// sent again, in order, before any later one.
+// recover starts a recovery, unless one runs: every publish given so far
+// is sent again, in order, before any later one. A recovery is never
+// extended to the publishes it holds: one never sent is sent only once
+// every publish before it is answered, so that it cannot be stored
+// before one whose fate is not known yet.
 func (p *publisher) recover() {
 	p.mu.Lock()
-	if p.recovering {
-		p.recoverUntil = p.next // the pause goes on growing
-	} else {
+	if !p.recovering {
 		p.startRecoveryLocked()
 	}
 	p.mu.Unlock()
