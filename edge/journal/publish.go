@@ -37,15 +37,18 @@ const retryPause = 100 * time.Millisecond
 //
 // Order: publishes leave in the order Publish was called, and JetStream
 // stores one connection's messages in the order they come. When one needs
-// sending again (no answer within AckWait, or JetStream had no leader),
-// the publisher recovers: it holds the new publishes, sends every
-// unanswered one again in order until they are all answered, then sends
-// the held ones. So a leader change does not let a later publish pass an
-// earlier one that was refused. One sent and not answered by its
-// deadline is not dropped: its caller learns its fate is unknown, and the
-// recovery goes on until JetStream answers it (fate.go). (One lost
-// silently in flight while a later one, already sent, is stored is still
-// stored after it: its retry comes AckWait later. Its position says so.)
+// sending again (no answer within AckWait, or JetStream had no leader, or
+// an earlier send is still being proposed), the publisher recovers: it
+// holds the new publishes, sends every unanswered one again in order
+// until they are all answered, then sends the held ones (a recovery is
+// never extended to them). So a leader change does not let a later
+// publish pass an earlier one that was refused. One sent and not answered
+// by its deadline is not dropped: its caller learns its fate is unknown,
+// and the recovery goes on until JetStream answers it (fate.go); one held
+// past its deadline was never sent, and fails as not stored. (Of the
+// publishes already in flight together when a fault begins, one lost
+// silently while a later one is stored would still be stored after it
+// by its retry: the partition tests of e2e have not seen it.)
 type publisher struct {
 	j     *Journal
 	inbox string // reply subject prefix, unique to this journal; a publish's token follows it
