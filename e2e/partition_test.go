@@ -207,6 +207,7 @@ type faultSchedule struct {
 }
 
 func TestPartitionKeepsPublishFate(t *testing.T) {
+	t.Parallel() // its namespaces, bridges and addresses are its process's own
 	lab := newNetLab(t, 3)
 	c := startNetCluster(t, lab)
 	for _, sc := range []faultSchedule{
