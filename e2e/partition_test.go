@@ -6,12 +6,13 @@ package e2e
 // acknowledgments outstanding. Every outcome must agree with the log:
 // nothing answered "not stored" is in it, what was acknowledged is at
 // its position once, and a connection's publishes are in the log in the
-// order it sent them.
+// order it sent them. A follower's edge cut says so on /readyz.
 
 import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"path/filepath"
@@ -216,6 +217,30 @@ func TestPartitionKeepsPublishFate(t *testing.T) {
 	} {
 		t.Run(sc.name, func(t *testing.T) { partitionRun(t, lab, c, sc) })
 	}
+	t.Run("readiness", func(t *testing.T) { partitionReadiness(t, lab, c) })
+}
+
+// partitionReadiness cuts a follower's edge: within a few seconds its
+// /readyz says it cannot reach the stream's leader, and once joined again
+// it is ready.
+func partitionReadiness(t *testing.T, lab *netLab, c *cluster) {
+	cut := (c.leader(t, 0) + 1) % 3
+	readyz := strings.Replace(c.edges[cut].url, "ws://", "http://", 1) + "/readyz"
+	lab.Cut(cut, true)
+	var body string
+	poll.Within(t, 15*time.Second, "the cut edge's /readyz saying it has no leader", func() bool {
+		resp, err := http.Get(readyz)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(body, "no leader")
+	})
+	lab.Cut(cut, false)
+	t.Logf("cut: /readyz said %q", strings.TrimSpace(body))
+	waitReadyz(t, c.edges[cut].url)
 }
 
 // partitionRun publishes on the stream leader's edge through sc's cuts
