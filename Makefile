@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium redis FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium iproute2 redis FORCE
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test
+test: wasm-check chromium iproute2 fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
@@ -96,6 +96,19 @@ chromium:
 	else \
 	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium"; \
+	  exit 1; \
+	fi
+
+# The partition tests (e2e/partition_test.go) run edges in network
+# namespaces: they need ip (iproute2) and root, and fail without them.
+iproute2:
+	@if command -v ip >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	  echo "Installing iproute2 for the partition tests"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iproute2; \
+	else \
+	  echo "The partition tests make network namespaces with ip (iproute2), as root; this is not root:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends iproute2, and run make test as root"; \
 	  exit 1; \
 	fi
 

@@ -80,14 +80,20 @@ type process struct {
 // cleared of SLUICE_ variables.
 func startProcess(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(sluiceBinary(t), args...)
+	return startCommand(t, env, sluiceBinary(t), args...)
+}
+
+// startCommand runs `name args...` as startProcess does.
+func startCommand(t *testing.T, env []string, name string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(name, args...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "SLUICE_") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
 	cmd.Env = append(cmd.Env, env...)
-	p := &process{name: "sluice " + strings.Join(args, " "), cmd: cmd, done: make(chan struct{})}
+	p := &process{name: filepath.Base(name) + " " + strings.Join(args, " "), cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.stdout, &p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", p.name, err)

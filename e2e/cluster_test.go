@@ -32,6 +32,9 @@ import (
 type cluster struct {
 	edges []*edgeProcess
 	nats  []string // each node's NATS client URL
+	// dialers, when set, dial each node's NATS client URL (one in a
+	// network namespace, netns_test.go).
+	dialers []nats.CustomDialer
 }
 
 // startCluster starts n edges at once (each waits for the quorum before
@@ -64,7 +67,11 @@ func startCluster(t *testing.T, n int) *cluster {
 // asking the node of edge ask.
 func (c *cluster) leader(t *testing.T, ask int) int {
 	t.Helper()
-	nc, err := nats.Connect(c.nats[ask])
+	var opts []nats.Option
+	if c.dialers != nil {
+		opts = append(opts, nats.SetCustomDialer(c.dialers[ask]))
+	}
+	nc, err := nats.Connect(c.nats[ask], opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

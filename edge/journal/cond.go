@@ -83,18 +83,20 @@ func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
 
 // PublishExpect is PublishFrom stored only if the channel's newest
 // message is at sequence last (0: the channel has none); else done gets a
-// *MismatchError. msgID should be unique to the attempt: a refused
+// *MismatchError. ctx's deadline, if before the publish timeout's, is the
+// publish's (a request's one deadline). msgID should be unique to the attempt: a refused
 // attempt is not a publish to retry. A ttl above 0 says the message arms
 // a dead man's switch publishing ttlMessage after ttl seconds: the log
 // keeps it with the message (SwitchHeader) for every edge's OnSwitch.
-func (j *Journal) PublishExpect(key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, &condition{last: last}, armed(ttl, ttlMessage), done)
+func (j *Journal) PublishExpect(ctx context.Context, key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
+	x := pubExtra{cond: &condition{last: last}, sw: armed(ttl, ttlMessage), deadline: deadlineOf(ctx)}
+	j.publish(Subject(key), payload, msgID, origin, x, done)
 }
 
 // publishTo is PublishExpect on subject subj, expecting the newest
 // message of subject expect at last.
 func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(subj, payload, msgID, "", &condition{last: last, subject: expect}, nil, done)
+	j.publish(subj, payload, msgID, "", pubExtra{cond: &condition{last: last, subject: expect}}, done)
 }
 
 // mismatch ends the conditional publish with token tok that JetStream
@@ -102,7 +104,7 @@ func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, l
 // N).
 func (p *publisher) mismatch(tok uint64, desc string) {
 	r := p.remove(tok)
-	if r == nil {
+	if r == nil || p.settled(r, "refused: "+desc) {
 		return
 	}
 	var last uint64

@@ -19,7 +19,7 @@ import (
 func publishExpect(t *testing.T, j *Journal, key, data, id, origin string, last uint64) (uint64, error) {
 	t.Helper()
 	return answerOf(t, "publish "+data, func(done func(uint64, error)) {
-		j.PublishExpect(key, []byte(data), id, origin, last, 0, nil, done)
+		j.PublishExpect(context.Background(), key, []byte(data), id, origin, last, 0, nil, done)
 	})
 }
 

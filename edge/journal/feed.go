@@ -194,6 +194,7 @@ func (f *feed) watch() {
 			cancel()
 			return
 		}
+		f.j.reach.noteLook(info, f.st.Applied(), time.Now())
 		f.soleChores(ctx)
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
 			cancel()
@@ -367,22 +368,4 @@ func (f *feed) stop(err error) {
 	for _, w := range ws {
 		f.finishClosed(w, err)
 	}
-}
-
-// Ready reports why the journal cannot serve yet, or nil: NATS is
-// unreachable, or the feed has not caught up with the stream as it was
-// when the edge started.
-func (j *Journal) Ready() error {
-	if err := j.Lost(); err != nil {
-		return err
-	}
-	if !j.nc.IsConnected() {
-		return errors.New("journal: not connected to NATS")
-	}
-	select {
-	case <-j.feed.caught:
-	default:
-		return errors.New("journal: replaying the stream")
-	}
-	return nil
 }

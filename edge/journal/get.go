@@ -152,6 +152,9 @@ func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {
 type counters struct {
 	published, failed, retries, applied, reads, feedRestarts atomic.Uint64
 	own, soleFallbacks                                       atomic.Uint64
+	// resolved and abandoned count the publishes whose fate was unknown
+	// (fate.go) that JetStream answered later, and those it never did.
+	resolved, abandoned atomic.Uint64
 }
 
 // Stats is a snapshot of the journal's counters.
@@ -168,8 +171,13 @@ type Stats struct {
 	// went back to reading the stream (a gap that did not fill).
 	Own           uint64
 	SoleFallbacks uint64
-	Lag           uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied       uint64 // the highest sequence the feed has applied
+	// Resolved counts the publishes failed as ErrFateUnknown that
+	// JetStream answered later (stored or refused), Abandoned those it
+	// had not answered within the duplicates window.
+	Resolved  uint64
+	Abandoned uint64
+	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied   uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
@@ -182,6 +190,8 @@ func (j *Journal) Stats() Stats {
 		Published:     j.counters.published.Load(),
 		Failed:        j.counters.failed.Load(),
 		Retries:       j.counters.retries.Load(),
+		Resolved:      j.counters.resolved.Load(),
+		Abandoned:     j.counters.abandoned.Load(),
 		Stored:        j.counters.applied.Load(),
 		Reads:         j.counters.reads.Load(),
 		FeedRestarts:  j.counters.feedRestarts.Load(),

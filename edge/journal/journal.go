@@ -70,9 +70,11 @@ const (
 	subjectPrefix         = "sluice."
 )
 
-// ErrUnavailable: JetStream did not store a publish within the publish
-// timeout (NATS unreachable, no stream leader); nothing was acknowledged.
-var ErrUnavailable = errors.New("journal: the log did not store the message in time")
+// ErrUnavailable: JetStream did not acknowledge a publish within the
+// publish timeout (NATS unreachable, no stream leader). Whether the
+// message was stored is ErrNotStored's or ErrFateUnknown's to say
+// (fate.go); an error that wraps neither says nothing of it.
+var ErrUnavailable = errors.New("journal: the log did not confirm the message in time")
 
 // Options configure a Journal. A nil *Options, and every zero field,
 // means the default.
@@ -94,8 +96,9 @@ type Options struct {
 	// acknowledgment before it is sent again; default 2s.
 	AckWait time.Duration
 	// PublishTimeout bounds a publish with its retries (it must outlast a
-	// leader election); past it the publish fails with ErrUnavailable.
-	// Default 20s.
+	// leader election); past it the publish fails with ErrFateUnknown if
+	// it was sent (the journal goes on asking, fate.go), else with
+	// ErrNotStored. Default 20s.
 	PublishTimeout time.Duration
 	// Replay is how far back the feed starts when the journal opens, to
 	// rebuild the store's tail after a restart: the longest TTL plus
@@ -188,6 +191,7 @@ type Journal struct {
 	pub      publisher
 	feed     feed
 	counters counters
+	reach    reach // what the watchdog's looks at the stream found (ready.go)
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
@@ -214,6 +218,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		direct: "$JS.API.DIRECT.GET." + o.Stream}
 	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
 	j.feed.owners = make([]owner, ownerRing)
+	j.reach.seen.Store(time.Now().UnixNano())
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",

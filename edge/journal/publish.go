@@ -2,6 +2,7 @@ package journal
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -36,13 +37,18 @@ const retryPause = 100 * time.Millisecond
 //
 // Order: publishes leave in the order Publish was called, and JetStream
 // stores one connection's messages in the order they come. When one needs
-// sending again (no answer within AckWait, or JetStream had no leader),
-// the publisher recovers: it holds the new publishes, sends every
-// unanswered one again in order until they are all answered, then sends
-// the held ones. So a leader change does not let a later publish pass an
-// earlier one that was refused. (One lost silently in flight while a
-// later one is stored is still stored after it: its retry comes AckWait
-// later. Its position says so.)
+// sending again (no answer within AckWait, or JetStream had no leader, or
+// an earlier send is still being proposed), the publisher recovers: it
+// holds the new publishes, sends every unanswered one again in order
+// until they are all answered, then sends the held ones (a recovery is
+// never extended to them). So a leader change does not let a later
+// publish pass an earlier one that was refused. One sent and not answered
+// by its deadline is not dropped: its caller learns its fate is unknown,
+// and the recovery goes on until JetStream answers it (fate.go); one held
+// past its deadline was never sent, and fails as not stored. (Of the
+// publishes already in flight together when a fault begins, one lost
+// silently while a later one is stored would still be stored after it
+// by its retry: the partition tests of e2e have not seen it.)
 type publisher struct {
 	j     *Journal
 	inbox string // reply subject prefix, unique to this journal; a publish's token follows it
@@ -59,6 +65,9 @@ type publisher struct {
 	// the later ones are held (not sent) until those are answered.
 	recovering   bool
 	recoverUntil uint64
+	// pause is the least time between two sends of a recovering
+	// publish: it doubles each round, up to maxRetryPause.
+	pause time.Duration
 	// replies hands out a sole writer's reply subjects (req.go).
 	replies replies
 }
@@ -79,6 +88,13 @@ type pubReq struct {
 	// own (a retry, a held publish's), which may still read it: it is
 	// never reused (req.go). p.mu.
 	lent bool
+	// answered says its caller was told its fate is unknown (fate.go):
+	// it stays pending, asked about, and done is not called again. p.mu.
+	answered bool
+	// sends counts its sends, unsent those the NATS connection refused
+	// (it was closed or reconnecting): if all were, it never left the
+	// edge, and is not stored. p.mu.
+	sends, unsent int
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -118,9 +134,12 @@ func (p *publisher) start(j *Journal) error {
 // Publish stores payload as the next message of the channel with store
 // key key (the journal copies it). done is called once: with the
 // message's stream sequence after JetStream stored it and the edge's
-// store holds it, or with an error: ErrUnavailable past the publish
-// timeout (the message may still have been stored, once), ErrTooLarge,
-// or a refusal. done runs on the journal's goroutines and must not block.
+// store holds it, or with an error: ErrFateUnknown past the publish
+// timeout if it was sent (the message may still have been stored, once;
+// no later publish is sent before the journal knows), ErrNotStored if it
+// surely was not (never sent, or refused), ErrTooLarge. All these are
+// ErrUnavailable but a refusal. done runs on the journal's goroutines and
+// must not block.
 func (j *Journal) Publish(key string, payload []byte, done func(seq uint64, err error)) {
 	j.PublishID(key, payload, "", done)
 }
@@ -152,12 +171,26 @@ const OriginHeader = "Sluice-Origin"
 // (Next's frames carry it): the edge names there the connection that is
 // not to receive the message (exclude_self).
 func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, nil, nil, done)
+	j.publish(Subject(key), payload, msgID, origin, pubExtra{}, done)
 }
 
-// publish is PublishFrom on subject subj, stored only if the condition
-// holds when cond is not nil (cond.go), arming sw if not nil (switch.go).
-func (j *Journal) publish(subj string, payload []byte, msgID, origin string, cond *condition, sw *deadSwitch, done func(seq uint64, err error)) {
+// pubExtra is what a publish may have beyond its message.
+type pubExtra struct {
+	cond *condition  // stored only if it holds (cond.go); nil: none
+	sw   *deadSwitch // the switch it arms (switch.go); nil: none
+	// deadline, if before the publish timeout's, is the caller's: a
+	// request's one deadline, part of which its reads took.
+	deadline time.Time
+}
+
+// deadlineOf returns ctx's deadline (zero if it has none).
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// publish is PublishFrom on subject subj with x.
+func (j *Journal) publish(subj string, payload []byte, msgID, origin string, x pubExtra, done func(seq uint64, err error)) {
 	if len(origin) > store.MaxOriginBytes {
 		done(0, fmt.Errorf("journal: an origin of %d bytes: %w", len(origin), store.ErrOriginTooLong))
 		return
@@ -175,12 +208,12 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 			done(0, unavailable(err))
 			return
 		}
-		done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
+		done(0, notStored("journal closed"))
 		return
 	case len(p.pending) >= maxPending:
 		p.mu.Unlock()
 		j.counters.failed.Add(1)
-		done(0, fmt.Errorf("%w: %d publishes already wait for the log", ErrUnavailable, maxPending))
+		done(0, notStored(fmt.Sprintf("%d publishes already wait for the log", maxPending)))
 		return
 	}
 	p.next++
@@ -201,11 +234,14 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 	now := time.Now()
 	r := newReq(subj, reply, msgID, payload)
 	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
-	if cond != nil {
-		cond.set(r.msg.Header)
+	if !x.deadline.IsZero() && x.deadline.Before(r.deadline) {
+		r.deadline = x.deadline
 	}
-	if sw != nil {
-		sw.set(r.msg.Header)
+	if x.cond != nil {
+		x.cond.set(r.msg.Header)
+	}
+	if x.sw != nil {
+		x.sw.set(r.msg.Header)
 	}
 	if origin != "" {
 		r.msg.Header[OriginHeader] = []string{origin}
@@ -217,6 +253,7 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, con
 		r.lent = true // sendHeld will send it
 	} else {
 		r.first, r.sent = now, now
+		r.sends++
 	}
 	token := p.next
 	p.mu.Unlock()
@@ -237,16 +274,32 @@ func (p *publisher) replyTo(tok uint64) string {
 // the publish; any other failure (the reconnect buffer is full) is
 // retried like an attempt that got no answer.
 func (p *publisher) send(tok uint64, m *nats.Msg) {
-	if err := p.j.nc.PublishMsg(m); errors.Is(err, nats.ErrMaxPayload) {
-		p.finish(tok, fmt.Errorf("%w: %d bytes is more than NATS takes", ErrTooLarge, len(m.Data)))
+	err := p.j.nc.PublishMsg(m)
+	switch {
+	case err == nil:
+	case errors.Is(err, nats.ErrMaxPayload):
+		p.finish(tok, fmt.Errorf("%w: %w: %d bytes is more than NATS takes", ErrTooLarge, ErrNotStored, len(m.Data)))
+	default:
+		// The connection did not take it (closed, or reconnecting with
+		// no buffer): this send never left the edge.
+		p.mu.Lock()
+		if r := p.pending[tok]; r != nil {
+			r.unsent++
+		}
+		p.mu.Unlock()
 	}
 }
 
-// recover starts (or extends) a recovery: every publish given so far is
-// sent again, in order, before any later one.
+// recover starts a recovery, unless one runs: every publish given so far
+// is sent again, in order, before any later one. A recovery is never
+// extended to the publishes it holds: one never sent is sent only once
+// every publish before it is answered, so that it cannot be stored
+// before one whose fate is not known yet.
 func (p *publisher) recover() {
 	p.mu.Lock()
-	p.recovering, p.recoverUntil = true, p.next
+	if !p.recovering {
+		p.startRecoveryLocked()
+	}
 	p.mu.Unlock()
 }
 
@@ -297,6 +350,7 @@ func (p *publisher) endRecoveryLocked() []resendReq {
 		if r.sent.IsZero() {
 			r.first, r.sent = now, now
 			r.lent = true
+			r.sends++
 			held = append(held, resendReq{tok, &r.msg})
 		}
 	}
@@ -312,7 +366,7 @@ func (p *publisher) sendHeld(held []resendReq) {
 
 // finish ends the publish with token tok with an error.
 func (p *publisher) finish(tok uint64, err error) {
-	if r := p.remove(tok); r != nil {
+	if r := p.remove(tok); r != nil && !p.settled(r, err.Error()) {
 		p.j.counters.failed.Add(1)
 		r.done(0, err)
 	}
@@ -341,27 +395,31 @@ func (p *publisher) retryLoop() {
 			p.j.counters.retries.Add(1)
 			p.send(r.tok, r.msg)
 		}
-		for _, r := range failed {
+		for _, f := range failed {
 			p.j.counters.failed.Add(1)
-			r.done(0, fmt.Errorf("%w (%v without an acknowledgment from JetStream)", ErrUnavailable, p.j.opts.PublishTimeout))
+			f.r.done(0, f.err)
 		}
 		p.j.feed.expireWaiters(time.Now())
 		p.j.feed.checkGap(time.Now())
 	}
 }
 
-// due returns, in order, the publishes to send again now, and removes
-// and returns those past their deadline.
-func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
+// due returns, in order, the publishes to send again now, and returns
+// those past their deadline with their errors (expireLocked).
+func (p *publisher) due(now time.Time) (resend []resendReq, failed []failure) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	window := p.j.opts.resolveWindow()
 	for tok, r := range p.pending {
-		if now.After(r.deadline) {
-			delete(p.pending, tok)
-			p.replies.release(r, false) // its answer may still come
-			failed = append(failed, r)
-		} else if !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering {
-			p.recovering, p.recoverUntil = true, p.next
+		switch {
+		case r.answered:
+			if now.Sub(r.first) >= window {
+				p.abandonLocked(tok, r)
+			}
+		case now.After(r.deadline):
+			failed = append(failed, p.expireLocked(tok, r))
+		case !r.sent.IsZero() && now.Sub(r.sent) >= p.j.opts.AckWait && !p.recovering:
+			p.startRecoveryLocked()
 		}
 	}
 	if held := p.endRecoveryLocked(); len(held) > 0 {
@@ -371,15 +429,19 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 		return nil, failed
 	}
 	for tok, r := range p.pending {
-		if tok <= p.recoverUntil && now.Sub(r.sent) >= retryPause {
+		if tok <= p.recoverUntil && now.Sub(r.sent) >= p.pause {
 			if r.first.IsZero() {
 				r.first = now
 			} else {
 				r.resent = true
 			}
 			r.sent, r.lent = now, true
+			r.sends++
 			resend = append(resend, resendReq{tok, &r.msg})
 		}
+	}
+	if len(resend) > 0 {
+		p.pause = min(2*p.pause, maxRetryPause)
 	}
 	slices.SortFunc(resend, func(a, b resendReq) int { return cmp.Compare(a.tok, b.tok) })
 	return resend, failed
@@ -389,8 +451,10 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []*pubReq) {
 // (the stream is lost); the replies subscription stays until close.
 func (p *publisher) failAll(err error) {
 	for _, r := range p.shut() {
-		p.j.counters.failed.Add(1)
-		r.done(0, unavailable(err))
+		if !r.answered {
+			p.j.counters.failed.Add(1)
+			r.done(0, unavailable(err))
+		}
 	}
 }
 
@@ -401,7 +465,13 @@ func (p *publisher) close() {
 		_ = p.sub.Unsubscribe()
 	}
 	for _, r := range pending {
-		r.done(0, fmt.Errorf("%w: journal closed", ErrUnavailable))
+		switch {
+		case r.answered:
+		case r.sends == r.unsent:
+			r.done(0, notStored("journal closed before it was sent"))
+		default:
+			r.done(0, fmt.Errorf("%w: %w (journal closed)", ErrUnavailable, ErrFateUnknown))
+		}
 	}
 }
 

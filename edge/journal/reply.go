@@ -92,15 +92,17 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 		return
 	}
 	if e := ack.Error; e != nil {
-		if e.Code == 503 || e.Code == 408 {
-			p.recover() // leaderless or busy: try again
+		if e.Code == 503 || e.Code == 408 || e.ErrCode == errCodeInProcess {
+			// Leaderless or busy, or an earlier send with the Msg-Id is
+			// being proposed (fate.go): no answer, ask again.
+			p.recover()
 			return
 		}
 		if e.ErrCode == errCodeWrongLast || e.ErrCode == errCodeWrongLastConstant {
 			p.mismatch(tok, e.Description)
 			return
 		}
-		p.finish(tok, fmt.Errorf("journal: JetStream refused the publish: %s (code %d)", e.Description, e.ErrCode))
+		p.finish(tok, fmt.Errorf("%w: JetStream refused the publish: %s (code %d)", ErrNotStored, e.Description, e.ErrCode))
 		return
 	}
 	if ack.Seq == 0 {
@@ -118,7 +120,7 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 // stored completes the publish r, with token tok, that JetStream stored
 // at seq.
 func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
-	if !p.take(tok) {
+	if !p.take(tok) || p.settled(r, "stored at "+strconv.FormatUint(seq, 10)) {
 		return
 	}
 	if err := p.j.Lost(); err != nil {

@@ -60,9 +60,10 @@ func (j *Journal) OnSwitch(f SwitchFunc) { j.switchFn.Store(&f) }
 
 // PublishArming is PublishFrom of a message that arms a dead man's
 // switch of ttl seconds publishing ttlMessage: the log keeps the switch
-// with the message (SwitchHeader) for every edge's OnSwitch.
-func (j *Journal) PublishArming(key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, "", origin, nil, armed(ttl, ttlMessage), done)
+// with the message (SwitchHeader) for every edge's OnSwitch. ctx's
+// deadline, if before the publish timeout's, is the publish's.
+func (j *Journal) PublishArming(ctx context.Context, key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
+	j.publish(Subject(key), payload, "", origin, pubExtra{sw: armed(ttl, ttlMessage), deadline: deadlineOf(ctx)}, done)
 }
 
 // deadSwitch is the switch a publish arms.

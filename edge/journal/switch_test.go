@@ -67,7 +67,7 @@ func TestRecoverSwitches(t *testing.T) {
 	arm := func(key string, ttl int64) uint64 {
 		t.Helper()
 		seq, err := answerOf(t, "arm "+key, func(done func(uint64, error)) {
-			j.PublishArming(key, []byte(`"alive"`), "", ttl, []byte(`"dead"`), done)
+			j.PublishArming(context.Background(), key, []byte(`"alive"`), "", ttl, []byte(`"dead"`), done)
 		})
 		if err != nil {
 			t.Fatalf("arm %q: %v", key, err)

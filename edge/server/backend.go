@@ -97,10 +97,13 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 		if err := s.admitChannel(a, key); err != nil {
 			return rtm.Position{}, err
 		}
-		if pos, err = s.publishLog(key, payload, id, exclude); err != nil {
-			s.log.Warn("backend publish not stored by the log", "app", a.Key, "err", err)
-			return rtm.Position{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message; publishing again is safe")
+		ctx, cancel := s.requestContext(context.Background())
+		offset, err := s.publishWithID(ctx, key, payload, id, exclude)
+		cancel()
+		if err != nil {
+			return rtm.Position{}, s.backendRefusal(err, id)
 		}
+		pos = rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}
 	} else {
 		if pos, err = s.store.Channel(key).AppendFrom(exclude, payload, a.ChannelLimit()); err != nil {
 			if errors.Is(err, store.ErrChannelLimit) {

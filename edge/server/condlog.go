@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"time"
+	"fmt"
 
 	"github.com/nats-io/nuid"
 
@@ -23,10 +23,6 @@ import (
 // (position_mismatch, with the newer message), a plain read of the
 // previous message tries again. The same as an edge alone does under its
 // channel's writer lock, across every edge of a cluster.
-
-// condTimeout bounds a conditional publish with its reads and retries:
-// past a publish's own timeout (a leader election).
-const condTimeout = 30 * time.Second
 
 // logWrite is a publish, write or delete with read or position on an
 // edge with a journal.
@@ -52,12 +48,12 @@ func (c *conn) logPublishIf(env *rtm.Envelope, w logWrite) (any, error) {
 		return nil, err
 	}
 	c.drainAcks() // this connection's earlier publishes are in the log first
-	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
+	ctx, cancel := c.srv.requestContext(c.ctx)
 	defer cancel()
 	if w.expect == nil && w.read == "" {
 		// ttl alone: a plain publish, waited for to arm the switch.
 		offset, err := waitLog(ctx, func(done func(uint64, error)) {
-			c.srv.journal.PublishArming(key, w.payload, w.origin, w.ttl, w.ttlPayload, done)
+			c.srv.journal.PublishArming(ctx, key, w.payload, w.origin, w.ttl, w.ttlPayload, done)
 		})
 		if err != nil {
 			return nil, c.logError(err)
@@ -92,6 +88,10 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 			prior.Data = bytes.Clone(prior.Data)
 		}
 		last, lastID, p, err := c.logPrior(ctx, key)
+		if err != nil && resentID != "" {
+			// The refused attempt may be stored after all: unknown.
+			return 0, prior, false, c.logError(fmt.Errorf("%w: %w", err, store.ErrFateUnknown))
+		}
 		if err != nil {
 			return 0, prior, false, err
 		}
@@ -146,7 +146,7 @@ func (c *conn) logPrior(ctx context.Context, key string) (last uint64, lastID st
 	f, lastID, found, err := c.srv.journal.Latest(ctx, key, 0)
 	if err != nil {
 		c.srv.log.Warn("reading a channel's newest message from the log", "err", err)
-		return 0, "", store.Prior{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
+		return 0, "", store.Prior{}, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now, so nothing was written; try again")
 	}
 	prior = store.Prior{Data: c.prevBuf[:0]}
 	if found && readable(c.srv.retention(key).Normalized(), c.srv.store.Now(), f.Time, 0) {
@@ -176,7 +176,7 @@ func logMatches(expect rtm.Position, prior store.Prior, epoch, last uint64) bool
 // is at last, and waits for the log.
 func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id string, last uint64) (uint64, error) {
 	return waitLog(ctx, func(done func(uint64, error)) {
-		s.journal.PublishExpect(key, w.payload, id, w.origin, last, w.ttl, w.ttlPayload, done)
+		s.journal.PublishExpect(ctx, key, w.payload, id, w.origin, last, w.ttl, w.ttlPayload, done)
 	})
 }
 
@@ -184,23 +184,6 @@ func (s *Server) publishExpect(ctx context.Context, key string, w logWrite, id s
 // id (none: "") and from origin, and waits for the log until ctx ends.
 func (s *Server) publishWithID(ctx context.Context, key string, payload []byte, id, origin string) (uint64, error) {
 	return waitLog(ctx, func(done func(uint64, error)) { s.journal.PublishFrom(key, payload, id, origin, done) })
-}
-
-// waitLog hands a done function to send and waits for its call, or for
-// ctx to end (a later call goes nowhere).
-func waitLog(ctx context.Context, send func(done func(uint64, error))) (uint64, error) {
-	type result struct {
-		offset uint64
-		err    error
-	}
-	r := make(chan result, 1)
-	send(func(o uint64, err error) { r <- result{o, err} })
-	select {
-	case res := <-r:
-		return res.offset, res.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
 }
 
 // ownFirstSend tells whether a conditional publish refused (err, a
@@ -236,18 +219,6 @@ func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error) (o
 // ackFrame does a publish's.
 func (c *conn) logError(err error) error { return c.srv.logRefusal(err, "conditional publish") }
 
-// logRefusal maps err, a publish's through the journal, to the client's
-// error: the store's refusals as for an edge alone, anything else the log
-// not confirming in time (logged, with what).
-func (s *Server) logRefusal(err error, what string) *rtm.Error {
-	if e, ok := rtm.AsError(appendError(err)); ok {
-		return e
-	}
-	s.log.Warn(what+" not confirmed by the log", "err", err)
-	return rtm.Errorf(rtm.CodeUnavailable,
-		"the cluster's log did not confirm the message in time: it was probably not stored (publishing again may store it twice)")
-}
-
 // logPurge serves rtm/delete with purge on an edge with a journal: the
 // journal drops the channel's messages up to its newest from the log,
 // then marks the purge for every edge's store if no message came since
@@ -256,7 +227,7 @@ func (s *Server) logRefusal(err error, what string) *rtm.Error {
 func (c *conn) logPurge(channel, read string) (any, error) {
 	key := storeKey(c.app, channel)
 	c.drainAcks()
-	ctx, cancel := context.WithTimeout(c.ctx, condTimeout)
+	ctx, cancel := c.srv.requestContext(c.ctx)
 	defer cancel()
 	var dropped store.Prior
 	purged := false // some of the channel's messages are gone from the log

@@ -39,10 +39,15 @@ type Journal interface {
 	// A ttl above 0 says the message arms a dead man's switch of ttl
 	// seconds publishing ttlMessage, which the log keeps with it and every
 	// edge's feed announces to the function OnSwitch set.
-	PublishExpect(key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	//
+	// ctx's deadline, if before the log's publish timeout, is the
+	// publish's: past it done gets an error at once (a request's one
+	// deadline, part of which its reads took).
+	PublishExpect(ctx context.Context, key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
 	// PublishArming is PublishFrom of a message that arms a dead man's
-	// switch, as PublishExpect's ttl says (the msgID is made up).
-	PublishArming(key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	// switch, as PublishExpect's ttl says (the msgID is made up), with
+	// ctx's deadline as PublishExpect's.
+	PublishArming(ctx context.Context, key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
 	// OnSwitch sets the function the feed tells of each switch it applies
 	// (the message at offset of key, stored at stored; replayed: stored
 	// before the log opened, a restart's); it must not block. The server
@@ -83,6 +88,16 @@ type Journal interface {
 	Bounds(ctx context.Context) (first, last uint64, err error)
 	// Ready says why the log cannot serve (nil if it can).
 	Ready() error
+	// PublishTimeout is a publish's one deadline: past it, done gets an
+	// error that says whether the message may have been stored
+	// (store.ErrFateUnknown) or surely was not (store.ErrNotStored).
+	PublishTimeout() time.Duration
+	// ResolveWindow is how long after a publish whose fate is unknown
+	// the log is asked about it, later publishes held meanwhile.
+	ResolveWindow() time.Duration
+	// DuplicatesWindow is how long a msgID, once stored, keeps a
+	// publish with the same one from being stored again.
+	DuplicatesWindow() time.Duration
 }
 
 // logTimeout bounds the log reads a request makes.

@@ -190,7 +190,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
 	if s.journal != nil {
-		return s.publishLog(storeKey(a, channel), payload, "", "")
+		return s.publishLog(storeKey(a, channel), payload)
 	}
 	pos, err := s.store.Append(storeKey(a, channel), payload)
 	if err != nil {
@@ -202,13 +202,13 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 // publishWait bounds how long Publish waits for the log.
 const publishWait = 5 * time.Second
 
-// publishLog publishes through the journal, with the Msg-Id id and
-// from origin (none: ""), and waits for the log.
-func (s *Server) publishLog(key string, payload []byte, id, origin string) (rtm.Position, error) {
+// publishLog publishes the edge's own message through the journal, and
+// waits for the log (not past publishWait).
+func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
 	defer cancel()
-	offset, err := s.publishWithID(ctx, key, payload, id, origin)
-	if errors.Is(err, context.DeadlineExceeded) {
+	offset, err := s.publishWithID(ctx, key, payload, "", "")
+	if errors.Is(err, errInFlight) {
 		// The edge's own messages ($sys.stats) must not hold their
 		// sender (and a shutdown) through an outage; the journal goes on.
 		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -221,7 +222,7 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 		return
 	}
 	if t.journal != nil {
-		t.journal.PublishExpect(key, sw.payload, nuid.Next(), "", sw.at.Offset, 0, nil, func(_ uint64, err error) {
+		t.journal.PublishExpect(context.Background(), key, sw.payload, nuid.Next(), "", sw.at.Offset, 0, nil, func(_ uint64, err error) {
 			switch {
 			case err == nil && sw.standby:
 				t.takenOver.Add(1)

@@ -36,6 +36,13 @@ var (
 	ErrChannelLimit = errors.New("store: too many channels")
 	// ErrOriginTooLong: an append's origin is longer than MaxOriginBytes.
 	ErrOriginTooLong = errors.New("store: origin too long")
+	// ErrNotStored: the log of record (edge/journal) did not store an
+	// append and will not: appending it again is safe.
+	ErrNotStored = errors.New("store: the log did not store the message")
+	// ErrFateUnknown: the log of record did not answer an append in
+	// time: it may have stored it (once) or not. The journal stores no
+	// later append before it knows (edge/journal's fate.go).
+	ErrFateUnknown = errors.New("store: the log did not answer in time; the message may have been stored")
 )
 
 // futureError is ErrFuture: a kind of ErrExpired.

@@ -61,9 +61,11 @@ type ClusterConfig struct {
 	// Default 0: bounded by age alone (the longest retention of the
 	// apps' rules).
 	MaxBytes Size `yaml:"max_bytes,omitempty"`
-	// PublishTimeout bounds how long a publish waits for the stream,
-	// retries included (past a leader election); then it fails with
-	// "unavailable". Default 20s.
+	// PublishTimeout is the one deadline of every request that waits for
+	// the stream (a publish, a conditional write, a purge), its reads of
+	// the leader and its retries included (past a leader election); then
+	// it fails with "unavailable", saying whether the message may have
+	// been stored (README: Order and fate of publishes). Default 20s.
 	PublishTimeout Duration `yaml:"publish_timeout,omitempty"`
 }
 

@@ -1,0 +1,54 @@
+package journal
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// reach says the log is out of reach once no look found a leader for
+// readyNoLeader, or the feed stayed far behind for as long; not before.
+func TestReachReadiness(t *testing.T) {
+	t0 := time.Now()
+	led := func(last uint64) *jetstream.StreamInfo {
+		return &jetstream.StreamInfo{State: jetstream.StreamState{LastSeq: last}, Cluster: &jetstream.ClusterInfo{Leader: "n1"}}
+	}
+	leaderless := &jetstream.StreamInfo{Cluster: &jetstream.ClusterInfo{}}
+	type look struct {
+		at      time.Duration
+		info    *jetstream.StreamInfo
+		applied uint64
+	}
+	tests := []struct {
+		name  string
+		looks []look
+		at    time.Duration
+		want  string // a part of the reason; "" for ready
+	}{
+		{"answered", []look{{1 * time.Second, led(10), 10}}, 5 * time.Second, ""},
+		{"one lost answer", []look{{1 * time.Second, led(10), 10}, {2 * time.Second, nil, 10}}, 5 * time.Second, ""},
+		{"no answer", []look{{1 * time.Second, nil, 0}, {3 * time.Second, nil, 0}}, readyNoLeader, "no leader"},
+		{"leaderless", []look{{1 * time.Second, leaderless, 0}, {4 * time.Second, leaderless, 0}}, 6 * time.Second, "no leader"},
+		{"single node", []look{{4 * time.Second, &jetstream.StreamInfo{}, 0}}, 6 * time.Second, ""},
+		{"a burst behind", []look{{1 * time.Second, led(20000), 10}, {2 * time.Second, led(20000), 19000}, {6 * time.Second, led(20000), 20000}}, 7 * time.Second, ""},
+		{"stuck behind", []look{{1 * time.Second, led(20000), 10}, {4 * time.Second, led(20000), 10}, {6 * time.Second, led(20000), 10}}, 6 * time.Second, "behind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reach
+			r.seen.Store(t0.UnixNano())
+			for _, l := range tt.looks {
+				r.noteLook(l.info, l.applied, t0.Add(l.at))
+			}
+			err := r.why(t0.Add(tt.at))
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("not ready: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("readiness %v, want a reason with %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// What a client is told of a publish the log did not confirm. The
+// journal says which of two it is (edge/journal's fate.go), and the
+// reply says exactly what the client may rely on:
+//
+//   - not stored (store.ErrNotStored): nothing was written, and nothing
+//     will be; publishing again is safe.
+//   - fate unknown (store.ErrFateUnknown, or the request's deadline passed
+//     while its publish was in flight): it may have been stored, once. The
+//     edge goes on asking the log by the message's Msg-Id, and sends no
+//     publish that comes after this reply (this connection's or any
+//     other's on this edge) before the log answers, or before the
+//     journal's resolve window ends. Those that wait past their own
+//     deadline fail as not stored.
+//
+// Every request that waits for the log has one deadline, the log's
+// publish timeout (cluster.publish_timeout), counted from when the edge
+// starts serving it: its reads of the log and its publish share it.
+
+// fateGrace is how long past a request's deadline the edge waits for the
+// journal's own answer to its publish, which the journal gives at the
+// same deadline, on its next tick (0.1 s): that answer says exactly
+// whether the publish was sent.
+const fateGrace = 500 * time.Millisecond
+
+// requestContext returns the context of one request that waits for the
+// log: its one deadline is the log's publish timeout from now.
+func (s *Server) requestContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, s.journal.PublishTimeout())
+}
+
+// errInFlight: a request's deadline passed while its publish was in
+// flight, and the journal did not answer within fateGrace: its fate is
+// unknown.
+var errInFlight = fmt.Errorf("server: the request's deadline passed with its publish in flight: %w", store.ErrFateUnknown)
+
+// waitLog hands a done function to send and waits for its call. Once ctx
+// ends it waits fateGrace more for the journal's answer (its deadline is
+// ctx's), then gives up: errInFlight, or ctx's error if ctx was canceled
+// (a later call goes nowhere).
+func waitLog(ctx context.Context, send func(done func(uint64, error))) (uint64, error) {
+	type result struct {
+		offset uint64
+		err    error
+	}
+	r := make(chan result, 1)
+	send(func(o uint64, err error) { r <- result{o, err} })
+	select {
+	case res := <-r:
+		return res.offset, res.err
+	case <-ctx.Done():
+	}
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return 0, ctx.Err()
+	}
+	grace := time.NewTimer(fateGrace)
+	defer grace.Stop()
+	select {
+	case res := <-r:
+		return res.offset, res.err
+	case <-grace.C:
+		return 0, errInFlight
+	}
+}
+
+// logRefusal maps err, a publish's through the journal, to the client's
+// error: the store's refusals as for an edge alone, else what the log
+// did (logged, with what).
+func (s *Server) logRefusal(err error, what string) *rtm.Error {
+	if e, ok := rtm.AsError(appendError(err)); ok {
+		return e
+	}
+	s.log.Warn(what+" not confirmed by the log", "err", err)
+	switch {
+	case errors.Is(err, store.ErrNotStored):
+		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message, and will not: publishing it again is safe")
+	case errors.Is(err, store.ErrFateUnknown):
+		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not answer within %v: the message may have been stored "+
+			"(once) or not. This edge stores no publish sent after this reply before the log says which (it asks "+
+			"for up to %v); one that waits past its own deadline fails as not stored",
+			s.journal.PublishTimeout(), s.journal.ResolveWindow())
+	}
+	return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not confirm the message: it may have been stored; "+
+		"read the channel to know")
+}
+
+// backendRefusal maps err, a backend publish's through the journal, to
+// the server API's error: as logRefusal, and with what an idempotency key
+// (id, "" if none) makes safe.
+func (s *Server) backendRefusal(err error, id string) *rtm.Error {
+	e := s.logRefusal(err, "backend publish")
+	if e.Code != rtm.CodeUnavailable || errors.Is(err, store.ErrNotStored) {
+		return e
+	}
+	if id != "" {
+		e.Reason += fmt.Sprintf(". Publishing it again with the same idempotency_key within %v stores it at most once "+
+			"and answers its position", s.journal.DuplicatesWindow())
+	} else {
+		e.Reason += ". Publishing it again may store it twice: send an idempotency_key to retry safely"
+	}
+	return e
+}
