@@ -25,6 +25,10 @@ import (
 //     (inside the stream's duplicates window: a send past it could store
 //     the message twice), and then the held publishes go on.
 //
+// A publish sent again after a later publish of the edge was stored is
+// fenced, not sent again (fence.go): it is stored before the later one,
+// or fails with ErrNotStored for good.
+//
 // JetStream's code 10158 ("duplicate message id is in process") is no
 // answer either: an earlier send with the Msg-Id is still being proposed.
 // The publisher asks again, with backoff, as for a leaderless stream.

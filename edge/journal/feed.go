@@ -277,6 +277,11 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, 
 	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
+		if isFence(subj) {
+			// A fence (fence.go): no channel's message, but its sequence.
+			f.st.SetApplied(seq)
+			return
+		}
 		if key, ok := purgeKeyOf(subj); ok {
 			// A purge marker (purge.go): the channel's messages so far go.
 			if _, err := f.st.Purge(key, nil); err != nil && !errors.Is(err, store.ErrClosed) {

@@ -155,6 +155,9 @@ type counters struct {
 	// resolved and abandoned count the publishes whose fate was unknown
 	// (fate.go) that JetStream answered later, and those it never did.
 	resolved, abandoned atomic.Uint64
+	// fenced counts the publishes failed because their fence was stored
+	// (fence.go).
+	fenced atomic.Uint64
 }
 
 // Stats is a snapshot of the journal's counters.
@@ -176,8 +179,11 @@ type Stats struct {
 	// had not answered within the duplicates window.
 	Resolved  uint64
 	Abandoned uint64
-	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied   uint64 // the highest sequence the feed has applied
+	// Fenced counts the publishes failed as ErrNotStored because a later
+	// one was stored first and their fence took their place (fence.go).
+	Fenced  uint64
+	Lag     uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
@@ -192,6 +198,7 @@ func (j *Journal) Stats() Stats {
 		Retries:       j.counters.retries.Load(),
 		Resolved:      j.counters.resolved.Load(),
 		Abandoned:     j.counters.abandoned.Load(),
+		Fenced:        j.counters.fenced.Load(),
 		Stored:        j.counters.applied.Load(),
 		Reads:         j.counters.reads.Load(),
 		FeedRestarts:  j.counters.feedRestarts.Load(),

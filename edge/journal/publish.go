@@ -45,10 +45,17 @@ const retryPause = 100 * time.Millisecond
 // publish pass an earlier one that was refused. One sent and not answered
 // by its deadline is not dropped: its caller learns its fate is unknown,
 // and the recovery goes on until JetStream answers it (fate.go); one held
-// past its deadline was never sent, and fails as not stored. (Of the
-// publishes already in flight together when a fault begins, one lost
-// silently while a later one is stored would still be stored after it
-// by its retry: the partition tests of e2e have not seen it.)
+// past its deadline was never sent, and fails as not stored. Of the
+// publishes in flight together when a fault begins, one may be lost
+// silently while a later one is stored: once a publish sent after it is
+// acknowledged with a sequence, its message is never sent again, but a
+// fence with its Msg-Id (fence.go), which either finds it stored (before
+// the later one) or takes its place for good (it fails as not stored).
+// So a connection's publishes are stored in the order sent, or the
+// out-of-order ones fail for good, those in flight together included.
+// (One window remains: a later publish stored whose acknowledgment is
+// lost, or slower than AckWait and a retry's pause, when the earlier
+// one is sent again.)
 type publisher struct {
 	j     *Journal
 	inbox string // reply subject prefix, unique to this journal; a publish's token follows it
@@ -70,6 +77,12 @@ type publisher struct {
 	pause time.Duration
 	// replies hands out a sole writer's reply subjects (req.go).
 	replies replies
+	// storedTok is the highest token of a publish JetStream acknowledged
+	// with a sequence: one before it that must be sent again is fenced
+	// instead (fence.go).
+	storedTok uint64
+	// sendHook, set by tests only, sends in place of the connection.
+	sendHook func(*nats.Msg) error
 }
 
 // pubReq is one publish in flight.
@@ -95,6 +108,12 @@ type pubReq struct {
 	// (it was closed or reconnecting): if all were, it never left the
 	// edge, and is not stored. p.mu.
 	sends, unsent int
+	// fenced says its message is never sent again, but its fence
+	// (fence.go), sent fences times; looking that the stream's leader
+	// is asked which of the two a sequence holds. p.mu.
+	fenced  bool
+	fences  int
+	looking bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -274,7 +293,12 @@ func (p *publisher) replyTo(tok uint64) string {
 // the publish; any other failure (the reconnect buffer is full) is
 // retried like an attempt that got no answer.
 func (p *publisher) send(tok uint64, m *nats.Msg) {
-	err := p.j.nc.PublishMsg(m)
+	var err error
+	if p.sendHook != nil {
+		err = p.sendHook(m)
+	} else {
+		err = p.j.nc.PublishMsg(m)
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, nats.ErrMaxPayload):
@@ -325,6 +349,9 @@ func (p *publisher) removeAnswered(tok uint64, acked bool) *pubReq {
 	delete(p.pending, tok)
 	if r != nil {
 		p.replies.release(r, acked)
+		if acked {
+			p.storedTok = max(p.storedTok, tok)
+		}
 	}
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
@@ -429,16 +456,26 @@ func (p *publisher) due(now time.Time) (resend []resendReq, failed []failure) {
 		return nil, failed
 	}
 	for tok, r := range p.pending {
-		if tok <= p.recoverUntil && now.Sub(r.sent) >= p.pause {
-			if r.first.IsZero() {
-				r.first = now
-			} else {
-				r.resent = true
-			}
-			r.sent, r.lent = now, true
-			r.sends++
-			resend = append(resend, resendReq{tok, &r.msg})
+		if tok > p.recoverUntil || now.Sub(r.sent) < p.pause {
+			continue
 		}
+		fence, fail := p.fenceLocked(tok, r)
+		if fail {
+			failed = append(failed, p.dropLocked(tok, r))
+			continue
+		}
+		if r.first.IsZero() {
+			r.first = now
+		} else {
+			r.resent = true
+		}
+		r.sent, r.lent = now, true
+		r.sends++
+		if fence != nil {
+			resend = append(resend, resendReq{tok, fence})
+			continue
+		}
+		resend = append(resend, resendReq{tok, &r.msg})
 	}
 	if len(resend) > 0 {
 		p.pause = min(2*p.pause, maxRetryPause)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -23,9 +24,19 @@ var ErrTooLarge = fmt.Errorf("journal: message too large for the log: %w", store
 
 // onReply handles JetStream's answer to one attempt.
 func (p *publisher) onReply(m *nats.Msg) {
+	if rest, ok := strings.CutPrefix(m.Subject[len(p.inbox):], fenceMark); ok {
+		if tok, err := strconv.ParseUint(rest, 36, 64); err == nil {
+			p.onFenceReply(tok, m)
+		}
+		return
+	}
 	p.mu.Lock()
 	tok, ok := p.tokenLocked(m.Subject)
 	r := p.pending[tok]
+	var fenced bool
+	if r != nil {
+		fenced = r.fenced
+	}
 	p.mu.Unlock()
 	if !ok || r == nil {
 		return // answered before (a retry's late twin)
@@ -37,6 +48,11 @@ func (p *publisher) onReply(m *nats.Msg) {
 	seq, ok := p.ackSeq(m.Data)
 	if !ok {
 		p.onSlowReply(tok, m.Data)
+		return
+	}
+	if fenced && bytes.HasSuffix(m.Data, []byte(ackDuplicate)) {
+		// Perhaps the sequence of its fence (fence.go).
+		p.lookUp(tok, r, seq)
 		return
 	}
 	p.stored(tok, r, seq)
@@ -111,8 +127,13 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 	}
 	p.mu.Lock()
 	r := p.pending[tok]
+	fenced := r != nil && r.fenced
 	p.mu.Unlock()
-	if r != nil {
+	switch {
+	case r == nil:
+	case fenced && ack.Duplicate:
+		p.lookUp(tok, r, ack.Seq) // perhaps its fence's (fence.go)
+	default:
 		p.stored(tok, r, ack.Seq)
 	}
 }
