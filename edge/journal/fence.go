@@ -199,3 +199,13 @@ func (p *publisher) dropLocked(tok uint64, r *pubReq) failure {
 	p.replies.release(r, false)
 	return failure{r, notStored("the connection to NATS took none of its sends, and a publish sent after it was stored")}
 }
+
+// noteReordered reports the publish r, stored at seq after a publish
+// sent later on this edge, stored at after: the window fences leave (a
+// later publish stored whose acknowledgment had not come when r was sent
+// again), or a later publish whose Msg-Id was stored long before.
+func (p *publisher) noteReordered(r *pubReq, seq, after uint64) {
+	p.j.counters.reordered.Add(1)
+	p.j.log.Warn("journal: a publish was stored after one sent later on this edge",
+		"msg_id", r.msg.Header.Get(msgIDHeader), "seq", seq, "later_seq", after, "resent", r.resent)
+}

@@ -165,6 +165,9 @@ func TestFenceKeepsOrder(t *testing.T) {
 				if g, found, err := st.Read(key, &rtm.Position{Epoch: j.Epoch(), Offset: from}); found || err != nil {
 					t.Fatalf("store from %d: %q at %d (%v); want nothing more", from, g.Data, g.Offset, err)
 				}
+				if n := j.Stats().Reordered; n != 0 {
+					t.Errorf("Stats().Reordered = %d, want 0", n)
+				}
 				if sole && !tt.wantStored && tt.first == "lost" && !tt.deafFence {
 					if n := j.Stats().SoleFallbacks; n != 0 {
 						t.Errorf("the sole writer fell back to the consumer %d times over a fence", n)
@@ -205,7 +208,7 @@ func TestFenceOrResend(t *testing.T) {
 				a.unsent = a.sends
 			}
 			j.pub.mu.Unlock()
-			if tt.laterStored && !j.pub.take(2) {
+			if tt.laterStored && !j.pub.take(2, 7) {
 				t.Fatal("b was not pending")
 			}
 			resend, failed := j.pub.due(t0.Add(time.Second))
@@ -244,6 +247,31 @@ func TestFenceSubjectIsNoChannel(t *testing.T) {
 	for _, key := range []string{"\x00", "$\x00fence", "a\x00", "\x00$fence"} {
 		if s := Subject(key); isFence(s) || isFence(purgeSubject(key)) {
 			t.Fatalf("Subject(%q) = %q, the fences'", key, s)
+		}
+	}
+}
+
+// A publish acknowledged at a sequence past that of one sent after it
+// is counted: the window that fences leave is seen, never silent.
+func TestReorderedIsCounted(t *testing.T) {
+	t.Parallel()
+	j := fateJournal()
+	var got outcomes
+	for _, name := range []string{"a", "b", "c", "d"} {
+		j.publish("sluice.a.b", []byte(name), "", "", pubExtra{}, got.done(name))
+	}
+	sendAll(j, time.Now())
+	for _, ack := range []struct{ tok, seq, want uint64 }{
+		{tok: 2, seq: 10, want: 0},
+		{tok: 1, seq: 11, want: 1}, // a after b
+		{tok: 4, seq: 13, want: 1},
+		{tok: 3, seq: 12, want: 1}, // c before d: in order
+	} {
+		if !j.pub.take(ack.tok, ack.seq) {
+			t.Fatalf("publish %d was not pending", ack.tok)
+		}
+		if n := j.counters.reordered.Load(); n != ack.want {
+			t.Fatalf("after %d at %d: %d reordered, want %d", ack.tok, ack.seq, n, ack.want)
 		}
 	}
 }

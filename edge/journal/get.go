@@ -158,6 +158,8 @@ type counters struct {
 	// fenced counts the publishes failed because their fence was stored
 	// (fence.go).
 	fenced atomic.Uint64
+	// reordered counts the publishes stored after one sent later.
+	reordered atomic.Uint64
 }
 
 // Stats is a snapshot of the journal's counters.
@@ -181,9 +183,13 @@ type Stats struct {
 	Abandoned uint64
 	// Fenced counts the publishes failed as ErrNotStored because a later
 	// one was stored first and their fence took their place (fence.go).
-	Fenced  uint64
-	Lag     uint64 // acknowledged publishes waiting for the feed to apply them
-	Applied uint64 // the highest sequence the feed has applied
+	Fenced uint64
+	// Reordered counts the publishes acknowledged at a sequence past
+	// that of a publish this edge sent after them (docs/cluster.md: the
+	// window fences leave; or the later one's Msg-Id was stored before).
+	Reordered uint64
+	Lag       uint64 // acknowledged publishes waiting for the feed to apply them
+	Applied   uint64 // the highest sequence the feed has applied
 	// Reconnects counts the NATS connection's reconnections; Connected
 	// says whether it is up.
 	Reconnects uint64
@@ -199,6 +205,7 @@ func (j *Journal) Stats() Stats {
 		Resolved:      j.counters.resolved.Load(),
 		Abandoned:     j.counters.abandoned.Load(),
 		Fenced:        j.counters.fenced.Load(),
+		Reordered:     j.counters.reordered.Load(),
 		Stored:        j.counters.applied.Load(),
 		Reads:         j.counters.reads.Load(),
 		FeedRestarts:  j.counters.feedRestarts.Load(),

@@ -81,6 +81,7 @@ type publisher struct {
 	// with a sequence: one before it that must be sent again is fenced
 	// instead (fence.go).
 	storedTok uint64
+	storedSeq uint64 // the sequence storedTok's publish was stored at
 	// sendHook, set by tests only, sends in place of the connection.
 	sendHook func(*nats.Msg) error
 }
@@ -328,33 +329,41 @@ func (p *publisher) recover() {
 }
 
 // take removes the publish with token tok, which JetStream answered with
-// an acknowledgment, reporting whether it was pending (only one of its
-// answers, retries and deadline wins), and ends a recovery that it
-// completes.
-func (p *publisher) take(tok uint64) bool {
-	return p.removeAnswered(tok, true) != nil
+// an acknowledgment at seq, reporting whether it was pending (only one
+// of its answers, retries and deadline wins), and ends a recovery that
+// it completes.
+func (p *publisher) take(tok, seq uint64) bool {
+	return p.removeAnswered(tok, seq) != nil
 }
 
 // remove takes the publish with token tok out of the pending ones, sends
 // what a recovery it completes held, and returns it (nil if not pending).
 func (p *publisher) remove(tok uint64) *pubReq {
-	return p.removeAnswered(tok, false)
+	return p.removeAnswered(tok, 0)
 }
 
-// removeAnswered is remove; acked says the publish's acknowledgment came,
-// so its reply subject may serve again (req.go).
-func (p *publisher) removeAnswered(tok uint64, acked bool) *pubReq {
+// removeAnswered is remove; seq, if not 0, is the sequence the publish
+// was acknowledged at, so its reply subject may serve again (req.go).
+func (p *publisher) removeAnswered(tok, seq uint64) *pubReq {
 	p.mu.Lock()
 	r := p.pending[tok]
 	delete(p.pending, tok)
+	var after uint64 // the sequence of a later publish stored before it
 	if r != nil {
-		p.replies.release(r, acked)
-		if acked {
-			p.storedTok = max(p.storedTok, tok)
+		p.replies.release(r, seq != 0)
+		switch {
+		case seq == 0:
+		case tok > p.storedTok:
+			p.storedTok, p.storedSeq = tok, seq
+		case seq > p.storedSeq:
+			after = p.storedSeq
 		}
 	}
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
+	if after != 0 {
+		p.noteReordered(r, seq, after)
+	}
 	p.sendHeld(held)
 	return r
 }
