@@ -145,8 +145,10 @@ var (
 	jReads      = newMetric("journal", "log_reads_total", "Reads from the log of what this edge's store does not hold (catch-up, history, reads).", prometheus.CounterValue)
 	jReconnects = newMetric("journal", "reconnects_total", "Reconnections of the edge's NATS connection.", prometheus.CounterValue)
 	jConnected  = newMetric("journal", "connected", "1 while the edge's NATS connection is up.", prometheus.GaugeValue)
+	jFenced     = newMetric("journal", "fenced_publishes_total", "Publishes failed as not stored because one sent after them was stored first and a fence took their place in the log.", prometheus.CounterValue)
+	jReordered  = newMetric("journal", "reordered_publishes_total", "Publishes the log stored after one this edge sent later (the window fences leave; should stay 0).", prometheus.CounterValue)
 
-	journalMetrics = []metric{jPublished, jFailed, jRetries, jStored, jLag, jApplied, jRestarts, jOwn, jFallbacks, jReads, jReconnects, jConnected}
+	journalMetrics = []metric{jPublished, jFailed, jRetries, jStored, jLag, jApplied, jRestarts, jOwn, jFallbacks, jReads, jReconnects, jConnected, jFenced, jReordered}
 )
 
 // journalCollector reads a journal's counters at each scrape.
@@ -173,6 +175,7 @@ func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
 		{jPublished, float64(st.Published)}, {jFailed, float64(st.Failed)}, {jRetries, float64(st.Retries)},
 		{jStored, float64(st.Stored)}, {jLag, float64(st.Lag)}, {jApplied, float64(st.Applied)},
 		{jRestarts, float64(st.FeedRestarts)}, {jOwn, float64(st.Own)}, {jFallbacks, float64(st.SoleFallbacks)}, {jReads, float64(st.Reads)}, {jReconnects, float64(st.Reconnects)}, {jConnected, conn},
+		{jFenced, float64(st.Fenced)}, {jReordered, float64(st.Reordered)},
 	} {
 		ch <- prometheus.MustNewConstMetric(v.m.desc, v.m.kind, v.v)
 	}
