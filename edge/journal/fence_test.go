@@ -55,11 +55,17 @@ func TestFenceKeepsOrder(t *testing.T) {
 		later bool
 		// deafFence loses the answer to p1's first fence (stored): the
 		// second fence's "duplicate" is asked of the stream's leader.
-		deafFence  bool
+		deafFence bool
+		// lateResend sends p1's message again just after its first
+		// fence, as a retry delayed in the network: JetStream answers it
+		// "duplicate" at the fence's sequence, which must not be taken
+		// for the message's.
+		lateResend bool
 		wantStored bool
 	}{
 		{name: "lost, a later one stored", first: "lost", later: true},
 		{name: "lost, a later one stored, first fence unanswered", first: "lost", later: true, deafFence: true},
+		{name: "lost, a later one stored, a late resend after the fence", first: "lost", later: true, deafFence: true, lateResend: true},
 		{name: "stored unanswered, a later one stored", first: "deaf", later: true, wantStored: true},
 		{name: "lost, nothing later", first: "lost", wantStored: true},
 	}
@@ -72,6 +78,7 @@ func TestFenceKeepsOrder(t *testing.T) {
 				j, st := open(t, node(t, ""), &Options{AckWait: time.Minute, SoleWriter: sole})
 				const key = "demo\x00ch"
 				var firstGone, fenceGone atomic.Bool
+				var first atomic.Pointer[nats.Msg]
 				nowhere := "_INBOX.nowhere"
 				j.pub.mu.Lock()
 				j.pub.sendHook = func(m *nats.Msg) error {
@@ -81,9 +88,16 @@ func TestFenceKeepsOrder(t *testing.T) {
 						if tt.deafFence && fenceGone.CompareAndSwap(false, true) {
 							c := *m
 							c.Reply = nowhere
-							return j.nc.PublishMsg(&c)
+							err := j.nc.PublishMsg(&c)
+							if tt.lateResend {
+								err = errors.Join(err, j.nc.PublishMsg(first.Load()))
+							}
+							return err
 						}
 					case firstGone.CompareAndSwap(false, true):
+						// A copy: its request's buffers are reused.
+						first.Store(&nats.Msg{Subject: m.Subject, Reply: m.Reply,
+							Header: nats.Header{msgIDHeader: []string{"p1"}}, Data: append([]byte(nil), m.Data...)})
 						if tt.first == "lost" {
 							return nil
 						}
