@@ -68,8 +68,8 @@ const (
 	otherErr
 )
 
-// outcome is one publish and its reply.
-type outcome struct {
+// pubOutcome is one publish and its reply.
+type pubOutcome struct {
 	fate   fate
 	pos    rtm.Position
 	reason string
@@ -99,7 +99,7 @@ type connPublisher struct {
 	c       *client.Client
 	channel string
 	mu      sync.Mutex
-	outs    map[int]*outcome
+	outs    map[int]*pubOutcome
 	sent    int
 	done    chan struct{}
 }
@@ -126,7 +126,7 @@ func (p *connPublisher) run(stop <-chan struct{}) {
 		case slots <- struct{}{}:
 		}
 		<-pace.C
-		o := &outcome{}
+		o := &pubOutcome{}
 		p.mu.Lock()
 		p.outs[n], p.sent = o, n
 		p.mu.Unlock()
@@ -254,7 +254,7 @@ func partitionRun(t *testing.T, lab *netLab, c *cluster, sc faultSchedule) {
 	pubs := make([]*connPublisher, conns)
 	for k := range pubs {
 		pubs[k] = &connPublisher{k: k + 1, c: dial(t, edge.url, client.Options{AppKey: "demo"}), channel: channel,
-			outs: make(map[int]*outcome), done: make(chan struct{})}
+			outs: make(map[int]*pubOutcome), done: make(chan struct{})}
 		go pubs[k].run(stop)
 	}
 	waitAcked(t, pubs, 50)
