@@ -192,6 +192,7 @@ type Journal struct {
 	feed     feed
 	counters counters
 	reach    reach // what the watchdog's looks at the stream found (ready.go)
+	acked    ackedLooks
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
@@ -322,6 +323,7 @@ func (j *Journal) Connected() bool { return j.nc.IsConnected() }
 func (j *Journal) Close() {
 	j.closeOnce.Do(func() {
 		close(j.stop)
+		j.acked.close()
 		j.feed.close()
 		j.pub.close()
 	})

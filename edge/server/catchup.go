@@ -49,10 +49,51 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 		}
 		return c.withCatchUp(key, from)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
+		c.srv.awaitAcknowledged(c.ctx)
 		return c.logHistory(key, start)
 	}
+	c.srv.awaitAcknowledged(c.ctx)
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
+}
+
+// ackWait bounds how long a subscribe waits for this edge to apply what
+// the log had acknowledged; past it, it starts from what the edge has.
+const ackWait = 2 * time.Second
+
+// awaitAcknowledged waits, where other edges write to the log, until
+// this edge's store has applied every message the log had acknowledged
+// when the subscribe came: a live subscription then starts after each
+// message a client could have been told was stored, by any edge, and a
+// history counts back from there (before, on another edge than the
+// publisher's, a live subscription could get a message acknowledged
+// before it was asked for, and a history one message too many). An edge
+// that cannot reach the log's leader, or does not catch up, within
+// ackWait serves from what it has: a subscription keeps working while
+// the log is away, ackWait later.
+func (s *Server) awaitAcknowledged(ctx context.Context) {
+	j := s.journal
+	if !j.Shared() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, ackWait)
+	defer cancel()
+	last, err := j.Acknowledged(ctx)
+	if err != nil {
+		s.log.Debug("subscribe: the log's last offset is unknown; starting from this edge's", "err", err)
+		return
+	}
+	for pause := logCaughtUpPause / 10; s.store.Applied() < last; pause = min(2*pause, logLagPause) {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.log.Debug("subscribe: this edge's feed lags the log; starting from what it applied",
+				"applied", s.store.Applied(), "acknowledged", last)
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // logHistory opens a history subscription of a journal-backed edge. The
@@ -114,6 +155,7 @@ func (c *conn) checkFuture(p rtm.Position) error {
 // rule still keeps in the log: where a fast-forward lands.
 func (c *conn) logOldest(key string) (*store.Cursor, *catchUp, error) {
 	ret := c.srv.retention(key).Normalized()
+	c.srv.awaitAcknowledged(c.ctx)
 	return c.logHistory(key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
 }
 

@@ -78,6 +78,10 @@ type Journal interface {
 	// Shared reports whether other edges write to the log, so that a
 	// read must ask its leader (LeaderRead) to see what they stored.
 	Shared() bool
+	// Acknowledged returns the log's last offset as its leader holds it
+	// some time after the call began: every publish acknowledged before,
+	// by any edge, is at or below it.
+	Acknowledged(ctx context.Context) (uint64, error)
 	// LeaderRead returns, as the log's leader holds it, key's newest
 	// message (from 0) or its first message at or after from.
 	LeaderRead(ctx context.Context, key string, from uint64) (store.Frame, bool, error)

@@ -113,3 +113,46 @@ func recvUntilEnd(c *rawClient, sub string) []any {
 	}
 	return msgs
 }
+
+// A subscribe on one edge right after another edge acknowledged
+// publishes starts after them: live, it does not get them; with a
+// history of one, it gets the newest and nothing older. The subscribing
+// edge's feed may not have brought them yet; the subscribe waits until
+// it has (a model-based chaos test found both: a live subscription got a
+// message acknowledged before it was asked for, a history one too many).
+func TestJournalClusterSubscribeAfterPublishElsewhere(t *testing.T) {
+	conns := clusterConns(t)
+	id := 0
+	for i := range 150 {
+		pub, sub := conns[i%3], conns[(i+1)%3]
+		pub.t, sub.t = t, t
+		for _, tc := range []struct {
+			name    string
+			history map[string]any
+			want    []any
+		}{
+			{"live", nil, []any{"end"}},
+			{"count 1", map[string]any{"count": 1}, []any{"second", "end"}},
+		} {
+			ch := fmt.Sprintf("elsewhere-%s-%d", tc.name, i)
+			for _, m := range []string{"first", "second"} {
+				id++
+				pub.expectOK("rtm/publish", id, map[string]any{"channel": ch, "message": m})
+			}
+			body := map[string]any{"channel": ch}
+			if tc.history != nil {
+				body["history"] = tc.history
+			}
+			id++
+			sub.expectOK("rtm/subscribe", id, body)
+			id++
+			sub.send("rtm/publish", id, map[string]any{"channel": ch, "message": "end"})
+			if got := recvUntilEnd(sub, ch); !slices.Equal(got, tc.want) {
+				t.Fatalf("%s, try %d: subscribed on edge %d after publishes on edge %d: got %v, want %v",
+					tc.name, i, (i+1)%3+1, i%3+1, got, tc.want)
+			}
+			id++
+			sub.expectOK("rtm/unsubscribe", id, map[string]any{"subscription_id": ch})
+		}
+	}
+}
