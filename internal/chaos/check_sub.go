@@ -1,0 +1,124 @@
+package chaos
+
+import "time"
+
+// checkSub checks a subscription: its answer against the log, then what
+// it delivered.
+func (m *model) checkSub(c *chanLog, ps []purgeBounds, s *Sub) {
+	switch {
+	case s.Err == "expired_position" && s.Mode == AtPos:
+		if !mayExpire(ps, s.At, s.replied()) {
+			m.violate("expired", "", "%s: expired_position, but no purge covers %d", s.describe(), s.At)
+		}
+		return
+	case s.Err != "":
+		return // the request failed: nothing to check (the test counts errors)
+	case s.Replied.IsZero():
+		return
+	}
+	switch s.Mode {
+	case AtPos:
+		m.checkAtStart(c, ps, s)
+	case Count:
+		m.checkCountStart(c, ps, s)
+	case Age:
+		m.checkAgeStart(c, ps, s)
+	case Live:
+		m.checkLiveStart(c, s)
+	}
+	m.checkDeliveries(c, ps, s)
+}
+
+// checkAtStart: a subscription at P starts at P, or after it only past
+// offsets with no message; and P was not purged for sure.
+func (m *model) checkAtStart(c *chanLog, ps []purgeBounds, s *Sub) {
+	if purged(ps, s.At, s.Sent) {
+		m.violate("purged-readable", "", "%s: position %d was purged before the subscribe, yet it was accepted", s.describe(), s.At)
+	}
+	for _, e := range c.after(s.At) {
+		if e.off >= s.Start {
+			break
+		}
+		if !mayPurge(ps, e.msg, e.off, s.replied()) {
+			m.violate("skipped", "", "%s skips %s", s.describe(), e.describe())
+		}
+	}
+}
+
+// checkCountStart: a history of N starts at the oldest of the log's last
+// N messages at an instant of the request: no more than N messages
+// surely there are at or after the start, and none surely there is left
+// out unless N others may have been.
+func (m *model) checkCountStart(c *chanLog, ps []purgeBounds, s *Sub) {
+	var sure, may int
+	var left *entry // the newest message surely there before the start
+	for _, e := range c.sorted {
+		if e.off >= s.Start {
+			if surely(ps, e, s.Span) {
+				sure++
+			}
+			if maybe(ps, e.msg, e.off, s.Span) {
+				may++
+			}
+		} else if surely(ps, e, s.Span) {
+			left = e
+		}
+	}
+	may += m.unplaced(c, ps, s.Span)
+	if sure > int(s.N) {
+		m.violate("history-extra", "", "%s: %d messages surely in the log are at or after its start", s.describe(), sure)
+	}
+	if left != nil && may < int(s.N) {
+		m.violate("history-missing", knownHistory, "%s leaves out %s (at most %d messages may be at or after the start)", s.describe(), left.describe(), may)
+	}
+}
+
+// unplaced counts the messages of c with no known offset that may be in
+// the log during s: they may be anywhere.
+func (m *model) unplaced(c *chanLog, ps []purgeBounds, s Span) int {
+	n := 0
+	for _, w := range c.msgs {
+		if w.Off == 0 && maybe(ps, w, 0, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// ageMargin absorbs the edge's coarse clock and the rounding of times.
+const ageMargin = 100 * time.Millisecond
+
+// checkAgeStart: a history of A seconds starts at the oldest message
+// younger than A: none surely young is left out, none surely old is in.
+func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
+	age := time.Duration(s.N) * time.Second
+	for _, e := range c.sorted {
+		if !surely(ps, e, s.Span) {
+			continue
+		}
+		young := s.Replied.Sub(e.msg.Sent) < age-ageMargin
+		old := s.Sent.Sub(e.msg.Replied) > age+ageMargin
+		switch {
+		case young && e.off < s.Start:
+			m.violate("history-missing", knownHistory, "%s leaves out %s, younger than %ds", s.describe(), e.describe(), s.N)
+		case old && e.off >= s.Start:
+			m.violate("history-extra", "", "%s includes %s, older than %ds", s.describe(), e.describe(), s.N)
+		}
+	}
+}
+
+// checkLiveStart: a live subscription starts after every message
+// acknowledged before it was sent, and before every message sent after
+// its reply.
+func (m *model) checkLiveStart(c *chanLog, s *Sub) {
+	for _, e := range c.sorted {
+		w := e.msg
+		switch {
+		case w == nil:
+		case w.Outcome == Acked && w.Replied.Before(s.Sent) && e.off >= s.Start:
+			m.violate("live-start", "", "%s starts at or before %s, acknowledged before the subscribe", s.describe(), e.describe())
+		case w.Sent.After(s.Replied) && e.off < s.Start:
+			m.violate("live-start", "", "%s starts after %s, sent after the subscribe's reply", s.describe(), e.describe())
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package chaos
+
+// walk follows one subscription's deliveries along the model's log.
+type walk struct {
+	m    *model
+	c    *chanLog
+	s    *Sub
+	ps   []purgeBounds
+	last uint64          // the offset of the last message placed
+	seen map[string]bool // the values delivered
+}
+
+// checkDeliveries: from its start to where it ended, a subscription
+// delivers every message of the log once, in order, and nothing else.
+func (m *model) checkDeliveries(c *chanLog, ps []purgeBounds, s *Sub) {
+	w := &walk{m: m, c: c, s: s, ps: ps, seen: map[string]bool{}}
+	if s.Start > 0 {
+		w.last = s.Start - 1
+	}
+	end := s.Start
+	for _, b := range s.Batches {
+		for i, v := range b.Values {
+			off := uint64(0)
+			if i == len(b.Values)-1 && b.Off > 0 {
+				off = b.Off - 1
+			}
+			w.deliver(v, off)
+		}
+		if b.Off <= w.last {
+			m.violate("position", "", "%s: data position %d is not after its messages (%d)", s.describe(), b.Off, w.last)
+		}
+		end = max(end, b.Off)
+	}
+	switch s.End {
+	case Unsubscribed:
+		end = max(end, s.EndOff)
+	case Open:
+		// Still live: it owes every message acknowledged in the run.
+		for _, e := range c.after(s.Start) {
+			if e.msg != nil && e.msg.Outcome == Acked {
+				end = max(end, e.off+1)
+			}
+		}
+	}
+	w.missing(end)
+}
+
+// deliver places value v (offset off, 0 unknown) after the last one.
+func (w *walk) deliver(v string, off uint64) {
+	s := w.s
+	if v != "" {
+		if w.seen[v] {
+			w.m.violate("duplicate", "", "%s delivers %q twice", s.describe(), v)
+			return
+		}
+		w.seen[v] = true
+		msg := w.m.byID[v]
+		if msg == nil || msg.Channel != s.Channel {
+			return // reported by learn
+		}
+		if off == 0 {
+			off = msg.Off
+		}
+		if off == 0 {
+			return // a maybe message never placed: anywhere will do
+		}
+		if purged(w.ps, off, s.Sent) {
+			w.m.violate("purged-delivered", "", "%s delivers %s, purged before the subscribe", s.describe(), describeMsg(msg))
+		}
+	} else if off == 0 {
+		off = w.nextNull()
+		if off == 0 {
+			return // an unplaced null (a delete whose outcome was unknown)
+		}
+	}
+	if off <= w.last {
+		w.m.violate("order", "", "%s delivers %s at offset %d after offset %d", s.describe(), describeValue(v), off, w.last)
+		return
+	}
+	w.missing(off)
+	w.last = off
+}
+
+// nextNull returns the offset of the log's next message after the last
+// placed if it is a null, else 0.
+func (w *walk) nextNull() uint64 {
+	next := w.c.after(w.last + 1)
+	if len(next) > 0 && next[0].value() == "" {
+		return next[0].off
+	}
+	return 0
+}
+
+// missing reports the messages of the log between the last placed and
+// off, which the subscription skipped.
+func (w *walk) missing(off uint64) {
+	for _, e := range w.c.after(w.last + 1) {
+		if e.off >= off {
+			return
+		}
+		kind, known := "missing", ""
+		if (w.s.Mode == Count || w.s.Mode == Age) && e.msg != nil && e.msg.Outcome == Acked && e.msg.Replied.Before(w.s.Sent) {
+			kind, known = "history-missing", knownHistory // in the history it announced
+		}
+		w.m.violate(kind, known, "%s skips %s (delivered up to %d, then %d)", w.s.describe(), e.describe(), w.last, off)
+		w.last = e.off // one report per message
+	}
+}
+
+func describeValue(v string) string {
+	if v == "" {
+		return "null"
+	}
+	return `"` + v + `"`
+}
