@@ -10,7 +10,7 @@ import (
 const (
 	knownHistory = "issue 29 §1: history right after a publish on a cluster"
 	knownReorder = "issue 29 §3: a publish answered unavailable stored after later ones"
-	knownStale   = "issue 29 §4: read on another edge right after a publish"
+	knownStale   = "issue 29 §4: a read or history start on another edge misses what the log acknowledged"
 )
 
 // Check replays h against the model and returns every violation found.
@@ -103,7 +103,7 @@ func describeMsg(w *Msg) string {
 	if w.ID == "" {
 		v = "null"
 	}
-	s := fmt.Sprintf("%s %s of c%d on e%d [%s] -> %s", w.Kind, v, w.Conn, w.Edge, w.Span.times(), w.Outcome)
+	s := fmt.Sprintf("%s %s to %s by c%d on e%d [%s] -> %s", w.Kind, v, w.Channel, w.Conn, w.Edge, w.Span.times(), w.Outcome)
 	if w.Off != 0 {
 		s += fmt.Sprintf(" @%d", w.Off)
 	}

@@ -12,51 +12,59 @@ func (m *model) checkRead(c *chanLog, ps []purgeBounds, r *Read) {
 	case r.Err != "" || r.Replied.IsZero():
 		return
 	}
-	if r.At != 0 && purged(ps, r.At, r.Sent) {
-		m.violate("purged-readable", "", "%s: position %d was purged before the read, yet it answered", r.describe(), r.At)
+	if p := purgedBy(ps, r.At, r.Sent); r.At != 0 && p != nil {
+		m.violate("purged-readable", staleKnown(r.Edge, p.Edge), "%s: position %d was purged before the read (on e%d), yet it answered", r.describe(), r.At, p.Edge)
 		return
 	}
-	if r.Off != 0 {
-		if !m.readable(c, ps, r) {
-			return
-		}
+	off := r.Off
+	if e := c.at[off]; r.Value == "" && (e == nil || e.value() != "") {
+		off = 0 // a null that is no delete: nothing there
+	}
+	if off != 0 && !m.readable(c, ps, r, off) {
+		return
 	}
 	from := r.At
-	if r.At == 0 && r.Off != 0 {
-		from = r.Off + 1
+	if r.At == 0 && off != 0 {
+		from = off + 1
 	}
 	for _, e := range c.after(from) {
-		if r.At != 0 && r.Off != 0 && e.off >= r.Off {
+		if r.At != 0 && off != 0 && e.off >= off {
 			break
 		}
 		if surely(ps, e, r.Span) {
-			kind, known := "stale-read", ""
-			if e.msg.Edge != r.Edge {
-				known = knownStale
-			}
-			m.violate(kind, known, "%s answered %d, but %s was surely there", r.describe(), r.Off, e.describe())
+			m.violate("stale-read", staleKnown(r.Edge, e.msg.Edge), "%s answered %d, but %s was surely there", r.describe(), r.Off, e.describe())
 			return
 		}
 	}
 }
 
-// readable checks that the message r answered may have been in the log
-// during r.
-func (m *model) readable(c *chanLog, ps []purgeBounds, r *Read) bool {
-	e := c.at[r.Off]
-	if r.Off < r.At {
-		m.violate("read-position", "", "%s answered position %d, before the one asked", r.describe(), r.Off)
-		return false
+// staleKnown marks a stale answer as the known issue 29 §4 when the
+// write it missed was made on another edge than the request.
+func staleKnown(edge, writer int) string {
+	if edge != writer {
+		return knownStale
 	}
-	if e == nil || !maybe(ps, e.msg, e.off, r.Span) {
-		what := "nothing known"
-		if e != nil {
-			what = e.describe()
-		}
-		m.violate("read-impossible", "", "%s answered %d (%s), which cannot be in the log then", r.describe(), r.Off, what)
-		return false
+	return ""
+}
+
+// readable checks that the message r answered, at off, may have been in
+// the log during r.
+func (m *model) readable(c *chanLog, ps []purgeBounds, r *Read, off uint64) bool {
+	e := c.at[off]
+	switch {
+	case off < r.At:
+		m.violate("read-position", "", "%s answered position %d, before the one asked", r.describe(), off)
+	case e == nil:
+		m.violate("read-impossible", "", "%s answered %d, where no message is known", r.describe(), off)
+	case purgedBy(ps, off, r.Sent) != nil:
+		p := purgedBy(ps, off, r.Sent)
+		m.violate("stale-read", staleKnown(r.Edge, p.Edge), "%s answered %s, purged before the read (on e%d)", r.describe(), e.describe(), p.Edge)
+	case !maybe(ps, e.msg, e.off, r.Span):
+		m.violate("read-impossible", "", "%s answered %s, which cannot be in the log then", r.describe(), e.describe())
+	default:
+		return true
 	}
-	return true
+	return false
 }
 
 // checkCAS: a compare-and-set write is stored only if its position was
@@ -65,15 +73,16 @@ func (m *model) readable(c *chanLog, ps []purgeBounds, r *Read) bool {
 func (m *model) checkCAS(c *chanLog, ps []purgeBounds, w *Msg) {
 	switch {
 	case w.Outcome == Acked:
-		if purged(ps, w.Expect, w.Sent) {
-			m.violate("cas", "", "%s stored, but position %d was purged before", describeMsg(w), w.Expect)
-		}
+		// A purged channel holds nothing: there, any position after its
+		// last message matches, as a read of nothing answers.
 		for _, e := range c.after(w.Expect + 1) {
 			if e.off >= w.Off {
 				break
 			}
-			m.violate("cas", "", "%s stored after %d, but %s lies between", describeMsg(w), w.Expect, e.describe())
-			return
+			if !mayPurge(ps, e.msg, e.off, w.replied()) {
+				m.violate("cas", "", "%s stored after %d, but %s lies between", describeMsg(w), w.Expect, e.describe())
+				return
+			}
 		}
 	case w.Err == "position_mismatch":
 		if m.unplaced(c, ps, w.Span) > 0 {

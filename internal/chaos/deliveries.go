@@ -17,6 +17,11 @@ func (m *model) checkDeliveries(c *chanLog, ps []purgeBounds, s *Sub) {
 	if s.Start > 0 {
 		w.last = s.Start - 1
 	}
+	if s.Mode == Live {
+		if first := w.liveStart(); first > 0 {
+			w.last = max(w.last, first-1)
+		}
+	}
 	end := s.Start
 	for _, b := range s.Batches {
 		for i, v := range b.Values {
@@ -64,8 +69,8 @@ func (w *walk) deliver(v string, off uint64) {
 		if off == 0 {
 			return // a maybe message never placed: anywhere will do
 		}
-		if purged(w.ps, off, s.Sent) {
-			w.m.violate("purged-delivered", "", "%s delivers %s, purged before the subscribe", s.describe(), describeMsg(msg))
+		if p := purgedBy(w.ps, off, s.Sent); p != nil {
+			w.m.violate("purged-delivered", staleKnown(s.Edge, p.Edge), "%s delivers %s, purged before the subscribe (on e%d)", s.describe(), describeMsg(msg), p.Edge)
 		}
 	} else if off == 0 {
 		off = w.nextNull()

@@ -111,7 +111,9 @@ const (
 	ReadAll                // the final read-back: position 1, batch 1
 )
 
-func (m SubMode) String() string { return [...]string{"live", "position", "count", "age", "readback"}[m] }
+func (m SubMode) String() string {
+	return [...]string{"live", "position", "count", "age", "readback"}[m]
+}
 
 // End says how a subscription ended.
 type End uint8
@@ -147,8 +149,8 @@ type Sub struct {
 
 // Fault is one fault injected, for the log.
 type Fault struct {
-	At   time.Time
-	What string
+	At, Mended time.Time
+	Kind, What string
 }
 
 // History is what a run did and saw. Its methods are safe for concurrent
@@ -194,9 +196,12 @@ func (h *History) AddPurge(p *Purge) { h.Do(func() { h.Purges = append(h.Purges,
 func (h *History) AddRead(r *Read)   { h.Do(func() { h.Reads = append(h.Reads, r) }) }
 func (h *History) AddSub(s *Sub)     { h.Do(func() { h.Subs = append(h.Subs, s) }) }
 
-// AddFault records a fault injected now.
-func (h *History) AddFault(what string) {
-	h.Do(func() { h.Faults = append(h.Faults, Fault{time.Now(), what}) })
+// AddFault records a fault of kind injected now (what: where); the returned function
+// records its end, with what it did.
+func (h *History) AddFault(kind, what string) func(what string) {
+	var i int
+	h.Do(func() { i = len(h.Faults); h.Faults = append(h.Faults, Fault{At: time.Now(), Kind: kind, What: what}) })
+	return func(what string) { h.Do(func() { h.Faults[i].Mended, h.Faults[i].What = time.Now(), what }) }
 }
 
 // Offset returns p's offset, noting its epoch: Check reports a second

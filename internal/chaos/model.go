@@ -127,7 +127,8 @@ func (m *model) learnAll() {
 		}
 	}
 	for _, r := range m.h.Reads {
-		if r.Err == "" && r.Off != 0 {
+		// A null read may say "nothing there" as well as name a delete.
+		if r.Err == "" && r.Off != 0 && r.Value != "" {
 			m.learn(r.Channel, r.Value, r.Off, r.describe())
 		}
 	}

@@ -46,7 +46,7 @@ func Tally(h *History) Counts {
 	}
 	for _, f := range h.Faults {
 		c.Faults++
-		c.FaultKinds[strings.Fields(f.What)[0]]++
+		c.FaultKinds[f.Kind]++
 	}
 	return c
 }
@@ -111,6 +111,9 @@ func Dump(h *History, w io.Writer) {
 	}
 	for _, f := range h.Faults {
 		ls = append(ls, line{f.At, "FAULT " + f.What})
+		if !f.Mended.IsZero() {
+			ls = append(ls, line{f.Mended, "MENDED " + f.What})
+		}
 	}
 	slices.SortStableFunc(ls, func(a, b line) int { return a.at.Compare(b.at) })
 	for _, l := range ls {

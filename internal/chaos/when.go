@@ -59,13 +59,17 @@ func mayPurge(ps []purgeBounds, w *Msg, off uint64, t time.Time) bool {
 
 // purged reports whether a purge acknowledged before t dropped the
 // position off for sure.
-func purged(ps []purgeBounds, off uint64, t time.Time) bool {
-	for _, p := range ps {
+func purged(ps []purgeBounds, off uint64, t time.Time) bool { return purgedBy(ps, off, t) != nil }
+
+// purgedBy returns a purge acknowledged before t that dropped the
+// position off for sure, or nil.
+func purgedBy(ps []purgeBounds, off uint64, t time.Time) *purgeBounds {
+	for i, p := range ps {
 		if p.Outcome == Acked && p.Replied.Before(t) && off <= p.lo {
-			return true
+			return &ps[i]
 		}
 	}
-	return false
+	return nil
 }
 
 // mayExpire reports whether a position off may be expired for a request
