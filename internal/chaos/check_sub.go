@@ -134,7 +134,7 @@ func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 	}
 	for _, e := range c.sorted {
 		if w := e.msg; w != nil && w.ID != "" && w.Outcome == Acked && w.Replied.Before(s.Sent) && delivered[w.ID] {
-			m.violate("live-old", "", "%s delivers %s, acknowledged before the subscribe", s.describe(), e.describe())
+			m.violate("live-old", staleKnown(s.Edge, w.Edge), "%s delivers %s, acknowledged before the subscribe", s.describe(), e.describe())
 		}
 		if w := e.msg; w != nil && w.Sent.After(s.Replied) && e.off < s.Start {
 			m.violate("live-start", "", "%s starts after %s, sent after the subscribe's reply", s.describe(), e.describe())
