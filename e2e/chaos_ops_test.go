@@ -126,6 +126,30 @@ func (w *chaosWorker) subscribe(ch string) {
 	w.subscribeWith(s)
 }
 
+// publishThenHistory publishes one to three messages on a new channel of
+// the client's own and, once they are acknowledged, subscribes with a
+// history covering them (count, or age): what the RTM SDKs'
+// publish_and_subscribe_with_history tests do, and what lost messages on
+// a cluster (issue 29 §1: a history reaching back to the oldest message
+// an edge holds). No other client publishes there, so the model knows
+// the exact answer.
+func (w *chaosWorker) publishThenHistory(string) {
+	w.n++
+	ch := fmt.Sprintf("solo%d.%d", w.id, w.n)
+	n := 1 + w.r.IntN(3)
+	for range n {
+		w.publish(ch)
+	}
+	if len(w.subs) >= maxSubs {
+		w.unsubscribe(ch)
+	}
+	s := &chaos.Sub{Channel: ch, Mode: chaos.Count, N: int64(n)}
+	if w.r.IntN(3) == 0 {
+		s.Mode, s.N = chaos.Age, 2
+	}
+	w.subscribeWith(s)
+}
+
 // subscribeWith sends the subscribe s says, under a fresh id.
 func (w *chaosWorker) subscribeWith(s *chaos.Sub) {
 	w.n++

@@ -8,12 +8,12 @@ package e2e
 // a seed. Every answer and every delivery is then checked against the
 // reference model of internal/chaos.
 //
-// Short by default (two seeds of 20 s, in `make test`); `make chaos` runs
+// Short by default (two seeds of 15 s, in `make test`); `make chaos` runs
 // it long. Environment:
 //
 //	SLUICE_CHAOS_SEED  seeds to run, comma-separated (replays a failure)
 //	CHAOS_DURATION     run new seeds until this much time is spent
-//	CHAOS_RUN          how long each seed's clients run (20s)
+//	CHAOS_RUN          how long each seed's clients run (15s)
 //	CHAOS_CLIENTS      clients per edge (4)
 //	CHAOS_FAULTS       kinds of faults: kill,stop (all)
 //	CHAOS_FAULT_GAP    the mean time between faults (5s)
@@ -25,8 +25,10 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +50,7 @@ type chaosSettings struct {
 }
 
 func chaosSettingsFromEnv(t *testing.T) chaosSettings {
-	cs := chaosSettings{run: envDuration(t, "CHAOS_RUN", 20*time.Second), duration: envDuration(t, "CHAOS_DURATION", 0),
+	cs := chaosSettings{run: envDuration(t, "CHAOS_RUN", 15*time.Second), duration: envDuration(t, "CHAOS_DURATION", 0),
 		clients: 4, faults: faultsNamed(t, os.Getenv("CHAOS_FAULTS")),
 		gap: envDuration(t, "CHAOS_FAULT_GAP", 5*time.Second), logDir: os.Getenv("CHAOS_LOG_DIR")}
 	if v := os.Getenv("CHAOS_CLIENTS"); v != "" {
@@ -129,7 +131,18 @@ func TestChaos(t *testing.T) {
 type chaosRun struct {
 	h        *chaos.History
 	urls     []string
-	channels []string
+	channels []string // the channels every client uses (a client uses others alone)
+}
+
+// allChannels returns every channel published on in the run.
+func (r *chaosRun) allChannels() []string {
+	set := map[string]bool{}
+	r.h.Do(func() {
+		for _, m := range r.h.Msgs {
+			set[m.Channel] = true
+		}
+	})
+	return slices.Sorted(maps.Keys(set))
 }
 
 // runChaos runs one seed and checks it. It does not fail t itself, so
@@ -183,6 +196,9 @@ func runClients(c *chaosCluster, cs chaosSettings, seed uint64, run *chaosRun) [
 // injectFaults draws a fault every gap or so, until the run's time is up;
 // every edge runs again when it returns.
 func injectFaults(c *chaosCluster, cs chaosSettings, h *chaos.History, r *rand.Rand) {
+	// A fault starts only while a gap remains: one may outlast the run
+	// (an edge killed waits for its quorum when it starts again).
+	last := time.Now().Add(cs.run - cs.gap)
 	end := time.NewTimer(cs.run)
 	defer end.Stop()
 	over := make(chan struct{})
@@ -194,6 +210,10 @@ func injectFaults(c *chaosCluster, cs chaosSettings, h *chaos.History, r *rand.R
 			return
 		default:
 		}
+		if time.Now().After(last) {
+			<-over
+			return
+		}
 		f, i := cs.faults[r.IntN(len(cs.faults))], r.IntN(len(c.procs))
 		mended := h.AddFault(f.name, fmt.Sprintf("%s of edge %d", f.name, i))
 		mended(f.inject(c, i, r, nil))
@@ -203,23 +223,27 @@ func injectFaults(c *chaosCluster, cs chaosSettings, h *chaos.History, r *rand.R
 // readBack subscribes, on every edge, to every channel from its first
 // position, one message a data PDU: the whole log with each message's
 // position, for the model to learn and check. A channel purged is read
-// from its history instead.
+// from its history instead. Each connection takes at most 200 channels
+// (the edge allows 256 subscriptions a connection).
 func readBack(run *chaosRun) []*chaosWorker {
 	var out []*chaosWorker
+	channels := run.allChannels()
 	for e := range run.urls {
-		w := &chaosWorker{id: 1000 + e, r: rand.New(rand.NewPCG(0, 0)), run: run, edge: e,
-			subs: map[string]*chaos.Sub{}, seen: map[string][]uint64{}}
-		if !w.connect(nil) {
-			continue
-		}
-		w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
-		for _, ch := range run.channels {
-			s := &chaos.Sub{Channel: ch, Mode: chaos.ReadAll, At: 1}
-			if w.subscribeWith(s); s.Err == "expired_position" {
-				w.subscribeWith(&chaos.Sub{Channel: ch, Mode: chaos.Count, N: 1 << 30})
+		for from := 0; from < len(channels); from += 200 {
+			w := &chaosWorker{id: 1000 + len(out), r: rand.New(rand.NewPCG(0, 0)), run: run, edge: e,
+				subs: map[string]*chaos.Sub{}, seen: map[string][]uint64{}}
+			if !w.connect(nil) {
+				continue
 			}
+			w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
+			for _, ch := range channels[from:min(from+200, len(channels))] {
+				s := &chaos.Sub{Channel: ch, Mode: chaos.ReadAll, At: 1}
+				if w.subscribeWith(s); s.Err == "expired_position" {
+					w.subscribeWith(&chaos.Sub{Channel: ch, Mode: chaos.Count, N: 1 << 30})
+				}
+			}
+			out = append(out, w)
 		}
-		out = append(out, w)
 	}
 	return out
 }

@@ -41,7 +41,8 @@ var chaosOps = []op{
 	{40, (*chaosWorker).write},
 	{80, (*chaosWorker).cas},
 	{30, (*chaosWorker).delete},
-	{2, (*chaosWorker).purge}, // rare: each makes the model unsure of a stretch of the log
+	{1, (*chaosWorker).purge}, // rare: each makes the model unsure of a stretch of the log
+	{40, (*chaosWorker).publishThenHistory},
 	{120, (*chaosWorker).read},
 	{120, (*chaosWorker).subscribe},
 	{50, (*chaosWorker).unsubscribe},

@@ -107,12 +107,12 @@ func (w *walk) missing(off uint64) {
 		}
 		kind, known := "missing", ""
 		switch {
-		case (w.s.Mode == Count || w.s.Mode == Age) && e.msg != nil && e.msg.Outcome == Acked && e.msg.Replied.Before(w.s.Sent):
-			kind, known = "history-missing", knownHistory // in the history it announced
 		case mayPurge(w.ps, e.msg, e.off, time.Unix(1<<40, 0)):
 			// A purge may have dropped it before it was delivered: then
 			// the subscription should have ended with out_of_sync.
 			kind = "missing-purged"
+		case (w.s.Mode == Count || w.s.Mode == Age) && e.msg != nil && e.msg.Outcome == Acked && e.msg.Replied.Before(w.s.Sent):
+			kind, known = "history-missing", knownHistory // in the history it announced
 		}
 		w.m.violate(kind, known, "%s skips %s (delivered up to %d, then %d)", w.s.describe(), e.describe(), w.last, off)
 		w.last = e.off // one report per message
