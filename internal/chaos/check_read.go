@@ -28,8 +28,8 @@ func (m *model) checkRead(c *chanLog, ps []purgeBounds, r *Read) {
 		from = off + 1
 	}
 	for _, e := range c.after(from) {
-		if r.At != 0 && off != 0 && e.off >= off {
-			break
+		if r.At != 0 && off != 0 && e.off >= off || e.msg != nil && e.msg.Sent.After(r.Replied) {
+			break // none after it can have been acknowledged before the read
 		}
 		if surely(ps, e, r.Span) {
 			m.violate("stale-read", staleKnown(r.Edge, e.msg.Edge), "%s answered %d, but %s was surely there", r.describe(), r.Off, e.describe())

@@ -35,8 +35,8 @@ func (m *model) checkSub(c *chanLog, ps []purgeBounds, s *Sub) {
 // checkAtStart: a subscription at P starts at P, or after it only past
 // offsets with no message; and P was not purged for sure.
 func (m *model) checkAtStart(c *chanLog, ps []purgeBounds, s *Sub) {
-	if purged(ps, s.At, s.Sent) {
-		m.violate("purged-readable", "", "%s: position %d was purged before the subscribe, yet it was accepted", s.describe(), s.At)
+	if p := purgedBy(ps, s.At, s.Sent); p != nil {
+		m.violate("purged-readable", staleKnown(s.Edge, p.Edge), "%s: position %d was purged before the subscribe (on e%d), yet it was accepted", s.describe(), s.At, p.Edge)
 	}
 	for _, e := range c.after(s.At) {
 		if e.off >= s.Start {
@@ -54,26 +54,45 @@ func (m *model) checkAtStart(c *chanLog, ps []purgeBounds, s *Sub) {
 // out unless N others may have been.
 func (m *model) checkCountStart(c *chanLog, ps []purgeBounds, s *Sub) {
 	var sure, may int
-	var left *entry // the newest message surely there before the start
-	for _, e := range c.sorted {
-		if e.off >= s.Start {
-			if surely(ps, e, s.Span) {
-				sure++
-			}
-			if maybe(ps, e.msg, e.off, s.Span) {
-				may++
-			}
-		} else if surely(ps, e, s.Span) {
-			left = e
+	for _, e := range c.after(s.Start) {
+		if e.msg != nil && e.msg.Sent.After(s.Replied.Add(lateMargin)) {
+			break // the rest came later still
+		}
+		if surely(ps, e, s.Span) {
+			sure++
+		}
+		if maybe(ps, e.msg, e.off, s.Span) {
+			may++
 		}
 	}
 	may += m.unplaced(c, ps, s.Span)
 	if sure > int(s.N) {
 		m.violate("history-extra", m.otherEdge(c, ps, s), "%s: %d messages surely in the log are at or after its start", s.describe(), sure)
 	}
-	if left != nil && may < int(s.N) {
+	if left := newestSurely(c, ps, s); left != nil && may < int(s.N) {
 		m.violate("history-missing", knownHistory, "%s leaves out %s (at most %d messages may be at or after the start)", s.describe(), left.describe(), may)
 	}
+}
+
+// lateMargin bounds how long after a request's reply a message sent
+// before it may still be stored with a higher offset than one sent after
+// (past the edge's request deadlines): scans of the log stop there.
+const lateMargin = time.Minute
+
+// newestSurely returns the newest message before s's start that was
+// surely in the log during s, or nil.
+func newestSurely(c *chanLog, ps []purgeBounds, s *Sub) *entry {
+	before := c.before(s.Start)
+	for i := len(before) - 1; i >= 0; i-- {
+		e := before[i]
+		if surely(ps, e, s.Span) {
+			return e
+		}
+		if purged(ps, e.off, s.Sent) {
+			return nil // and so is everything before it
+		}
+	}
+	return nil
 }
 
 // otherEdge marks a history that starts too early as the known issue 29
@@ -92,8 +111,8 @@ func (m *model) otherEdge(c *chanLog, ps []purgeBounds, s *Sub) string {
 // the log during s: they may be anywhere.
 func (m *model) unplaced(c *chanLog, ps []purgeBounds, s Span) int {
 	n := 0
-	for _, w := range c.msgs {
-		if w.Off == 0 && maybe(ps, w, 0, s) {
+	for _, w := range c.floats {
+		if maybe(ps, w, 0, s) {
 			n++
 		}
 	}
@@ -105,18 +124,26 @@ const ageMargin = 100 * time.Millisecond
 
 // checkAgeStart: a history of A seconds starts at the oldest message
 // younger than A: none surely young is left out, none surely old is in.
+// Offsets follow real time (a message acknowledged before another was
+// sent is before it), so each scan stops at the first message past which
+// none can qualify.
 func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 	age := time.Duration(s.N) * time.Second
-	for _, e := range c.sorted {
-		if !surely(ps, e, s.Span) {
-			continue
-		}
-		young := s.Replied.Sub(e.msg.Sent) < age-ageMargin
-		old := s.Sent.Sub(e.msg.Replied) > age+ageMargin
-		switch {
-		case young && e.off < s.Start:
+	young := func(e *entry) bool { return e.msg != nil && s.Replied.Sub(e.msg.Sent) < age-ageMargin }
+	old := func(e *entry) bool {
+		return e.msg != nil && e.msg.Outcome == Acked && s.Sent.Sub(e.msg.Replied) > age+ageMargin
+	}
+	before := c.before(s.Start)
+	for i := len(before) - 1; i >= 0 && !old(before[i]); i-- {
+		if e := before[i]; young(e) && surely(ps, e, s.Span) {
 			m.violate("history-missing", knownHistory, "%s leaves out %s, younger than %ds", s.describe(), e.describe(), s.N)
-		case old && e.off >= s.Start:
+		}
+	}
+	for _, e := range c.after(s.Start) {
+		if young(e) {
+			break
+		}
+		if old(e) && surely(ps, e, s.Span) {
 			m.violate("history-extra", m.otherEdge(c, ps, s), "%s includes %s, older than %ds", s.describe(), e.describe(), s.N)
 		}
 	}
@@ -126,18 +153,21 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 // before it was sent, and starts before every message sent after its
 // reply.
 func (m *model) checkLiveStart(c *chanLog, s *Sub) {
-	delivered := map[string]bool{}
 	for _, b := range s.Batches {
 		for _, v := range b.Values {
-			delivered[v] = true
+			if w := m.byID[v]; w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) {
+				m.violate("live-old", staleKnown(s.Edge, w.Edge), "%s delivers %s, acknowledged before the subscribe", s.describe(), describeMsg(w))
+			}
 		}
 	}
-	for _, e := range c.sorted {
-		if w := e.msg; w != nil && w.ID != "" && w.Outcome == Acked && w.Replied.Before(s.Sent) && delivered[w.ID] {
-			m.violate("live-old", staleKnown(s.Edge, w.Edge), "%s delivers %s, acknowledged before the subscribe", s.describe(), e.describe())
+	before := c.before(s.Start)
+	for i := len(before) - 1; i >= 0; i-- {
+		w := before[i].msg
+		if w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) {
+			break // everything before it was sent before it was acknowledged
 		}
-		if w := e.msg; w != nil && w.Sent.After(s.Replied) && e.off < s.Start {
-			m.violate("live-start", "", "%s starts after %s, sent after the subscribe's reply", s.describe(), e.describe())
+		if w != nil && w.Sent.After(s.Replied) {
+			m.violate("live-start", "", "%s starts after %s, sent after the subscribe's reply", s.describe(), before[i].describe())
 		}
 	}
 }

@@ -21,6 +21,7 @@ type chanLog struct {
 	purges []*Purge          // every purge request that was not refused
 	at     map[uint64]*entry // the messages known stored, by offset
 	sorted []*entry          // the same, by offset (built after learning)
+	floats []*Msg            // the messages not refused with no known offset (likewise)
 }
 
 // entry is a message known to be stored at an offset: a Msg, or a null
@@ -137,6 +138,11 @@ func (m *model) learnAll() {
 			c.sorted = append(c.sorted, e)
 		}
 		slices.SortFunc(c.sorted, func(a, b *entry) int { return compareU64(a.off, b.off) })
+		for _, w := range c.msgs {
+			if w.Off == 0 && w.Outcome != Refused {
+				c.floats = append(c.floats, w)
+			}
+		}
 	}
 }
 
@@ -148,6 +154,12 @@ func compareU64(a, b uint64) int {
 		return 1
 	}
 	return 0
+}
+
+// before returns the channel's known entries at offsets < off.
+func (c *chanLog) before(off uint64) []*entry {
+	i, _ := slices.BinarySearchFunc(c.sorted, off, func(e *entry, o uint64) int { return compareU64(e.off, o) })
+	return c.sorted[:i]
 }
 
 // after returns the channel's known entries at offsets >= off.

@@ -121,6 +121,10 @@ func Dump(h *History, w io.Writer) {
 	}
 }
 
+// maxBatchesLogged bounds the data PDUs the log shows of one
+// subscription (a long run's may hold millions of messages).
+const maxBatchesLogged = 200
+
 // subLine describes a subscription with what it delivered and how it
 // ended.
 func subLine(s *Sub) string {
@@ -130,7 +134,11 @@ func subLine(s *Sub) string {
 		b.WriteString(" -> " + s.Err)
 		return b.String()
 	}
-	for _, d := range s.Batches {
+	for i, d := range s.Batches {
+		if i == maxBatchesLogged {
+			fmt.Fprintf(&b, " ...%d more, the last @%d", len(s.Batches)-i, s.Batches[len(s.Batches)-1].Off)
+			break
+		}
 		vs := make([]string, len(d.Values))
 		for i, v := range d.Values {
 			vs[i] = describeValue(v)
