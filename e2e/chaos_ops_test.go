@@ -6,6 +6,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/sluicehq/sluice/internal/chaos"
 )
@@ -193,27 +195,30 @@ func (w *chaosWorker) subscribeWith(s *chaos.Sub) {
 
 // unsubscribe ends one of w's subscriptions.
 func (w *chaosWorker) unsubscribe(string) {
-	for name, s := range w.subs {
-		delete(w.subs, name)
-		r, err := w.conn.request("rtm/unsubscribe", map[string]any{"subscription_id": name}, func() {})
-		if err != nil {
-			return // lost: the connection's end records it
-		}
-		var b struct {
-			Position string `json:"position"`
-		}
-		_ = json.Unmarshal(r.body, &b)
-		code, off := errorCode(r), w.conn.offset(b.Position, "unsubscribe ok")
-		w.conn.unwatch(name)
-		w.run.h.Do(func() {
-			if code == "" {
-				s.End, s.EndOff = chaos.Unsubscribed, off
-			} else if s.End == chaos.Open {
-				s.End, s.EndErr = chaos.Lost, "unsubscribe: "+code
-			}
-		})
+	if len(w.subs) == 0 {
 		return
 	}
+	names := slices.Sorted(maps.Keys(w.subs))
+	name := names[w.r.IntN(len(names))] // drawn in a seed's order
+	s := w.subs[name]
+	delete(w.subs, name)
+	r, err := w.conn.request("rtm/unsubscribe", map[string]any{"subscription_id": name}, func() {})
+	if err != nil {
+		return // lost: the connection's end records it
+	}
+	var b struct {
+		Position string `json:"position"`
+	}
+	_ = json.Unmarshal(r.body, &b)
+	code, off := errorCode(r), w.conn.offset(b.Position, "unsubscribe ok")
+	w.conn.unwatch(name)
+	w.run.h.Do(func() {
+		if code == "" {
+			s.End, s.EndOff = chaos.Unsubscribed, off
+		} else if s.End == chaos.Open {
+			s.End, s.EndErr = chaos.Lost, "unsubscribe: "+code
+		}
+	})
 }
 
 // move leaves this edge for another, taking the subscriptions along.

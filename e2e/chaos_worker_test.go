@@ -7,7 +7,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/chaos"
@@ -102,7 +104,8 @@ func (w *chaosWorker) connect(stop <-chan struct{}) bool {
 	}
 	lost := w.subs
 	w.subs = map[string]*chaos.Sub{}
-	for _, s := range lost {
+	for _, name := range slices.Sorted(maps.Keys(lost)) { // in a seed's order
+		s := lost[name]
 		var end chaos.End
 		var from uint64
 		w.run.h.Do(func() { end, from = s.End, resumeFrom(s) })
