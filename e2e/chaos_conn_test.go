@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -211,16 +212,23 @@ func (c *rtmConn) request(action string, body any, before func()) (rtmReply, err
 
 // errorCode returns the error code of a reply, "" for an ok.
 func errorCode(r rtmReply) string {
+	code, _ := replyError(r)
+	return code
+}
+
+// replyError returns the error code and reason of a reply, "" for an ok.
+func replyError(r rtmReply) (code, reason string) {
 	var b struct {
-		Error string `json:"error"`
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
 	}
-	if len(r.action) < 6 || r.action[len(r.action)-6:] != "/error" {
-		return ""
+	if !strings.HasSuffix(r.action, "/error") {
+		return "", ""
 	}
 	if json.Unmarshal(r.body, &b) != nil || b.Error == "" {
-		return "?"
+		return "?", string(r.body)
 	}
-	return b.Error
+	return b.Error, b.Reason
 }
 
 // watch registers s under its id before the subscribe is sent: its data

@@ -19,7 +19,10 @@ func (w *chaosWorker) store(m *chaos.Msg, action string, body map[string]any) {
 	w.run.h.AddMsg(m)
 	r, err := w.conn.request(action, body, stamp(&m.Span))
 	m.Replied = r.at
-	code := errorCode(r)
+	code, reason := replyError(r)
+	if m.Reason = reason; err != nil {
+		m.Reason = err.Error()
+	}
 	if m.Outcome, m.Err = outcome(err, code); m.Outcome == chaos.Acked {
 		var b struct {
 			Position string `json:"position"`
@@ -89,7 +92,7 @@ func (w *chaosWorker) readAt(ch string, at uint64) {
 		return
 	}
 	rd.Replied = r.at
-	if rd.Err = errorCode(r); rd.Err != "" {
+	if rd.Err, rd.Reason = replyError(r); rd.Err != "" {
 		return
 	}
 	var b struct {
@@ -178,6 +181,7 @@ func (w *chaosWorker) subscribeWith(s *chaos.Sub) {
 			s.Err, s.End = "lost", chaos.Lost
 		case errorCode(r) != "":
 			s.Err, s.End = errorCode(r), chaos.SubError
+			_, s.Reason = replyError(r)
 		}
 	})
 	if s.Err != "" {

@@ -108,7 +108,7 @@ func describeMsg(w *Msg) string {
 		s += fmt.Sprintf(" @%d", w.Off)
 	}
 	if w.Err != "" {
-		s += " (" + w.Err + ")"
+		s += " (" + w.Err + ": " + w.Reason + ")"
 	}
 	return s
 }

@@ -6,7 +6,7 @@ func (m *model) checkRead(c *chanLog, ps []purgeBounds, r *Read) {
 	switch {
 	case r.Err == "expired_position":
 		if r.At == 0 || !mayExpire(ps, r.At, r.replied()) {
-			m.violate("expired", "", "%s: expired_position, but no purge covers %d", r.describe(), r.At)
+			m.violate("expired", "", "%s: expired_position (%q), but no purge covers %d", r.describe(), r.Reason, r.At)
 		}
 		return
 	case r.Err != "" || r.Replied.IsZero():

@@ -11,7 +11,7 @@ func (m *model) checkSub(c *chanLog, ps []purgeBounds, s *Sub) {
 	switch {
 	case s.Err == "expired_position" && s.Mode == AtPos:
 		if !mayExpire(ps, s.At, s.replied()) {
-			m.violate("expired", "", "%s: expired_position, but no purge covers %d", s.describe(), s.At)
+			m.violate("expired", "", "%s: expired_position (%q), but no purge covers %d", s.describe(), s.Reason, s.At)
 		}
 		return
 	case s.Err != "":

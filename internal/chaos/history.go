@@ -78,6 +78,7 @@ type Msg struct {
 	Expect  uint64 // a CAS's position (offset)
 	Outcome Outcome
 	Err     string // the error code, if any
+	Reason  string // the error's reason, for people
 	Off     uint64 // its offset: replied, or learned from a delivery or a read; 0 unknown
 	seq     int    // its index among its connection's writes
 }
@@ -96,6 +97,7 @@ type Read struct {
 	Channel string
 	At      uint64 // the position asked (offset), 0 for the newest
 	Err     string
+	Reason  string // the error's reason, for people
 	Off     uint64 // the position replied, 0 for none
 	Value   string // the message replied ("" null)
 }
@@ -140,6 +142,7 @@ type Sub struct {
 	At      uint64 // AtPos: the position asked
 	N       int64  // Count: messages; Age: seconds
 	Err     string // the subscribe's error
+	Reason  string // its reason, for people
 	Start   uint64 // subscribe/ok's position
 	Batches []Batch
 	End     End

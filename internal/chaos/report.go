@@ -104,7 +104,7 @@ func Dump(h *History, w io.Writer) {
 		ls = append(ls, line{p.Sent, fmt.Sprintf("purge of %s by c%d on e%d [%s] -> %s %s", p.Channel, p.Conn, p.Edge, p.times(), p.Outcome, p.Err)})
 	}
 	for _, r := range h.Reads {
-		ls = append(ls, line{r.Sent, fmt.Sprintf("%s -> %d %s %s", r.describe(), r.Off, describeValue(r.Value), r.Err)})
+		ls = append(ls, line{r.Sent, fmt.Sprintf("%s -> %d %s %s %s", r.describe(), r.Off, describeValue(r.Value), r.Err, r.Reason)})
 	}
 	for _, s := range h.Subs {
 		ls = append(ls, line{s.Sent, subLine(s)})
@@ -131,7 +131,7 @@ func subLine(s *Sub) string {
 	var b strings.Builder
 	b.WriteString(s.describe())
 	if s.Err != "" {
-		b.WriteString(" -> " + s.Err)
+		b.WriteString(" -> " + s.Err + ": " + s.Reason)
 		return b.String()
 	}
 	for i, d := range s.Batches {
