@@ -133,10 +133,11 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 	old := func(e *entry) bool {
 		return e.msg != nil && e.msg.Outcome == Acked && s.Sent.Sub(e.msg.Replied) > age+ageMargin
 	}
+	var left, in []*entry
 	before := c.before(s.Start)
 	for i := len(before) - 1; i >= 0 && !old(before[i]); i-- {
 		if e := before[i]; young(e) && surely(ps, e, s.Span) {
-			m.violate("history-missing", knownHistory, "%s leaves out %s, younger than %ds", s.describe(), e.describe(), s.N)
+			left = append(left, e)
 		}
 	}
 	for _, e := range c.after(s.Start) {
@@ -144,8 +145,14 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 			break
 		}
 		if old(e) && surely(ps, e, s.Span) {
-			m.violate("history-extra", m.otherEdge(c, ps, s), "%s includes %s, older than %ds", s.describe(), e.describe(), s.N)
+			in = append(in, e)
 		}
+	}
+	if len(left) > 0 {
+		m.violate("history-missing", knownHistory, "%s leaves out %d message(s) younger than %ds, the newest %s", s.describe(), len(left), s.N, left[0].describe())
+	}
+	if len(in) > 0 {
+		m.violate("history-extra", m.otherEdge(c, ps, s), "%s includes %d message(s) older than %ds, the first %s", s.describe(), len(in), s.N, in[0].describe())
 	}
 }
 
@@ -153,12 +160,16 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 // before it was sent, and starts before every message sent after its
 // reply.
 func (m *model) checkLiveStart(c *chanLog, s *Sub) {
+	var old []*Msg
 	for _, b := range s.Batches {
 		for _, v := range b.Values {
 			if w := m.byID[v]; w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) {
-				m.violate("live-old", staleKnown(s.Edge, w.Edge), "%s delivers %s, acknowledged before the subscribe", s.describe(), describeMsg(w))
+				old = append(old, w)
 			}
 		}
+	}
+	if len(old) > 0 {
+		m.violate("live-old", staleKnown(s.Edge, old[0].Edge), "%s delivers %d message(s) acknowledged before the subscribe, first %s", s.describe(), len(old), describeMsg(old[0]))
 	}
 	before := c.before(s.Start)
 	for i := len(before) - 1; i >= 0; i-- {

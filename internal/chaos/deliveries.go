@@ -1,21 +1,53 @@
 package chaos
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // walk follows one subscription's deliveries along the model's log.
 type walk struct {
-	m    *model
-	c    *chanLog
-	s    *Sub
-	ps   []purgeBounds
-	last uint64          // the offset of the last message placed
-	seen map[string]bool // the values delivered
+	m     *model
+	c     *chanLog
+	s     *Sub
+	ps    []purgeBounds
+	last  uint64          // the offset of the last message placed
+	seen  map[string]bool // the values delivered
+	gaps  map[string]*gap // the messages skipped, by kind of violation
+	kinds []string        // the keys of gaps, in the order first seen
+}
+
+// gap is the messages a subscription skipped, of one kind: reported
+// once, with the first.
+type gap struct {
+	known, first string
+	n            int
+}
+
+// skip notes a message skipped.
+func (w *walk) skip(kind, known, what string) {
+	g := w.gaps[kind]
+	if g == nil {
+		g = &gap{known: known, first: what}
+		w.gaps[kind] = g
+		w.kinds = append(w.kinds, kind)
+	}
+	g.n++
+}
+
+// report reports the gaps, one violation a kind.
+func (w *walk) report() {
+	for _, k := range w.kinds {
+		g := w.gaps[k]
+		w.m.violate(k, g.known, "%s skips %d message(s), first %s", w.s.describe(), g.n, g.first)
+	}
 }
 
 // checkDeliveries: from its start to where it ended, a subscription
 // delivers every message of the log once, in order, and nothing else.
 func (m *model) checkDeliveries(c *chanLog, ps []purgeBounds, s *Sub) {
-	w := &walk{m: m, c: c, s: s, ps: ps, seen: map[string]bool{}}
+	w := &walk{m: m, c: c, s: s, ps: ps, seen: map[string]bool{}, gaps: map[string]*gap{}}
+	defer w.report()
 	if s.Start > 0 {
 		w.last = s.Start - 1
 	}
@@ -114,8 +146,8 @@ func (w *walk) missing(off uint64) {
 		case (w.s.Mode == Count || w.s.Mode == Age) && e.msg != nil && e.msg.Outcome == Acked && e.msg.Replied.Before(w.s.Sent):
 			kind, known = "history-missing", knownHistory // in the history it announced
 		}
-		w.m.violate(kind, known, "%s skips %s (delivered up to %d, then %d)", w.s.describe(), e.describe(), w.last, off)
-		w.last = e.off // one report per message
+		w.skip(kind, known, fmt.Sprintf("%s (delivered up to %d, then %d)", e.describe(), w.last, off))
+		w.last = e.off
 	}
 }
 
