@@ -92,7 +92,7 @@ func (c *rtmConn) readLoop() {
 			c.answer(*pdu.ID, rtmReply{pdu.Action, pdu.Body, at})
 			continue
 		}
-		c.push(pdu.Action, pdu.Body)
+		c.push(pdu.Action, pdu.Body, at)
 	}
 }
 
@@ -108,7 +108,7 @@ func (c *rtmConn) answer(id int64, r rtmReply) {
 }
 
 // push records a subscription's data or end.
-func (c *rtmConn) push(action string, body json.RawMessage) {
+func (c *rtmConn) push(action string, body json.RawMessage, at time.Time) {
 	var b struct {
 		ID       string    `json:"subscription_id"`
 		Position string    `json:"position"`
@@ -132,7 +132,7 @@ func (c *rtmConn) push(action string, body json.RawMessage) {
 	case b.Error != "" || b.Info != "":
 		c.h.Do(func() { s.End, s.EndErr = chaos.SubError, b.Error+b.Info })
 	default:
-		batch := chaos.Batch{Values: make([]string, len(b.Messages)), Off: c.offset(b.Position, "data")}
+		batch := chaos.Batch{Values: make([]string, len(b.Messages)), Off: c.offset(b.Position, "data"), At: at}
 		for i, m := range b.Messages {
 			if m != nil {
 				batch.Values[i] = *m

@@ -88,8 +88,8 @@ func (m *model) checkCAS(c *chanLog, ps []purgeBounds, w *Msg) {
 		if m.unplaced(c, ps, w.Span) > 0 {
 			return
 		}
-		if e := c.at[w.Expect]; e != nil && mayPurge(ps, e.msg, e.off, w.replied()) {
-			return
+		if e := c.at[w.Expect]; e == nil || !storedBefore(e.msg, w.Sent) || mayPurge(ps, e.msg, e.off, w.replied()) {
+			return // its position may not have been the newest yet, or any more
 		}
 		for _, e := range c.after(w.Expect + 1) {
 			if e.msg != w && maybe(ps, e.msg, e.off, w.Span) {

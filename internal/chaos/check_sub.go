@@ -131,7 +131,7 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 	age := time.Duration(s.N) * time.Second
 	young := func(e *entry) bool { return e.msg != nil && s.Replied.Sub(e.msg.Sent) < age-ageMargin }
 	old := func(e *entry) bool {
-		return e.msg != nil && e.msg.Outcome == Acked && s.Sent.Sub(e.msg.Replied) > age+ageMargin
+		return storedBefore(e.msg, s.Sent.Add(-age-ageMargin))
 	}
 	var left, in []*entry
 	before := c.before(s.Start)
@@ -163,7 +163,7 @@ func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 	var old []*Msg
 	for _, b := range s.Batches {
 		for _, v := range b.Values {
-			if w := m.byID[v]; w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) {
+			if w := m.byID[v]; storedBefore(w, s.Sent) {
 				old = append(old, w)
 			}
 		}
@@ -174,7 +174,7 @@ func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 	before := c.before(s.Start)
 	for i := len(before) - 1; i >= 0; i-- {
 		w := before[i].msg
-		if w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) {
+		if storedBefore(w, s.Sent) {
 			break // everything before it was sent before it was acknowledged
 		}
 		if w != nil && w.Sent.After(s.Replied) {

@@ -94,6 +94,8 @@ func TestCheck(t *testing.T) {
 		{"cas over a newer", history(a, b, cas("c", at(35, 36), 10, Acked, 13, "")), "cas"},
 		{"cas refused right", history(a, b, cas("c", at(35, 36), 10, Refused, 0, "position_mismatch")), ""},
 		{"cas refused wrong", history(a, b, cas("c", at(35, 36), 12, Refused, 0, "position_mismatch")), "cas-refused"},
+		{"cas refused, its position not yet stored", history(a, cas("c", at(5, 8), 10, Refused, 0, "position_mismatch")), ""},
+		{"cas refused, its position read before", history(a, read(at(4, 5), 0, 10, "a"), cas("c", at(6, 8), 10, Refused, 0, "position_mismatch")), "cas-refused"},
 		{"expired, no purge", history(a, &Sub{Span: at(15, 16), Channel: "ch", Mode: AtPos, At: 10, Err: "expired_position"}), "expired"},
 		{"expired after a purge", history(a, &Purge{Span: at(12, 13), Channel: "ch", Outcome: Acked},
 			&Sub{Span: at(15, 16), Channel: "ch", Mode: AtPos, At: 10, Err: "expired_position"}), ""},

@@ -143,7 +143,7 @@ func (w *walk) missing(off uint64) {
 			// A purge may have dropped it before it was delivered: then
 			// the subscription should have ended with out_of_sync.
 			kind = "missing-purged"
-		case (w.s.Mode == Count || w.s.Mode == Age) && e.msg != nil && e.msg.Outcome == Acked && e.msg.Replied.Before(w.s.Sent):
+		case (w.s.Mode == Count || w.s.Mode == Age) && storedBefore(e.msg, w.s.Sent):
 			kind, known = "history-missing", knownHistory // in the history it announced
 		}
 		w.skip(kind, known, fmt.Sprintf("%s (delivered up to %d, then %d)", e.describe(), w.last, off))

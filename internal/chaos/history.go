@@ -77,10 +77,11 @@ type Msg struct {
 	Kind    WriteKind
 	Expect  uint64 // a CAS's position (offset)
 	Outcome Outcome
-	Err     string // the error code, if any
-	Reason  string // the error's reason, for people
-	Off     uint64 // its offset: replied, or learned from a delivery or a read; 0 unknown
-	seq     int    // its index among its connection's writes
+	Err     string    // the error code, if any
+	Reason  string    // the error's reason, for people
+	Off     uint64    // its offset: replied, or learned from a delivery or a read; 0 unknown
+	seq     int       // its index among its connection's writes
+	seen    time.Time // when it was first seen delivered or read, if it was
 }
 
 // Purge is an rtm/delete with purge: true.
@@ -129,8 +130,9 @@ const (
 
 // Batch is one rtm/subscription/data.
 type Batch struct {
-	Values []string // "" for null
-	Off    uint64   // its position: the offset after its last message
+	Values []string  // "" for null
+	Off    uint64    // its position: the offset after its last message
+	At     time.Time // when it was received
 }
 
 // Sub is one rtm/subscribe and what it delivered.

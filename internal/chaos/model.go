@@ -118,10 +118,20 @@ func (m *model) learn(ch, v string, off uint64, how string) {
 	m.store(c, off, w, how)
 }
 
+// seenAt notes that the message of value v was seen stored at t.
+func (m *model) seenAt(v string, t time.Time) {
+	if w := m.byID[v]; w != nil && !t.IsZero() && (w.seen.IsZero() || t.Before(w.seen)) {
+		w.seen = t
+	}
+}
+
 // learnAll learns every offset the history shows, then sorts each log.
 func (m *model) learnAll() {
 	for _, s := range m.h.Subs {
 		for _, b := range s.Batches {
+			for _, v := range b.Values {
+				m.seenAt(v, b.At)
+			}
 			if len(b.Values) > 0 && b.Off > 0 {
 				m.learn(s.Channel, b.Values[len(b.Values)-1], b.Off-1, "data of "+s.describe())
 			}
@@ -130,6 +140,7 @@ func (m *model) learnAll() {
 	for _, r := range m.h.Reads {
 		// A null read may say "nothing there" as well as name a delete.
 		if r.Err == "" && r.Off != 0 && r.Value != "" {
+			m.seenAt(r.Value, r.Replied)
 			m.learn(r.Channel, r.Value, r.Off, r.describe())
 		}
 	}

@@ -28,7 +28,7 @@ func (c *chanLog) bounds() []purgeBounds {
 			if w == nil {
 				continue
 			}
-			if w.Outcome == Acked && w.Replied.Before(p.Sent) {
+			if storedBefore(w, p.Sent) {
 				b.lo = max(b.lo, e.off)
 			}
 			if p.Outcome == Acked && w.Sent.After(p.Replied) {
@@ -84,11 +84,17 @@ func mayExpire(ps []purgeBounds, off uint64, t time.Time) bool {
 }
 
 // surely reports whether the entry e is in the log throughout [s.Sent,
-// s.Replied]: acknowledged before the request was sent, and no purge
+// s.Replied]: known stored before the request was sent, and no purge
 // may have dropped it by the reply.
 func surely(ps []purgeBounds, e *entry, s Span) bool {
 	w := e.msg
-	return w != nil && w.Outcome == Acked && w.Replied.Before(s.Sent) && !mayPurge(ps, w, e.off, s.replied())
+	return storedBefore(w, s.Sent) && !mayPurge(ps, w, e.off, s.replied())
+}
+
+// storedBefore reports whether the test knew, before t, that w was in
+// the log: acknowledged, or seen in a data PDU or a read.
+func storedBefore(w *Msg, t time.Time) bool {
+	return w != nil && (w.Outcome == Acked && w.Replied.Before(t) || !w.seen.IsZero() && w.seen.Before(t))
 }
 
 // maybe reports whether the message w (at off, 0 unknown) may be in the
