@@ -47,9 +47,8 @@ func drain(t *testing.T, h *chaos.History) {
 	}
 }
 
-// violationSummary counts vs by kind, known bugs apart, and lists the
-// first few.
-func violationSummary(seed uint64, vs []chaos.Violation) []string {
+// byKind counts vs by kind, known bugs apart.
+func byKind(vs []chaos.Violation) []string {
 	kinds := map[string]int{}
 	for _, v := range vs {
 		k := v.Kind
@@ -60,7 +59,16 @@ func violationSummary(seed uint64, vs []chaos.Violation) []string {
 	}
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		out = append(out, fmt.Sprintf("seed %d: %d × %s", seed, kinds[k], k))
+		out = append(out, fmt.Sprintf("%6d × %s", kinds[k], k))
+	}
+	return out
+}
+
+// violationSummary counts vs by kind and lists the first few.
+func violationSummary(seed uint64, vs []chaos.Violation) []string {
+	var out []string
+	for _, k := range byKind(vs) {
+		out = append(out, fmt.Sprintf("seed %d: %s", seed, k))
 	}
 	for i, v := range vs {
 		if i == 20 {

@@ -104,7 +104,8 @@ func TestChaos(t *testing.T) {
 	began := time.Now()
 	var total chaos.Counts
 	var failed []string
-	violations, seeds := 0, 0
+	var all []chaos.Violation
+	seeds := 0
 	for i := 0; ; i++ {
 		seed, ok := cs.next(i, began)
 		if !ok {
@@ -115,7 +116,7 @@ func TestChaos(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { counts, vs = runChaos(t, cs, seed) })
 		total.Add(counts)
 		seeds++
-		if violations += len(vs); len(vs) > 0 {
+		if all = append(all, vs...); len(vs) > 0 {
 			failed = append(failed, fmt.Sprint(seed))
 			for _, line := range violationSummary(seed, vs) {
 				t.Error(line)
@@ -123,8 +124,9 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	mins := time.Since(began).Minutes()
-	t.Logf("chaos summary: %d seeds in %.1f min, %d violations (failing seeds: %s)\n%s%.0f operations/min, %.1f faults/min",
-		seeds, mins, violations, strings.Join(failed, ","), total, float64(total.Checked)/mins, float64(total.Faults)/mins)
+	t.Logf("chaos summary: %d seeds in %.1f min, %d violations (failing seeds: %s)\n%s%.0f operations/min, %.1f faults/min\n%s",
+		seeds, mins, len(all), strings.Join(failed, ","), total, float64(total.Checked)/mins, float64(total.Faults)/mins,
+		strings.Join(byKind(all), "\n"))
 }
 
 // chaosRun is what a run's clients share.
