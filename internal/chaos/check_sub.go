@@ -96,11 +96,11 @@ func newestSurely(c *chanLog, ps []purgeBounds, s *Sub) *entry {
 }
 
 // otherEdge marks a history that starts too early as the known issue 29
-// §4 when a message surely in the log at its start was written on
-// another edge (the replica had not applied it).
+// §4 when a message surely in the log at its start was not acknowledged
+// by the subscription's edge before it (see staleMsg).
 func (m *model) otherEdge(c *chanLog, ps []purgeBounds, s *Sub) string {
 	for _, e := range c.after(s.Start) {
-		if surely(ps, e, s.Span) && e.msg.Edge != s.Edge {
+		if surely(ps, e, s.Span) && staleMsg(s.Span, e.msg) != "" {
 			return knownStale
 		}
 	}
@@ -169,7 +169,7 @@ func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 		}
 	}
 	if len(old) > 0 {
-		m.violate("live-old", staleKnown(s.Edge, old[0].Edge), "%s delivers %d message(s) acknowledged before the subscribe, first %s", s.describe(), len(old), describeMsg(old[0]))
+		m.violate("live-old", staleMsg(s.Span, old[0]), "%s delivers %d message(s) acknowledged before the subscribe, first %s", s.describe(), len(old), describeMsg(old[0]))
 	}
 	before := c.before(s.Start)
 	for i := len(before) - 1; i >= 0; i-- {
