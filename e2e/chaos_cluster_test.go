@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
+	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/internal/chaos"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // chaosConfig is the edges' configuration: the chaos app lets anyone
@@ -77,20 +80,51 @@ func startChaosCluster(t *testing.T, n int) *chaosCluster {
 }
 
 // restart starts edge i again, as it was started first, and waits until
-// it serves.
-func (c *chaosCluster) restart(i int) {
-	c.procs[i] = launchEdge(c.t, c.args[i]...)
-	c.all, c.edgeOf = append(c.all, c.procs[i]), append(c.edgeOf, i)
-	waitReady(c.t, c.procs[i])
+// it serves; an edge that exits instead is started again (as a service
+// manager would), and each exit is recorded as a failure.
+func (c *chaosCluster) restart(i int, h *chaos.History) {
+	for try := 1; ; try++ {
+		p := launchEdge(c.t, c.args[i]...)
+		c.procs[i], c.all, c.edgeOf = p, append(c.all, p), append(c.edgeOf, i)
+		ready := poll.Wait(time.Minute, func() bool {
+			_, err := readyfile.Read(p.ready)
+			return err == nil || p.exited()
+		})
+		if ready && !p.exited() {
+			return
+		}
+		h.AddFailure(fmt.Sprintf("edge %d, started again after a fault (try %d), %s: %s", i, try,
+			map[bool]string{true: "exited", false: "not ready within a minute"}[p.exited()], lastLine(p.stderr.String())))
+		if try == 3 {
+			c.t.Fatalf("edge %d would not start again", i)
+		}
+		p.kill()
+	}
+}
+
+// exited reports whether the process has ended.
+func (p *process) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// lastLine returns the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 // chaosFault is one kind of fault the schedule draws: inject breaks edge
-// i, waits (a duration drawn from r, cut short by stop) and mends it, and
-// says what it did. New kinds (a partition through network namespaces)
+// i, waits (a duration drawn from r) and mends it (recording in h what
+// fails on the way), and says what it did. New kinds (a partition through network namespaces)
 // are added to chaosFaults.
 type chaosFault struct {
 	name   string
-	inject func(c *chaosCluster, i int, r *rand.Rand, stop <-chan struct{}) string
+	inject func(c *chaosCluster, i int, r *rand.Rand, h *chaos.History) string
 }
 
 var chaosFaults = []chaosFault{
@@ -135,19 +169,19 @@ func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 }
 
 // killAndRestart: SIGKILL, down for a while, then the same command again.
-func killAndRestart(c *chaosCluster, i int, r *rand.Rand, stop <-chan struct{}) string {
+func killAndRestart(c *chaosCluster, i int, r *rand.Rand, h *chaos.History) string {
 	down := between(r, 500*time.Millisecond, 3*time.Second)
 	c.procs[i].kill()
-	pause(down, stop)
-	c.restart(i)
+	pause(down, nil)
+	c.restart(i, h)
 	return fmt.Sprintf("kill -9 of edge %d, restarted after %v", i, down.Round(time.Millisecond))
 }
 
 // stopAndContinue: SIGSTOP, frozen for a while, then SIGCONT.
-func stopAndContinue(c *chaosCluster, i int, r *rand.Rand, stop <-chan struct{}) string {
+func stopAndContinue(c *chaosCluster, i int, r *rand.Rand, _ *chaos.History) string {
 	frozen := between(r, time.Second, 5*time.Second)
 	c.procs[i].signal(c.t, syscall.SIGSTOP)
-	pause(frozen, stop)
+	pause(frozen, nil)
 	c.procs[i].signal(c.t, syscall.SIGCONT)
 	return fmt.Sprintf("SIGSTOP of edge %d, SIGCONT after %v", i, frozen.Round(time.Millisecond))
 }

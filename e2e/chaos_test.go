@@ -218,7 +218,7 @@ func injectFaults(c *chaosCluster, cs chaosSettings, h *chaos.History, r *rand.R
 		}
 		f, i := cs.faults[r.IntN(len(cs.faults))], r.IntN(len(c.procs))
 		mended := h.AddFault(f.name, fmt.Sprintf("%s of edge %d", f.name, i))
-		mended(f.inject(c, i, r, nil))
+		mended(f.inject(c, i, r, h))
 	}
 }
 

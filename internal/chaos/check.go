@@ -19,6 +19,9 @@ func Check(h *History) []Violation {
 	m := newModel(h)
 	m.learnAll()
 	m.checkEpochs()
+	for _, f := range h.Failures {
+		m.violate("edge", "", "%s", f)
+	}
 	for name, c := range m.chans {
 		m.checkRealTime(name, c)
 		m.checkConnOrder(c)

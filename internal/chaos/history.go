@@ -171,7 +171,10 @@ type History struct {
 	Reads  []*Read
 	Subs   []*Sub
 	Faults []Fault
-	seqs   map[int]int // the next write index of each connection
+	// Failures are what went wrong outside the protocol (an edge that
+	// would not start again after a fault), reported as violations.
+	Failures []string
+	seqs     map[int]int // the next write index of each connection
 }
 
 // NewHistory returns an empty history starting now.
@@ -208,6 +211,9 @@ func (h *History) AddFault(kind, what string) func(what string) {
 	h.Do(func() { i = len(h.Faults); h.Faults = append(h.Faults, Fault{At: time.Now(), Kind: kind, What: what}) })
 	return func(what string) { h.Do(func() { h.Faults[i].Mended, h.Faults[i].What = time.Now(), what }) }
 }
+
+// AddFailure records a failure outside the protocol.
+func (h *History) AddFailure(what string) { h.Do(func() { h.Failures = append(h.Failures, what) }) }
 
 // Offset returns p's offset, noting its epoch: Check reports a second
 // epoch (the log was lost).
