@@ -121,11 +121,16 @@ func (w *walk) deliver(v string, off uint64) {
 }
 
 // nextNull returns the offset of the log's next message after the last
-// placed if it is a null, else 0.
+// placed if it is a null, passing over messages a purge may have
+// dropped; else 0.
 func (w *walk) nextNull() uint64 {
-	next := w.c.after(w.last + 1)
-	if len(next) > 0 && next[0].value() == "" {
-		return next[0].off
+	for _, e := range w.c.after(w.last + 1) {
+		switch {
+		case e.value() == "":
+			return e.off
+		case !mayPurge(w.ps, e.msg, e.off, time.Unix(1<<40, 0)):
+			return 0
+		}
 	}
 	return 0
 }
