@@ -73,6 +73,11 @@ func Recv[T any](t testing.TB, what string, ch <-chan T) T {
 	}
 }
 
+// Wait calls cond until it returns true or d passes, and reports
+// whether it held: for a test that goes on either way (a checker that
+// reports what did not arrive rather than stopping at the first).
+func Wait(d time.Duration, cond func() bool) bool { return wait(d, cond) }
+
 // wait checks done at once, then every interval until it holds (true) or
 // d has passed (false).
 func wait(d time.Duration, done func() bool) bool {
