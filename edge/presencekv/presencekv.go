@@ -136,7 +136,7 @@ func Start(ctx context.Context, nc *nats.Conn, reg *presence.Registry, opts *Opt
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	w, err := kv.WatchAll(wctx)
+	w, err := watchBucket(ctx, wctx, kv, o.Logger)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("presencekv: watch bucket %s: %w", o.Bucket, err)
@@ -178,6 +178,26 @@ func openBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyVa
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("presencekv: open bucket %s: %w (last error: %v)", cfg.Bucket, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// watchBucket starts the watch of every key, living as long as wctx,
+// trying again until ctx ends: after a node's restart (kill -9 of a
+// cluster's edge) JetStream may take a while to answer the consumer
+// creation a watch needs, and an edge that exited then (1 restart in 59
+// in a chaos run) would not have come back at all.
+func watchBucket(ctx, wctx context.Context, kv jetstream.KeyValue, log *slog.Logger) (jetstream.KeyWatcher, error) {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		w, err := kv.WatchAll(wctx)
+		if err == nil {
+			return w, nil
+		}
+		log.Warn("waiting for JetStream", "bucket", kv.Bucket(), "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
 		case <-time.After(wait):
 		}
 	}
