@@ -264,7 +264,14 @@ func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked
 	case j.Shared() && (at == nil || at.Epoch == j.Epoch() && at.Offset > s.store.Applied()):
 		// Another edge may have had a newer message acknowledged that
 		// this edge's feed has not brought yet: the log's leader knows.
+		// A leader just elected may not have applied all it holds yet:
+		// if this edge's own copy is newer, it is (a purge would have
+		// taken the leader's older answer too).
+		held, heldFound := f, found && err == nil
 		f, found, err = s.leaderRead(ctx, key, at)
+		if at == nil && err == nil && found && heldFound && held.Offset > f.Offset {
+			f = held
+		}
 	case at == nil && !found || errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch():
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
