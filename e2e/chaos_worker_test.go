@@ -36,25 +36,30 @@ const maxSubs = 3
 type op struct {
 	weight int
 	do     func(w *chaosWorker, ch string)
+	purge  bool // drawn only in runs with purges (chaosSettings.purges)
 }
 
 var chaosOps = []op{
-	{300, (*chaosWorker).publish},
-	{40, (*chaosWorker).write},
-	{80, (*chaosWorker).cas},
-	{30, (*chaosWorker).delete},
-	{1, (*chaosWorker).purge}, // rare: each makes the model unsure of a stretch of the log
-	{40, (*chaosWorker).publishThenHistory},
-	{120, (*chaosWorker).read},
-	{120, (*chaosWorker).subscribe},
-	{50, (*chaosWorker).unsubscribe},
-	{20, (*chaosWorker).move},
+	{300, (*chaosWorker).publish, false},
+	{40, (*chaosWorker).write, false},
+	{80, (*chaosWorker).cas, false},
+	{30, (*chaosWorker).delete, false},
+	{1, (*chaosWorker).purge, true}, // rare: each makes the model unsure of a stretch of the log
+	{40, (*chaosWorker).publishThenHistory, false},
+	{120, (*chaosWorker).read, false},
+	{120, (*chaosWorker).subscribe, false},
+	{50, (*chaosWorker).unsubscribe, false},
+	{20, (*chaosWorker).move, false},
 }
 
 // loop does requests until stop closes; it leaves its subscriptions open.
 func (w *chaosWorker) loop(stop <-chan struct{}) {
 	total := 0
-	for _, o := range chaosOps {
+	ops := chaosOps
+	if !w.run.purges {
+		ops = slices.DeleteFunc(slices.Clone(ops), func(o op) bool { return o.purge })
+	}
+	for _, o := range ops {
 		total += o.weight
 	}
 	for {
@@ -71,7 +76,7 @@ func (w *chaosWorker) loop(stop <-chan struct{}) {
 		}
 		ch := w.run.channels[w.r.IntN(len(w.run.channels))]
 		k := w.r.IntN(total)
-		for _, o := range chaosOps {
+		for _, o := range ops {
 			if k -= o.weight; k < 0 {
 				o.do(w, ch)
 				break

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -189,8 +190,12 @@ func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 // reported once: resuming from that position would deliver them.
 func (w *walk) liveStart() uint64 {
 	s, first := w.s, w.firstPlaced()
+	owed := s.owedEnd()
 	var skipped []string
 	for _, e := range w.c.after(s.Start) {
+		if e.off >= owed {
+			break // it ended before delivering more: nothing was left out
+		}
 		if (first != 0 && e.off >= first) || (e.msg != nil && e.msg.Sent.After(s.Replied)) {
 			first = e.off
 			break
@@ -231,4 +236,21 @@ func (w *walk) firstPlaced() uint64 {
 		}
 	}
 	return 0
+}
+
+// owedEnd is the offset from which a subscription that ended owes
+// nothing: past its last data, or its unsubscribe's position (the one it
+// would have read next). A subscription still open owes everything.
+func (s *Sub) owedEnd() uint64 {
+	if s.End == Open {
+		return math.MaxUint64
+	}
+	end := s.Start
+	for _, b := range s.Batches {
+		end = max(end, b.Off)
+	}
+	if s.End == Unsubscribed {
+		end = max(end, s.EndOff)
+	}
+	return end
 }

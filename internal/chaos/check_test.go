@@ -41,16 +41,22 @@ func cas(id string, s Span, expect uint64, o Outcome, off uint64, err string) *M
 func history(recs ...any) *History {
 	h := NewHistory()
 	h.Begin = t0
+	// Copies: Check writes what it learns into the records, and the
+	// cases, run in parallel, share some.
 	for _, r := range recs {
 		switch r := r.(type) {
 		case *Msg:
-			h.AddMsg(r)
+			c := *r
+			h.AddMsg(&c)
 		case *Purge:
-			h.AddPurge(r)
+			c := *r
+			h.AddPurge(&c)
 		case *Read:
-			h.AddRead(r)
+			c := *r
+			h.AddRead(&c)
 		case *Sub:
-			h.AddSub(r)
+			c := *r
+			h.AddSub(&c)
 		}
 	}
 	return h
@@ -73,6 +79,8 @@ func TestCheck(t *testing.T) {
 		{"reordered", history(a, b, sub(Live, 0, at(-10, -5), 5, Open, batch(11, "b"), batch(13, "a"))), "position position"},
 		{"live delivers an acked message", history(a, sub(Live, 0, at(15, 16), 10, Open, batch(11, "a"))), "live-old"},
 		{"live leaves out a concurrent message", history(a, b, sub(Live, 0, at(5, 8), 5, Open, batch(13, "b"))), "live-start-gap"},
+		{"live lost before a concurrent message", history(a, b, sub(Live, 0, at(5, 8), 5, Lost)), ""},
+		{"live lost after leaving out a concurrent message", history(a, b, sub(Live, 0, at(5, 8), 5, Lost, batch(13, "b"))), "live-start-gap"},
 		{"live leaves out a later message", history(a, b, sub(Live, 0, at(-10, -5), 5, Open, batch(13, "b"))), "missing"},
 		{"live starts after a later message", history(a, b, sub(Live, 0, at(15, 16), 13, Open)), "live-start"},
 		{"count 1 after a publish", history(a, sub(Count, 1, at(15, 16), 10, Open, batch(11, "a"))), ""},
