@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -64,7 +65,7 @@ func (m *model) checkRealTime(name string, c *chanLog) {
 			acked = append(acked, w)
 		}
 	}
-	slices.SortFunc(acked, func(a, b *Msg) int { return compareU64(a.Off, b.Off) })
+	slices.SortFunc(acked, func(a, b *Msg) int { return cmp.Compare(a.Off, b.Off) })
 	// Scanning from the highest offset down, the earliest reply among
 	// the messages above: it must come after each message's send.
 	var first *Msg

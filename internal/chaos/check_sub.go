@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -225,7 +226,7 @@ func (w *walk) firstPlaced() uint64 {
 				continue
 			}
 			log := w.c.after(w.s.Start)
-			at, _ := slices.BinarySearchFunc(log, off, func(e *entry, o uint64) int { return compareU64(e.off, o) })
+			at, _ := slices.BinarySearchFunc(log, off, func(e *entry, o uint64) int { return cmp.Compare(e.off, o) })
 			if at >= i {
 				return log[at-i].off
 			}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -148,7 +149,7 @@ func (m *model) learnAll() {
 		for _, e := range c.at {
 			c.sorted = append(c.sorted, e)
 		}
-		slices.SortFunc(c.sorted, func(a, b *entry) int { return compareU64(a.off, b.off) })
+		slices.SortFunc(c.sorted, func(a, b *entry) int { return cmp.Compare(a.off, b.off) })
 		for _, w := range c.msgs {
 			if w.Off == 0 && w.Outcome != Refused {
 				c.floats = append(c.floats, w)
@@ -157,25 +158,15 @@ func (m *model) learnAll() {
 	}
 }
 
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // before returns the channel's known entries at offsets < off.
 func (c *chanLog) before(off uint64) []*entry {
-	i, _ := slices.BinarySearchFunc(c.sorted, off, func(e *entry, o uint64) int { return compareU64(e.off, o) })
+	i, _ := slices.BinarySearchFunc(c.sorted, off, func(e *entry, o uint64) int { return cmp.Compare(e.off, o) })
 	return c.sorted[:i]
 }
 
 // after returns the channel's known entries at offsets >= off.
 func (c *chanLog) after(off uint64) []*entry {
-	i, _ := slices.BinarySearchFunc(c.sorted, off, func(e *entry, o uint64) int { return compareU64(e.off, o) })
+	i, _ := slices.BinarySearchFunc(c.sorted, off, func(e *entry, o uint64) int { return cmp.Compare(e.off, o) })
 	return c.sorted[i:]
 }
 
