@@ -8,8 +8,6 @@ package e2e
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,17 +54,11 @@ type chaosCluster struct {
 func startChaosCluster(t *testing.T, n int) *chaosCluster {
 	t.Helper()
 	ports := journaltest.FreePorts(t, 2*n)
-	var routes []string
-	for i := range n {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
-	}
 	cfg := edgecmdtest.WriteConfig(t, chaosConfig)
 	c := &chaosCluster{t: t}
 	for i := range n {
-		c.args = append(c.args, []string{"--listen", fmt.Sprintf("127.0.0.1:%d", ports[n+i]), "--config", cfg,
-			"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", "chaos",
-			"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", ports[i]),
-			"--cluster-routes", strings.Join(routes, ","), "--node-name", "n" + strconv.Itoa(i)})
+		c.args = append(c.args, append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", ports[n+i]), "--config", cfg},
+			clusterFlags(t, "chaos", ports[:n], i)...))
 		c.procs = append(c.procs, launchEdge(t, c.args[i]...))
 		c.all, c.edgeOf = append(c.all, c.procs[i]), append(c.edgeOf, i)
 	}

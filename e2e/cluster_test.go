@@ -42,25 +42,32 @@ type cluster struct {
 func startCluster(t *testing.T, n int) *cluster {
 	t.Helper()
 	ports := journaltest.FreePorts(t, 2*n)
-	var routes []string
-	for i := range n {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
-	}
 	c := &cluster{}
 	var procs []*process
 	for i := range n {
-		dir := t.TempDir()
 		cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", ports[n+i]))
 		c.nats = append(c.nats, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
-		procs = append(procs, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
-			"--data-dir", filepath.Join(dir, "data"), "--cluster-name", "e2e",
-			"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", ports[i]),
-			"--cluster-routes", strings.Join(routes, ","), "--node-name", "n"+strconv.Itoa(i)))
+		args := append([]string{"--listen", "127.0.0.1:0", "--config", cfg}, clusterFlags(t, "e2e", ports[:n], i)...)
+		procs = append(procs, launchEdge(t, args...))
 	}
 	for _, p := range procs {
 		c.edges = append(c.edges, waitReady(t, p))
 	}
 	return c
+}
+
+// clusterFlags are the flags of edge i of a cluster whose nodes route on
+// 127.0.0.1 at routePorts: its own data directory, the cluster's name,
+// its route listener, every node's route and its node name.
+func clusterFlags(t *testing.T, name string, routePorts []int, i int) []string {
+	t.Helper()
+	var routes []string
+	for _, p := range routePorts {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	return []string{"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", name,
+		"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
+		"--cluster-routes", strings.Join(routes, ","), "--node-name", "n" + strconv.Itoa(i)}
 }
 
 // leader returns the index of the edge whose node leads the stream,
