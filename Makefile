@@ -102,29 +102,27 @@ npm-pack: wasm node
 	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.
-chromium:
-	@if [ -x /usr/bin/chromium ]; then exit 0; fi; \
+# need-apt installs Debian package $(2) when the check $(1) fails, as
+# root; otherwise it says what to run, for the tests named by $(3).
+define need-apt
+	@if $(1); then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Chromium for the browser tests"; \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	  echo "Installing $(2) for $(3)"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(2); \
 	else \
-	  echo "The browser tests need Chromium at /usr/bin/chromium and this is not root:"; \
-	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends chromium"; \
+	  echo "$(3) need $(2) installed, as root; this is not root:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $(2)"; \
 	  exit 1; \
 	fi
+endef
+
+chromium:
+	$(call need-apt,[ -x /usr/bin/chromium ],chromium,the browser tests)
 
 # The partition tests (e2e/partition_test.go) run edges in network
 # namespaces: they need ip (iproute2) and root, and fail without them.
 iproute2:
-	@if command -v ip >/dev/null; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing iproute2 for the partition tests"; \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iproute2; \
-	else \
-	  echo "The partition tests make network namespaces with ip (iproute2), as root; this is not root:"; \
-	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends iproute2, and run make test as root"; \
-	  exit 1; \
-	fi
+	$(call need-apt,command -v ip >/dev/null,iproute2,the partition tests (run as root))
 
 # client-js's types, as an application compiles against them: tsc
 # --strict on an example (client-js/testdata/types), with the TypeScript
