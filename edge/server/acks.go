@@ -4,12 +4,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// maxInFlight bounds a connection's publishes waiting for the journal;
-// past it the reader waits, and TCP pushes back on the client.
+// maxInFlight bounds a connection's publishes waiting for the channel
+// log; past it the reader waits, and TCP pushes back on the client.
 const maxInFlight = 256
 
 // acks keeps, in request order, a connection's publishes that wait for
@@ -135,16 +136,18 @@ func (c *conn) wakeAcks() {
 	a.mu.Unlock()
 }
 
-// journalAppend publishes through the journal: the reply is queued once
-// the log stored the message (and every publish before it is answered).
-func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byte, origin string) {
+// awaitAppend queues the reply of a publish the channel log answers
+// later (p) once it does, after the replies of every publish before it.
+// The publish is sent already: a reader that waits here for room holds
+// at most maxInFlight+1 in flight.
+func (c *conn) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
 	slot := c.pushAck()
 	if slot == nil {
-		return
+		return // closing: no reply will leave
 	}
 	cd, srv := c.codec, c.srv
-	c.srv.journal.PublishFrom(key, payload, "", origin, func(offset uint64, err error) {
-		c.completeAck(slot, srv.ackFrame(cd, action, id, offset, err))
+	p.Then(func(pos rtm.Position, err error) {
+		c.completeAck(slot, srv.ackFrame(cd, action, id, pos, err))
 		if err == nil {
 			srv.counters.messagesIn[c.codecIndex].Add(1)
 			c.traffic.messagesIn.Add(1)
@@ -152,8 +155,9 @@ func (c *conn) journalAppend(action string, id rtm.ID, key string, payload []byt
 	})
 }
 
-// ackFrame encodes the reply to a journal publish; nil without an id.
-func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, offset uint64, err error) []byte {
+// ackFrame encodes the reply to a publish the log answered later; nil
+// without an id.
+func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, pos rtm.Position, err error) []byte {
 	var e *rtm.Error
 	if err != nil {
 		// The store's refusals map as for an edge alone; anything else is
@@ -169,7 +173,7 @@ func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, offset uint6
 		pdu.Action, pdu.Body = rtm.Reply(action, rtm.OutcomeError), e.Body()
 	} else {
 		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
-		pdu.Body = &rtm.PositionBody{Position: rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}.String()}
+		pdu.Body = &rtm.PositionBody{Position: pos.String()}
 	}
 	frame, encErr := cd.AppendPDU(make([]byte, 0, replyRoom), pdu)
 	if encErr != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -92,25 +93,17 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 		return rtm.Position{}, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
 	key := storeKey(a, channel)
-	var pos rtm.Position
-	if s.journal != nil {
-		if err := s.admitChannel(a, key); err != nil {
-			return rtm.Position{}, err
-		}
+	pos, p, err := s.chlog.Channel(key).Append(chanlog.Message{Payload: payload, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
+	if p != nil {
 		ctx, cancel := s.requestContext(context.Background())
-		offset, err := s.publishWithID(ctx, key, payload, id, exclude)
+		pos, err = p.Wait(ctx)
 		cancel()
-		if err != nil {
-			return rtm.Position{}, s.backendRefusal(err, id)
-		}
-		pos = rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}
-	} else {
-		if pos, err = s.store.Channel(key).AppendFrom(exclude, payload, a.ChannelLimit()); err != nil {
-			if errors.Is(err, store.ErrChannelLimit) {
-				return rtm.Position{}, channelQuotaError(a)
-			}
-			return rtm.Position{}, fmt.Errorf("server: backend publish: %w", appendError(err))
-		}
+	}
+	switch {
+	case errors.Is(err, store.ErrChannelLimit):
+		return rtm.Position{}, channelQuotaError(a)
+	case err != nil:
+		return rtm.Position{}, s.backendRefusal(err, id)
 	}
 	s.counters.messagesIn[jsonCodec].Add(1)
 	s.traffic[a.Key].messagesIn.Add(1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -94,7 +95,7 @@ type requestState struct {
 	// pubHandles caches the store handles of the channels this connection
 	// publishes to (nil until it publishes), so that a publish does not
 	// build a store key and look the channel up by name.
-	pubHandles map[string]*store.Channel
+	pubHandles map[string]chanlog.Channel
 	// ack and replyPDU are the body of a publish acknowledgment and the
 	// PDU of an ok reply, reused: reply encodes them before the reader
 	// reads the next request, so one of each serves every request.
@@ -108,7 +109,7 @@ type subscription struct {
 	id          string
 	channel     string
 	cursor      *store.Cursor
-	catchup     *catchUp // history read from the log before the cursor; the writer's
+	catchup     *chanlog.CatchUp // history read from the log before the cursor; the writer's
 	fastForward bool
 	batch       int               // most messages per data PDU; 0: no limit
 	view        *subscriptionView // the filter's, or nil
@@ -152,7 +153,7 @@ func (s *subscription) position() rtm.Position {
 		return v.from
 	}
 	if cu := s.catchup; cu != nil {
-		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.next}
+		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.Next()}
 	}
 	return s.cursor.Position()
 }

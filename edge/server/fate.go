@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -28,50 +28,14 @@ import (
 // publish timeout (cluster.publish_timeout), counted from when the edge
 // starts serving it: its reads of the log and its publish share it.
 
-// fateGrace is how long past a request's deadline the edge waits for the
-// journal's own answer to its publish, which the journal gives at the
-// same deadline, on its next tick (0.1 s): that answer says exactly
-// whether the publish was sent.
-const fateGrace = 500 * time.Millisecond
-
 // requestContext returns the context of one request that waits for the
-// log: its one deadline is the log's publish timeout from now.
+// log: its one deadline is the log's request window from now (none for
+// a log that never waits).
 func (s *Server) requestContext(parent context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, s.journal.PublishTimeout())
-}
-
-// errInFlight: a request's deadline passed while its publish was in
-// flight, and the journal did not answer within fateGrace: its fate is
-// unknown.
-var errInFlight = fmt.Errorf("server: the request's deadline passed with its publish in flight: %w", store.ErrFateUnknown)
-
-// waitLog hands a done function to send and waits for its call. Once ctx
-// ends it waits fateGrace more for the journal's answer (its deadline is
-// ctx's), then gives up: errInFlight, or ctx's error if ctx was canceled
-// (a later call goes nowhere).
-func waitLog(ctx context.Context, send func(done func(uint64, error))) (uint64, error) {
-	type result struct {
-		offset uint64
-		err    error
+	if d := s.chlog.Windows().Request; d > 0 {
+		return context.WithTimeout(parent, d)
 	}
-	r := make(chan result, 1)
-	send(func(o uint64, err error) { r <- result{o, err} })
-	select {
-	case res := <-r:
-		return res.offset, res.err
-	case <-ctx.Done():
-	}
-	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return 0, ctx.Err()
-	}
-	grace := time.NewTimer(fateGrace)
-	defer grace.Stop()
-	select {
-	case res := <-r:
-		return res.offset, res.err
-	case <-grace.C:
-		return 0, errInFlight
-	}
+	return context.WithCancel(parent)
 }
 
 // logRefusal maps err, a publish's through the journal, to the client's
@@ -82,6 +46,7 @@ func (s *Server) logRefusal(err error, what string) *rtm.Error {
 		return e
 	}
 	s.log.Warn(what+" not confirmed by the log", "err", err)
+	w := s.chlog.Windows()
 	switch {
 	case errors.Is(err, store.ErrNotStored):
 		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not store the message, and will not: publishing it again is safe")
@@ -89,7 +54,9 @@ func (s *Server) logRefusal(err error, what string) *rtm.Error {
 		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not answer within %v: the message may have been stored "+
 			"(once) or not. This edge stores no publish sent after this reply before the log says which (it asks "+
 			"for up to %v); one that waits past its own deadline fails as not stored",
-			s.journal.PublishTimeout(), s.journal.ResolveWindow())
+			w.Request, w.Resolve)
+	case errors.Is(err, chanlog.ErrUnreadable):
+		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now, so nothing was written; try again")
 	}
 	return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log did not confirm the message: it may have been stored; "+
 		"read the channel to know")
@@ -105,7 +72,7 @@ func (s *Server) backendRefusal(err error, id string) *rtm.Error {
 	}
 	if id != "" {
 		e.Reason += fmt.Sprintf(". Publishing it again with the same idempotency_key within %v stores it at most once "+
-			"and answers its position", s.journal.DuplicatesWindow())
+			"and answers its position", s.chlog.Windows().Duplicates)
 	} else {
 		e.Reason += ". Publishing it again may store it twice: send an idempotency_key to retry safely"
 	}

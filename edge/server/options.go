@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"log/slog"
 	"time"
 
@@ -29,7 +30,7 @@ type Options struct {
 	// journal), and history the store lacks is read from it. With Store
 	// set, that store must be a replica with the journal's epoch. Default
 	// none: the store is the only copy, in memory.
-	Journal Journal
+	Journal chanlog.Journal
 	// Limits bound what one client may do.
 	Limits Limits
 	// AllowedOrigins lists the Origin hosts (patterns as in

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -97,38 +98,40 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 const maxPubHandles = 4096
 
 // append stores a publish from origin (the connection's id with
-// exclude_self, else "") and returns its acknowledgment, or, with a
-// journal, hands it to the journal, which queues the reply once the log
-// has stored it.
+// exclude_self, else "") and returns its acknowledgment; or, if the
+// channel log answers later, queues the reply once it does, in request
+// order (acks.go).
 func (c *conn) append(env *rtm.Envelope, channel string, payload []byte, origin string) (any, error) {
-	if c.srv.journal != nil {
-		key := storeKey(c.app, channel)
-		if err := c.srv.admitChannel(c.app, key); err != nil {
-			return nil, err
-		}
-		c.journalAppend(env.Action, env.ID, key, payload, origin)
-		return nil, nil
-	}
-	h := c.pubHandles[channel]
-	if h == nil {
-		if len(c.pubHandles) >= maxPubHandles || c.pubHandles == nil {
-			// A publisher spraying many channels starts over rather than
-			// holding a handle for each.
-			c.pubHandles = make(map[string]*store.Channel)
-		}
-		h = c.srv.store.Channel(storeKey(c.app, channel))
-		// A copy: a decoded body's strings may share one buffer with
-		// its message (the JSON codec's), which the key would keep.
-		c.pubHandles[strings.Clone(channel)] = h
-	}
-	pos, err := h.AppendFrom(origin, payload, c.app.ChannelLimit())
+	pos, p, err := c.pubHandle(channel).Append(chanlog.Message{Payload: payload, Origin: origin, Limit: c.app.ChannelLimit()})
 	if err != nil {
 		return nil, c.appendError(err)
+	}
+	if p != nil {
+		c.awaitAppend(env.Action, env.ID, p)
+		return nil, nil
 	}
 	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
+}
+
+// pubHandle returns the channel log's handle of the connection's
+// channel, kept for the next publish to it.
+func (c *conn) pubHandle(channel string) chanlog.Channel {
+	h := c.pubHandles[channel]
+	if h == nil {
+		if len(c.pubHandles) >= maxPubHandles || c.pubHandles == nil {
+			// A publisher spraying many channels starts over rather than
+			// holding a handle for each.
+			c.pubHandles = make(map[string]chanlog.Channel)
+		}
+		h = c.srv.chlog.Channel(storeKey(c.app, channel))
+		// A copy: a decoded body's strings may share one buffer with
+		// its message (the JSON codec's), which the key would keep.
+		c.pubHandles[strings.Clone(channel)] = h
+	}
+	return h
 }
 
 // appendError maps a store error to the client's.
@@ -153,26 +156,6 @@ func channelQuotaError(a *app.App) error {
 		"this app has %d live channels, its limit: publish to an existing channel, or wait for idle ones to expire", a.ChannelLimit())
 }
 
-// admitChannel refuses, before the journal stores it, a publish that
-// would create a channel of a past its limit. The store's replica is fed
-// everything the log stored (its AppendAt is never refused), so the check
-// is made here, on what the replica holds: publishes racing to new
-// channels, on this edge or others, may take the app a few past its
-// limit, never further.
-func (s *Server) admitChannel(a *app.App, key string) error {
-	limit := a.ChannelLimit()
-	if limit <= 0 {
-		return nil
-	}
-	if s.store.Has(key) {
-		return nil
-	}
-	if s.store.Channels(a.Key) < int64(limit) {
-		return nil
-	}
-	return channelQuotaError(a)
-}
-
 // Publish appends a message to an app's channel on behalf of the edge
 // itself (for example $sys.stats), bypassing permissions and the app's
 // channel limit. The message must
@@ -189,10 +172,17 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
-	if s.journal != nil {
-		return s.publishLog(storeKey(a, channel), payload)
+	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
+	defer cancel()
+	pos, p, err := s.chlog.Channel(storeKey(a, channel)).Append(chanlog.Message{Payload: payload})
+	if p != nil {
+		pos, err = p.Wait(ctx)
 	}
-	pos, err := s.store.Append(storeKey(a, channel), payload)
+	if errors.Is(err, chanlog.ErrInFlight) {
+		// The edge's own messages ($sys.stats) must not hold their
+		// sender (and a shutdown) through an outage; the log goes on.
+		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)
+	}
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, appendError(err))
 	}
@@ -201,23 +191,6 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 
 // publishWait bounds how long Publish waits for the log.
 const publishWait = 5 * time.Second
-
-// publishLog publishes the edge's own message through the journal, and
-// waits for the log (not past publishWait).
-func (s *Server) publishLog(key string, payload []byte) (rtm.Position, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
-	defer cancel()
-	offset, err := s.publishWithID(ctx, key, payload, "", "")
-	if errors.Is(err, errInFlight) {
-		// The edge's own messages ($sys.stats) must not hold their
-		// sender (and a shutdown) through an outage; the journal goes on.
-		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)
-	}
-	if err != nil {
-		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
-	}
-	return rtm.Position{Epoch: s.journal.Epoch(), Offset: offset}, nil
-}
 
 // AppKeys lists the appkeys the server serves.
 func (s *Server) AppKeys() []string {
@@ -257,70 +230,23 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 // errors), with its message in the codec at index ci: the reply of
 // rtm/read, and of the server API's read.
 func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked string, ci int) (*rtm.ReadReply, error) {
-	f, found, err := s.store.Read(key, at)
-	j := s.journal
-	switch {
-	case j == nil:
-	case j.Shared() && (at == nil || at.Epoch == j.Epoch() && at.Offset > s.store.Applied()):
-		// Another edge may have had a newer message acknowledged that
-		// this edge's feed has not brought yet: the log's leader knows.
-		// A leader just elected may not have applied all it holds yet:
-		// if this edge's own copy is newer, it is (a purge would have
-		// taken the leader's older answer too).
-		held, heldFound := f, found && err == nil
-		f, found, err = s.leaderRead(ctx, key, at)
-		if at == nil && err == nil && found && heldFound && held.Offset > f.Offset {
-			f = held
-		}
-	case at == nil && !found || errors.Is(err, store.ErrExpired) && at.Epoch == j.Epoch():
-		// Not in this edge's replica: older, or a channel it does not
-		// follow. The log has it, if the channel's rule still keeps it.
-		f, found, err = s.logRead(ctx, key, at)
-	}
+	r, err := s.chlog.Read(ctx, key, at)
 	if err != nil {
 		return nil, expiredOr(err, asked)
 	}
-	if !found {
-		pos := s.nextPosition(key)
-		switch {
-		case at != nil:
-			pos = *at
-		case s.journal != nil && f.Offset == 0:
-			// The log holds nothing of the channel: 0:0, as an edge alone
-			// answers for a channel it does not hold. Not the next
-			// position, which the channel's first message may take: a
-			// compare-and-set at it would then match that message too.
-			pos = rtm.Position{}
-		}
-		return &rtm.ReadReply{Position: pos.String(), Message: nil}, nil
+	if !r.Found {
+		return &rtm.ReadReply{Position: r.Position.String(), Message: nil}, nil
 	}
-	msg, err := payloadFor(f.Data, ci)
+	msg, err := payloadFor(r.Frame.Data, ci)
 	if err != nil {
 		return nil, err
 	}
-	epoch := s.nextPosition(key).Epoch
-	return &rtm.ReadReply{
-		Position: rtm.Position{Epoch: epoch, Offset: f.Offset}.String(),
-		Message:  rtm.RawValue(msg),
-	}, nil
-}
-
-// nextPosition is the position the channel's next message will get, as
-// far as this edge knows: with a journal, after the last one the replica
-// has applied. A standalone edge asked about a channel it does not hold
-// answers 0:0, which names no message, rather than create the channel:
-// reads of missing channels must leave nothing behind.
-func (s *Server) nextPosition(key string) rtm.Position {
-	if s.journal != nil {
-		return rtm.Position{Epoch: s.journal.Epoch(), Offset: s.store.Applied() + 1}
-	}
-	p, _ := s.store.Peek(key)
-	return p
+	return &rtm.ReadReply{Position: r.Position.String(), Message: rtm.RawValue(msg)}, nil
 }
 
 // expiredOr maps store.ErrExpired to expired_position.
 func expiredOr(err error, pos string) error {
-	if errors.Is(err, errLog) {
+	if errors.Is(err, chanlog.ErrUnreadable) {
 		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
 	}
 	if errors.Is(err, store.ErrFuture) {

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -88,50 +89,64 @@ func wantsPrevious(read string, ok bool) bool {
 }
 
 // publishOptions serves a publish or write with read, position or ttl:
-// the previous message and the compare-and-set are read and checked
-// under the channel's writer lock, in one step with the append (with a
-// journal, by the log: condlog.go).
+// the previous message and the compare-and-set are read and checked by
+// the channel log in one step with the append (chanlog.Log.AppendIf).
 func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte, origin string) (any, error) {
-	var expect *rtm.Position
+	w := chanlog.Write{Message: chanlog.Message{Payload: payload, Origin: origin, Limit: c.app.ChannelLimit()},
+		Previous: b.Read != ""}
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
 		if err != nil {
 			return nil, err
 		}
-		expect = &p
+		w.Compare, w.Expect = true, p
 	}
-	var ttlPayload []byte
 	if b.TTL != nil {
 		var err error
-		if ttlPayload, err = c.ttlPayload(b.TTLMessage); err != nil {
+		if w.TTLMessage, err = c.ttlPayload(b.TTLMessage); err != nil {
 			return nil, err
 		}
+		w.TTL = *b.TTL
 	}
-	if c.srv.journal != nil {
-		w := logWrite{channel: b.Channel, payload: payload, origin: origin, expect: expect, asked: b.Position, read: b.Read, ttlPayload: ttlPayload}
-		if b.TTL != nil {
-			w.ttl = *b.TTL
-		}
-		return c.logPublishIf(env, w)
-	}
-	key := storeKey(c.app, b.Channel)
-	h := c.srv.store.Channel(key)
-	pos, prior, err := h.AppendIfFrom(origin, payload, c.app.ChannelLimit(), expect, c.prevBuf)
+	return c.appendIf(env, b.Channel, w, b.Position, b.Read)
+}
+
+// appendIf serves a conditional append (asked: its position as the
+// client wrote it; read: its read option), and arms its switch. It waits
+// for the log, on the connection's reader: the request needs the
+// channel's newest message, and the replies of the publishes before it
+// leave first.
+func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, asked, read string) (any, error) {
+	key := storeKey(c.app, channel)
+	c.drainAcks() // this connection's earlier publishes are in the log first
+	ctx, cancel := c.srv.requestContext(c.ctx)
+	defer cancel()
+	pos, prior, err := c.srv.chlog.AppendIf(ctx, key, w, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if errors.Is(err, store.ErrMismatch) {
 		e := &rtm.Error{Code: rtm.CodePositionMismatch,
-			Reason: "position " + b.Position + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
-		return nil, c.previousError(env, b.Read, e, prior)
+			Reason: "position " + asked + " is not the channel's newest message (" + prior.Position.String() + "); nothing was written"}
+		return nil, c.previousError(env, read, e, prior)
 	}
 	if err != nil {
-		return nil, c.appendError(err)
+		return nil, c.writeError(err)
 	}
 	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
-	if b.TTL != nil {
-		c.srv.ttl.arm(key, pos, *b.TTL, ttlPayload)
+	if w.TTL != 0 {
+		c.srv.ttl.arm(key, pos, w.TTL, w.TTLMessage)
 	}
-	return c.previousReply(pos.String(), b.Read, prior)
+	return c.previousReply(pos.String(), read, prior)
+}
+
+// writeError maps the error of a conditional append or a purge to the
+// client's: the store's refusals as for a publish, else what the log
+// did.
+func (c *conn) writeError(err error) error {
+	if errors.Is(err, store.ErrChannelLimit) {
+		return channelQuotaError(c.app)
+	}
+	return c.srv.logRefusal(err, "conditional publish")
 }
 
 // previousReply is the ok reply of a request with the read option.
@@ -189,27 +204,18 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 
 // deleteOptions serves rtm/delete with read or purge.
 func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
-	if c.srv.journal != nil {
-		if b.Purge {
-			return c.logPurge(b.Channel, b.Read)
-		}
-		return c.logPublishIf(env, logWrite{channel: b.Channel, payload: nullPayload, read: b.Read})
+	if !b.Purge {
+		w := chanlog.Write{Message: chanlog.Message{Payload: nullPayload, Limit: c.app.ChannelLimit()}, Previous: true}
+		return c.appendIf(env, b.Channel, w, "", b.Read)
 	}
 	key := storeKey(c.app, b.Channel)
-	if !b.Purge {
-		pos, prior, err := c.srv.store.Channel(key).AppendIf(nullPayload, c.app.ChannelLimit(), nil, c.prevBuf)
-		c.prevBuf = prior.Data[:0]
-		if err != nil {
-			return nil, c.appendError(err)
-		}
-		c.srv.counters.messagesIn[c.codecIndex].Add(1)
-		c.traffic.messagesIn.Add(1)
-		return c.previousReply(pos.String(), b.Read, prior)
-	}
-	prior, err := c.srv.store.Purge(key, c.prevBuf)
+	c.drainAcks()
+	ctx, cancel := c.srv.requestContext(c.ctx)
+	defer cancel()
+	prior, err := c.srv.chlog.Purge(ctx, key, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if err != nil {
-		return nil, err
+		return nil, c.writeError(err)
 	}
 	c.srv.ttl.disarm(key) // a switch over a purged history fires at nothing
 	if !wantsPrevious(b.Read, true) {

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -52,7 +53,7 @@ type Server struct {
 	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
-	journal   Journal      // nil: a standalone edge
+	chlog     chanlog.Log  // the channel log: the store, or the journal and its replica
 	ttl       *ttlSwitches // the dead man's switches of publishes with ttl (ttl.go)
 	prefixes  *prefixIndex // the prefix subscriptions, by prefix (prefix.go)
 	limits    Limits
@@ -131,7 +132,6 @@ func New(opts *Options) (*Server, error) {
 		}
 	}
 	s.store = opts.Store
-	s.journal = opts.Journal
 	if s.store == nil {
 		so := store.Options{}
 		if opts.StoreOptions != nil {
@@ -139,16 +139,14 @@ func New(opts *Options) (*Server, error) {
 		}
 		so.Retention = s.retention
 		so.Group = StoreGroup
-		if s.journal != nil {
-			so.Epoch = s.journal.Epoch()
-		}
+		so.Epoch = chanlog.StoreEpoch(opts.Journal)
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
-	s.ttl = newTTLSwitches(s.store, s.journal)
-	if s.journal != nil {
-		s.journal.OnSwitch(s.ttl.standby)
-	}
+	s.chlog = chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: s.store,
+		Retention: s.retention, Group: StoreGroup, Log: s.log})
+	s.ttl = newTTLSwitches(s.store, s.chlog)
+	s.chlog.OnSwitch(s.ttl.standby)
 	s.prefixes = newPrefixIndex(s.store)
 	// With a journal the hook runs on the feed's goroutine too, as it
 	// brings channels made on other edges (under its applyMu: the hook
@@ -284,12 +282,7 @@ func (s *Server) Ready() error {
 	if s.Draining() {
 		return errors.New("draining: the edge is shutting down")
 	}
-	if s.journal != nil {
-		if err := s.journal.Ready(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.chlog.Ready()
 }
 
 // Draining reports whether BeginDrain or Shutdown has begun.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -66,14 +67,8 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	// Before the cursor, on the clock of Frame.Time: what is stored from
 	// now on is live to this subscription.
 	since := c.srv.store.Stamp()
-	var cur *store.Cursor
-	var cu *catchUp // history to read from the log first
-	if c.srv.journal != nil {
-		cur, cu, err = c.logSubscribe(key, start)
-	} else {
-		cur, err = c.srv.store.Subscribe(key, start)
-	}
-	var info []byte // a fast_forward notice to send after the ok reply
+	cur, cu, err := c.srv.chlog.Subscribe(c.ctx, key, start) // cu: history to read from the log first
+	var info []byte                                          // a fast_forward notice to send after the ok reply
 	if errors.Is(err, store.ErrExpired) && b.FastForward {
 		cur, cu, info, err = c.fastForwardStart(key, id, b.Position)
 	}
@@ -116,15 +111,8 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 // to another edge): like a subscriber that fell behind, it goes on from the
 // oldest stored message, and is told so with rtm/subscription/info. The
 // edge cannot tell how many messages were missed: the count is 0.
-func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *catchUp, []byte, error) {
-	var cur *store.Cursor
-	var cu *catchUp
-	var err error
-	if c.srv.journal != nil {
-		cur, cu, err = c.logOldest(key)
-	} else {
-		cur, err = c.srv.store.Subscribe(key, store.Start{HistoryCount: 1 << 30})
-	}
+func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.CatchUp, []byte, error) {
+	cur, cu, err := c.srv.chlog.Oldest(c.ctx, key)
 	if err != nil {
 		return nil, nil, nil, err
 	}

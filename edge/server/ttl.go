@@ -7,8 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nuid"
-
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -26,12 +25,12 @@ import (
 // own, counted in wg, so close stops the timers that have not fired and
 // waits for those that have.
 //
-// With a journal the compare-and-set is the log's (PublishExpect at the
-// arming publish's offset, condlog.go), so "nothing else within ttl"
-// holds across every edge of a cluster: a publish on any edge, a later
-// switch armed on any edge, or a purge makes its message refused by the
-// log. Its callback hands the publish to the journal and returns: the
-// journal completes it (or fails it when it closes).
+// The compare-and-set is the channel log's (chanlog.Log.Fire): with a
+// journal the log's own (PublishExpect at the arming publish's offset),
+// so "nothing else within ttl" holds across every edge of a cluster: a
+// publish on any edge, a later switch armed on any edge, or a purge
+// makes its message refused by the log. Its callback waits for the log,
+// until close cancels it.
 //
 // The log keeps the switch with its arming message, and every edge's
 // feed announces it (Journal.OnSwitch): each edge that did not arm it
@@ -51,8 +50,11 @@ type ttlSwitches struct {
 	closed bool                  // mu: close has run; arm does nothing
 	wg     sync.WaitGroup        // callbacks that will run or are running
 
-	store   *store.Store // immutable
-	journal Journal      // immutable; nil: the store's AppendIf decides
+	store *store.Store // immutable
+	log   chanlog.Log  // immutable
+	// ctx ends when close begins: a callback waiting for the log stops.
+	ctx    context.Context
+	cancel context.CancelFunc
 	// retention is the log's (0: none, or no log), which bounds the ttl
 	// (allowed): a switch fires by a compare-and-set at its arming
 	// publish, which the log must still hold then. Immutable.
@@ -84,11 +86,9 @@ type ttlSwitch struct {
 // its arming publish: the standby's switchTakeover, and the feed's lag.
 const switchMargin = 10 * time.Second
 
-func newTTLSwitches(s *store.Store, j Journal) *ttlSwitches {
-	t := &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, journal: j}
-	if j != nil {
-		t.retention = j.Retention()
-	}
+func newTTLSwitches(s *store.Store, l chanlog.Log) *ttlSwitches {
+	t := &ttlSwitches{armed: make(map[string]*ttlSwitch), store: s, log: l, retention: l.Windows().Retention}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t
 }
 
@@ -116,7 +116,7 @@ func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []
 }
 
 // standby arms the standby of a switch the log announced: the message at
-// offset of key, stored at stored, armed it for ttl seconds. It is the
+// at of key, stored at stored, armed it for ttl seconds. It is the
 // journal's OnSwitch.
 //
 // A message the feed brings as it is published is timed from now, not
@@ -127,8 +127,8 @@ func (t *ttlSwitches) arm(key string, at rtm.Position, seconds int64, payload []
 // than switchTakeover from now, by when the replay has brought what
 // followed it (a later switch on the channel replaces it, anything else
 // makes it pass).
-func (t *ttlSwitches) standby(key string, offset uint64, stored time.Time, ttl int64, payload []byte, replayed bool) {
-	sw := &ttlSwitch{at: rtm.Position{Epoch: t.journal.Epoch(), Offset: offset}, payload: payload, standby: true}
+func (t *ttlSwitches) standby(key string, at rtm.Position, stored time.Time, ttl int64, payload []byte, replayed bool) {
+	sw := &ttlSwitch{at: at, payload: payload, standby: true}
 	d := time.Duration(ttl) * time.Second
 	if now := time.Now(); !replayed && now.Sub(stored) < d {
 		stored = now
@@ -221,35 +221,20 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 		t.passed.Add(1) // fired, or something else came
 		return
 	}
-	if t.journal != nil {
-		t.journal.PublishExpect(context.Background(), key, sw.payload, nuid.Next(), "", sw.at.Offset, 0, nil, func(_ uint64, err error) {
-			switch {
-			case err == nil && sw.standby:
-				t.takenOver.Add(1)
-			case err == nil:
-				t.fired.Add(1)
-			case !errors.Is(err, store.ErrMismatch) && !errors.Is(err, store.ErrTooLarge) && t.retry(key, sw):
-				// The log did not answer (a leader change, NATS away):
-				// again later, unless the edge closes or a later switch
-				// came meanwhile. (Too large for NATS stays so.)
-			case sw.standby:
-				t.passed.Add(1)
-			default:
-				t.skipped.Add(1) // another message came
-			}
-		})
-		return
-	}
-	// No channel limit: the channel held the arming publish. If it was
-	// forgotten since, the position does not match and nothing is made.
-	_, _, err := t.store.Channel(key).AppendIf(sw.payload, 0, &sw.at, nil)
+	err := t.log.Fire(t.ctx, key, sw.at, sw.payload)
 	switch {
+	case err == nil && sw.standby:
+		t.takenOver.Add(1)
 	case err == nil:
 		t.fired.Add(1)
-	case errors.Is(err, store.ErrMismatch):
-		t.skipped.Add(1)
+	case !errors.Is(err, store.ErrMismatch) && !errors.Is(err, store.ErrTooLarge) && t.retry(key, sw):
+		// The log did not answer (a leader change, NATS away): again
+		// later, unless the edge closes or a later switch came
+		// meanwhile. (Too large for NATS stays so.)
+	case sw.standby:
+		t.passed.Add(1)
 	default:
-		t.skipped.Add(1) // the store is closing, or the message no longer fits
+		t.skipped.Add(1) // another message came, or the store is closing
 	}
 }
 
@@ -258,6 +243,7 @@ func (t *ttlSwitches) fire(key string, sw *ttlSwitch) {
 func (t *ttlSwitches) close() {
 	t.mu.Lock()
 	t.closed = true
+	t.cancel()
 	for key := range t.armed {
 		t.stopLocked(key)
 	}

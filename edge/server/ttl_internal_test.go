@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -34,7 +35,7 @@ func TestSwitchKeepsTheNewest(t *testing.T) {
 		{"an older own one does not", []arming{{6, true}, {5, false}}, arming{6, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sw := newTTLSwitches(st, nil)
+			sw := newTTLSwitches(st, chanlog.NewMemory(st))
 			defer sw.close()
 			for _, a := range tc.in {
 				sw.set("k", &ttlSwitch{at: pos(a.offset), standby: a.standby}, time.Hour)

@@ -1,4 +1,4 @@
-package server
+package chanlog
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// waitLog gives the journal's answer when it comes by the request's
+// Pending.Wait gives the journal's answer when it comes by the request's
 // deadline or within fateGrace after it (the journal answers at the same
 // deadline, on its next tick), else says the fate is unknown; a canceled
 // request is the context's error.
-func TestWaitLogOneDeadline(t *testing.T) {
+func TestPendingWaitOneDeadline(t *testing.T) {
 	notStored := errors.New("not stored")
 	tests := []struct {
 		name    string
@@ -37,14 +38,35 @@ func TestWaitLogOneDeadline(t *testing.T) {
 			if tt.cancel {
 				cancel()
 			}
-			start := time.Now()
-			off, err := waitLog(ctx, func(done func(uint64, error)) { tt.answer(ctx, done) })
+			off, err := wait(ctx, func(done func(uint64, error)) { tt.answer(ctx, done) })
 			if off != tt.wantOff || !errors.Is(err, tt.want) && err != tt.want {
-				t.Fatalf("waitLog = %d, %v; want %d, %v", off, err, tt.wantOff, tt.want)
-			}
-			if took := time.Since(start); took > 50*time.Millisecond+fateGrace+200*time.Millisecond {
-				t.Fatalf("waitLog took %v, past the deadline and its grace", took)
+				t.Fatalf("wait = %d, %v; want %d, %v", off, err, tt.wantOff, tt.want)
 			}
 		})
+	}
+}
+
+// Then gets the answer whether it came before or after Then was called,
+// exactly once.
+func TestPendingThen(t *testing.T) {
+	for _, early := range []bool{true, false} {
+		p := &Pending{}
+		want := rtm.Position{Epoch: 3, Offset: 9}
+		if early {
+			p.answer(want, nil)
+		}
+		got := make(chan rtm.Position, 2)
+		p.Then(func(pos rtm.Position, err error) {
+			if err != nil {
+				t.Errorf("Then got %v", err)
+			}
+			got <- pos
+		})
+		if !early {
+			p.answer(want, nil)
+		}
+		if pos := <-got; pos != want || len(got) != 0 {
+			t.Fatalf("early=%v: Then got %v (and %d more), want %v once", early, pos, len(got), want)
+		}
 	}
 }

@@ -1,0 +1,171 @@
+package chanlog
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// Journal is the log of record of a durable edge or of a cluster of
+// edges (edge/journal on NATS JetStream). With one, a publish is
+// acknowledged once the log stored it, offsets are the log's sequence
+// numbers, the server's store is the log's replica (fed by the journal,
+// not appended to by the server), and what the store does not hold
+// (older history, a channel this edge has not followed) is read from the
+// log.
+type Journal interface {
+	// Epoch is the log's incarnation: the EPOCH of every position.
+	Epoch() uint64
+	// Retention is how long the log keeps a message (0: no age limit).
+	Retention() time.Duration
+	// PublishFrom stores payload as the next message of the store key's
+	// channel; done gets its offset once the log stored it and the
+	// server's store holds it, or an error. done must not block. msgID
+	// ("": one made up) names the message: one the log stored within its
+	// duplicates window is not stored again, and done gets the first
+	// one's offset. origin ("": none) is kept with the message: the
+	// replica of every edge, and the frames Next returns, carry it
+	// (store.Frame.Origin).
+	PublishFrom(key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
+	// PublishExpect is PublishFrom stored only if key's newest message is
+	// at offset last (0: none); else done gets an error that is a
+	// store.ErrMismatch, with a Resent() (uint64, bool) method saying
+	// whether the publish was sent more than once and where the newest
+	// message is: then that one may be its own first send.
+	// A ttl above 0 says the message arms a dead man's switch of ttl
+	// seconds publishing ttlMessage, which the log keeps with it and every
+	// edge's feed announces to the function OnSwitch set.
+	//
+	// ctx's deadline, if before the log's publish timeout, is the
+	// publish's: past it done gets an error at once (a request's one
+	// deadline, part of which its reads took).
+	PublishExpect(ctx context.Context, key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	// PublishArming is PublishFrom of a message that arms a dead man's
+	// switch, as PublishExpect's ttl says (the msgID is made up), with
+	// ctx's deadline as PublishExpect's.
+	PublishArming(ctx context.Context, key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(offset uint64, err error))
+	// OnSwitch sets the function the feed tells of each switch it applies
+	// (the message at offset of key, stored at stored; replayed: stored
+	// before the log opened, a restart's); it must not block. The server
+	// sets it before the feed starts.
+	OnSwitch(f func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool))
+	// Latest returns key's newest message (at 0) or its message at
+	// offset at, as the log's leader holds it (no lagging copy), with
+	// the Msg-Id it was published with.
+	Latest(ctx context.Context, key string, at uint64) (store.Frame, string, bool, error)
+	// Purge drops key's messages up to offset through (its newest) from
+	// the log and every edge's store, if through is key's newest still
+	// (else done gets a store.ErrMismatch, as PublishExpect's); done gets
+	// the offset of the purge, which the server's store has applied.
+	Purge(ctx context.Context, key string, through uint64, msgID string, done func(offset uint64, err error))
+	// PurgedThrough returns the offset up to which key was last purged
+	// (0: never): positions up to it are expired.
+	PurgedThrough(ctx context.Context, key string) (uint64, error)
+	// Await waits until the server's store holds the message published
+	// with msgID at offset.
+	Await(ctx context.Context, offset uint64, msgID string) error
+	// Next returns up to n messages of key from offset from on, at most
+	// about maxBytes of them, and how many more follow the last one.
+	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)
+	// Last returns the newest message of key at or before upTo (0: any).
+	Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error)
+	// FirstSince returns the oldest message of key stored at or after t.
+	FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error)
+	// Shared reports whether other edges write to the log, so that a
+	// read must ask its leader (LeaderRead) to see what they stored.
+	Shared() bool
+	// Acknowledged returns the log's last offset as its leader holds it
+	// some time after the call began: every publish acknowledged before,
+	// by any edge, is at or below it.
+	Acknowledged(ctx context.Context) (uint64, error)
+	// LeaderRead returns, as the log's leader holds it, key's newest
+	// message (from 0) or its first message at or after from.
+	LeaderRead(ctx context.Context, key string, from uint64) (store.Frame, bool, error)
+	// Reached reports whether the log's copy that answers reads holds
+	// offset (a follower may lag a little).
+	Reached(ctx context.Context, offset uint64) (bool, error)
+	// Bounds returns the log's first and last offsets.
+	Bounds(ctx context.Context) (first, last uint64, err error)
+	// Ready says why the log cannot serve (nil if it can).
+	Ready() error
+	// PublishTimeout is a publish's one deadline: past it, done gets an
+	// error that says whether the message may have been stored
+	// (store.ErrFateUnknown) or surely was not (store.ErrNotStored).
+	PublishTimeout() time.Duration
+	// ResolveWindow is how long after a publish whose fate is unknown
+	// the log is asked about it, later publishes held meanwhile.
+	ResolveWindow() time.Duration
+	// DuplicatesWindow is how long a msgID, once stored, keeps a
+	// publish with the same one from being stored again.
+	DuplicatesWindow() time.Duration
+}
+
+// Journaled is the log of a durable or clustered edge: the journal is
+// the log of record, st its replica (which the journal's feed appends
+// to; the server never does).
+type Journaled struct {
+	j         Journal
+	st        *store.Store
+	retention func(key string) store.Retention
+	group     func(key string) string
+	log       *slog.Logger
+}
+
+// JournalConfig is what a journaled log is made of.
+type JournalConfig struct {
+	Journal Journal
+	// Store is the journal's replica.
+	Store *store.Store
+	// Retention says how long a key's messages may be read.
+	Retention func(key string) store.Retention
+	// Group names a key's group (its app), whose channels a Message's
+	// Limit counts.
+	Group func(key string) string
+	Log   *slog.Logger
+}
+
+// NewJournaled returns the log cfg describes.
+func NewJournaled(cfg JournalConfig) *Journaled {
+	return &Journaled{j: cfg.Journal, st: cfg.Store, retention: cfg.Retention, group: cfg.Group, log: cfg.Log}
+}
+
+// epoch is the log's: every position's.
+func (l *Journaled) epoch() uint64 { return l.j.Epoch() }
+
+// Ready says why the journal cannot serve.
+func (l *Journaled) Ready() error { return l.j.Ready() }
+
+// Windows are the journal's.
+func (l *Journaled) Windows() Windows {
+	return Windows{Request: l.j.PublishTimeout(), Resolve: l.j.ResolveWindow(),
+		Duplicates: l.j.DuplicatesWindow(), Retention: l.j.Retention()}
+}
+
+// OnSwitch hands f to the journal's feed.
+func (l *Journaled) OnSwitch(f func(key string, at rtm.Position, stored time.Time, ttl int64, message []byte, replayed bool)) {
+	l.j.OnSwitch(func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool) {
+		f(key, rtm.Position{Epoch: l.epoch(), Offset: offset}, stored, ttl, message, replayed)
+	})
+}
+
+// New returns the log of cfg: journaled with a journal, else the memory
+// log of cfg.Store.
+func New(cfg JournalConfig) Log {
+	if cfg.Journal == nil {
+		return NewMemory(cfg.Store)
+	}
+	return NewJournaled(cfg)
+}
+
+// StoreEpoch is the epoch of the store that is j's replica: the log's,
+// which numbers its positions; 0 without a journal (the store picks
+// its own).
+func StoreEpoch(j Journal) uint64 {
+	if j == nil {
+		return 0
+	}
+	return j.Epoch()
+}
