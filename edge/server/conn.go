@@ -224,7 +224,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
 			role:    app.DefaultRole,
 			limiter: newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
 		},
-		out: outbox{limit: s.limits.QueueBytes, done: make(chan struct{})},
+		out: outbox{limit: s.limits.QueueBytes, writer: newWriterState()},
 	}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
@@ -281,7 +281,7 @@ func (c *conn) run() {
 	c.pinger.stop()
 	c.leavePresence() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
-	<-c.out.done
+	<-c.out.writer.stopped()
 	c.ws.CloseNow()
 	c.mu.Lock()
 	for _, sub := range c.live {

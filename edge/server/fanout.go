@@ -128,7 +128,7 @@ const (
 // replies, a close, or subscriptions other than plain ones (catch-ups,
 // views, prefixes) is left whole to the goroutine.
 func (c *conn) directPass(w *writer) int {
-	c.out.look() // a Wake from now on asks for another pass
+	c.out.writer.look() // a Wake from now on asks for another pass
 	if c.out.closed.Load() {
 		return passHandOff // the close frame is written by the goroutine
 	}
@@ -150,7 +150,7 @@ func (c *conn) directPass(w *writer) int {
 	switch {
 	case err != nil:
 		return passHandOff
-	case c.arm(subs) && c.out.rest():
+	case c.arm(subs) && c.out.writer.rest():
 		return passDone
 	}
 	return passAgain

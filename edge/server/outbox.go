@@ -19,48 +19,20 @@ import (
 // its data and its end after. The methods ending in Locked are called
 // with conn.mu held.
 //
-// # The writer
-//
-// A connection has at most one writer at a time: whoever moves state
-// from writerIdle to writerRunning holds it, and makes writer passes
-// (writePass, or directPass on a fan-out worker) until one ends with the
-// state moved back to writerIdle, or hands it on. Meanwhile a Wake only
-// sets writerAgain: each pass begins by storing writerRunning (look),
-// which takes in every Wake so far, and ends with rest, which fails if a
-// Wake came since, so that the holder makes another pass instead of
-// going idle with work left. Who takes the writer, and how it moves:
-//
-//   - Wake (the store's notifier, a presence watcher, a grant's end, a
-//     journal ack, a view's ticker, a close; any goroutine) queues the
-//     connection on its fan-out worker (fan), which makes a direct pass
-//     with writes that never block (fanout.go); a connection that cannot
-//     write so (TLS) has no worker, and Wake starts a writer goroutine
-//     (writeLoop) instead;
-//   - the reader, after handling what it read (wakeIfDue, for the work
-//     markWakeDue noted), makes one pass itself, and starts a writer
-//     goroutine if that pass does not finish the work;
-//   - a fan-out worker whose pass cannot go on without blocking (a full
-//     socket, replies or a close to send, a catch-up, a view, a prefix)
-//     hands the writer, with its output not yet written, to a writer
-//     goroutine (writeLoopFrom): the state stays writerRunning, held by
-//     the goroutine now;
-//   - once closed is set, the next pass sends the close frame (finish)
-//     and stops the writer for good (writerStopped): no writer starts
-//     again, and done is closed, which the reader waits for before it
-//     drops the socket.
+// Who may write to the socket, and when, is the writer's state
+// (writerState, writerstate.go).
 type outbox struct {
 	items []outItem // conn.mu
 	bytes int       // conn.mu: of the encoded frames in items
 	limit int       // the bound on bytes, Limits.QueueBytes; set at construction
 
-	// state is the writer's (writerIdle...); see above for who moves it.
-	state atomic.Int32
+	// writer says who holds the writer (writerstate.go).
+	writer writerState
 	// closed is set, once, just before the connection's ctx is cancelled
 	// (closeWith, abort). Writer passes check it rather than ctx: it sits
 	// beside state, on the cache line a pass loads anyway, where ctx's
 	// state is an allocation of its own, one more cache miss per delivery.
 	closed atomic.Bool
-	done   chan struct{} // closed by finish, once the writer has stopped for good
 	// fan is the fan-out worker that makes the writer's passes when Wake
 	// finds it idle (fanout.go); nil when the connection cannot write
 	// without blocking (TLS): then a writer goroutine does. Set at
@@ -69,53 +41,6 @@ type outbox struct {
 	// wakeDue is the reader's alone: it queued work while handling a
 	// frame and has not woken the writer for it yet (markWakeDue).
 	wakeDue bool
-}
-
-// The states of outbox.state.
-const (
-	writerIdle    = iota // nobody holds the writer
-	writerRunning        // a writer holds it: the reader, a fan-out worker or a writer goroutine
-	writerAgain          // held, and woken since its pass began: another pass follows
-	writerStopped        // the connection is closed; no writer will start
-)
-
-// wake is Wake's move of the writer's state: it reports whether the
-// caller took an idle writer (and must have a pass made), else makes the
-// holder look for work again. It never blocks.
-func (o *outbox) wake() bool {
-	for {
-		switch o.state.Load() {
-		case writerIdle:
-			if o.state.CompareAndSwap(writerIdle, writerRunning) {
-				return true
-			}
-		case writerRunning:
-			if o.state.CompareAndSwap(writerRunning, writerAgain) {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-}
-
-// take takes the writer if it is idle, and reports whether it did.
-func (o *outbox) take() bool { return o.state.CompareAndSwap(writerIdle, writerRunning) }
-
-// look begins a pass of the writer's holder: a Wake from now on asks for
-// another pass.
-func (o *outbox) look() { o.state.Store(writerRunning) }
-
-// rest ends a pass that found no more work: the writer goes idle, unless
-// a Wake came since the pass began (then it reports false: the holder
-// makes another pass).
-func (o *outbox) rest() bool { return o.state.CompareAndSwap(writerRunning, writerIdle) }
-
-// stop stops the writer for good, once the close frame is sent. Only the
-// holder calls it and no writer starts once stopped: it runs once.
-func (o *outbox) stop() {
-	o.state.Store(writerStopped)
-	close(o.done)
 }
 
 // pushLocked queues it unless its frame would take the queue past its
@@ -201,7 +126,7 @@ func (c *conn) enqueue(it outItem) {
 // running, else makes the running one look for work again before it
 // stops. It never blocks.
 func (c *conn) Wake() {
-	if !c.out.wake() {
+	if !c.out.writer.wake() {
 		return
 	}
 	if c.out.fan != nil {
@@ -233,7 +158,7 @@ func (c *conn) wakeIfDue() {
 		return
 	}
 	c.out.wakeDue = false
-	if !c.out.take() {
+	if !c.out.writer.take() {
 		c.Wake()
 		return
 	}

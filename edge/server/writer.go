@@ -83,7 +83,7 @@ func (w *writer) release() {
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
 func (c *conn) writePass(w *writer) bool {
-	c.out.look()
+	c.out.writer.look()
 	if c.out.closed.Load() {
 		c.finish()
 		return true
@@ -116,7 +116,7 @@ func (c *conn) writePass(w *writer) bool {
 	// when Wake came meanwhile (a reply, a new subscription): either
 	// way another pass follows. So a pass that sent something needs
 	// no second pass to find nothing.
-	return c.arm(subs) && c.out.rest()
+	return c.arm(subs) && c.out.writer.rest()
 }
 
 // finish sends the close frame, once, and stops the writer for good.
@@ -134,7 +134,7 @@ func (c *conn) finish() {
 		// After a failed write Close fails too and drops the connection.
 		_ = c.ws.Close(code, reason)
 	}
-	c.out.stop()
+	c.out.writer.stop()
 }
 
 // takeWork swaps the queue out and returns the live subscriptions under
