@@ -38,12 +38,16 @@ func (s *Server) requestContext(parent context.Context) (context.Context, contex
 	return context.WithCancel(parent)
 }
 
-// logRefusal maps err, a publish's through the journal, to the client's
-// error: the store's refusals as for an edge alone, else what the log
-// did (logged, with what).
+// logRefusal maps err, an append's that the channel log refused or did
+// not confirm, to the client's error: the store's refusals as for a
+// publish, else what the log did (logged, with what).
 func (s *Server) logRefusal(err error, what string) *rtm.Error {
 	if e, ok := rtm.AsError(appendError(err)); ok {
 		return e
+	}
+	if errors.Is(err, store.ErrClosed) {
+		// The store refused it as the edge shuts down: nothing written.
+		return rtm.Errorf(rtm.CodeUnavailable, "the edge is shutting down, so nothing was written; publish to another edge")
 	}
 	s.log.Warn(what+" not confirmed by the log", "err", err)
 	w := s.chlog.Windows()

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/sluicehq/sluice/edge/deadman"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
@@ -15,10 +16,6 @@ import (
 // app that asked for compare-and-set and silently got an unconditional
 // write would lose data without a clue.
 
-// maxTTL bounds ttl: a dead man's switch armed for longer than a day is a
-// mistake, and each armed one holds a timer and its message.
-const maxTTL = 24 * 60 * 60
-
 // checkRead refuses an unknown value of the read option.
 func checkRead(read string) error {
 	switch read {
@@ -31,7 +28,7 @@ func checkRead(read string) error {
 
 // checkPublishOptions refuses options a publish or write cannot take;
 // ttls bounds the ttl.
-func checkPublishOptions(action string, b *rtm.PublishBody, ttls *ttlSwitches) error {
+func checkPublishOptions(action string, b *rtm.PublishBody, ttls *deadman.Switches) error {
 	if err := checkRead(b.Read); err != nil {
 		return err
 	}
@@ -44,7 +41,7 @@ func checkPublishOptions(action string, b *rtm.PublishBody, ttls *ttlSwitches) e
 		}
 		return nil
 	}
-	return ttls.allowed(*b.TTL)
+	return ttls.Allowed(*b.TTL)
 }
 
 // checkWritePosition refuses an rtm/write whose position is there but
@@ -134,7 +131,7 @@ func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, aske
 	c.srv.counters.messagesIn[c.codecIndex].Add(1)
 	c.traffic.messagesIn.Add(1)
 	if w.TTL != 0 {
-		c.srv.ttl.arm(key, pos, w.TTL, w.TTLMessage)
+		c.srv.ttl.Arm(key, pos, w.TTL, w.TTLMessage)
 	}
 	return c.previousReply(pos.String(), read, prior)
 }
@@ -217,7 +214,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 	if err != nil {
 		return nil, c.writeError(err)
 	}
-	c.srv.ttl.disarm(key) // a switch over a purged history fires at nothing
+	c.srv.ttl.Disarm(key) // a switch over a purged history fires at nothing
 	if !wantsPrevious(b.Read, true) {
 		return &rtm.Empty{}, nil
 	}

@@ -19,7 +19,7 @@
 // conn.live, before occupancy.mu (hooks.go) before the events sender's;
 // conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
 // leaf: Wake takes it, holding no lock of the connection's. So is
-// ttlSwitches.mu (ttl.go), which the journal's feed takes under its own
+// deadman.Switches.mu (edge/deadman), which the journal's feed takes under its own
 // lock to arm a standby: nothing calls the store or the journal holding
 // it.
 package server
@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sluicehq/sluice/edge/deadman"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -53,9 +54,9 @@ type Server struct {
 	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
-	chlog     chanlog.Log  // the channel log: the store, or the journal and its replica
-	ttl       *ttlSwitches // the dead man's switches of publishes with ttl (ttl.go)
-	prefixes  *prefixIndex // the prefix subscriptions, by prefix (prefix.go)
+	chlog     chanlog.Log       // the channel log: the store, or the journal and its replica
+	ttl       *deadman.Switches // the dead man's switches of publishes with ttl
+	prefixes  *prefixIndex      // the prefix subscriptions, by prefix (prefix.go)
 	limits    Limits
 	origins   []string
 	anyOrigin bool
@@ -145,8 +146,8 @@ func New(opts *Options) (*Server, error) {
 	}
 	s.chlog = chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: s.store,
 		Retention: s.retention, Group: StoreGroup, Log: s.log})
-	s.ttl = newTTLSwitches(s.store, s.chlog)
-	s.chlog.OnSwitch(s.ttl.standby)
+	s.ttl = deadman.New(s.store, s.chlog)
+	s.chlog.OnSwitch(s.ttl.Standby)
 	s.prefixes = newPrefixIndex(s.store)
 	// With a journal the hook runs on the feed's goroutine too, as it
 	// brings channels made on other edges (under its applyMu: the hook
@@ -267,7 +268,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		err = ErrShutdown
 	}
 	// After the connections: none arms a switch any more.
-	s.ttl.close()
+	s.ttl.Close()
 	// After the connections, so that their disconnect events are queued.
 	s.closeHooks(ctx)
 	if s.ownStore {

@@ -64,7 +64,7 @@ type counters struct {
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
-	c := &s.counters
+	c, ttl := &s.counters, s.ttl.Stats()
 	st := Stats{
 		Connections:      s.active.Load(),
 		ConnectionsTotal: c.connectionsTotal.Load(),
@@ -73,11 +73,11 @@ func (s *Server) Stats() Stats {
 		FastForward:      c.fastForward.Load(),
 		SlowCloses:       c.slowCloses.Load(),
 		AuthFailures:     c.authFailures.Load(),
-		TTLFired:         s.ttl.fired.Load(),
-		TTLSkipped:       s.ttl.skipped.Load(),
-		TTLTakenOver:     s.ttl.takenOver.Load(),
-		TTLPassed:        s.ttl.passed.Load(),
-		TTLRetried:       s.ttl.retried.Load(),
+		TTLFired:         ttl.Fired,
+		TTLSkipped:       ttl.Skipped,
+		TTLTakenOver:     ttl.TakenOver,
+		TTLPassed:        ttl.Passed,
+		TTLRetried:       ttl.Retried,
 	}
 	for i := range c.refused {
 		st.Refused[i] = c.refused[i].Load()

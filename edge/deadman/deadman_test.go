@@ -1,13 +1,17 @@
-package server
+package deadman
 
 import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestSwitchKeepsTheNewest: of two switches on a channel, the one armed by
 // the later message stays armed, whichever comes first (two publishes
@@ -35,10 +39,10 @@ func TestSwitchKeepsTheNewest(t *testing.T) {
 		{"an older own one does not", []arming{{6, true}, {5, false}}, arming{6, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sw := newTTLSwitches(st, chanlog.NewMemory(st))
-			defer sw.close()
+			sw := New(st, chanlog.NewMemory(st))
+			defer sw.Close()
 			for _, a := range tc.in {
-				sw.set("k", &ttlSwitch{at: pos(a.offset), standby: a.standby}, time.Hour)
+				sw.set("k", &armedSwitch{at: pos(a.offset), standby: a.standby}, time.Hour)
 			}
 			sw.mu.Lock()
 			got := sw.armed["k"]
