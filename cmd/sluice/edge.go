@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
 )
@@ -19,7 +21,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 	if f.checkPath != "" {
 		return reportConfig(s, cfg, f.checkPath)
 	}
-	return edgecmd.Run(ctx, cfg, &edgecmd.Options{Stdout: s.out, Stderr: s.errw, ReadyFile: f.readyFile, Version: Version()})
+	return edgecmd.Run(ctx, cfg, &edgecmd.Options{Stdout: s.out, Stderr: s.errw, ReadyFile: f.readyFile, Version: Version(), Program: program()})
 }
 
 // edgeFlags are the edge's flags that are not configuration.
@@ -108,4 +110,14 @@ func reportConfig(s stdio, cfg *edgecmd.Config, path string) error {
 	}
 	_, err := fmt.Fprintf(s.out, "config %s: %s\n", path, what)
 	return err
+}
+
+// program is how the operator ran this binary, for the commands the
+// edge's banner suggests: as typed when it has a path (./bin/sluice),
+// else "sluice" (found on the PATH).
+func program() string {
+	if p := os.Args[0]; strings.ContainsRune(p, '/') {
+		return p
+	}
+	return "sluice"
 }

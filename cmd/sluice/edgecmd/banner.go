@@ -4,6 +4,7 @@ package edgecmd
 // the ready file for scripts, and the logs.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -18,35 +19,84 @@ import (
 
 // printBanner says what the edge serves, as configured: the demo line
 // only when the demo pages are on (with the appkey they need), the "Try"
-// line only when the app it uses (the default "demo") is served.
+// line only when the app it uses (the default "demo") is served. With
+// JSON logs it is one JSON object on its line, as the logs are, so that
+// a log shipper reading the edge's output together takes it too.
 func printBanner(o Options, l *listeners, cfg *Config, opts *server.Options, dur *durability) {
-	w := o.Stdout
-	fmt.Fprintf(w, "Sluice edge %s serving RTM v2\n", o.Version)
-	fmt.Fprintf(w, "  url:    %s\n", l.url)
+	b := bannerOf(o, l, cfg, opts, dur)
+	if cfg.Log.Format == "json" {
+		slog.New(slog.NewJSONHandler(o.Stdout, nil)).Info("sluice edge serving RTM v2", b.attrs()...)
+		return
+	}
+	b.print(o.Stdout)
+}
+
+// banner is what the banner says: its lines, by name, in order.
+type banner struct {
+	version string
+	lines   [][2]string // name, value
+	appkeys []string
+	try     string // the commands to try, "" for none
+}
+
+// bannerOf gathers the banner of an edge.
+func bannerOf(o Options, l *listeners, cfg *Config, opts *server.Options, dur *durability) banner {
+	b := banner{version: o.Version}
+	add := func(name, value string) { b.lines = append(b.lines, [2]string{name, value}) }
+	add("url", l.url)
 	if cfg.Web.demo() && len(opts.Apps) > 0 {
-		fmt.Fprintf(w, "  demo:   %s\n", demoURL(l.url, opts.Apps[0].Key))
+		add("demo", demoURL(l.url, opts.Apps[0].Key))
 	}
 	if l.certs != nil {
-		fmt.Fprintf(w, "  tls:    %s\n", l.certs)
+		add("tls", fmt.Sprint(l.certs))
 	}
 	if l.http != "" {
-		fmt.Fprintf(w, "  http:   %s (ACME http-01, redirects to HTTPS)\n", l.http)
+		add("http", l.http+" (ACME http-01, redirects to HTTPS)")
 	}
 	if dur != nil {
-		fmt.Fprintf(w, "  store:  %s (JetStream stream %s, epoch %d)\n", dur.desc, dur.j.Stream(), dur.j.Epoch())
+		add("store", fmt.Sprintf("%s (JetStream stream %s, epoch %d)", dur.desc, dur.j.Stream(), dur.j.Epoch()))
 	}
 	if l.admin != "" {
-		fmt.Fprintf(w, "  admin:  http://%s/metrics\n", l.admin)
+		add("admin", "http://"+l.admin+"/metrics")
 	}
 	demoApp := false
 	for _, a := range opts.Apps {
-		fmt.Fprintf(w, "  appkey: %s\n", a.Key)
+		b.appkeys = append(b.appkeys, a.Key)
 		demoApp = demoApp || a.Key == app.Demo().Key
 	}
 	if demoApp {
 		// The demo chat's room #lobby: what the CLI prints, the page shows.
-		fmt.Fprintf(w, "Try:  sluice sub chat.lobby   and, in another terminal,   sluice pub chat.lobby '{\"user\":\"cli\",\"text\":\"hi\"}'\n")
+		prog := cmp.Or(o.Program, "sluice")
+		b.try = fmt.Sprintf("%s sub chat.lobby   and, in another terminal,   %s pub chat.lobby '{\"user\":\"cli\",\"text\":\"hi\"}'", prog, prog)
 	}
+	return b
+}
+
+// print writes the banner as text.
+func (b banner) print(w io.Writer) {
+	fmt.Fprintf(w, "Sluice edge %s serving RTM v2\n", b.version)
+	for _, l := range b.lines {
+		fmt.Fprintf(w, "  %-7s %s\n", l[0]+":", l[1])
+	}
+	for _, k := range b.appkeys {
+		fmt.Fprintf(w, "  appkey: %s\n", k)
+	}
+	if b.try != "" {
+		fmt.Fprintf(w, "Try:  %s\n", b.try)
+	}
+}
+
+// attrs are the banner's lines as a log record's attributes.
+func (b banner) attrs() []any {
+	as := []any{"version", b.version}
+	for _, l := range b.lines {
+		as = append(as, l[0], l[1])
+	}
+	as = append(as, "appkeys", b.appkeys)
+	if b.try != "" {
+		as = append(as, "try", b.try)
+	}
+	return as
 }
 
 // readyInfo is what the ready file says of the edge.

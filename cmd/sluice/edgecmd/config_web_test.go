@@ -1,6 +1,7 @@
 package edgecmd
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,6 +65,34 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 		out := e.out.String()
 		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat.lobby ") {
 			t.Errorf("banner of the default edge:\n%s", out)
+		}
+	})
+	t.Run("program", func(t *testing.T) {
+		t.Parallel()
+		e := startEdgeOpts(t, "", &Options{Program: "./bin/sluice"})
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		if out := e.out.String(); !strings.Contains(out, "Try:  ./bin/sluice sub chat.lobby ") || !strings.Contains(out, "   ./bin/sluice pub chat.lobby ") {
+			t.Errorf("banner of an edge run as ./bin/sluice:\n%s", out)
+		}
+	})
+	t.Run("json logs", func(t *testing.T) {
+		t.Parallel()
+		e := startTestEdge(t, "log: {format: json}\n")
+		if _, err := e.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.TrimSpace(e.out.String())
+		if strings.Contains(out, "\n") {
+			t.Fatalf("the banner with JSON logs is more than one line:\n%s", out)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(out), &rec); err != nil {
+			t.Fatalf("the banner with JSON logs is no JSON object: %v\n%s", err, out)
+		}
+		if rec["url"] != e.url || rec["msg"] != "sluice edge serving RTM v2" || rec["try"] == nil {
+			t.Errorf("the banner's record %v: want the msg, url %s and the commands to try", rec, e.url)
 		}
 	})
 	t.Run("configured", func(t *testing.T) {

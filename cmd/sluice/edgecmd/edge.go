@@ -32,6 +32,10 @@ type Options struct {
 	// Version is what the banner, sluice_build_info and the demo pages
 	// report. Default "dev".
 	Version string
+	// Program is how the operator runs the sluice binary (such as
+	// "./bin/sluice" after `make run`), for the commands the banner
+	// suggests. Default "sluice".
+	Program string
 }
 
 // Edge is a running edge: what `sluice edge` runs, for a process or a
