@@ -92,7 +92,7 @@ func TestSummaryJudgesTargets(t *testing.T) {
 				{Scenario: fanoutMax, System: "centrifugo", Result: res(100, 3, 10, 0)},
 			}
 			var out bytes.Buffer
-			missed := writeSummary(&out, []spec{{name: fanoutMax}}, nil, all)
+			missed := writeSummary(&out, []spec{{name: fanoutMax}}, all)
 			if missed != tt.wantMissed {
 				t.Errorf("missed %d targets, want %d:\n%s", missed, tt.wantMissed, out.String())
 			}
@@ -218,7 +218,7 @@ func TestSummaryJudgesDurable(t *testing.T) {
 				{Scenario: channelsDurable, System: "sluice", Result: res(100)},
 			}
 			var out bytes.Buffer
-			missed := writeSummary(&out, []spec{{name: channelsDurable, topo: durableNode}}, nil, all)
+			missed := writeSummary(&out, []spec{{name: channelsDurable, topo: durableNode}}, all)
 			text := out.String()
 			if missed != tt.wantMissed || !strings.Contains(text, tt.want) || !strings.Contains(text, "Durable edge") {
 				t.Errorf("missed %d, want %d and %q:\n%s", missed, tt.wantMissed, tt.want, text)

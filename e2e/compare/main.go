@@ -180,7 +180,7 @@ func run(ctx context.Context, args []string, out, errw io.Writer) error {
 			return err
 		}
 	}
-	missed := writeSummary(out, specs, systems, results)
+	missed := writeSummary(out, specs, results)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
