@@ -186,7 +186,9 @@ bench:
 # issue's targets (e2e/compare, a module of its own). The first run builds
 # Centrifugo into the user cache (minutes). COMPARE_FLAGS=--quick for a
 # smoke run, COMPARE_FLAGS=--only=cluster for the two-node scenarios
-# (Centrifugo on Redis); see `cd e2e/compare && go run . -h`.
+# (Centrifugo on Redis); see `cd e2e/compare && go run . -h`. Each
+# scenario's figures, with the command, machine and date, are written to
+# docs/benchmarks/compare-<scenario>.md (--no-results: not written).
 COMPARE_FLAGS ?=
 bench-compare: redis
 	cd e2e/compare && $(GO) run . $(COMPARE_FLAGS)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestQuickComparison runs a tiny comparison end to end: both servers as
 // child processes (Centrifugo is built into the user cache on the first
-// run, which takes minutes), every scenario, and the summary.
+// run, which takes minutes), every scenario, the summary and the
+// generated files.
 func TestQuickComparison(t *testing.T) {
 	var out, errw bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
+	results := t.TempDir()
 	args := []string{"--quick", "--quiet", "--duration", "1s", "--warmup", "300ms",
-		"--fanout-subscribers", "20", "--channels", "20", "--idle", "100"}
+		"--fanout-subscribers", "20", "--channels", "20", "--idle", "100", "--results-dir", results}
 	if err := run(ctx, args, &out, &errw); err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errw.String())
 	}
@@ -50,6 +53,26 @@ func TestQuickComparison(t *testing.T) {
 		f := strings.Fields(row)
 		if len(f) > 3 && f[1] == "lost/dup/reordered" && (f[2] != "0/0/0" || f[3] != "0/0/0") {
 			t.Errorf("integrity row %q", row)
+		}
+	}
+	checkQuickResults(t, results)
+}
+
+// checkQuickResults checks the files of the quick run: one per default
+// scenario, each with this machine and its figures, and the index.
+func checkQuickResults(t *testing.T, dir string) {
+	t.Helper()
+	index := readText(t, filepath.Join(dir, indexFile))
+	for _, name := range scenarioNames {
+		md := readText(t, filepath.Join(dir, reportPrefix+name+".md"))
+		for _, prefix := range []string{"- command: `make bench-compare COMPARE_FLAGS='--channels=20 ", "- machine: ", "- Sluice: ",
+			"- Centrifugo: ", "| " + name + " | lost/dup/reordered | 0/0/0 | 0/0/0 |", "| 1 | sluice | ", "| 1 | centrifugo | "} {
+			if !strings.Contains(md, "\n"+prefix) {
+				t.Errorf("%s: no line starts %q:\n%s", name, prefix, md)
+			}
+		}
+		if !strings.Contains(index, "| ["+name+"]("+reportPrefix+name+".md) |") {
+			t.Errorf("%s lacks %s:\n%s", indexFile, name, index)
 		}
 	}
 }
@@ -92,7 +115,7 @@ func TestSummaryJudgesTargets(t *testing.T) {
 				{Scenario: fanoutMax, System: "centrifugo", Result: res(100, 3, 10, 0)},
 			}
 			var out bytes.Buffer
-			missed := writeSummary(&out, []spec{{name: fanoutMax}}, nil, all)
+			missed := writeSummary(&out, []spec{{name: fanoutMax}}, all)
 			if missed != tt.wantMissed {
 				t.Errorf("missed %d targets, want %d:\n%s", missed, tt.wantMissed, out.String())
 			}
@@ -218,7 +241,7 @@ func TestSummaryJudgesDurable(t *testing.T) {
 				{Scenario: channelsDurable, System: "sluice", Result: res(100)},
 			}
 			var out bytes.Buffer
-			missed := writeSummary(&out, []spec{{name: channelsDurable, topo: durableNode}}, nil, all)
+			missed := writeSummary(&out, []spec{{name: channelsDurable, topo: durableNode}}, all)
 			text := out.String()
 			if missed != tt.wantMissed || !strings.Contains(text, tt.want) || !strings.Contains(text, "Durable edge") {
 				t.Errorf("missed %d, want %d and %q:\n%s", missed, tt.wantMissed, tt.want, text)

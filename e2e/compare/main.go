@@ -1,7 +1,10 @@
 // Command compare runs the same load scenarios against Sluice (built from
 // this tree) and Centrifugo v6.9.1 on this machine, alternating the two,
 // and prints both systems' figures side by side with their ratio and the
-// targets of the performance issue. `make bench-compare` runs it.
+// targets of the performance issue. `make bench-compare` runs it. It
+// writes each scenario's figures, with the command, the machine and the
+// date, to docs/benchmarks/compare-<scenario>.md (and .json), indexed by
+// docs/benchmarks/compare.md, so that no figure of it is copied by hand.
 //
 // It is its own Go module so that the product's go.mod does not depend on
 // the peer. Both servers run as child processes on loopback; the load
@@ -60,6 +63,10 @@ type options struct {
 	profileDir        string
 	genProfile        string
 	jsonPath          string
+	resultsDir        string // the generated files' directory
+	noResults         bool
+	notes             string
+	command           string // how to run this again, for the generated files
 	quiet             bool
 	strict            bool
 	workDir           string // temporary: config files
@@ -118,6 +125,9 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs.StringVar(&o.profileDir, "profile-dir", "", "write a CPU profile of the Sluice edge per scenario here (pprof)")
 	fs.StringVar(&o.genProfile, "generator-profile", "", "write a CPU profile of the load generator (this process) to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")
+	fs.StringVar(&o.resultsDir, "results-dir", "", "write each scenario's figures with the command, machine and date to DIR/compare-<scenario>.md and .json, and the index DIR/compare.md (default: docs/benchmarks of --repo)")
+	fs.BoolVar(&o.noResults, "no-results", false, "write no files to --results-dir (a trial run)")
+	fs.StringVar(&o.notes, "notes", "", "a note for the generated files, such as what else the machine was running")
 	fs.BoolVar(&o.quiet, "quiet", false, "no live lines")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when Sluice misses a target")
 	if err := fs.Parse(args); err != nil {
@@ -126,6 +136,10 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if o.resultsDir == "" {
+		o.resultsDir = filepath.Join(o.repo, "docs", "benchmarks")
+	}
+	o.command = commandLine(fs)
 	if o.quick {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -163,6 +177,7 @@ func run(ctx context.Context, args []string, out, errw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	givenSluice := o.sluiceBin
 	if err := prepare(ctx, o, specs, systems, errw); err != nil {
 		return err
 	}
@@ -174,20 +189,79 @@ func run(ctx context.Context, args []string, out, errw io.Writer) error {
 		}
 		defer stop()
 	}
+	info := describeRun(ctx, o, givenSluice)
 	results := runAll(ctx, o, specs, systems, out, errw)
+	info.Finished, info.LoadEnd = time.Now().UTC(), loadAverage("/proc")
 	if o.jsonPath != "" {
 		if err := writeJSON(o.jsonPath, results); err != nil {
 			return err
 		}
 	}
-	missed := writeSummary(out, specs, systems, results)
+	missed := writeSummary(out, specs, results)
 	if ctx.Err() != nil {
+		// An interrupted run's figures do not replace a whole run's.
 		return ctx.Err()
+	}
+	if !o.noResults {
+		written, err := writeResults(o.resultsDir, info, specs, results)
+		for _, path := range written {
+			fmt.Fprintln(errw, "wrote", path)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if o.strict && missed > 0 {
 		return fmt.Errorf("%w: %d", errTargets, missed)
 	}
 	return nil
+}
+
+// describeRun is the generated files' header of a run about to start:
+// givenSluice is --sluice-bin as given ("" when Sluice was built from
+// --repo).
+func describeRun(ctx context.Context, o *options, givenSluice string) runInfo {
+	info := runInfo{Command: o.command, Machine: readMachine("/proc"), Sluice: sluiceVersion(ctx, o.repo, givenSluice),
+		Rounds: o.rounds, Notes: o.notes}
+	if o.centrifugoBin != "" {
+		info.Centrifugo = centrifugoVersion(ctx, o.centrifugoBin)
+	}
+	info.Started, info.LoadStart = time.Now().UTC(), loadAverage("/proc")
+	return info
+}
+
+// unrecorded are the flags that change nothing measured: the command the
+// generated files give leaves them out.
+var unrecorded = map[string]bool{"results-dir": true, "no-results": true, "notes": true, "quiet": true, "json": true, "strict": true}
+
+// commandLine is the make command that runs the comparison again with
+// the flags given (as parsed, so --only x and --only=x read alike).
+func commandLine(fs *flag.FlagSet) string {
+	var args []string
+	fs.Visit(func(f *flag.Flag) {
+		if unrecorded[f.Name] {
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() && f.Value.String() == "true" {
+			args = append(args, "--"+f.Name)
+			return
+		}
+		args = append(args, "--"+f.Name+"="+shellQuote(f.Value.String()))
+	})
+	if len(args) == 0 {
+		return "make bench-compare"
+	}
+	return "make bench-compare COMPARE_FLAGS=" + shellQuote(strings.Join(args, " "))
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // pickSystems parses --systems.

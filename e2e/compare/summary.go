@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/sluicehq/sluice/cmd/sluice/loadgen"
 )
@@ -123,10 +122,27 @@ func idleMemory(s, c float64) (string, bool) {
 
 func rampRate(s, _ float64) (string, bool) { return ">= 5000/s", s >= 5000 }
 
+// The summary's table titles.
+const (
+	sideBySideTitle = "Side by side (medians over rounds; same machine, same run, loopback)"
+	durableTitle    = "Durable edge (--data-dir) vs the in-memory edge (medians over rounds)"
+)
+
 // writeSummary prints the side-by-side table (and, when the durable
 // scenario ran, the durable edge's against the in-memory one) and returns
 // how many targets Sluice missed.
-func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) int {
+func writeSummary(w io.Writer, specs []spec, all []outcome) int {
+	tables, missed := summaryTables(specs, all)
+	for _, t := range tables {
+		t.writeText(w)
+	}
+	return missed
+}
+
+// summaryTables are the summary's tables for the scenarios of specs, and
+// how many targets Sluice missed in them: what the terminal shows and
+// what the generated files hold.
+func summaryTables(specs []spec, all []outcome) ([]table, int) {
 	var peers, durable []spec
 	for _, sp := range specs {
 		if sp.topo == durableNode {
@@ -135,28 +151,33 @@ func writeSummary(w io.Writer, specs []spec, systems []system, all []outcome) in
 			peers = append(peers, sp)
 		}
 	}
+	var tables []table
 	missed := 0
 	if len(peers) > 0 || len(durable) == 0 {
-		fmt.Fprintln(w, "== Side by side (medians over rounds; same machine, same run, loopback)")
-		missed += writeTable(w, peers, metrics, all, "sluice", "centrifugo")
-		missed += writeFloorTable(w, peers, all, "sluice", "centrifugo")
+		t, m := metricTable(sideBySideTitle, peers, metrics, all, "sluice", "centrifugo")
+		tables = append(tables, t)
+		missed += m
+		if t, m := floorTable(peers, all, "sluice", "centrifugo"); len(t.rows) > 0 {
+			tables = append(tables, t)
+			missed += m
+		}
 	}
 	if len(durable) > 0 {
-		fmt.Fprintln(w, "== Durable edge (--data-dir) vs the in-memory edge (medians over rounds)")
-		missed += writeTable(w, durable, durableMetrics, all, durableSystem, "sluice")
+		t, m := metricTable(durableTitle, durable, durableMetrics, all, durableSystem, "sluice")
+		tables = append(tables, t)
+		missed += m
 	}
-	return missed
+	return tables, missed
 }
 
-// writeTable prints the rows of ms for the scenarios that ran, system a
-// (judged) against system b, and returns how many targets a missed.
-func writeTable(w io.Writer, specs []spec, ms []metric, all []outcome, a, b string) int {
+// metricTable is the rows of ms for the scenarios that ran, system a
+// (judged) against system b, and how many targets a missed.
+func metricTable(title string, specs []spec, ms []metric, all []outcome, a, b string) (table, int) {
 	ran := map[string]bool{}
 	for _, sp := range specs {
 		ran[sp.name] = true
 	}
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tmetric\t%s\t%s\tratio\ttarget\t\n", a, b)
+	t := table{title: title, header: []string{"scenario", "metric", a, b, "ratio", "target"}}
 	missed := 0
 	for _, m := range ms {
 		if !ran[m.scenario] {
@@ -179,17 +200,16 @@ func writeTable(w io.Writer, specs []spec, ms []metric, all []outcome, a, b stri
 				missed++
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", m.scenario, m.name, show(s, m.format), show(c, m.format), ratio(s, c), target)
+		t.rows = append(t.rows, []string{m.scenario, m.name, show(s, m.format), show(c, m.format), ratio(s, c), target})
 	}
-	missed += writeProcessRows(tw, specs, all, a, b)
-	tw.Flush()
-	return missed
+	missed += processRows(&t, specs, all, a, b)
+	return t, missed
 }
 
-// writeProcessRows adds, per scenario, the integrity of each system's
+// processRows adds, per scenario, the integrity of each system's
 // deliveries (a target for system a: nothing lost, duplicated or
 // reordered) and each process's CPU time.
-func writeProcessRows(tw io.Writer, specs []spec, all []outcome, a, b string) int {
+func processRows(t *table, specs []spec, all []outcome, a, b string) int {
 	missed := 0
 	for _, sp := range specs {
 		in := func(sys string) string {
@@ -201,7 +221,7 @@ func writeProcessRows(tw io.Writer, specs []spec, all []outcome, a, b string) in
 		if !ok {
 			missed++
 		}
-		fmt.Fprintf(tw, "%s\tlost/dup/reordered\t%s\t%s\t\t== 0  %s\t\n", sp.name, sl, in(b), verdict(ok))
+		t.rows = append(t.rows, []string{sp.name, "lost/dup/reordered", sl, in(b), "", "== 0  " + verdict(ok)})
 		cpu := func(sys string, f func(*loadgen.Result) *loadgen.ProcStats) string {
 			v := median(all, sp.name, sys, func(r *loadgen.Result) float64 {
 				if p := f(r); p != nil {
@@ -213,8 +233,9 @@ func writeProcessRows(tw io.Writer, specs []spec, all []outcome, a, b string) in
 		}
 		server := func(r *loadgen.Result) *loadgen.ProcStats { return r.Server }
 		gen := func(r *loadgen.Result) *loadgen.ProcStats { return r.Generator }
-		fmt.Fprintf(tw, "%s\tcpu time: server\t%s\t%s\t\t\t\n", sp.name, cpu(a, server), cpu(b, server))
-		fmt.Fprintf(tw, "%s\tcpu time: load generator\t%s\t%s\t\t\t\n", sp.name, cpu(a, gen), cpu(b, gen))
+		t.rows = append(t.rows,
+			[]string{sp.name, "cpu time: server", cpu(a, server), cpu(b, server), "", ""},
+			[]string{sp.name, "cpu time: load generator", cpu(a, gen), cpu(b, gen), "", ""})
 	}
 	return missed
 }
