@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare fuzz clean wasm wasm-check chromium iproute2 redis FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 redis FORCE
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium iproute2 fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test
+test: wasm-check chromium iproute2 fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
@@ -190,6 +190,15 @@ bench:
 # scenario's figures, with the command, machine and date, are written to
 # docs/benchmarks/compare-<scenario>.md (--no-results: not written).
 COMPARE_FLAGS ?=
+# The compare tool's own tests: e2e/compare is a module of its own, which
+# `go test ./...` at the root does not reach. Its real two-minute run of
+# both servers, TestQuickComparison, is `make compare-quick`.
+compare-test:
+	cd e2e/compare && $(GO) test -race -count=1 -skip '^TestQuickComparison$$' ./...
+
+compare-quick: redis
+	cd e2e/compare && $(GO) test -count=1 -run '^TestQuickComparison$$' .
+
 bench-compare: redis
 	cd e2e/compare && $(GO) run . $(COMPARE_FLAGS)
 
