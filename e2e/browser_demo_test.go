@@ -121,6 +121,14 @@ func seedDemo(t *testing.T, e *cmdEdge) {
 	}
 }
 
+// fitsWidth is true when the page does not overflow its window sideways
+// and every button, pill and input shows all of itself.
+const fitsWidth = `document.documentElement.scrollWidth <= window.innerWidth &&
+	[...document.querySelectorAll("button, .pill, .member, input")].every((e) => {
+		const r = e.getBoundingClientRect();
+		return r.width === 0 || (r.left >= 0 && r.right <= window.innerWidth && e.scrollWidth <= e.clientWidth + 1);
+	})`
+
 func testDemoPages(t *testing.T, b *chrome) {
 	e := startDemoEdge(t)
 	seedDemo(t, e)
@@ -163,6 +171,11 @@ func testDemoPages(t *testing.T, b *chrome) {
 		}
 		path := p.screenshot("demo-" + pg.name)
 		t.Logf("%s: screenshot %s", pg.path, path)
+		// A phone-wide window: nothing overflows sideways, and no button
+		// or pill clips its text (the chat's Send once read "Se").
+		p.run("a 500 px wide window", chromedp.EmulateViewport(500, 900))
+		p.waitJS(pg.name+" to fit 500 px", fitsWidth)
+		t.Logf("%s at 500 px: screenshot %s", pg.path, p.screenshot("demo-"+pg.name+"-500"))
 		if errs := p.consoleErrors(); len(errs) > 0 {
 			t.Errorf("%s logged errors:\n%s", pg.path, strings.Join(errs, "\n"))
 		}
