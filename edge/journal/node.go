@@ -63,6 +63,14 @@ type NodeOptions struct {
 	// ReadyTimeout bounds how long StartNode waits for the server to
 	// accept connections; default 30s.
 	ReadyTimeout time.Duration
+	// SyncAlways makes JetStream fsync every write before it acknowledges
+	// it (in a cluster: every Raft log entry, on each node of the quorum
+	// that acknowledges it), so that an acknowledged message survives a
+	// power loss. Without it JetStream writes to the page cache, which
+	// survives the process's crash (kill -9) but not the machine's, and
+	// fsyncs every SyncInterval (default, NATS's: 2 minutes).
+	SyncAlways   bool
+	SyncInterval time.Duration
 }
 
 // routeUser is the user a node presents on its routes, with the token as
@@ -103,6 +111,11 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		// The edge's own limit decides message sizes; keep NATS's above
 		// the largest payload an app may set.
 		MaxPayload: 8 << 20,
+		// NATS's own default interval when it is 0 (setBaselineOptions).
+		SyncAlways: opts.SyncAlways, SyncInterval: opts.SyncInterval,
+	}
+	if opts.SyncInterval < 0 {
+		return nil, fmt.Errorf("journal: start node: sync interval %v is negative", opts.SyncInterval)
 	}
 	if opts.RouteTLS != nil && opts.ClusterName == "" && opts.ClusterListen == "" && len(opts.Routes) == 0 {
 		return nil, errors.New("journal: route TLS is for a cluster node: it needs a cluster name and a listen address")
