@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 redis FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis FORCE
 
 all: build
 
@@ -33,7 +33,7 @@ run: build
 # testsummary prints go test's usual output and a last line "N passed, N
 # failed, N skipped", and exits with go test's status. It is built, not
 # `go run`, since go run would turn every failing status into 1.
-test: wasm-check chromium iproute2 fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
+test: wasm-check chromium iproute2 strace fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary $(GO) test -json -race -count=1 -timeout 14m ./...
 
@@ -123,6 +123,11 @@ chromium:
 # namespaces: they need ip (iproute2) and root, and fail without them.
 iproute2:
 	$(call need-apt,command -v ip >/dev/null,iproute2,the partition tests (run as root))
+
+# The sync test (e2e/sync_test.go) traces a durable edge's fsyncs with
+# strace, and fails without it.
+strace:
+	$(call need-apt,command -v strace >/dev/null,strace,the cluster.sync tests)
 
 # client-js's types, as an application compiles against them: tsc
 # --strict on an example (client-js/testdata/types), with the TypeScript

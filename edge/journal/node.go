@@ -63,6 +63,14 @@ type NodeOptions struct {
 	// ReadyTimeout bounds how long StartNode waits for the server to
 	// accept connections; default 30s.
 	ReadyTimeout time.Duration
+	// SyncAlways makes JetStream fsync every write before it acknowledges
+	// it (in a cluster: every Raft log entry, on each node of the quorum
+	// that acknowledges it), so that an acknowledged message survives a
+	// power loss. Without it JetStream writes to the page cache, which
+	// survives the process's crash (kill -9) but not the machine's, and
+	// fsyncs every SyncInterval (default, NATS's: 2 minutes).
+	SyncAlways   bool
+	SyncInterval time.Duration
 }
 
 // routeUser is the user a node presents on its routes, with the token as
@@ -103,9 +111,11 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		// The edge's own limit decides message sizes; keep NATS's above
 		// the largest payload an app may set.
 		MaxPayload: 8 << 20,
+		// NATS's own default interval when it is 0 (setBaselineOptions).
+		SyncAlways: opts.SyncAlways, SyncInterval: opts.SyncInterval,
 	}
-	if opts.RouteTLS != nil && opts.ClusterName == "" && opts.ClusterListen == "" && len(opts.Routes) == 0 {
-		return nil, errors.New("journal: route TLS is for a cluster node: it needs a cluster name and a listen address")
+	if opts.SyncInterval < 0 {
+		return nil, fmt.Errorf("journal: start node: sync interval %v is negative", opts.SyncInterval)
 	}
 	if opts.ClientListen != "" {
 		host, port, err := splitHostPort(opts.ClientListen)
@@ -114,40 +124,8 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		}
 		so.Host, so.Port, so.Authorization = host, port, ""
 	}
-	if opts.ClusterName != "" || opts.ClusterListen != "" || len(opts.Routes) > 0 {
-		if opts.ClusterName == "" || opts.ClusterListen == "" {
-			return nil, errors.New("journal: a cluster node needs a cluster name and a listen address")
-		}
-		host, port, err := splitHostPort(opts.ClusterListen)
-		if err != nil {
-			return nil, fmt.Errorf("journal: cluster listen %q: %w", opts.ClusterListen, err)
-		}
-		so.Cluster = server.ClusterOpts{Name: opts.ClusterName, Host: host, Port: port}
-		if opts.RouteTLS != nil {
-			if so.Cluster.TLSConfig, err = routeTLSConfig(opts.RouteTLS); err != nil {
-				return nil, err
-			}
-			so.Cluster.TLSTimeout = routeTLSTimeout.Seconds()
-		}
-		if opts.RouteToken != "" {
-			// NATS checks a route's user and password; the token is the
-			// password of a fixed user. Routes found by gossip get them
-			// from these options, configured ones from their URL.
-			so.Cluster.Username, so.Cluster.Password = routeUser, opts.RouteToken
-		}
-		for _, r := range opts.Routes {
-			u, err := url.Parse(r)
-			if err != nil || u.Host == "" {
-				return nil, fmt.Errorf("journal: route %q is not a URL (nats-route://host:port)", r)
-			}
-			if opts.RouteToken != "" && u.User == nil {
-				u.User = url.UserPassword(routeUser, opts.RouteToken)
-			}
-			so.Routes = append(so.Routes, u)
-		}
-		if so.ServerName == "" {
-			so.ServerName = "sluice-" + strconv.Itoa(port)
-		}
+	if err := clusterOptions(so, opts); err != nil {
+		return nil, err
 	}
 	if so.ServerName == "" {
 		so.ServerName = "sluice"
@@ -169,6 +147,51 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("journal: start node: %w", err)
 	}
 	return &Node{srv: srv, token: so.Authorization}, nil
+}
+
+// clusterOptions makes so a cluster node's options when opts name a
+// cluster (its name, listen address, routes, their TLS and token), and
+// leaves so alone otherwise (refusing route TLS without a cluster).
+func clusterOptions(so *server.Options, opts *NodeOptions) error {
+	switch {
+	case opts.ClusterName == "" && opts.ClusterListen == "" && len(opts.Routes) == 0 && opts.RouteTLS != nil:
+		return errors.New("journal: route TLS is for a cluster node: it needs a cluster name and a listen address")
+	case opts.ClusterName == "" && opts.ClusterListen == "" && len(opts.Routes) == 0:
+		return nil
+	case opts.ClusterName == "" || opts.ClusterListen == "":
+		return errors.New("journal: a cluster node needs a cluster name and a listen address")
+	}
+	host, port, err := splitHostPort(opts.ClusterListen)
+	if err != nil {
+		return fmt.Errorf("journal: cluster listen %q: %w", opts.ClusterListen, err)
+	}
+	so.Cluster = server.ClusterOpts{Name: opts.ClusterName, Host: host, Port: port}
+	if opts.RouteTLS != nil {
+		if so.Cluster.TLSConfig, err = routeTLSConfig(opts.RouteTLS); err != nil {
+			return err
+		}
+		so.Cluster.TLSTimeout = routeTLSTimeout.Seconds()
+	}
+	if opts.RouteToken != "" {
+		// NATS checks a route's user and password; the token is the
+		// password of a fixed user. Routes found by gossip get them
+		// from these options, configured ones from their URL.
+		so.Cluster.Username, so.Cluster.Password = routeUser, opts.RouteToken
+	}
+	for _, r := range opts.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("journal: route %q is not a URL (nats-route://host:port)", r)
+		}
+		if opts.RouteToken != "" && u.User == nil {
+			u.User = url.UserPassword(routeUser, opts.RouteToken)
+		}
+		so.Routes = append(so.Routes, u)
+	}
+	if so.ServerName == "" {
+		so.ServerName = "sluice-" + strconv.Itoa(port)
+	}
+	return nil
 }
 
 // serverReady waits until srv listens, or returns the first fatal error it

@@ -4,6 +4,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
@@ -28,5 +29,44 @@ func TestStartNodeReportsTakenPort(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("error %q does not say the port is taken", err)
+	}
+}
+
+// TestStartNodeSync: the node's JetStream syncs as NodeOptions say, as
+// its monitoring reports it (varz, what `nats server info` shows): after
+// every write with SyncAlways, else every SyncInterval, NATS's 2 minutes
+// when it is 0. A negative interval is refused.
+func TestStartNodeSync(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		always   bool
+		interval time.Duration
+		want     time.Duration // the interval reported
+	}{
+		{"default", false, 0, 2 * time.Minute},
+		{"interval", false, 5 * time.Second, 5 * time.Second},
+		{"always", true, 0, 2 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, err := journal.StartNode(&journal.NodeOptions{
+				DataDir: t.TempDir(), Logger: journaltest.Logger(), SyncAlways: tc.always, SyncInterval: tc.interval,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			v, err := n.Server().Varz(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.JetStream.Config; got == nil || got.SyncAlways != tc.always || got.SyncInterval != tc.want {
+				t.Fatalf("varz jetstream config %+v, want sync_always %v, sync_interval %v", got, tc.always, tc.want)
+			}
+		})
+	}
+	n, err := journal.StartNode(&journal.NodeOptions{DataDir: t.TempDir(), Logger: journaltest.Logger(), SyncInterval: -time.Second})
+	if err == nil {
+		n.Close()
+		t.Fatal("a node started with a negative sync interval")
 	}
 }

@@ -71,7 +71,7 @@ func (d *durability) connect(cfg *Config, log *slog.Logger) (replicas int, err e
 	cl := &cfg.Cluster
 	replicas = cl.Replicas
 	if len(cfg.NATS.URLs) > 0 {
-		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",")
+		d.desc = "external NATS " + strings.Join(cfg.NATS.URLs, ",") + ", fsync as the NATS servers' sync_interval says"
 		if replicas == 0 {
 			log.Warn("the stream is created with 1 replica on an external NATS; set cluster.replicas (3) for one that survives a NATS server's loss")
 		}
@@ -92,6 +92,7 @@ func (d *durability) connect(cfg *Config, log *slog.Logger) (replicas int, err e
 			replicas = 3
 		}
 	}
+	d.desc += syncDesc(cl.Sync.orDefault())
 	if d.node, err = journal.StartNode(no); err != nil {
 		return 0, err
 	}
@@ -132,9 +133,11 @@ func (cl *ClusterConfig) nodeOptions(log *slog.Logger) (*journal.NodeOptions, er
 	if err != nil {
 		return nil, err
 	}
+	sync := cl.Sync.orDefault()
 	return &journal.NodeOptions{
 		DataDir: cl.DataDir, Name: cl.NodeName, ClusterName: cl.Name, ClusterListen: cl.Listen,
 		Routes: cl.Routes, RouteToken: token, RouteTLS: routeTLS, ClientListen: cl.ClientListen, Logger: log,
+		SyncAlways: sync.Always, SyncInterval: sync.Interval,
 	}, nil
 }
 

@@ -67,6 +67,10 @@ type ClusterConfig struct {
 	// it fails with "unavailable", saying whether the message may have
 	// been stored (README: Order and fate of publishes). Default 20s.
 	PublishTimeout Duration `yaml:"publish_timeout,omitempty"`
+	// Sync is when the embedded node fsyncs JetStream's files (see
+	// SyncPolicy): "always", or an interval. It is the embedded node's
+	// only: with nats.urls the NATS servers' own sync_interval applies.
+	Sync SyncPolicy `yaml:"sync,omitempty"`
 }
 
 // NATSConfig points the edge at an external NATS cluster instead of an
@@ -172,6 +176,9 @@ func (c *Config) validateCluster() error {
 	}
 	if t := time.Duration(cl.PublishTimeout); t < 0 || t >= journal.DefaultDuplicates {
 		return fmt.Errorf("cluster.publish_timeout: %v must be positive and under %v (the log's window for recognising a retry)", t, journal.DefaultDuplicates)
+	}
+	if err := cl.checkSync(len(n.URLs) > 0); err != nil {
+		return err
 	}
 	if cl.MaxBytes < 0 {
 		return fmt.Errorf("cluster.max_bytes: %d is negative", cl.MaxBytes)

@@ -36,8 +36,10 @@ func (c *Config) Warnings() []string {
 			ws = append(ws, fmt.Sprintf("apps[%d].jwt_key: %s: anyone who guesses it can mint tokens for app %q; use 32 random bytes, as from `openssl rand -base64 32`", i, why, a.Appkey))
 		}
 	}
-	if w := c.Cluster.mixedRoutesWarning(); w != "" {
-		ws = append(ws, w)
+	for _, w := range []string{c.Cluster.mixedRoutesWarning(), c.externalSyncWarning()} {
+		if w != "" {
+			ws = append(ws, w)
+		}
 	}
 	return append(ws, c.exposureWarnings()...)
 }

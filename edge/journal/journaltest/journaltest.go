@@ -87,8 +87,16 @@ func Node(t testing.TB) *journal.Node {
 // ports.
 func Cluster(t testing.TB, n int) []*journal.Node {
 	t.Helper()
+	return ClusterWith(t, n, journal.NodeOptions{})
+}
+
+// ClusterWith is Cluster with every node's options based on base (its
+// sync settings, say): each node gets its own directory, name, cluster
+// port and the routes, and a quiet logger unless base has one.
+func ClusterWith(t testing.TB, n int, base journal.NodeOptions) []*journal.Node {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		nodes, err := startCluster(t, n)
+		nodes, err := startCluster(t, n, base)
 		if err == nil {
 			return nodes
 		}
@@ -99,7 +107,7 @@ func Cluster(t testing.TB, n int) []*journal.Node {
 	}
 }
 
-func startCluster(t testing.TB, n int) ([]*journal.Node, error) {
+func startCluster(t testing.TB, n int, base journal.NodeOptions) ([]*journal.Node, error) {
 	ports := FreePorts(t, n)
 	var routes []string
 	for _, p := range ports {
@@ -111,10 +119,13 @@ func startCluster(t testing.TB, n int) ([]*journal.Node, error) {
 	for i := range n {
 		// At once: each waits for the others to route to it.
 		wg.Go(func() {
-			nodes[i], errs[i] = journal.StartNode(&journal.NodeOptions{
-				DataDir: t.TempDir(), Name: "n" + strconv.Itoa(i), ClusterName: "test",
-				ClusterListen: fmt.Sprintf("127.0.0.1:%d", ports[i]), Routes: routes, Logger: Logger(),
-			})
+			o := base
+			o.DataDir, o.Name, o.ClusterName = t.TempDir(), "n"+strconv.Itoa(i), "test"
+			o.ClusterListen, o.Routes = fmt.Sprintf("127.0.0.1:%d", ports[i]), routes
+			if o.Logger == nil {
+				o.Logger = Logger()
+			}
+			nodes[i], errs[i] = journal.StartNode(&o)
 		})
 	}
 	wg.Wait()
