@@ -96,6 +96,22 @@ func (m *Metrics) Watch(srv *server.Server) error {
 	return m.reg.Register(newServerCollector(srv))
 }
 
+// WatchReady exports the edge's readiness, as ready reports it at each
+// scrape: what /readyz answers 200 for. An alert on /readyz itself needs
+// a prober; this is read with the other metrics, and scraped from a pod
+// whether it is ready or not.
+func (m *Metrics) WatchReady(ready func() bool) error {
+	return m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "sluice", Subsystem: "server", Name: "ready",
+		Help: "1 while the edge accepts connections (/readyz answers 200); 0 while it cannot (JetStream out of reach, behind, replaying; no certificate yet) or drains.",
+	}, func() float64 {
+		if ready() {
+			return 1
+		}
+		return 0
+	}))
+}
+
 // WatchTLS exports the certificates of tm: their expiry, and how many were
 // obtained and failed.
 func (m *Metrics) WatchTLS(tm *edgetls.Manager) error {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -106,6 +107,22 @@ func value(m *dto.Metric) float64 {
 		return float64(m.Histogram.GetSampleCount())
 	}
 	return 0
+}
+
+// TestReadyGauge: sluice_server_ready is what the edge's readiness says
+// at each scrape.
+func TestReadyGauge(t *testing.T) {
+	m := metrics.New("test")
+	var ready atomic.Bool
+	if err := m.WatchReady(ready.Load); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []bool{false, true, false} {
+		ready.Store(want)
+		if got := values(t, m)["sluice_server_ready"]; got != map[bool]float64{false: 0, true: 1}[want] {
+			t.Fatalf("sluice_server_ready %v while ready is %v", got, want)
+		}
+	}
 }
 
 func TestCountersMoveWithTraffic(t *testing.T) {

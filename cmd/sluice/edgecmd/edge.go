@@ -182,6 +182,11 @@ func (e *Edge) serve(ctx context.Context, cfg *Config, opts *server.Options, dur
 	if err = m.Watch(srv); err == nil {
 		l, err = openListeners(cfg, srv, dur, m, e.log, e.opts.Version)
 	}
+	if err == nil {
+		if err = m.WatchReady(func() bool { ok, _ := l.ready(); return ok }); err != nil {
+			l.closeListeners()
+		}
+	}
 	if err != nil {
 		srv.Shutdown(context.Background())
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,10 @@ func TestReadyFileOfAFailedStart(t *testing.T) {
 func TestShutdownDrainsAsSIGTERM(t *testing.T) {
 	e := startTestEdge(t, "limits:\n  drain_delay: 30s\n  drain_spread: 0s\n  shutdown_timeout: 5s\n")
 	held := dialJSON(t, e.url+"/v2?appkey=demo", nil)
+	// The metric says what /readyz says, for alerts.
+	if _, body := httpGet(t, "http://"+e.addr+"/metrics"); !strings.Contains(body, "\nsluice_server_ready 1\n") {
+		t.Fatalf("/metrics of a ready edge lacks sluice_server_ready 1:\n%s", body)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shut := make(chan error, 1)
@@ -83,6 +88,9 @@ func TestShutdownDrainsAsSIGTERM(t *testing.T) {
 		code, _ := httpGet(t, "http://"+e.addr+"/readyz")
 		return code == http.StatusServiceUnavailable
 	})
+	if _, body := httpGet(t, "http://"+e.addr+"/metrics"); !strings.Contains(body, "\nsluice_server_ready 0\n") {
+		t.Fatalf("/metrics of a draining edge lacks sluice_server_ready 0:\n%s", body)
+	}
 	late := dialJSON(t, e.url+"/v2?appkey=demo", nil) // still served
 	if a, _ := late.call("rtm/publish", map[string]any{"channel": "chat", "message": 1}); a != "rtm/publish/ok" {
 		t.Fatalf("a publish during the drain delay: %s", a)
