@@ -18,8 +18,9 @@ package e2e
 //	CHAOS_FAULTS       kinds of faults: kill,stop (all)
 //	CHAOS_FAULT_GAP    the mean time between faults (5s)
 //	CHAOS_LOG_DIR      where failing seeds' operation logs go (temp dir)
-//	CHAOS_PURGES=1     purges in the short run too (always in a long run
-//	                   or a replay; see chaosSettings.purges)
+//	CHAOS_PURGES       1: purges in the short run too; 0: none in a long
+//	                   run or a replay either (on there by default; see
+//	                   chaosSettings.purges)
 //
 // A seed fixes every client's requests and the fault schedule; the
 // timing of a run does not repeat exactly, so a replay reproduces the
@@ -50,8 +51,8 @@ type chaosSettings struct {
 	gap      time.Duration
 	logDir   string
 	// purges: the clients purge channels now and then. Off in make
-	// test's short run (no CHAOS_DURATION, no seeds given), on otherwise
-	// or with CHAOS_PURGES=1: a purge racing a subscription can still
+	// test's short run (no CHAOS_DURATION, no seeds given), on otherwise;
+	// CHAOS_PURGES=1 or 0 says so for any run: a purge racing a subscription can still
 	// skip its messages without out_of_sync (an open finding of the
 	// checker, missing-purged), which make chaos reports.
 	purges bool
@@ -61,7 +62,14 @@ func chaosSettingsFromEnv(t *testing.T) chaosSettings {
 	cs := chaosSettings{run: envDuration(t, "CHAOS_RUN", 15*time.Second), duration: envDuration(t, "CHAOS_DURATION", 0),
 		clients: 4, faults: faultsNamed(t, os.Getenv("CHAOS_FAULTS")),
 		gap: envDuration(t, "CHAOS_FAULT_GAP", 5*time.Second), logDir: os.Getenv("CHAOS_LOG_DIR")}
-	cs.purges = cs.duration > 0 || os.Getenv("SLUICE_CHAOS_SEED") != "" || os.Getenv("CHAOS_PURGES") == "1"
+	switch os.Getenv("CHAOS_PURGES") {
+	case "1":
+		cs.purges = true
+	case "0":
+		cs.purges = false
+	default:
+		cs.purges = cs.duration > 0 || os.Getenv("SLUICE_CHAOS_SEED") != ""
+	}
 	if v := os.Getenv("CHAOS_CLIENTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
