@@ -25,18 +25,22 @@ const logBatch = 256
 
 // logSubscribe opens a subscription of a journal-backed edge: in the
 // replica where it holds the start, else from the log up to the replica.
+// What it waits for of the log shares one deadline, the log's publish
+// timeout.
 func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catchUp, error) {
 	st, j := c.srv.store, c.srv.journal
+	ctx, cancel := c.srv.requestContext(c.ctx)
+	defer cancel()
 	switch {
 	case start.Position != nil:
-		if err := c.checkFuture(*start.Position); err != nil {
+		if err := c.checkFuture(ctx, *start.Position); err != nil {
 			return nil, nil, err
 		}
 		cur, err := st.Subscribe(key, start)
 		if !errors.Is(err, store.ErrExpired) || start.Position.Epoch != j.Epoch() {
 			return cur, nil, err
 		}
-		ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+		ctx, cancel := context.WithTimeout(ctx, logTimeout)
 		defer cancel()
 		ret := c.srv.retention(key).Normalized()
 		f, ok, err := c.srv.logFirst(ctx, key, start.Position.Offset, ret, st.Now())
@@ -49,17 +53,17 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 		}
 		return c.withCatchUp(key, from)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
-		c.srv.awaitAcknowledged(c.ctx)
-		return c.logHistory(key, start)
+		if err := c.srv.awaitAcknowledged(ctx); err != nil {
+			return nil, nil, err
+		}
+		return c.logHistory(ctx, key, start)
 	}
-	c.srv.awaitAcknowledged(c.ctx)
+	if err := c.srv.awaitAcknowledged(ctx); err != nil {
+		return nil, nil, err
+	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
 }
-
-// ackWait bounds how long a subscribe waits for this edge to apply what
-// the log had acknowledged; past it, it starts from what the edge has.
-const ackWait = 2 * time.Second
 
 // awaitAcknowledged waits, where other edges write to the log, until
 // this edge's store has applied every message the log had acknowledged
@@ -68,31 +72,50 @@ const ackWait = 2 * time.Second
 // history counts back from there (before, on another edge than the
 // publisher's, a live subscription could get a message acknowledged
 // before it was asked for, and a history one message too many). An edge
-// that cannot reach the log's leader, or does not catch up, within
-// ackWait serves from what it has: a subscription keeps working while
-// the log is away, ackWait later.
-func (s *Server) awaitAcknowledged(ctx context.Context) {
-	j := s.journal
-	if !j.Shared() {
-		return
+// that cannot reach the log's leader, or does not catch up, before ctx
+// ends fails the subscribe with errLog (unavailable, which the client
+// may retry): starting from what it has would break that promise, as
+// the 2 s wait this replaced did during failovers (the chaos test).
+func (s *Server) awaitAcknowledged(ctx context.Context) error {
+	if !s.journal.Shared() {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, ackWait)
-	defer cancel()
-	last, err := j.Acknowledged(ctx)
+	last, err := s.acknowledged(ctx)
 	if err != nil {
-		s.log.Debug("subscribe: the log's last offset is unknown; starting from this edge's", "err", err)
-		return
+		return err
 	}
 	for pause := logCaughtUpPause / 10; s.store.Applied() < last; pause = min(2*pause, logLagPause) {
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			s.log.Debug("subscribe: this edge's feed lags the log; starting from what it applied",
-				"applied", s.store.Applied(), "acknowledged", last)
-			return
-		case <-t.C:
+		if err := pauseCtx(ctx, pause); err != nil {
+			return fmt.Errorf("%w: this edge's feed stays behind the log's acknowledged offset %d (applied %d): %w",
+				errLog, last, s.store.Applied(), err)
 		}
+	}
+	return nil
+}
+
+// acknowledged asks the log's leader for its last offset (Acknowledged)
+// until one answers or ctx ends: during an election none does.
+func (s *Server) acknowledged(ctx context.Context) (uint64, error) {
+	for pause := logLagPause; ; pause = min(2*pause, time.Second) {
+		last, err := s.journal.Acknowledged(ctx)
+		if err == nil {
+			return last, nil
+		}
+		if perr := pauseCtx(ctx, pause); perr != nil {
+			return 0, fmt.Errorf("%w: the log's acknowledged offset: %w", errLog, err)
+		}
+	}
+}
+
+// pauseCtx waits d, or until ctx ends (its error).
+func pauseCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -103,7 +126,7 @@ func (s *Server) awaitAcknowledged(ctx context.Context) {
 // the log (it started following it then), or whose older blocks it let
 // go. The replica's cursor is opened first, so a message stored meanwhile
 // is after its start, never between the log's part and the replica's.
-func (c *conn) logHistory(key string, start store.Start) (*store.Cursor, *catchUp, error) {
+func (c *conn) logHistory(ctx context.Context, key string, start store.Start) (*store.Cursor, *catchUp, error) {
 	cur, err := c.srv.store.Subscribe(key, start)
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +143,7 @@ func (c *conn) logHistory(key string, start store.Start) (*store.Cursor, *catchU
 	if sp.age <= 0 && sp.held >= sp.count {
 		return cur, nil, nil
 	}
-	from, ok, err := c.srv.logHistoryStart(c.ctx, key, sp)
+	from, ok, err := c.srv.logHistoryStart(ctx, key, sp)
 	switch {
 	case err != nil:
 		cur.Close()
@@ -135,11 +158,11 @@ func (c *conn) logHistory(key string, start store.Start) (*store.Cursor, *catchU
 // past the log's last sequence + 1: no edge of the cluster assigned it.
 // One past the replica but not the log is only not applied here yet; the
 // cursor waits for it.
-func (c *conn) checkFuture(p rtm.Position) error {
+func (c *conn) checkFuture(ctx context.Context, p rtm.Position) error {
 	if p.Epoch != c.srv.journal.Epoch() || p.Offset <= c.srv.store.Applied()+1 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
 	_, last, err := c.srv.journal.Bounds(ctx)
 	if err != nil {
@@ -155,8 +178,12 @@ func (c *conn) checkFuture(p rtm.Position) error {
 // rule still keeps in the log: where a fast-forward lands.
 func (c *conn) logOldest(key string) (*store.Cursor, *catchUp, error) {
 	ret := c.srv.retention(key).Normalized()
-	c.srv.awaitAcknowledged(c.ctx)
-	return c.logHistory(key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
+	ctx, cancel := c.srv.requestContext(c.ctx)
+	defer cancel()
+	if err := c.srv.awaitAcknowledged(ctx); err != nil {
+		return nil, nil, err
+	}
+	return c.logHistory(ctx, key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
 }
 
 // withCatchUp opens a cursor at from if the replica holds it; else at the
