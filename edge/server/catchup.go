@@ -157,22 +157,40 @@ func (c *conn) logHistory(ctx context.Context, key string, start store.Start) (*
 // checkFuture refuses, with store.ErrFuture, a position of the log's epoch
 // past the log's last sequence + 1: no edge of the cluster assigned it.
 // One past the replica but not the log is only not applied here yet; the
-// cursor waits for it.
+// cursor waits for it. Where other edges write, the log's leader may not
+// have applied yet what another edge's feed delivered (a follower's copy
+// can be ahead of the leader's for a few milliseconds, a leader just
+// elected for longer): a position beyond both the leader's answer and
+// this edge's replica is waited for, within ctx, and refused only if it
+// stays beyond. Without a leader's answer, errLog.
 func (c *conn) checkFuture(ctx context.Context, p rtm.Position) error {
 	if p.Epoch != c.srv.journal.Epoch() || p.Offset <= c.srv.store.Applied()+1 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	_, last, err := c.srv.journal.Bounds(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", errLog, err)
+	answered := false // a leader answered, that p is beyond
+	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
+		_, last, err := c.srv.journal.Bounds(ctx)
+		switch {
+		case err == nil && p.Offset <= last+1, p.Offset <= c.srv.store.Applied()+1:
+			return nil
+		case err == nil && !c.srv.journal.Shared():
+			return store.ErrFuture // the only writer's log: no other copy is ahead
+		}
+		answered = answered || err == nil
+		if pauseCtx(ctx, pause) != nil {
+			if !answered {
+				return fmt.Errorf("%w: %w", errLog, err)
+			}
+			return store.ErrFuture
+		}
 	}
-	if p.Offset > last+1 {
-		return store.ErrFuture
-	}
-	return nil
 }
+
+// futurePause bounds the pause between two looks of checkFuture at a
+// position beyond the log's leader.
+const futurePause = 100 * time.Millisecond
 
 // logOldest opens a subscription at the oldest message the channel's
 // rule still keeps in the log: where a fast-forward lands.

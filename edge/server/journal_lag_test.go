@@ -87,6 +87,25 @@ func startLaggingEdge(t *testing.T, l *laggingLeader, timeout time.Duration) *ed
 		&servertest.Options{JournalAs: as})
 }
 
+// A position another edge delivered may be ahead of what the stream's
+// leader has applied: resuming there on an edge that has not applied it
+// either is waited for, not refused as beyond the channel's newest (the
+// chaos test saw a client that moved to another edge refused so, with
+// the position the edge it left had given it).
+func TestJournalPositionAheadOfLeader(t *testing.T) {
+	e := startLaggingEdge(t, &laggingLeader{ahead: 2, staleBounds: 1}, 0)
+	c := e.dial(t, "test", "")
+	last := c.expectOK("rtm/publish", 1, map[string]any{"channel": "a", "message": 1})["position"].(string)
+	ahead := plus(t, last, 2)
+	if ok := c.expectOK("rtm/subscribe", 2, map[string]any{"channel": "a", "position": ahead}); ok["position"] != ahead {
+		t.Fatalf("subscribe at %s: %v", ahead, ok)
+	}
+	c.expectOK("rtm/publish", 3, map[string]any{"channel": "b", "message": 2})
+	if got := c.publishSubscribed(4, "a", map[string]any{"channel": "a", "message": 3}); got.(json.Number).String() != "3" {
+		t.Fatalf("the subscription at %s delivered %v first, want 3", ahead, got)
+	}
+}
+
 // A subscribe without a position starts after every message the log had
 // acknowledged when it came, even when the stream's leader does not
 // answer at first: it waits for the leader (before, it gave up and
