@@ -81,6 +81,7 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 	// resentID is the Msg-Id of the last attempt when it was refused
 	// after it was sent more than once: it may be stored after all.
 	resentID := ""
+	waited := false // for the leader to reach w's position
 	for {
 		if resentID != "" {
 			// Kept, should the attempt prove stored: the read below
@@ -105,6 +106,15 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 		}
 		prior = p
 		if w.expect != nil && !logMatches(*w.expect, prior, epoch, last) {
+			if !waited && c.srv.journal.Shared() && w.expect.Epoch == epoch && w.expect.Offset > last {
+				// The leader's newest is older than the position: it may
+				// not have applied yet what an edge delivered (a leader
+				// just elected, all it holds). Read again once it has.
+				waited = true
+				if c.srv.leaderReached(ctx, w.expect.Offset) == nil {
+					continue
+				}
+			}
 			return 0, prior, true, nil
 		}
 		id := nuid.Next()
@@ -123,6 +133,19 @@ func (c *conn) logCondPublish(ctx context.Context, key string, w logWrite) (offs
 			return 0, prior, false, c.logError(err)
 		}
 		return offset, prior, false, nil
+	}
+}
+
+// leaderReached waits until the log's leader has applied the stream up
+// to offset, or ctx ends (its error).
+func (s *Server) leaderReached(ctx context.Context, offset uint64) error {
+	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
+		if _, last, err := s.journal.Bounds(ctx); err == nil && last >= offset {
+			return nil
+		}
+		if err := pauseCtx(ctx, pause); err != nil {
+			return err
+		}
 	}
 }
 

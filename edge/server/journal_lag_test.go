@@ -138,3 +138,23 @@ func TestJournalSubscribeWithoutLeaderUnavailable(t *testing.T) {
 	c.expectError("rtm/subscribe", 1, map[string]any{"channel": "a"}, "unavailable")
 	c.expectError("rtm/subscribe", 2, map[string]any{"channel": "a", "history": map[string]any{"count": 1}}, "unavailable")
 }
+
+// A compare-and-set at the channel's newest position is stored though
+// the stream's leader, asked first, answers an older message as the
+// newest: it has not applied yet what an edge delivered, and the edge
+// asks again once it has (before, the write was refused, naming the
+// older message as the newest).
+func TestJournalCASAheadOfLeader(t *testing.T) {
+	l := &laggingLeader{}
+	e := startLaggingEdge(t, l, 0)
+	c := e.dial(t, "test", "")
+	older := c.expectOK("rtm/publish", 1, map[string]any{"channel": "kv", "message": 1})["position"].(string)
+	newest := c.expectOK("rtm/publish", 2, map[string]any{"channel": "kv", "message": 2})["position"].(string)
+	l.mu.Lock()
+	l.staleLatest = offsetOf(t, older)
+	l.mu.Unlock()
+	c.expectOK("rtm/write", 3, map[string]any{"channel": "kv", "message": 3, "position": newest})
+	if r := c.expectOK("rtm/read", 4, map[string]any{"channel": "kv"}); r["message"].(json.Number).String() != "3" {
+		t.Fatalf("read after the write: %v, want 3", r)
+	}
+}
