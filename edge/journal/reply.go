@@ -152,6 +152,7 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 	}
 	p.j.counters.published.Add(1)
 	now := time.Now()
+	p.j.reach.noteAck(now)
 	if o := p.j.opts.AckLatency; o != nil {
 		o.Observe(now.Sub(r.first).Seconds())
 	}
