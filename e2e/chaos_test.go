@@ -278,20 +278,10 @@ func readBack(run *chaosRun) []*chaosWorker {
 func (cs chaosSettings) short() bool { return cs.duration == 0 && len(cs.seeds) == 0 }
 
 // tolerated are the kinds of violation make test's short run reports
-// without failing, each an open finding of an edge during a failover
-// that make chaos still fails on:
-//   - stale-read, a read that missed a message another edge's subscriber
-//     already had, a few milliseconds before its publisher's ack (the
-//     stream's leader applies a committed message after a follower whose
-//     consumer delivered it; seen once in about 30,000 operations);
-//   - history-extra and live-old, a subscribe on an edge that could not
-//     reach the stream's leader within its 2 s wait (a fault under way)
-//     and started from what that edge had applied.
-//   - the other open findings of the long run, each rare in a short
-//     one: expired (a resume refused after a fault), cas-refused, and
-//     the purge kinds (purges are off in the short run).
-var tolerated = map[string]bool{"stale-read": true, "history-extra": true, "live-old": true,
-	"expired": true, "cas-refused": true, "missing-purged": true, "purged-delivered": true,
+// without failing, each an open finding that make chaos still fails on:
+// the purge kinds (purges are off in the short run), and live-start-gap,
+// seen once in a long run and not analysed yet.
+var tolerated = map[string]bool{"missing-purged": true, "purged-delivered": true,
 	"purged-readable": true, "live-start-gap": true}
 
 // tolerate logs the violations of tolerated kinds and returns the others.
