@@ -49,8 +49,9 @@ test: wasm-check chromium iproute2 strace fmt-check tidy-check commit-check vet 
 # internal/chaos. `make test` runs two short seeds; this draws seeds one
 # after another for CHAOS_DURATION, each running CHAOS_RUN, and ends with
 # a summary of the operations checked per kind, the faults and the
-# violations. SLUICE_CHAOS_SEED=N (or N,M,...) replays seeds; CHAOS_CLIENTS,
-# CHAOS_FAULTS (kill,stop), CHAOS_FAULT_GAP and CHAOS_LOG_DIR are read too.
+# violations. SLUICE_CHAOS_SEED=N (or N,M,...) replays seeds; CHAOS_PURGES=0
+# leaves purges out; CHAOS_CLIENTS, CHAOS_FAULTS (kill,stop),
+# CHAOS_FAULT_GAP and CHAOS_LOG_DIR are read too.
 CHAOS_DURATION ?= 10m
 CHAOS_RUN      ?= 2m
 CHAOS_TIMEOUT  ?= 3h

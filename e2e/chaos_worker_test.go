@@ -134,8 +134,14 @@ func (w *chaosWorker) span() chaos.Span {
 	return chaos.Span{Conn: w.id, Edge: w.edge}
 }
 
-// position returns the text of offset off in the run's epoch.
+// position returns the text of offset off in the run's epoch. A client
+// that has noted no position yet (its first subscription, lost, resumes
+// on another edge) takes the run's: before, it resumed at epoch 0, which
+// the edge rightly called another history.
 func (w *chaosWorker) position(off uint64) string {
+	if w.epoch == 0 {
+		w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
+	}
 	return rtm.Position{Epoch: w.epoch, Offset: off}.String()
 }
 

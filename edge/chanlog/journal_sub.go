@@ -10,10 +10,13 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// Subscribe opens a subscription: in the
-// replica where it holds the start, else from the log up to the replica.
+// Subscribe opens a subscription: in the replica where it holds the
+// start, else from the log up to the replica. What it waits for of the
+// log shares one deadline, the log's publish timeout.
 func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start) (*store.Cursor, *CatchUp, error) {
 	st, j := l.st, l.j
+	ctx, cancel := context.WithTimeout(ctx, j.PublishTimeout())
+	defer cancel()
 	switch {
 	case start.Position != nil:
 		if err := l.checkFuture(ctx, *start.Position); err != nil {
@@ -36,17 +39,17 @@ func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start
 		}
 		return l.withCatchUp(key, from)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
-		l.awaitAcknowledged(ctx)
+		if err := l.awaitAcknowledged(ctx); err != nil {
+			return nil, nil, err
+		}
 		return l.history(ctx, key, start)
 	}
-	l.awaitAcknowledged(ctx)
+	if err := l.awaitAcknowledged(ctx); err != nil {
+		return nil, nil, err
+	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
 }
-
-// ackWait bounds how long a subscribe waits for this edge to apply what
-// the log had acknowledged; past it, it starts from what the edge has.
-const ackWait = 2 * time.Second
 
 // awaitAcknowledged waits, where other edges write to the log, until
 // this edge's store has applied every message the log had acknowledged
@@ -55,31 +58,50 @@ const ackWait = 2 * time.Second
 // history counts back from there (before, on another edge than the
 // publisher's, a live subscription could get a message acknowledged
 // before it was asked for, and a history one message too many). An edge
-// that cannot reach the log's leader, or does not catch up, within
-// ackWait serves from what it has: a subscription keeps working while
-// the log is away, ackWait later.
-func (l *Journaled) awaitAcknowledged(ctx context.Context) {
-	j := l.j
-	if !j.Shared() {
-		return
+// that cannot reach the log's leader, or does not catch up, before ctx
+// ends fails the subscribe with ErrUnreadable (unavailable, which the
+// client may retry): starting from what it has would break that promise,
+// as the 2 s wait this replaced did during failovers (the chaos test).
+func (l *Journaled) awaitAcknowledged(ctx context.Context) error {
+	if !l.j.Shared() {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, ackWait)
-	defer cancel()
-	last, err := j.Acknowledged(ctx)
+	last, err := l.acknowledged(ctx)
 	if err != nil {
-		l.log.Debug("subscribe: the log's last offset is unknown; starting from this edge's", "err", err)
-		return
+		return err
 	}
 	for pause := logCaughtUpPause / 10; l.st.Applied() < last; pause = min(2*pause, logLagPause) {
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			l.log.Debug("subscribe: this edge's feed lags the log; starting from what it applied",
-				"applied", l.st.Applied(), "acknowledged", last)
-			return
-		case <-t.C:
+		if err := pauseCtx(ctx, pause); err != nil {
+			return fmt.Errorf("%w: this edge's feed stays behind the log's acknowledged offset %d (applied %d): %w",
+				ErrUnreadable, last, l.st.Applied(), err)
 		}
+	}
+	return nil
+}
+
+// acknowledged asks the log's leader for its last offset (Acknowledged)
+// until one answers or ctx ends: during an election none does.
+func (l *Journaled) acknowledged(ctx context.Context) (uint64, error) {
+	for pause := logLagPause; ; pause = min(2*pause, time.Second) {
+		last, err := l.j.Acknowledged(ctx)
+		if err == nil {
+			return last, nil
+		}
+		if perr := pauseCtx(ctx, pause); perr != nil {
+			return 0, fmt.Errorf("%w: the log's acknowledged offset: %w", ErrUnreadable, err)
+		}
+	}
+}
+
+// pauseCtx waits d, or until ctx ends (its error).
+func pauseCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -121,28 +143,50 @@ func (l *Journaled) history(ctx context.Context, key string, start store.Start) 
 // checkFuture refuses, with store.ErrFuture, a position of the log's epoch
 // past the log's last sequence + 1: no edge of the cluster assigned it.
 // One past the replica but not the log is only not applied here yet; the
-// cursor waits for it.
+// cursor waits for it. Where other edges write, the log's leader may not
+// have applied yet what another edge's feed delivered (a follower's copy
+// can be ahead of the leader's for a few milliseconds, a leader just
+// elected for longer): a position beyond both the leader's answer and
+// this edge's replica is waited for, within ctx, and refused only if it
+// stays beyond. Without a leader's answer, ErrUnreadable.
 func (l *Journaled) checkFuture(ctx context.Context, p rtm.Position) error {
 	if p.Epoch != l.j.Epoch() || p.Offset <= l.st.Applied()+1 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	_, last, err := l.j.Bounds(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnreadable, err)
+	answered := false // a leader answered, that p is beyond
+	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
+		_, last, err := l.j.Bounds(ctx)
+		switch {
+		case err == nil && p.Offset <= last+1, p.Offset <= l.st.Applied()+1:
+			return nil
+		case err == nil && !l.j.Shared():
+			return store.ErrFuture // the only writer's log: no other copy is ahead
+		}
+		answered = answered || err == nil
+		if pauseCtx(ctx, pause) != nil {
+			if !answered {
+				return fmt.Errorf("%w: %w", ErrUnreadable, err)
+			}
+			return store.ErrFuture
+		}
 	}
-	if p.Offset > last+1 {
-		return store.ErrFuture
-	}
-	return nil
 }
+
+// futurePause bounds the pause between two looks of checkFuture at a
+// position beyond the log's leader.
+const futurePause = 100 * time.Millisecond
 
 // logOldest opens a subscription at the oldest message the channel's
 // rule still keeps in the log: where a fast-forward lands.
 func (l *Journaled) Oldest(ctx context.Context, key string) (*store.Cursor, *CatchUp, error) {
 	ret := l.retention(key).Normalized()
-	l.awaitAcknowledged(ctx)
+	ctx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
+	defer cancel()
+	if err := l.awaitAcknowledged(ctx); err != nil {
+		return nil, nil, err
+	}
 	return l.history(ctx, key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
 }
 

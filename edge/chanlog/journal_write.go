@@ -104,6 +104,7 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 	// resentID is the Msg-Id of the last attempt when it was refused
 	// after it was sent more than once: it may be stored after all.
 	resentID := ""
+	waited := false // for the leader to reach w's position
 	prior.Data = buf[:0]
 	for {
 		if resentID != "" {
@@ -129,6 +130,15 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 		}
 		prior, buf = p, p.Data[:0]
 		if w.Compare && !matches(w.Expect, prior, l.epoch(), last) {
+			if !waited && l.j.Shared() && w.Expect.Epoch == l.epoch() && w.Expect.Offset > last {
+				// The leader's newest is older than the position: it may
+				// not have applied yet what an edge delivered (a leader
+				// just elected, all it holds). Read again once it has.
+				waited = true
+				if l.leaderReached(ctx, w.Expect.Offset) == nil {
+					continue
+				}
+			}
 			return 0, prior, store.ErrMismatch
 		}
 		id := nuid.Next()
@@ -146,6 +156,19 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 			}
 		}
 		return offset, prior, err
+	}
+}
+
+// leaderReached waits until the log's leader has applied the stream up
+// to offset, or ctx ends (its error).
+func (l *Journaled) leaderReached(ctx context.Context, offset uint64) error {
+	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
+		if _, last, err := l.j.Bounds(ctx); err == nil && last >= offset {
+			return nil
+		}
+		if err := pauseCtx(ctx, pause); err != nil {
+			return err
+		}
 	}
 }
 

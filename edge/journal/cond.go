@@ -122,10 +122,16 @@ const errCodeNoMessage = int(jetstream.JSErrCodeMessageNotFound)
 
 // Await waits until this edge's store holds the message published with
 // msgID at seq (a conditional publish the caller found stored after its
-// refusal, see Resent), as a publish's acknowledgment waits for it.
+// refusal, see Resent), as a publish's acknowledgment waits for it: up
+// to ctx's deadline (else the publish timeout), past which it fails as
+// the publish's fate unknown.
 func (j *Journal) Await(ctx context.Context, seq uint64, msgID string) error {
 	c := make(chan error, 1)
-	j.feed.whenApplied(waiter{seq: seq, id: idHash(msgID), deadline: time.Now().Add(maxFeedWait),
+	deadline := deadlineOf(ctx)
+	if deadline.IsZero() {
+		deadline = time.Now().Add(j.opts.PublishTimeout)
+	}
+	j.feed.whenApplied(waiter{seq: seq, id: idHash(msgID), deadline: deadline,
 		done: func(_ uint64, err error) { c <- err }})
 	select {
 	case err := <-c:

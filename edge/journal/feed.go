@@ -55,6 +55,10 @@ type feed struct {
 
 	// kick asks the watchdog for a stream check now (buffered, 1).
 	kick chan struct{}
+	// fed says Start made the feed fill a store: an acknowledgment then
+	// waits for it. A journal opened only to publish (no store) has a
+	// stream check confirm its acknowledgments instead.
+	fed atomic.Bool
 
 	mu      sync.Mutex // guards the fields below; a leaf lock
 	applied uint64
@@ -92,6 +96,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.applyMu.Lock()
 	f.st, f.handles = st, make(map[string]*store.Channel)
 	f.applyMu.Unlock()
+	f.fed.Store(true)
 	var info *jetstream.StreamInfo
 	var msgs []store.Frame
 	since := time.Now().Add(-j.opts.Replay)

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -139,14 +140,24 @@ func (j *Journal) Reached(ctx context.Context, seq uint64) (bool, error) {
 }
 
 // Bounds returns the stream's first and last sequences: offsets below
-// first are gone from the log.
+// first are gone from the log. Only a leader's answer counts: while a
+// replicated stream has no leader, each follower answers stream info
+// with its own copy, which may lag what was acknowledged (a subscribe
+// then started before acknowledged messages, a position handed out by
+// another edge was called beyond the newest).
 func (j *Journal) Bounds(ctx context.Context) (first, last uint64, err error) {
 	info, err := j.stream.Info(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("journal: stream info: %w", err)
 	}
+	if c := info.Cluster; c != nil && c.Leader == "" {
+		return 0, 0, fmt.Errorf("journal: stream info: %w", errLeaderless)
+	}
 	return info.State.FirstSeq, info.State.LastSeq, nil
 }
+
+// errLeaderless: a follower of a stream without a leader answered.
+var errLeaderless = errors.New("the stream has no leader; a follower answered")
 
 // counters are the journal's statistics, all atomic.
 type counters struct {

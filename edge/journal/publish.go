@@ -18,9 +18,9 @@ import (
 // publish fails at once instead of holding more memory through an outage.
 const maxPending = 1 << 16
 
-// maxFeedWait bounds how long an acknowledged publish waits for the feed
-// to bring it into this edge's store: beyond the watchdog's time to
-// replace a stuck consumer.
+// maxFeedWait bounds how long the sequence of a stored fence waits for
+// the feed (beyond the watchdog's time to replace a stuck consumer), and
+// an acknowledgment of a journal that feeds no store for a stream check.
 const maxFeedWait = 6 * time.Second
 
 // retryPause is the least time between two sends of a publish while the

@@ -18,7 +18,10 @@ import (
 //
 //   - no look at the stream succeeded for readyNoLeader (the stream's
 //     leader answers it: a cut edge, a leaderless stream), or the last
-//     answer named no leader;
+//     answer named no leader, and JetStream acknowledged none of this
+//     edge's publishes meanwhile (its leader stored them: under load a
+//     look can take longer than the watchdog waits while publishes
+//     work, and readiness flickered);
 //   - the feed has been more than readyMaxLag messages behind the
 //     stream's last sequence, as the looks found it, for readyNoLeader.
 //
@@ -33,8 +36,9 @@ const (
 
 // reach is what the watchdog's looks at the stream found.
 type reach struct {
-	// seen is when a look last found the stream with a leader (unix
-	// nanoseconds), or when the journal opened; the watchdog writes it.
+	// seen is when a look last found the stream with a leader, or
+	// JetStream last acknowledged a publish (unix nanoseconds), or when
+	// the journal opened; the watchdog and noteAck write it.
 	seen atomic.Int64
 	// behindSince is when the feed was first found more than
 	// readyMaxLag behind, 0 while it is not; the watchdog writes it.
@@ -62,6 +66,17 @@ func (r *reach) noteLook(info *jetstream.StreamInfo, applied uint64, now time.Ti
 		r.behindSince.Store(0)
 	case r.behindSince.Load() == 0:
 		r.behindSince.Store(now.UnixNano())
+	}
+}
+
+// noteAck records that JetStream acknowledged a publish at now: the
+// stream's leader answered.
+func (r *reach) noteAck(now time.Time) {
+	for n := now.UnixNano(); ; {
+		old := r.seen.Load()
+		if old >= n || r.seen.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 

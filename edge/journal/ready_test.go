@@ -52,3 +52,23 @@ func TestReachReadiness(t *testing.T) {
 		})
 	}
 }
+
+// A publish JetStream acknowledged is an answer of the stream's leader:
+// under load a look can take longer than the watchdog waits while
+// publishes work, and readiness must not flicker then. An old
+// acknowledgment is no answer now.
+func TestReachAcknowledged(t *testing.T) {
+	t0 := time.Now()
+	var r reach
+	r.seen.Store(t0.UnixNano())
+	r.noteLook(nil, 0, t0.Add(time.Second))
+	r.noteAck(t0.Add(3 * time.Second))
+	r.noteLook(nil, 0, t0.Add(4*time.Second))
+	if err := r.why(t0.Add(6 * time.Second)); err != nil {
+		t.Fatalf("looks lost, a publish acknowledged 3s ago: %v", err)
+	}
+	r.noteAck(t0.Add(2 * time.Second)) // a late note of an older one
+	if err := r.why(t0.Add(8 * time.Second)); err == nil || !strings.Contains(err.Error(), "no leader") {
+		t.Fatalf("no answer for 5s: %v, want no leader", err)
+	}
+}

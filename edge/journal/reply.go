@@ -151,14 +151,18 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 		return
 	}
 	p.j.counters.published.Add(1)
+	now := time.Now()
+	p.j.reach.noteAck(now)
 	if o := p.j.opts.AckLatency; o != nil {
-		o.Observe(time.Since(r.first).Seconds())
+		o.Observe(now.Sub(r.first).Seconds())
 	}
 	// Stored: the reply waits for this edge's store (a read on this edge
-	// then sees the message), but not long behind a lagging feed.
-	wait := time.Now().Add(maxFeedWait)
-	if r.deadline.Before(wait) {
-		wait = r.deadline
+	// then sees the message), up to the publish's deadline; past it the
+	// publish fails as its fate unknown (expireWaiters), never an ok the
+	// store does not back. Without a store, a stream check confirms it.
+	wait := r.deadline
+	if soon := now.Add(maxFeedWait); !p.j.feed.fed.Load() && soon.Before(wait) {
+		wait = soon
 	}
 	w := waiter{seq: seq, id: r.id, deadline: wait, done: r.done, subj: r.msg.Subject, data: r.msg.Data,
 		origin: r.msg.Header.Get(OriginHeader)}

@@ -74,11 +74,15 @@ func (f *feed) release(seq, id uint64) {
 	f.mu.Unlock()
 }
 
-// expireWaiters completes the publishes whose message the feed has not
-// brought (or a stream check not vouched for) within the publish
-// timeout. JetStream stored them: if a stream check since found the
-// stream unchanged, the ok is true, and only this edge's read-your-writes
-// is lost while its feed lags; else they fail as unavailable.
+// expireWaiters completes the publishes whose deadline passed before
+// the feed brought their message, or before a stream check vouched for
+// the one it brought. JetStream stored them, but an ok says this edge's
+// store holds the message (a read here sees it): one the feed has not
+// brought fails as its fate unknown (it was stored; before, a stream
+// check was enough for an ok, and an ack across a failover came while
+// the replica lagged). One the replica holds at its sequence (or any,
+// where the journal feeds no store) is stored if a stream check since
+// found the stream unchanged; else it fails as unavailable.
 func (f *feed) expireWaiters(now time.Time) {
 	f.mu.Lock()
 	if len(f.waiters)+len(f.unverified) == 0 || !now.After(f.earliestDeadlineLocked()) {
@@ -92,19 +96,27 @@ func (f *feed) expireWaiters(now time.Time) {
 	f.j.checkEpoch(ctx)
 	cancel()
 	f.mu.Lock()
-	var due []waiter
-	due, f.unverified = takeDue(due, f.unverified, now)
-	due, f.waiters = takeDue(due, f.waiters, now)
+	var held, lagged []waiter
+	held, f.unverified = takeDue(held, f.unverified, now)
+	lagged, f.waiters = takeDue(lagged, f.waiters, now)
+	if !f.fed.Load() {
+		held, lagged = append(held, lagged...), nil
+	}
 	heap.Init(&f.waiters)
 	confirmed := f.confirmed
 	f.mu.Unlock()
-	for _, w := range due {
+	for _, w := range held {
 		if confirmed > w.check {
 			w.call()
 		} else {
 			f.j.counters.failed.Add(1)
 			w.done(0, fmt.Errorf("%w: no look at the stream confirmed its acknowledgment in time", ErrUnavailable))
 		}
+	}
+	for _, w := range lagged {
+		f.j.counters.failed.Add(1)
+		w.done(0, fmt.Errorf("%w: %w: JetStream stored it at %d, but this edge's store had not applied it by the publish's deadline",
+			ErrUnavailable, ErrFateUnknown, w.seq))
 	}
 }
 

@@ -159,13 +159,13 @@ func (m *model) checkAgeStart(c *chanLog, ps []purgeBounds, s *Sub) {
 }
 
 // checkLiveStart: a live subscription delivers nothing acknowledged
-// before it was sent, and starts before every message sent after its
-// reply.
+// before it was sent (nor shown by its edge: knownBefore), and starts
+// before every message sent after its reply.
 func (m *model) checkLiveStart(c *chanLog, s *Sub) {
 	var old []*Msg
 	for _, b := range s.Batches {
 		for _, v := range b.Values {
-			if w := m.byID[v]; storedBefore(w, s.Sent) {
+			if w := m.byID[v]; knownBefore(w, s.Sent, s.Edge) {
 				old = append(old, w)
 			}
 		}

@@ -156,6 +156,44 @@ func TestCheckStaleReadKnown(t *testing.T) {
 	}
 }
 
+// What a read or a subscribe on an edge must find in the log is what was
+// acknowledged before it, and what that edge had shown: not a message
+// another edge delivered before its publisher's ack (a follower's feed
+// can deliver a committed message a few milliseconds before the stream's
+// leader, which the request asks, has applied it).
+func TestCheckDeliveredElsewhere(t *testing.T) {
+	t.Parallel()
+	a, c := pub("a", at(0, 10), 10), pub("c", at(20, 40), 12)
+	// c delivered at 25 ms, before its ack at 40 ms, on edge e.
+	shown := func(e int) *Sub {
+		return sub(Live, 0, on(at(-10, -5), 9, e), 5, Open, batch(11, "a"), Batch{Values: []string{"c"}, Off: 13, At: t0.Add(25 * time.Millisecond)})
+	}
+	// The requests are on edge 1, from 30 to 31 ms.
+	req := on(at(30, 31), 1, 1)
+	tests := []struct {
+		name string
+		h    *History
+		want string
+	}{
+		{"read misses it, shown elsewhere", history(a, c, shown(0), read(req, 0, 10, "a")), ""},
+		{"read misses it, shown there", history(a, c, shown(1), read(req, 0, 10, "a")), "stale-read"},
+		{"read misses it, read there", history(a, c, read(on(at(26, 27), 2, 1), 0, 12, "c"), read(req, 0, 10, "a")), "stale-read"},
+		{"read misses it, acknowledged", history(a, c, shown(0), read(on(at(45, 46), 1, 1), 0, 10, "a")), "stale-read"},
+		{"live delivers it, shown elsewhere", history(a, c, shown(0), sub(Live, 0, req, 11, Open, batch(13, "c"))), ""},
+		{"live delivers it, shown there", history(a, c, shown(1), sub(Live, 0, req, 11, Open, batch(13, "c"))), "live-old"},
+		{"count 1 has it too, shown elsewhere", history(a, c, shown(0), sub(Count, 1, req, 10, Open, batch(11, "a"), batch(13, "c"))), ""},
+		{"count 1 has it too, shown there", history(a, c, shown(1), sub(Count, 1, req, 10, Open, batch(11, "a"), batch(13, "c"))), "history-extra"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := kinds(Check(tt.h)); got != tt.want {
+				t.Errorf("kinds %q, want %q\n%v", got, tt.want, Check(tt.h))
+			}
+		})
+	}
+}
+
 func kinds(vs []Violation) string {
 	var ks []string
 	for _, v := range vs {

@@ -77,11 +77,12 @@ type Msg struct {
 	Kind    WriteKind
 	Expect  uint64 // a CAS's position (offset)
 	Outcome Outcome
-	Err     string    // the error code, if any
-	Reason  string    // the error's reason, for people
-	Off     uint64    // its offset: replied, or learned from a delivery or a read; 0 unknown
-	seq     int       // its index among its connection's writes
-	seen    time.Time // when it was first seen delivered or read, if it was
+	Err     string            // the error code, if any
+	Reason  string            // the error's reason, for people
+	Off     uint64            // its offset: replied, or learned from a delivery or a read; 0 unknown
+	seq     int               // its index among its connection's writes
+	seen    time.Time         // when it was first seen delivered or read, if it was
+	seenOn  map[int]time.Time // the same, per edge
 }
 
 // Purge is an rtm/delete with purge: true.

@@ -119,10 +119,21 @@ func (m *model) learn(ch, v string, off uint64, how string) {
 	m.store(c, off, w, how)
 }
 
-// seenAt notes that the message of value v was seen stored at t.
-func (m *model) seenAt(v string, t time.Time) {
-	if w := m.byID[v]; w != nil && !t.IsZero() && (w.seen.IsZero() || t.Before(w.seen)) {
+// seenAt notes that the message of value v was seen stored at t, on
+// edge.
+func (m *model) seenAt(v string, t time.Time, edge int) {
+	w := m.byID[v]
+	if w == nil || t.IsZero() {
+		return
+	}
+	if w.seen.IsZero() || t.Before(w.seen) {
 		w.seen = t
+	}
+	if at, ok := w.seenOn[edge]; !ok || t.Before(at) {
+		if w.seenOn == nil {
+			w.seenOn = map[int]time.Time{}
+		}
+		w.seenOn[edge] = t
 	}
 }
 
@@ -131,7 +142,7 @@ func (m *model) learnAll() {
 	for _, s := range m.h.Subs {
 		for _, b := range s.Batches {
 			for _, v := range b.Values {
-				m.seenAt(v, b.At)
+				m.seenAt(v, b.At, s.Edge)
 			}
 			if len(b.Values) > 0 && b.Off > 0 {
 				m.learn(s.Channel, b.Values[len(b.Values)-1], b.Off-1, "data of "+s.describe())
@@ -141,7 +152,7 @@ func (m *model) learnAll() {
 	for _, r := range m.h.Reads {
 		// A null read may say "nothing there" as well as name a delete.
 		if r.Err == "" && r.Off != 0 && r.Value != "" {
-			m.seenAt(r.Value, r.Replied)
+			m.seenAt(r.Value, r.Replied, r.Edge)
 			m.learn(r.Channel, r.Value, r.Off, r.describe())
 		}
 	}

@@ -84,17 +84,37 @@ func mayExpire(ps []purgeBounds, off uint64, t time.Time) bool {
 }
 
 // surely reports whether the entry e is in the log throughout [s.Sent,
-// s.Replied]: known stored before the request was sent, and no purge
-// may have dropped it by the reply.
+// s.Replied] as the request's edge must show it: known there before the
+// request was sent (knownBefore), and no purge may have dropped it by
+// the reply.
 func surely(ps []purgeBounds, e *entry, s Span) bool {
 	w := e.msg
-	return storedBefore(w, s.Sent) && !mayPurge(ps, w, e.off, s.replied())
+	return knownBefore(w, s.Sent, s.Edge) && !mayPurge(ps, w, e.off, s.replied())
 }
 
 // storedBefore reports whether the test knew, before t, that w was in
-// the log: acknowledged, or seen in a data PDU or a read.
+// the log: acknowledged, or seen in a data PDU or a read, on any edge.
 func storedBefore(w *Msg, t time.Time) bool {
 	return w != nil && (w.Outcome == Acked && w.Replied.Before(t) || !w.seen.IsZero() && w.seen.Before(t))
+}
+
+// knownBefore reports whether a request sent at t on edge must find w in
+// the log: acknowledged before t (by any edge), or shown before t by
+// that edge itself (delivered or read there). What the product promises
+// a read or a subscribe is what was acknowledged before it
+// (docs/cluster.md), and an edge does not go back on what it showed.
+// A message another edge delivered, not yet acknowledged, is not owed: a
+// follower's feed can deliver a committed message a few milliseconds
+// before the stream's leader applies it, which is what a request asks.
+func knownBefore(w *Msg, t time.Time, edge int) bool {
+	if w == nil {
+		return false
+	}
+	if w.Outcome == Acked && w.Replied.Before(t) {
+		return true
+	}
+	at, ok := w.seenOn[edge]
+	return ok && at.Before(t)
 }
 
 // maybe reports whether the message w (at off, 0 unknown) may be in the

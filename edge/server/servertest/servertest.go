@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
@@ -37,6 +38,10 @@ type Options struct {
 	// from the journal's stream, and Start returns once the feed has
 	// caught up (the edge is ready). Default: none, the edge's memory.
 	Journal *journal.Journal
+	// JournalAs, when set, is what the edge sees of Journal, which still
+	// feeds its store: a test's stand-in for a log whose leader answers
+	// late or stale. Default: Journal itself.
+	JournalAs func(chanlog.Journal) chanlog.Journal
 	// Handler, when set, is what the HTTP server serves, built around the
 	// edge (which serves RTM at /v2), e.g. a mux adding the server API or
 	// /metrics, as `sluice edge` does. Default: the edge alone.
@@ -63,6 +68,9 @@ func Start(t testing.TB, opts *server.Options, o *Options) *Edge {
 	}
 	if o.Journal != nil {
 		so.Journal = o.Journal
+		if o.JournalAs != nil {
+			so.Journal = o.JournalAs(o.Journal)
+		}
 	}
 	srv, err := server.New(&so)
 	if err != nil {
