@@ -81,7 +81,7 @@ func appendValue[P Primitives](dst []byte, v any, p P, depth int) ([]byte, error
 		return p.AppendUint(dst, x), nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return dst, NonFiniteError()
+			return dst, rtm.Invalid(rtm.MessageNonFinite)
 		}
 		return p.AppendFloat(dst, x), nil
 	case string:
@@ -119,7 +119,7 @@ func appendValue[P Primitives](dst []byte, v any, p P, depth int) ([]byte, error
 
 func appendArray[P Primitives](dst []byte, a []any, p P, depth int) ([]byte, error) {
 	if depth >= MaxDepth {
-		return dst, TooDeepError()
+		return dst, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	dst = p.AppendArrayStart(dst, len(a))
 	for i, e := range a {
@@ -133,7 +133,7 @@ func appendArray[P Primitives](dst []byte, a []any, p P, depth int) ([]byte, err
 
 func appendMap[P Primitives](dst []byte, m map[string]any, p P, depth int) ([]byte, error) {
 	if depth >= MaxDepth {
-		return dst, TooDeepError()
+		return dst, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	var buf [16]string // no allocation for the keys of a small map
 	keys := SortedKeys(buf[:0], m)
@@ -150,29 +150,39 @@ func appendMap[P Primitives](dst []byte, m map[string]any, p P, depth int) ([]by
 	return p.AppendMapEnd(dst), nil
 }
 
-// Invalid returns the invalid_format error a codec answers a malformed
-// PDU with.
-func Invalid(reason string) *rtm.Error {
-	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
-}
-
 // Once marks a PDU key seen, or returns the error for a key that came
 // twice.
 func Once(seen *bool) error {
 	if *seen {
-		return Invalid("PDU has a key twice")
+		return rtm.Invalid(rtm.PDUKeyTwice)
 	}
 	*seen = true
 	return nil
 }
 
-// StringError returns the error for a message string that is not valid
-// UTF-8, which the binary codecs refuse.
-func StringError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message string is not valid UTF-8")
+// Invalid, ShapeFallback and the errors below are package rtm's reasons
+// under the names the msgpack codec still calls them by; they go with
+// its decoders of before the one body decoder.
+
+// Invalid returns the invalid_format error of reason.
+func Invalid(reason string) *rtm.Error {
+	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
 }
 
-// KeyError returns the error for a message map key that is not valid UTF-8.
-func KeyError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message map key is not valid UTF-8")
-}
+// ShapeFallback is rtm.BodyShape.
+func ShapeFallback() *rtm.Error { return rtm.Invalid(rtm.BodyShape) }
+
+// StringError is rtm.MessageNotUTF8.
+func StringError() *rtm.Error { return rtm.Invalid(rtm.MessageNotUTF8) }
+
+// KeyError is rtm.MessageKeyNotUTF8.
+func KeyError() *rtm.Error { return rtm.Invalid(rtm.MessageKeyNotUTF8) }
+
+// TooDeepError is rtm.MessageTooDeep.
+func TooDeepError() *rtm.Error { return rtm.Invalid(rtm.MessageTooDeep) }
+
+// NonFiniteError is rtm.MessageNonFinite.
+func NonFiniteError() *rtm.Error { return rtm.Invalid(rtm.MessageNonFinite) }
+
+// UnsupportedError is rtm.MessageUnsupported.
+func UnsupportedError(any) *rtm.Error { return rtm.Invalid(rtm.MessageUnsupported) }

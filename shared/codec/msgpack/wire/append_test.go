@@ -105,7 +105,7 @@ func TestAppendValueReasons(t *testing.T) {
 		{name: "string", v: "\xc3\x28", reason: "message string is not valid UTF-8"},
 		{name: "key", v: map[string]any{"ok": 1, "\xff": 1}, reason: "message map key is not valid UTF-8"},
 		{name: "nesting", v: map[string]any{"a": tooDeep}, reason: codec.TooDeepError().Reason},
-		{name: "integer key", v: map[any]any{1: 2}, reason: "message map key is an integer, not a string"},
+		{name: "integer key", v: map[any]any{1: 2}, reason: string(rtm.MessageKeyType)},
 		{name: "struct", v: struct{}{}, reason: codec.UnsupportedError(struct{}{}).Reason},
 	}
 	for _, tt := range tests {
