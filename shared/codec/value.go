@@ -159,30 +159,3 @@ func Once(seen *bool) error {
 	*seen = true
 	return nil
 }
-
-// Invalid, ShapeFallback and the errors below are package rtm's reasons
-// under the names the msgpack codec still calls them by; they go with
-// its decoders of before the one body decoder.
-
-// Invalid returns the invalid_format error of reason.
-func Invalid(reason string) *rtm.Error {
-	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
-}
-
-// ShapeFallback is rtm.BodyShape.
-func ShapeFallback() *rtm.Error { return rtm.Invalid(rtm.BodyShape) }
-
-// StringError is rtm.MessageNotUTF8.
-func StringError() *rtm.Error { return rtm.Invalid(rtm.MessageNotUTF8) }
-
-// KeyError is rtm.MessageKeyNotUTF8.
-func KeyError() *rtm.Error { return rtm.Invalid(rtm.MessageKeyNotUTF8) }
-
-// TooDeepError is rtm.MessageTooDeep.
-func TooDeepError() *rtm.Error { return rtm.Invalid(rtm.MessageTooDeep) }
-
-// NonFiniteError is rtm.MessageNonFinite.
-func NonFiniteError() *rtm.Error { return rtm.Invalid(rtm.MessageNonFinite) }
-
-// UnsupportedError is rtm.MessageUnsupported.
-func UnsupportedError(any) *rtm.Error { return rtm.Invalid(rtm.MessageUnsupported) }
