@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -152,9 +153,14 @@ func parseMessage(text string, asString bool) (any, error) {
 	if err := (jsoncodec.Codec{}).DecodeBody([]byte(text), &v); err != nil {
 		reason := err.Error()
 		if re, ok := rtm.AsError(err); ok {
-			// Without the codec's RTM code and preamble, meant for the
-			// edge's replies.
-			reason = strings.TrimPrefix(re.Reason, "body is not valid JSON: ")
+			reason = re.Reason // without the RTM code, meant for the edge's replies
+		}
+		// The codec words a refusal the same for every client, without
+		// saying where the text goes wrong; for the user's own text,
+		// encoding/json's syntax error does.
+		var raw json.RawMessage
+		if jerr := json.Unmarshal([]byte(text), &raw); jerr != nil {
+			reason = jerr.Error()
 		}
 		return nil, fmt.Errorf("not a JSON value: %s; --string sends text as a string", reason)
 	}

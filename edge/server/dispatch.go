@@ -197,14 +197,18 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 	c.enqueue(outItem{frame: frame})
 }
 
-// decode decodes a request body, mapping failures to invalid_format, and
-// refuses string fields past their bounds (rtm.LengthChecker).
+// decode decodes a request body and refuses string fields past their
+// bounds (rtm.LengthChecker). A codec refuses a body with an *rtm.Error
+// whose reason package rtm words; any other error is a codec's bug, logged
+// and answered with rtm.BodyShape, never with its text.
 func (c *conn) decode(env *rtm.Envelope, v any) error {
 	if err := c.codec.DecodeBody(env.Body, v); err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return err
 		}
-		return rtm.Errorf(rtm.CodeInvalidFormat, "malformed %s body", env.Action)
+		c.srv.log.Error("a codec failed on a body with an error that is not a protocol error",
+			"codec", c.codec.Name(), "action", env.Action, "err", err)
+		return rtm.Invalid(rtm.BodyShape)
 	}
 	if l, ok := v.(rtm.LengthChecker); ok {
 		return l.CheckLengths()

@@ -8,10 +8,11 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// MaxDepth is how deeply arrays and maps may nest inside one message. A
-// message nested deeper is refused with invalid_format by Normalize and by
-// every codec's AppendValue, so no decoder or encoder recurses without bound.
-const MaxDepth = 64
+// MaxDepth is how deeply arrays and maps may nest inside one message
+// (rtm.MaxDepth). A message nested deeper is refused with invalid_format by
+// Normalize and by every codec's AppendValue, so no decoder or encoder
+// recurses without bound.
+const MaxDepth = rtm.MaxDepth
 
 // numberLiteral is a number a decoder kept as its decimal text, such as
 // encoding/json's Number. Matching it by its methods keeps encoding/json out
@@ -43,7 +44,7 @@ func normalize(v any, depth int) (any, error) {
 		return v, nil
 	case string:
 		if !utf8.ValidString(x) {
-			return nil, StringError()
+			return nil, rtm.Invalid(rtm.MessageNotUTF8)
 		}
 		return v, nil
 	case float64:
@@ -90,12 +91,12 @@ func normalizeInt(v any) (any, error) {
 	case uintptr:
 		return fromUint(uint64(x)), nil
 	}
-	return nil, UnsupportedError(v)
+	return nil, rtm.Invalid(rtm.MessageUnsupported)
 }
 
 func normalizeSlice(s []any, depth int) (any, error) {
 	if depth >= MaxDepth {
-		return nil, TooDeepError()
+		return nil, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	for i, e := range s {
 		n, err := normalize(e, depth+1)
@@ -109,11 +110,11 @@ func normalizeSlice(s []any, depth int) (any, error) {
 
 func normalizeMap(m map[string]any, depth int) (any, error) {
 	if depth >= MaxDepth {
-		return nil, TooDeepError()
+		return nil, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	for k, e := range m {
 		if !utf8.ValidString(k) {
-			return nil, KeyError()
+			return nil, rtm.Invalid(rtm.MessageKeyNotUTF8)
 		}
 		n, err := normalize(e, depth+1)
 		if err != nil {
@@ -133,7 +134,7 @@ func fromUint(u uint64) any {
 
 func checkFloat(f float64) (any, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, NonFiniteError()
+		return nil, rtm.Invalid(rtm.MessageNonFinite)
 	}
 	return f, nil
 }
@@ -154,7 +155,7 @@ func parseNumber(s string) (any, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
-		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message number %.40q is out of range or malformed", s)
+		return nil, rtm.Invalid(rtm.MessageNumber)
 	}
 	return f, nil
 }
@@ -182,7 +183,7 @@ func StringMap(m map[any]any) (map[string]any, error) {
 	for k, e := range m {
 		s, ok := k.(string)
 		if !ok {
-			return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message map key is %s, not a string", kindOf(k))
+			return nil, rtm.Invalid(rtm.MessageKeyType)
 		}
 		out[s] = e
 	}
@@ -214,44 +215,4 @@ func NormalizeBody(v any) error {
 		}
 	}
 	return err
-}
-
-// TooDeepError returns the error for a message nested deeper than MaxDepth.
-func TooDeepError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message nests deeper than %d levels", MaxDepth)
-}
-
-// NonFiniteError returns the error for a NaN or infinite number, which JSON
-// cannot carry and the canonical model therefore excludes.
-func NonFiniteError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message holds NaN or an infinite number")
-}
-
-// UnsupportedError returns the error for a value outside the canonical model.
-func UnsupportedError(v any) *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message holds an unsupported value (%s)", kindOf(v))
-}
-
-// kindOf names a value's kind for a client: reasons never quote Go types
-// that mean nothing to a JavaScript or Python user.
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, uintptr:
-		return "an integer"
-	case float32, float64:
-		return "a float"
-	case string:
-		return "a string"
-	case []byte:
-		return "binary"
-	case []any:
-		return "an array"
-	case map[string]any, map[any]any:
-		return "a map"
-	}
-	return "an unknown type"
 }

@@ -4,7 +4,6 @@ import (
 	stdjson "encoding/json"
 	"math"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/shared/codec"
@@ -65,30 +64,29 @@ func TestNormalize(t *testing.T) {
 func TestNormalizeRefuses(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name   string
-		in     any
-		reason string
+		name  string
+		in    any
+		fault rtm.Fault
 	}{
-		{"integer key", map[any]any{1: "x"}, "integer"},
-		{"nested bool key", []any{map[any]any{"a": map[any]any{true: 1}}}, "boolean"},
-		{"too deep", codectest.Deep(codec.MaxDepth + 1), "deeper than 64"},
-		{"too deep map", deepMap(codec.MaxDepth + 1), "deeper than 64"},
-		{"NaN", math.NaN(), "NaN"},
-		{"infinity in map", map[string]any{"x": math.Inf(1)}, "infinite"},
-		{"float32 infinity", float32(math.Inf(-1)), "infinite"},
-		{"number overflow", stdjson.Number("1e400"), "out of range"},
-		{"invalid UTF-8", "\xff", "UTF-8"},
-		{"invalid UTF-8 key", map[string]any{"\xfe": 1}, "UTF-8"},
-		{"struct", struct{}{}, "unsupported"},
-		{"typed slice", []int{1}, "unsupported"},
-		{"typed map", map[string]string{}, "unsupported"},
+		{"integer key", map[any]any{1: "x"}, rtm.MessageKeyType},
+		{"nested bool key", []any{map[any]any{"a": map[any]any{true: 1}}}, rtm.MessageKeyType},
+		{"too deep", codectest.Deep(codec.MaxDepth + 1), rtm.MessageTooDeep},
+		{"too deep map", deepMap(codec.MaxDepth + 1), rtm.MessageTooDeep},
+		{"NaN", math.NaN(), rtm.MessageNonFinite},
+		{"infinity in map", map[string]any{"x": math.Inf(1)}, rtm.MessageNonFinite},
+		{"float32 infinity", float32(math.Inf(-1)), rtm.MessageNonFinite},
+		{"number overflow", stdjson.Number("1e400"), rtm.MessageNumber},
+		{"invalid UTF-8", "\xff", rtm.MessageNotUTF8},
+		{"invalid UTF-8 key", map[string]any{"\xfe": 1}, rtm.MessageKeyNotUTF8},
+		{"struct", struct{}{}, rtm.MessageUnsupported},
+		{"typed slice", []int{1}, rtm.MessageUnsupported},
+		{"typed map", map[string]string{}, rtm.MessageUnsupported},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := codec.Normalize(tc.in)
-			codectest.WantCode(t, err, rtm.CodeInvalidFormat)
-			if e, _ := rtm.AsError(err); !strings.Contains(e.Reason, tc.reason) {
-				t.Fatalf("reason %q does not mention %q", e.Reason, tc.reason)
+			if e, _ := rtm.AsError(err); e == nil || *e != *rtm.Invalid(tc.fault) {
+				t.Fatalf("error %v, want invalid_format %q", err, tc.fault)
 			}
 		})
 	}

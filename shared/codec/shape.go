@@ -12,15 +12,17 @@ import (
 // the canonical model, not from the decoding library: each library words
 // its errors in its own terms (CBOR's names Go types and its major types,
 // "rtm.PublishBody.channel ... (positive integer)"), while a client must
-// read the same reason whatever codec it speaks. The codecs decode the
-// body once more into the canonical model and call ShapeError.
+// read the same reason whatever codec it speaks (rtm.FieldType). The
+// library-based codecs decode the body once more into the canonical model
+// and call ShapeError; msgpack's decoder, which reads each field itself,
+// words the same reason as it goes.
 
 // ShapeError returns the invalid_format error for a body, decoded into the
 // canonical model as body, that does not fit v, a pointer to a body type of
 // package rtm: the first field of v (in declaration order) whose value has
 // the wrong type, as `body field "history.count" has the wrong type
-// (string)`, or "body must be a map". It returns nil when it finds no
-// fault; the codec then answers with ShapeFallback.
+// (string)` (rtm.FieldType), or rtm.BodyNotMap. It returns nil when it
+// finds no fault; the codec then answers with rtm.BodyShape.
 func ShapeError(body any, v any) *rtm.Error {
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer {
@@ -32,7 +34,7 @@ func ShapeError(body any, v any) *rtm.Error {
 	}
 	m, ok := body.(map[string]any)
 	if !ok {
-		return Invalid("body must be a map")
+		return rtm.Invalid(rtm.BodyNotMap)
 	}
 	if t.Kind() == reflect.Map {
 		return nil
@@ -41,18 +43,12 @@ func ShapeError(body any, v any) *rtm.Error {
 	if path == "" {
 		return nil
 	}
-	return rtm.Errorf(rtm.CodeInvalidFormat, "body field %q has the wrong type (%s)", path, kind)
-}
-
-// ShapeFallback is the error for a body that does not fit its type where
-// ShapeError finds no single field to blame.
-func ShapeFallback() *rtm.Error {
-	return Invalid("body does not have the fields and types its action needs")
+	return rtm.FieldType(path, kind)
 }
 
 // misfit returns the path of the first field of struct type t whose value
 // in m does not fit, and the kind of that value; "" when all fit.
-func misfit(t reflect.Type, m map[string]any, prefix string) (string, string) {
+func misfit(t reflect.Type, m map[string]any, prefix string) (string, rtm.ValueKind) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name := fieldName(f)
@@ -71,7 +67,7 @@ func misfit(t reflect.Type, m map[string]any, prefix string) (string, string) {
 }
 
 // misfitValue checks one value against the type of its field.
-func misfitValue(t reflect.Type, x any, path string) (string, string) {
+func misfitValue(t reflect.Type, x any, path string) (string, rtm.ValueKind) {
 	if x == nil {
 		return "", "" // null leaves a field as it is, in every codec
 	}
@@ -89,21 +85,21 @@ func misfitValue(t reflect.Type, x any, path string) (string, string) {
 		n, isInt := x.(int64)
 		if !isInt {
 			if _, big := x.(uint64); big {
-				return path, "number out of range"
+				return path, rtm.KindOutOfRange
 			}
 			fits = false
 		} else if reflect.Zero(t).OverflowInt(n) {
-			return path, "number out of range"
+			return path, rtm.KindOutOfRange
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		switch n := x.(type) {
 		case int64:
 			if n < 0 || reflect.Zero(t).OverflowUint(uint64(n)) {
-				return path, "number out of range"
+				return path, rtm.KindOutOfRange
 			}
 		case uint64:
 			if reflect.Zero(t).OverflowUint(n) {
-				return path, "number out of range"
+				return path, rtm.KindOutOfRange
 			}
 		default:
 			fits = false
@@ -158,22 +154,22 @@ func fieldName(f reflect.StructField) string {
 }
 
 // valueKind names a canonical value's kind in words every codec shares.
-func valueKind(x any) string {
+func valueKind(x any) rtm.ValueKind {
 	switch x.(type) {
 	case nil:
-		return "null"
+		return rtm.KindNull
 	case bool:
-		return "bool"
+		return rtm.KindBool
 	case int64, uint64, float64:
-		return "number"
+		return rtm.KindNumber
 	case string:
-		return "string"
+		return rtm.KindString
 	case []byte:
-		return "binary"
+		return rtm.KindBinary
 	case []any:
-		return "array"
+		return rtm.KindArray
 	case map[string]any:
-		return "map"
+		return rtm.KindMap
 	}
-	return "value"
+	return rtm.KindValue
 }

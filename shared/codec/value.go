@@ -81,7 +81,7 @@ func appendValue[P Primitives](dst []byte, v any, p P, depth int) ([]byte, error
 		return p.AppendUint(dst, x), nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return dst, NonFiniteError()
+			return dst, rtm.Invalid(rtm.MessageNonFinite)
 		}
 		return p.AppendFloat(dst, x), nil
 	case string:
@@ -119,7 +119,7 @@ func appendValue[P Primitives](dst []byte, v any, p P, depth int) ([]byte, error
 
 func appendArray[P Primitives](dst []byte, a []any, p P, depth int) ([]byte, error) {
 	if depth >= MaxDepth {
-		return dst, TooDeepError()
+		return dst, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	dst = p.AppendArrayStart(dst, len(a))
 	for i, e := range a {
@@ -133,7 +133,7 @@ func appendArray[P Primitives](dst []byte, a []any, p P, depth int) ([]byte, err
 
 func appendMap[P Primitives](dst []byte, m map[string]any, p P, depth int) ([]byte, error) {
 	if depth >= MaxDepth {
-		return dst, TooDeepError()
+		return dst, rtm.Invalid(rtm.MessageTooDeep)
 	}
 	var buf [16]string // no allocation for the keys of a small map
 	keys := SortedKeys(buf[:0], m)
@@ -150,29 +150,12 @@ func appendMap[P Primitives](dst []byte, m map[string]any, p P, depth int) ([]by
 	return p.AppendMapEnd(dst), nil
 }
 
-// Invalid returns the invalid_format error a codec answers a malformed
-// PDU with.
-func Invalid(reason string) *rtm.Error {
-	return &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: reason}
-}
-
 // Once marks a PDU key seen, or returns the error for a key that came
 // twice.
 func Once(seen *bool) error {
 	if *seen {
-		return Invalid("PDU has a key twice")
+		return rtm.Invalid(rtm.PDUKeyTwice)
 	}
 	*seen = true
 	return nil
-}
-
-// StringError returns the error for a message string that is not valid
-// UTF-8, which the binary codecs refuse.
-func StringError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message string is not valid UTF-8")
-}
-
-// KeyError returns the error for a message map key that is not valid UTF-8.
-func KeyError() *rtm.Error {
-	return rtm.Errorf(rtm.CodeInvalidFormat, "message map key is not valid UTF-8")
 }

@@ -12,8 +12,8 @@ package cbor
 
 import (
 	"errors"
+	"io"
 	"reflect"
-	"strings"
 
 	"github.com/fxamacker/cbor/v2"
 
@@ -102,7 +102,7 @@ var emptyBody = []byte{0xa0}
 // a map) is invalid_format. An absent body decodes as an empty map.
 func (Codec) Decode(frame []byte) (rtm.Envelope, error) {
 	if err := decMode.Wellformed(frame); err != nil {
-		return rtm.Envelope{}, rtm.Errorf(rtm.CodeCBORParseError, "frame is not valid CBOR: %s", libReason(err))
+		return rtm.Envelope{}, rtm.NotValid(rtm.PartFrame, rtm.FormatCBOR, flaw(err))
 	}
 	return decodeEnvelope(frame)
 }
@@ -117,19 +117,19 @@ func (Codec) DecodeBody(body []byte, v any) error {
 	return codec.NormalizeBody(v)
 }
 
-// bodyError is the error of a body the library refused. The library's
-// type errors name Go types and CBOR's major types ("rtm.PublishBody.channel",
-// "positive integer"); a body of the wrong shape gets the reason every
-// codec gives instead (codec.ShapeError), from the body decoded into the
-// canonical model.
+// bodyError is the error of a body the library refused, in the words of
+// package rtm: the library's errors name Go types and CBOR's major types
+// ("rtm.PublishBody.channel", "positive integer"). A body of the wrong
+// shape gets the reason every codec gives (codec.ShapeError), from the
+// body decoded into the canonical model.
 func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *cbor.UnmarshalTypeError
 	var de *cbor.DupMapKeyError
 	if errors.As(err, &de) {
-		return codec.Invalid("body has a key twice")
+		return rtm.Invalid(rtm.BodyKeyTwice)
 	}
 	if !errors.As(err, &te) {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid: %s", libReason(err))
+		return rtm.NotValid(rtm.PartBody, rtm.FormatCBOR, flaw(err))
 	}
 	var g any
 	if decMode.Unmarshal(body, &g) == nil && codec.NormalizeBody(&g) == nil {
@@ -137,9 +137,36 @@ func bodyError(body []byte, v any, err error) *rtm.Error {
 			return e
 		}
 	}
-	return codec.ShapeFallback()
+	return rtm.Invalid(rtm.BodyShape)
 }
 
-// libReason strips the library's prefix; its messages describe the input,
-// never Sluice's internals.
-func libReason(err error) string { return strings.TrimPrefix(err.Error(), "cbor: ") }
+// flaw maps an error of the library's to the flaw of package rtm it
+// reports, by its type: FlawUnknown for the errors whose type says no
+// more than that the input is not well-formed (a SyntaxError, or a
+// SemanticError, which is invalid UTF-8 in this release but not by
+// contract).
+func flaw(err error) rtm.Flaw {
+	var (
+		extra *cbor.ExtraneousDataError
+		deep  *cbor.MaxNestedLevelError
+		array *cbor.MaxArrayElementsError
+		pairs *cbor.MaxMapPairsError
+		indef *cbor.IndefiniteLengthError
+		tags  *cbor.TagsMdError
+	)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return rtm.FlawTruncated
+	case errors.As(err, &extra):
+		return rtm.FlawExtra
+	case errors.As(err, &deep):
+		return rtm.FlawDeep
+	case errors.As(err, &array), errors.As(err, &pairs):
+		return rtm.FlawTooMany
+	case errors.As(err, &indef):
+		return rtm.FlawIndefinite
+	case errors.As(err, &tags):
+		return rtm.FlawTag
+	}
+	return rtm.FlawUnknown
+}

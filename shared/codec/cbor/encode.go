@@ -119,7 +119,7 @@ func (primitives) AppendFloat(dst []byte, f float64) []byte {
 
 func (primitives) AppendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
-		return dst, codec.StringError()
+		return dst, rtm.Invalid(rtm.MessageNotUTF8)
 	}
 	return appendText(dst, s), nil
 }
@@ -143,7 +143,7 @@ func (primitives) AppendMapStart(dst []byte, n int) []byte {
 
 func (primitives) AppendMapKey(dst []byte, _ int, k string) ([]byte, error) {
 	if !utf8.ValidString(k) {
-		return dst, codec.KeyError()
+		return dst, rtm.Invalid(rtm.MessageKeyNotUTF8)
 	}
 	return appendText(dst, k), nil
 }

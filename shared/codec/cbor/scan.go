@@ -85,18 +85,18 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	var env rtm.Envelope
 	major, pairs, i, ok := head(f, 0)
 	if !ok || major != majorMap {
-		return env, codec.Invalid("PDU must be a map")
+		return env, rtm.Invalid(rtm.PDUNotMap)
 	}
 	var seen struct{ action, id, body bool }
 	for ; pairs > 0; pairs-- {
 		km, kl, ks, ok := head(f, i)
 		if !ok || km != majorText || kl > uint64(len(f)-ks) {
-			return env, codec.Invalid("PDU keys must be strings")
+			return env, rtm.Invalid(rtm.PDUKeyType)
 		}
 		vs := ks + int(kl)
 		end, ok := skip(f, vs)
 		if !ok {
-			return env, codec.Invalid("PDU is truncated")
+			return env, rtm.Invalid(rtm.PDUTruncated)
 		}
 		var err error
 		switch string(f[ks:vs]) {
@@ -113,7 +113,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		case "body":
 			err = codec.Once(&seen.body)
 			if m, _, _, _ := head(f, vs); err == nil && m != majorMap {
-				err = codec.Invalid("PDU body must be a map")
+				err = rtm.Invalid(rtm.PDUBodyType)
 			}
 			env.Body = f[vs:end]
 		}
@@ -123,7 +123,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		i = end
 	}
 	if !seen.action {
-		return rtm.Envelope{}, codec.Invalid("PDU has no action")
+		return rtm.Envelope{}, rtm.Invalid(rtm.PDUNoAction)
 	}
 	if !seen.body {
 		env.Body = emptyBody
@@ -135,11 +135,11 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 func text(v []byte, action bool) (string, error) {
 	major, n, i, ok := head(v, 0)
 	if !ok || major != majorText || n != uint64(len(v)-i) {
-		return "", codec.Invalid("PDU action must be a string")
+		return "", rtm.Invalid(rtm.PDUActionType)
 	}
 	s := v[i:]
 	if !utf8.Valid(s) {
-		return "", codec.Invalid("PDU action and id must be valid UTF-8")
+		return "", rtm.Invalid(rtm.PDUNotUTF8)
 	}
 	if action {
 		return codec.Action(s), nil
@@ -163,7 +163,7 @@ func decodeID(id *rtm.ID, v []byte) error {
 		}
 		*id = rtm.StringID(s)
 	default:
-		return codec.Invalid("PDU id must be an integer or a string")
+		return rtm.Invalid(rtm.PDUIDType)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec"
@@ -53,18 +54,25 @@ func decodeFrameLibrary(frame []byte) (rtm.Envelope, error) {
 	// not JSON, and the connection stays usable; the WebSocket layer does
 	// not close text frames with 1007 (see websocket.Conn.ReadMessage).
 	if !utf8.Valid(frame) {
-		return rtm.Envelope{}, &rtm.Error{Code: rtm.CodeJSONParseError, Reason: "frame is not valid UTF-8"}
+		return rtm.Envelope{}, rtm.NotValid(rtm.PartFrame, rtm.FormatJSON, rtm.FlawUTF8)
 	}
 	if !json.Valid(frame) {
 		var raw json.RawMessage
-		err := json.Unmarshal(frame, &raw)
-		reason := "frame is not valid JSON"
-		if err != nil {
-			reason += ": " + err.Error()
-		}
-		return rtm.Envelope{}, &rtm.Error{Code: rtm.CodeJSONParseError, Reason: reason}
+		return rtm.Envelope{}, notJSON(rtm.PartFrame, frame, json.Unmarshal(frame, &raw))
 	}
 	return decodeEnvelope(frame)
+}
+
+// notJSON is the error of a part that is not JSON, for err, the error of
+// encoding/json reading it: the reason says the part was truncated where
+// the library stopped at its end, and otherwise only that it is not JSON,
+// since the library's text names its own internals.
+func notJSON(part rtm.Part, data []byte, err error) *rtm.Error {
+	var se *json.SyntaxError
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &se) && se.Offset >= int64(len(data)) {
+		return rtm.NotValid(part, rtm.FormatJSON, rtm.FlawTruncated)
+	}
+	return rtm.NotValid(part, rtm.FormatJSON, rtm.FlawUnknown)
 }
 
 // DecodeBody decodes a body into v, a pointer to a body type of package rtm
@@ -102,7 +110,7 @@ func decodeLibrary(body []byte, v any) error {
 		return bodyError(body, v, err)
 	}
 	if rest := body[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body is followed by extra data")
+		return rtm.NotValid(rtm.PartBody, rtm.FormatJSON, rtm.FlawExtra)
 	}
 	if err := checkKeys(body); err != nil {
 		return err
@@ -114,29 +122,25 @@ func decodeLibrary(body []byte, v any) error {
 // hasDupKey).
 func checkKeys(body []byte) error {
 	if hasDupKey(body) {
-		return codec.Invalid("body has a key twice")
+		return rtm.Invalid(rtm.BodyKeyTwice)
 	}
 	return nil
 }
 
-// bodyError turns an encoding/json error into a reason a client can act on,
-// without Go type names. A body of the wrong shape gets the reason every
-// codec gives (codec.ShapeError), from the body decoded into the
+// bodyError turns an encoding/json error into a reason of package rtm,
+// never the library's text. A body of the wrong shape gets the reason
+// every codec gives (codec.ShapeError), from the body decoded into the
 // canonical model.
 func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te):
-		var g any
-		if decodeLibrary(body, &g) == nil {
-			if e := codec.ShapeError(g, v); e != nil {
-				return e
-			}
-		}
-		return codec.ShapeFallback()
-	case errors.As(err, &se):
-		return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON: %s", se.Error())
+	if !errors.As(err, &te) {
+		return notJSON(rtm.PartBody, body, err)
 	}
-	return rtm.Errorf(rtm.CodeInvalidFormat, "body is not valid JSON")
+	var g any
+	if decodeLibrary(body, &g) == nil {
+		if e := codec.ShapeError(g, v); e != nil {
+			return e
+		}
+	}
+	return rtm.Invalid(rtm.BodyShape)
 }

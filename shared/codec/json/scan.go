@@ -26,7 +26,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	var env rtm.Envelope
 	i := skipSpace(f, 0)
 	if f[i] != '{' {
-		return env, codec.Invalid("PDU must be a map")
+		return env, rtm.Invalid(rtm.PDUNotMap)
 	}
 	i = skipSpace(f, i+1)
 	seen := 0
@@ -37,7 +37,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		end := skipValue(f, i)
 		if key != 0 {
 			if seen&key != 0 {
-				return env, codec.Invalid("PDU has a key twice")
+				return env, rtm.Invalid(rtm.PDUKeyTwice)
 			}
 			seen |= key
 			if err := setField(&env, key, f[i:end]); err != nil {
@@ -50,7 +50,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		}
 	}
 	if seen&keyAction == 0 {
-		return env, codec.Invalid("PDU has no action")
+		return env, rtm.Invalid(rtm.PDUNoAction)
 	}
 	if seen&keyBody == 0 {
 		env.Body = emptyBody
@@ -62,7 +62,7 @@ func setField(env *rtm.Envelope, key int, v []byte) error {
 	switch key {
 	case keyAction:
 		if v[0] != '"' {
-			return codec.Invalid("PDU action must be a string")
+			return rtm.Invalid(rtm.PDUActionType)
 		}
 		s, err := unquote(v, true)
 		env.Action = s
@@ -71,7 +71,7 @@ func setField(env *rtm.Envelope, key int, v []byte) error {
 		return decodeID(&env.ID, v)
 	default:
 		if v[0] != '{' {
-			return codec.Invalid("PDU body must be a map")
+			return rtm.Invalid(rtm.PDUBodyType)
 		}
 		env.Body = v
 		return nil
@@ -88,7 +88,7 @@ func decodeID(id *rtm.ID, v []byte) error {
 	}
 	n, ok := parseInt(v)
 	if !ok {
-		return codec.Invalid("PDU id must be an integer or a string")
+		return rtm.Invalid(rtm.PDUIDType)
 	}
 	*id = rtm.IntID(n)
 	return nil
@@ -131,7 +131,7 @@ func parseInt(b []byte) (int64, bool) {
 func unquote(lit []byte, action bool) (string, error) {
 	inner := lit[1 : len(lit)-1]
 	if !utf8.Valid(inner) {
-		return "", codec.Invalid("PDU action and id must be valid UTF-8")
+		return "", rtm.Invalid(rtm.PDUNotUTF8)
 	}
 	if bytes.IndexByte(inner, '\\') < 0 {
 		if action {
@@ -141,7 +141,7 @@ func unquote(lit []byte, action bool) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(lit, &s); err != nil {
-		return "", codec.Invalid("PDU string is malformed")
+		return "", rtm.Invalid(rtm.PDUString)
 	}
 	return s, nil
 }

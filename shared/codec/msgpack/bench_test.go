@@ -10,12 +10,12 @@ import (
 
 func BenchmarkCodec(b *testing.B) { codectest.Bench(b, c) }
 
-// BenchmarkDecodeBody decodes the bodies DecodeBody has fast paths for, as
-// they arrive: a delivery of one 128-byte string to a client, a publish of
-// one to the edge (also with every option: a compare-and-set write with a
-// ttl, asking for the previous message) and the acknowledgment of a
-// publish. The body decoded
-// into is reused, as only the decoding is measured.
+// BenchmarkDecodeBody decodes the bodies decoded most, as they arrive: a
+// delivery of one 128-byte string to a client, a publish of one to the
+// edge (also with every option: a compare-and-set write with a ttl, asking
+// for the previous message), the acknowledgment of a publish and a
+// subscribe with history. The body decoded into is reused, as only the
+// decoding is measured.
 func BenchmarkDecodeBody(b *testing.B) {
 	msg := strings.Repeat("m", 128)
 	b.Run("SubscriptionData", func(b *testing.B) {
@@ -30,6 +30,11 @@ func BenchmarkDecodeBody(b *testing.B) {
 	})
 	b.Run("PositionBody", func(b *testing.B) {
 		benchDecodeBody(b, &rtm.PositionBody{Position: "12345:67890"}, new(rtm.PositionBody))
+	})
+	b.Run("SubscribeBody", func(b *testing.B) {
+		count := int64(10)
+		benchDecodeBody(b, &rtm.SubscribeBody{Channel: "chat", SubscriptionID: "chat-1", History: &rtm.History{Count: &count}, FastForward: true},
+			new(rtm.SubscribeBody))
 	})
 }
 

@@ -2,13 +2,10 @@ package msgpack
 
 import "github.com/sluicehq/sluice/shared/rtm"
 
-// Browser is the codec as js builds have it: the browser's tail
-// (mapped.go and requests.go) in place of the fast paths and the library,
-// for native tests.
+// Browser is the codec as js builds have it, for native tests: it writes
+// the requests it sends field by field (requests.go) in place of the
+// library. It decodes as every build does.
 type Browser struct{ Codec }
-
-// DecodeBody decodes as the browser does.
-func (Browser) DecodeBody(body []byte, v any) error { return decodeMapped(body, v) }
 
 // AppendPDU encodes as the browser does: Codec.AppendPDU with the
 // browser's appendBody.

@@ -51,7 +51,7 @@ func (Codec) DecodeData(frame []byte, d *codec.Data) bool {
 		}
 		seen |= bit
 	}
-	// The messages are decoded as decodeData decodes them; what it would
+	// The messages are decoded as DecodeBody decodes them; what it would
 	// hand to normalization goes the long way.
 	if r.End() != nil || r.NonCanonical() || r.Deepest() > 2+codec.MaxDepth {
 		return false

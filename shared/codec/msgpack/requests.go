@@ -1,14 +1,19 @@
 package msgpack
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// appendRequest appends the body of a PDU a client sends, in the browser's
-// tail (see mapped.go): byte for byte what the other builds write (the
+// errNotRequest reports a body the browser does not write: one a client
+// never sends.
+var errNotRequest = errors.New("msgpack: not the body of a request a client sends")
+
+// appendRequest appends the body of a PDU a client sends, in the browser
+// (see the package doc): byte for byte what the other builds write (the
 // library, in the order of the struct's fields, the empty omitempty ones
 // left out; a publish as codec.AppendBody writes it), without reflection.
 // Like the library it does not check that strings are valid UTF-8, which
@@ -70,7 +75,7 @@ func appendRequest(dst []byte, body any) ([]byte, error) {
 			w.dst = cred.dst
 		}
 	default:
-		return dst, fmt.Errorf("msgpack: encode %T body: %w", body, errBodyType)
+		return dst, fmt.Errorf("msgpack: encode %T body: %w", body, errNotRequest)
 	}
 	if w.err != nil {
 		return dst, w.err

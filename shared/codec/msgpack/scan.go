@@ -1,29 +1,25 @@
 package msgpack
 
 import (
-	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// malformed is the invalid_format of a frame or body that package wire
-// refused; its errors read "msgpack: <why>", so the reason reads "frame is
-// not valid msgpack: <why>". It is kept out of line, to keep sluice.wasm
-// smaller: errors are not a hot path.
-//
-//go:noinline
-func malformed(what string, err error) *rtm.Error {
-	return codec.Invalid(what + " is not valid " + err.Error())
+// malformed is the invalid_format of a part that package wire refused
+// with err: "frame is not valid msgpack: truncated", its flaw worded by
+// package rtm.
+func malformed(part rtm.Part, err error) *rtm.Error {
+	return rtm.NotValid(part, rtm.FormatMsgpack, wire.FlawOf(err))
 }
 
 // decodeEnvelope validates a frame and reads its top-level map in one pass.
 func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 	k, pairs, i, err := wire.Head(f, 0)
 	if err != nil {
-		return rtm.Envelope{}, malformed("frame", err)
+		return rtm.Envelope{}, malformed(rtm.PartFrame, err)
 	}
 	if k != wire.KindMap {
-		return rtm.Envelope{}, codec.Invalid("PDU must be a map")
+		return rtm.Envelope{}, rtm.Invalid(rtm.PDUNotMap)
 	}
 	var s wire.Scanner
 	var pdu wire.PDUFields
@@ -34,11 +30,11 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 			end, err = s.Skip(f, vs, 1)
 		}
 		if err != nil {
-			return rtm.Envelope{}, malformed("frame", err)
+			return rtm.Envelope{}, malformed(rtm.PartFrame, err)
 		}
 		kk, _, ks, _ := wire.Head(f, i)
 		if kk != wire.KindString {
-			return rtm.Envelope{}, codec.Invalid("PDU keys must be strings")
+			return rtm.Envelope{}, rtm.Invalid(rtm.PDUKeyType)
 		}
 		if err := pdu.Field(f[ks:vs], f[vs:end]); err != nil {
 			return rtm.Envelope{}, err
@@ -46,7 +42,7 @@ func decodeEnvelope(f []byte) (rtm.Envelope, error) {
 		i = end
 	}
 	if i != len(f) {
-		return rtm.Envelope{}, malformed("frame", wire.ErrExtra)
+		return rtm.Envelope{}, malformed(rtm.PartFrame, wire.ErrExtra)
 	}
 	return pdu.Envelope()
 }

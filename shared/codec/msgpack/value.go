@@ -3,6 +3,7 @@ package msgpack
 import (
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 var _ codec.ValueDecoder = Codec{}
@@ -18,8 +19,11 @@ func (Codec) DecodeValue(b []byte) (any, error) {
 	if err == nil {
 		err = d.End()
 	}
-	if err != nil {
-		return nil, malformed("value", err)
+	switch {
+	case err == wire.ErrKey:
+		return nil, rtm.Invalid(rtm.MessageKeyType)
+	case err != nil:
+		return nil, malformed(rtm.PartValue, err)
 	}
 	if d.NonCanonical() || d.Deepest() > codec.MaxDepth {
 		return codec.Normalize(v)

@@ -38,7 +38,8 @@ func Run(t *testing.T, s Spec) {
 	t.Run("Concurrent", func(t *testing.T) { t.Parallel(); testConcurrent(t, s.Codec) })
 }
 
-// WantCode fails t unless err is an *rtm.Error with the given code.
+// WantCode fails t unless err is an *rtm.Error with the given code and a
+// reason of package rtm (rtm.IsFormatReason): never a library's text.
 func WantCode(t testing.TB, err error, code rtm.Code) {
 	t.Helper()
 	e, ok := rtm.AsError(err)
@@ -48,8 +49,8 @@ func WantCode(t testing.TB, err error, code rtm.Code) {
 	if e.Code != code {
 		t.Fatalf("error code %s (%q), want %s", e.Code, e.Reason, code)
 	}
-	if e.Reason == "" {
-		t.Fatalf("error %s has no reason", e.Code)
+	if !rtm.IsFormatReason(e.Reason) {
+		t.Fatalf("error %s: reason %q is not one of package rtm's", e.Code, e.Reason)
 	}
 }
 

@@ -23,9 +23,10 @@ func Seeds(t testing.TB, c codec.Codec, extra ...[]byte) [][]byte {
 }
 
 // Fuzz runs the decoder fuzz target of c: decoding never panics, every
-// error is an *rtm.Error with the codec's parse code or invalid_format, and
-// whatever decodes re-encodes, decodes to the same action, id and body, and
-// re-encodes to the same bytes.
+// error is an *rtm.Error with the codec's parse code or invalid_format and
+// a reason of package rtm (never a library's text), and whatever decodes
+// re-encodes, decodes to the same action, id and body, and re-encodes to
+// the same bytes.
 func Fuzz(f *testing.F, c codec.Codec, parseCode rtm.Code, extra ...[]byte) {
 	for _, s := range Seeds(f, c, extra...) {
 		f.Add(s)
@@ -33,8 +34,8 @@ func Fuzz(f *testing.F, c codec.Codec, parseCode rtm.Code, extra ...[]byte) {
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		env, err := c.Decode(frame)
 		if err != nil {
-			if e, ok := rtm.AsError(err); !ok || (e.Code != parseCode && e.Code != rtm.CodeInvalidFormat) {
-				t.Fatalf("Decode error %v, want an *rtm.Error with code %s or invalid_format", err, parseCode)
+			if e, ok := rtm.AsError(err); !ok || (e.Code != parseCode && e.Code != rtm.CodeInvalidFormat) || !rtm.IsFormatReason(e.Reason) {
+				t.Fatalf("Decode error %v, want an *rtm.Error with code %s or invalid_format and a reason of package rtm", err, parseCode)
 			}
 			return
 		}

@@ -2,7 +2,7 @@ package wire_test
 
 import (
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -100,13 +100,13 @@ func TestAppendValueReasons(t *testing.T) {
 		v      any
 		reason string
 	}{
-		{name: "NaN in a list", v: []any{int64(1), math.NaN()}, reason: codec.NonFiniteError().Reason},
-		{name: "infinity", v: math.Inf(1), reason: codec.NonFiniteError().Reason},
-		{name: "string", v: "\xc3\x28", reason: "message string is not valid UTF-8"},
-		{name: "key", v: map[string]any{"ok": 1, "\xff": 1}, reason: "message map key is not valid UTF-8"},
-		{name: "nesting", v: map[string]any{"a": tooDeep}, reason: codec.TooDeepError().Reason},
-		{name: "integer key", v: map[any]any{1: 2}, reason: "message map key is an integer, not a string"},
-		{name: "struct", v: struct{}{}, reason: codec.UnsupportedError(struct{}{}).Reason},
+		{name: "NaN in a list", v: []any{int64(1), math.NaN()}, reason: string(rtm.MessageNonFinite)},
+		{name: "infinity", v: math.Inf(1), reason: string(rtm.MessageNonFinite)},
+		{name: "string", v: "\xc3\x28", reason: string(rtm.MessageNotUTF8)},
+		{name: "key", v: map[string]any{"ok": 1, "\xff": 1}, reason: string(rtm.MessageKeyNotUTF8)},
+		{name: "nesting", v: map[string]any{"a": tooDeep}, reason: string(rtm.MessageTooDeep)},
+		{name: "integer key", v: map[any]any{1: 2}, reason: string(rtm.MessageKeyType)},
+		{name: "struct", v: struct{}{}, reason: string(rtm.MessageUnsupported)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,12 +184,20 @@ func TestAppendDataAllocs(t *testing.T) {
 	}
 }
 
-// TestErrors checks the errors read as the reasons clients see.
+// TestErrors checks that every error of the format says its flaw, worded
+// by package rtm, and reads "msgpack: <flaw>".
 func TestErrors(t *testing.T) {
 	t.Parallel()
-	for _, err := range []error{wire.ErrTruncated, wire.ErrReserved, wire.ErrExt, wire.ErrDeep, wire.ErrUTF8, wire.ErrExtra, wire.ErrKey} {
-		if !strings.HasPrefix(err.Error(), "msgpack: ") || errors.Unwrap(err) != nil {
-			t.Errorf("%q does not read msgpack: <why>", err)
+	for _, err := range []error{wire.ErrTruncated, wire.ErrReserved, wire.ErrExt, wire.ErrDeep, wire.ErrUTF8, wire.ErrExtra} {
+		flaw := wire.FlawOf(fmt.Errorf("wrapped: %w", err))
+		if flaw == rtm.FlawUnknown || err.Error() != "msgpack: "+string(flaw) {
+			t.Errorf("%q has flaw %q", err, flaw)
 		}
+		if r := rtm.NotValid(rtm.PartBody, rtm.FormatMsgpack, flaw).Reason; !rtm.IsFormatReason(r) {
+			t.Errorf("%q: reason %q is not one of package rtm's", err, r)
+		}
+	}
+	if flaw := wire.FlawOf(wire.ErrKey); flaw != rtm.FlawUnknown {
+		t.Errorf("ErrKey has flaw %q, want none: it is not the format's fault", flaw)
 	}
 }

@@ -8,11 +8,11 @@ import (
 // Decoder reads msgpack items one after another from a byte slice and
 // decodes them into the canonical value model of package codec: nil, bool,
 // int64, uint64 (above math.MaxInt64 only), float64, string, []byte, []any
-// and map[string]any. It is the value decoder of the msgpack codec, on
-// every build, and reads values as the msgpack library that codec uses
-// outside the browser reads them into an any before normalization: a map key may be a string, binary
-// (taken as a string) or nil (the empty string), and a key given twice
-// keeps its last value.
+// and map[string]any. It is the decoder of the msgpack codec, on every
+// build, and reads values as the msgpack library reads them into an any
+// before normalization, so that a Go client using the library reads what
+// the codec reads: a map key may be a string, binary (taken as a string)
+// or nil (the empty string), and a key given twice keeps its last value.
 //
 // Every item is checked as Scanner checks it, and refused when Scanner
 // refuses it (an extension cut short with ErrExt rather than
@@ -37,6 +37,9 @@ func NewDecoder(b []byte) Decoder { return Decoder{b: b} }
 // Offset returns the index in b of the next item.
 func (d *Decoder) Offset() int { return d.i }
 
+// Remaining returns how many bytes of b are left to read.
+func (d *Decoder) Remaining() int { return len(d.b) - d.i }
+
 // End returns ErrExtra unless every byte of b has been read.
 func (d *Decoder) End() error {
 	if d.i != len(d.b) {
@@ -50,16 +53,49 @@ func (d *Decoder) End() error {
 // canonical model refuses and the Decoder let through.
 //
 // The Decoder lets them through, and leaves nesting deeper than
-// codec.MaxDepth to Deepest, because the shared codec's library path
-// leaves them to codec.Normalize, which refuses only what remains in the
-// messages of a body: a NaN in the first value of a key given twice is
-// dropped with the value, and a body whose fields have the wrong types is
-// refused as such even when a message before them holds a NaN.
+// codec.MaxDepth to Deepest, for its caller to leave them to
+// codec.Normalize, which refuses only what remains in the messages of a
+// body: a NaN in the first value of a key given twice is dropped with the
+// value, and a body whose fields have the wrong types is refused as such
+// even when a message before them holds a NaN.
 func (d *Decoder) NonCanonical() bool { return d.odd }
 
 // Deepest returns how deeply the containers decoded so far nest, counted
 // as Value counts depth; 0 if there were none.
 func (d *Decoder) Deepest() int { return d.deepest }
+
+// Peek returns the kind of the next item from its type byte, without
+// reading it: the length or value it announces is checked when the item
+// is read. No byte left is ErrTruncated, the type byte 0xc1 ErrReserved
+// and an extension ErrExt.
+func (d *Decoder) Peek() (Kind, error) {
+	if d.i >= len(d.b) {
+		return KindNil, ErrTruncated
+	}
+	switch k := byteKinds[d.b[d.i]]; k {
+	case KindExt:
+		return k, ErrExt
+	case kindReserved:
+		return KindNil, ErrReserved
+	default:
+		return k, nil
+	}
+}
+
+// kindReserved is the kind of the type byte 0xc1 in byteKinds.
+const kindReserved = KindMap + 1
+
+// byteKinds is the kind of each type byte, for Peek.
+var byteKinds = func() (kinds [256]Kind) {
+	for c := range kinds {
+		k, _, _, err := Head([]byte{byte(c), 0, 0, 0, 0, 0, 0, 0, 0}, 0)
+		if err != nil { // 0xc1 alone: the longest head, 9 bytes, fits
+			k = kindReserved
+		}
+		kinds[c] = k
+	}
+	return kinds
+}()
 
 // Head reads the type byte of the next item and the length or value it
 // announces, as the function Head does: the payload of strings and binary

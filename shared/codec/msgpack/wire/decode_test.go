@@ -216,3 +216,35 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+// TestPeek checks that Peek tells every type byte's kind as Head does,
+// with the errors of the reserved byte and of extensions, without
+// reading the item.
+func TestPeek(t *testing.T) {
+	t.Parallel()
+	for c := range 256 {
+		item := append([]byte{byte(c)}, make([]byte, 16)...)
+		d := wire.NewDecoder(item)
+		k, err := d.Peek()
+		want, _, _, headErr := wire.Head(item, 0)
+		switch {
+		case c == 0xc1:
+			if err != wire.ErrReserved {
+				t.Errorf("%#x: Peek %v, want ErrReserved", c, err)
+			}
+		case want == wire.KindExt:
+			if k != wire.KindExt || err != wire.ErrExt {
+				t.Errorf("%#x: Peek %v %v, want an extension refused", c, k, err)
+			}
+		case headErr != nil || err != nil || k != want:
+			t.Errorf("%#x: Peek %v %v, Head %v %v", c, k, err, want, headErr)
+		}
+		if d.Offset() != 0 {
+			t.Errorf("%#x: Peek read the item", c)
+		}
+	}
+	var empty wire.Decoder
+	if _, err := empty.Peek(); err != wire.ErrTruncated {
+		t.Errorf("Peek of nothing: %v, want ErrTruncated", err)
+	}
+}

@@ -26,16 +26,16 @@ type PDUFields struct {
 func (p *PDUFields) Field(key, item []byte) error {
 	var seen *bool
 	var ok bool
-	var why string
+	var why rtm.Fault
 	switch string(key) {
 	case "action":
-		seen, why = &p.action, "PDU action must be a string"
+		seen, why = &p.action, rtm.PDUActionType
 		p.env.Action, ok = readAction(item)
 	case "id":
-		seen, why = &p.id, "PDU id must be an integer or a string"
+		seen, why = &p.id, rtm.PDUIDType
 		p.env.ID, ok = readID(item)
 	case "body":
-		seen, why = &p.body, "PDU body must be a map"
+		seen, why = &p.body, rtm.PDUBodyType
 		p.env.Body, ok = item, IsMap(item)
 	default:
 		return nil
@@ -45,7 +45,7 @@ func (p *PDUFields) Field(key, item []byte) error {
 		return err
 	}
 	if !ok {
-		return codec.Invalid(why)
+		return rtm.Invalid(why)
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (p *PDUFields) Field(key, item []byte) error {
 // invalid_format without an action, an empty map for a missing body.
 func (p *PDUFields) Envelope() (rtm.Envelope, error) {
 	if !p.action {
-		return rtm.Envelope{}, codec.Invalid("PDU has no action")
+		return rtm.Envelope{}, rtm.Invalid(rtm.PDUNoAction)
 	}
 	if !p.body {
 		p.env.Body = EmptyBody

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // oldField is PDUFields.Field as it was before its three fields shared
@@ -18,7 +19,7 @@ func (p *PDUFields) oldField(key, item []byte) error {
 		}
 		var ok bool
 		if p.env.Action, ok = readAction(item); !ok {
-			return codec.Invalid("PDU action must be a string")
+			return rtm.Invalid(rtm.PDUActionType)
 		}
 	case "id":
 		if err := codec.Once(&p.id); err != nil {
@@ -26,14 +27,14 @@ func (p *PDUFields) oldField(key, item []byte) error {
 		}
 		var ok bool
 		if p.env.ID, ok = readID(item); !ok {
-			return codec.Invalid("PDU id must be an integer or a string")
+			return rtm.Invalid(rtm.PDUIDType)
 		}
 	case "body":
 		if err := codec.Once(&p.body); err != nil {
 			return err
 		}
 		if !IsMap(item) {
-			return codec.Invalid("PDU body must be a map")
+			return rtm.Invalid(rtm.PDUBodyType)
 		}
 		p.env.Body = item
 	}

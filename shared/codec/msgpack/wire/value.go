@@ -45,10 +45,10 @@ func (Primitives) AppendFloat(dst []byte, f float64) []byte { return AppendFloat
 // AppendString appends s, refusing invalid UTF-8 and more than 4 GiB.
 func (Primitives) AppendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
-		return dst, codec.StringError()
+		return dst, rtm.Invalid(rtm.MessageNotUTF8)
 	}
 	if uint64(len(s)) > math.MaxUint32 {
-		return dst, rtm.Errorf(rtm.CodeInvalidFormat, "message string is too long")
+		return dst, rtm.Invalid(rtm.MessageTooLong)
 	}
 	return AppendString(dst, s), nil
 }
@@ -56,7 +56,7 @@ func (Primitives) AppendString(dst []byte, s string) ([]byte, error) {
 // AppendBinary appends b, refusing more than 4 GiB.
 func (Primitives) AppendBinary(dst []byte, b []byte) ([]byte, error) {
 	if uint64(len(b)) > math.MaxUint32 {
-		return dst, rtm.Errorf(rtm.CodeInvalidFormat, "message binary is too long")
+		return dst, rtm.Invalid(rtm.MessageTooLong)
 	}
 	return AppendBinary(dst, b), nil
 }
@@ -79,7 +79,7 @@ func (Primitives) AppendMapStart(dst []byte, n int) []byte { return AppendMapHea
 // AppendMapKey appends k, refusing invalid UTF-8.
 func (Primitives) AppendMapKey(dst []byte, _ int, k string) ([]byte, error) {
 	if !utf8.ValidString(k) {
-		return dst, codec.KeyError()
+		return dst, rtm.Invalid(rtm.MessageKeyNotUTF8)
 	}
 	return AppendString(dst, k), nil
 }

@@ -12,27 +12,50 @@
 // small standard packages (no msgpack library, reflect, sort or
 // encoding/json) and builds for js/wasm.
 //
-// Its errors read "msgpack: <why>": they name the format, not this
-// package, because the codecs put them in the reason of an invalid_format
-// a client sees.
+// Its errors read "msgpack: <why>", and each says why as a flaw of
+// package rtm, which the codecs put in the reason of an invalid_format a
+// client sees (rtm.NotValid): never this package's own text.
 package wire
 
 import (
 	"errors"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
+
+// Error is why an item is not valid msgpack, or not msgpack a codec
+// accepts.
+type Error struct {
+	// Flaw words it for a client.
+	Flaw rtm.Flaw
+}
+
+func (e *Error) Error() string { return "msgpack: " + string(e.Flaw) }
 
 // Why an item is not valid msgpack, or not msgpack a codec accepts.
 var (
-	ErrTruncated = errors.New("msgpack: truncated")
-	ErrReserved  = errors.New("msgpack: reserved type byte 0xc1")
-	ErrExt       = errors.New("msgpack: extension types are not supported")
-	ErrDeep      = errors.New("msgpack: nested too deeply")
-	ErrUTF8      = errors.New("msgpack: string is not valid UTF-8")
-	ErrExtra     = errors.New("msgpack: extra data after the item")
-	ErrKey       = errors.New("msgpack: map keys must be strings")
+	ErrTruncated = &Error{rtm.FlawTruncated}
+	ErrReserved  = &Error{rtm.FlawReserved}
+	ErrExt       = &Error{rtm.FlawExtension}
+	ErrDeep      = &Error{rtm.FlawDeep}
+	ErrUTF8      = &Error{rtm.FlawUTF8}
+	ErrExtra     = &Error{rtm.FlawExtra}
 )
+
+// ErrKey refuses a map key that is not a string, binary or nil: valid
+// msgpack, but a fault of the body or the message it is in
+// (rtm.BodyKeyType, rtm.MessageKeyType), which its reader tells apart.
+var ErrKey = errors.New("msgpack: map keys must be strings")
+
+// FlawOf returns the flaw of err, an *Error, or rtm.FlawUnknown.
+func FlawOf(err error) rtm.Flaw {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Flaw
+	}
+	return rtm.FlawUnknown
+}
 
 // MaxNesting is how deeply a codec lets arrays and maps nest in a frame. It
 // leaves room above codec.MaxDepth for the PDU map, the body map and the
