@@ -82,3 +82,41 @@ func (w wakeChan) Wake() {
 	default:
 	}
 }
+
+// Between a purge's marker and its purge of the stream, the stream still
+// names the purged message as the channel's newest: a compare-and-set
+// expecting it is stored then, though the channel was purged before it.
+// The purge answers a mismatch, and the next one drops it too: a write
+// that followed the purged message does not outlive the purge.
+func TestPurgeDropsAWriteOnThePurgedNewest(t *testing.T) {
+	j, st := open(t, node(t, ""), nil)
+	const key = "app\x00kv"
+	s1 := publish(t, j, key, "a")
+	var cas uint64
+	j.purgeMarked = func() {
+		j.purgeMarked = nil
+		var err error
+		if cas, err = publishExpect(t, j, key, "b", "", "", s1); err != nil {
+			t.Errorf("a write expecting %d, before the stream's purge: %v", s1, err)
+		}
+	}
+	_, err := purge(t, j, key, s1)
+	var me *MismatchError
+	if !errors.As(err, &me) || me.Last != cas {
+		t.Fatalf("purge through %d with a write on it at %d after the marker: %v, want a mismatch at %d", s1, cas, err, cas)
+	}
+	if _, err := purge(t, j, key, cas); err != nil {
+		t.Fatalf("purge again through %d: %v", cas, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if f, _, found, err := j.Latest(ctx, key, 0); err != nil || found {
+		t.Fatalf("the stream after the purges: %+v %v %v, want nothing", f, found, err)
+	}
+	if _, found, _ := st.Read(key, nil); found {
+		t.Fatal("the store holds a message after the purges")
+	}
+	if n, err := j.PurgedThrough(ctx, key); err != nil || n != cas {
+		t.Fatalf("PurgedThrough = %d, %v; want %d", n, err, cas)
+	}
+}

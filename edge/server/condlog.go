@@ -220,10 +220,10 @@ func (s *Server) ownFirstSend(ctx context.Context, key, id string, err error) (o
 func (c *conn) logError(err error) error { return c.srv.logRefusal(err, "conditional publish") }
 
 // logPurge serves rtm/delete with purge on an edge with a journal: the
-// journal drops the channel's messages up to its newest from the log,
-// then marks the purge for every edge's store if no message came since
-// (journal.Purge). If one came, it is dropped too on the next try: the
-// previous message answered is the newest of those dropped.
+// journal marks the purge of the channel's messages up to its newest for
+// every edge's store if no message came since, then drops them from the
+// log (journal.Purge). If one came, it is dropped too on the next try:
+// the previous message answered is the newest of those dropped.
 func (c *conn) logPurge(channel, read string) (any, error) {
 	key := storeKey(c.app, channel)
 	c.drainAcks()
