@@ -98,16 +98,19 @@ func (j *Journal) Purge(ctx context.Context, key string, through uint64, msgID s
 }
 
 // PurgedThrough returns the sequence up to which the channel was last
-// purged (0: never, as far as the stream keeps its markers): positions up
-// to it name purged messages.
+// purged (0: never, as far as the stream keeps its markers): positions
+// up to it name purged messages. The stream's leader answers: a lagging
+// copy may not hold the last marker yet, and a read of a purged position
+// would then find the channel's next message as if it followed on.
 func (j *Journal) PurgedThrough(ctx context.Context, key string) (uint64, error) {
-	fs, _, err := j.get(ctx, &getRequest{MultiLastFor: []string{purgeSubject(key)}, Batch: 1})
-	if err != nil || len(fs) == 0 {
+	subj := purgeSubject(key)
+	f, _, found, err := j.leaderGet(ctx, subj, &msgGetRequest{LastFor: subj})
+	if err != nil || !found {
 		return 0, err
 	}
-	n, err := strconv.ParseUint(string(fs[0].Data), 10, 64)
+	n, err := strconv.ParseUint(string(f.Data), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("journal: purge marker of %s at %d: %w", Subject(key), fs[0].Offset, err)
+		return 0, fmt.Errorf("journal: purge marker of %s at %d: %w", Subject(key), f.Offset, err)
 	}
 	return n, nil
 }
