@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nuid"
 
@@ -223,28 +224,32 @@ func (c *conn) logError(err error) error { return c.srv.logRefusal(err, "conditi
 // journal marks the purge of the channel's messages up to its newest for
 // every edge's store if no message came since, then drops them from the
 // log (journal.Purge). If one came, it is dropped too on the next try:
-// the previous message answered is the newest of those dropped.
+// the previous message answered is the newest of those dropped. A
+// channel the log holds nothing of needs no marker (one naming no
+// message would say it was purged up to nothing): the edge waits until
+// its store shows that, as another edge's purge may have just made it.
 func (c *conn) logPurge(channel, read string) (any, error) {
 	key := storeKey(c.app, channel)
 	c.drainAcks()
 	ctx, cancel := c.srv.requestContext(c.ctx)
 	defer cancel()
 	var dropped store.Prior
-	purged := false // some of the channel's messages are gone from the log
 	for {
 		last, _, p, err := c.logPrior(ctx, key)
 		if err != nil {
 			return nil, err
 		}
-		if last == 0 && !purged {
-			dropped = p // none: nothing to drop
+		if last == 0 {
+			if !dropped.Found {
+				dropped = p // none: nothing to drop
+			}
+			if err := c.srv.awaitApplied(ctx); err != nil {
+				return nil, c.logError(err)
+			}
 			break
 		}
-		if last != 0 {
-			// A copy: the next read reuses the connection's buffer.
-			dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
-			purged = true
-		}
+		// A copy: the next read reuses the connection's buffer.
+		dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
 		_, err = waitLog(ctx, func(done func(uint64, error)) { c.srv.journal.Purge(ctx, key, last, nuid.Next(), done) })
 		if errors.Is(err, store.ErrMismatch) {
 			continue // a message came meanwhile
@@ -259,4 +264,24 @@ func (c *conn) logPurge(channel, read string) (any, error) {
 		return &rtm.Empty{}, nil
 	}
 	return c.previousReply("", read, dropped)
+}
+
+// awaitApplied waits until this edge's store has applied every message
+// the log had acknowledged when it was called (another edge's purge
+// marker among them), or ctx ends.
+func (s *Server) awaitApplied(ctx context.Context) error {
+	last, err := s.journal.Acknowledged(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errLog, err)
+	}
+	for pause := logCaughtUpPause; s.store.Applied() < last; pause = min(2*pause, logLagPause) {
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: this edge has applied %d of %d: %w", errLog, s.store.Applied(), last, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
 }

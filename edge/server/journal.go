@@ -256,20 +256,44 @@ func (s *Server) logHistoryStart(ctx context.Context, key string, sp logSpan) (u
 		return 0, false, err
 	}
 	start, found, err := s.logWalk(ctx, key, sp)
-	if err != nil || sp.age <= 0 {
+	if err != nil || !found && sp.age <= 0 {
 		return start, found, err
 	}
-	// The walk found the old messages the history rule keeps; FirstSince
-	// finds those the TTL keeps.
-	ret, now := s.retention(key).Normalized(), s.store.Now()
-	f, ok, err := s.journal.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
-	if err != nil {
+	if sp.age > 0 {
+		// The walk found the old messages the history rule keeps;
+		// FirstSince finds those the TTL keeps.
+		ret, now := s.retention(key).Normalized(), s.store.Now()
+		f, ok, err := s.journal.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
+		if err != nil {
+			return 0, false, fmt.Errorf("%w: %w", errLog, err)
+		}
+		if ok && (sp.before == 0 || f.Offset < sp.before) && (!found || f.Offset < start) {
+			start, found = f.Offset, true
+		}
+	}
+	if !found {
+		return 0, false, nil
+	}
+	return s.pastPurge(ctx, key, start, sp.before)
+}
+
+// pastPurge moves the start of a history in the log past the channel's
+// last purge: the log's copy is purged after every edge's store (the
+// journal's Purge), so for a moment it still holds messages a purge
+// dropped, which a subscriber would get, or miss without a word when
+// the log drops them as it reads on. ok is false when nothing before
+// offset before (0: any) is left.
+func (s *Server) pastPurge(ctx context.Context, key string, start, before uint64) (uint64, bool, error) {
+	through, err := s.journal.PurgedThrough(ctx, key)
+	switch {
+	case err != nil:
 		return 0, false, fmt.Errorf("%w: %w", errLog, err)
+	case start > through:
+		return start, true, nil
+	case before == 0 || through+1 < before:
+		return through + 1, true, nil
 	}
-	if ok && (sp.before == 0 || f.Offset < sp.before) && (!found || f.Offset < start) {
-		start, found = f.Offset, true
-	}
-	return start, found, nil
+	return 0, false, nil
 }
 
 // logWalk walks the channel's messages before sp.before newest first,
