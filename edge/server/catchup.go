@@ -203,18 +203,12 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	for n < len(frames) && frames[n].Offset < cu.until {
 		n++
 	}
-	switch {
-	case n < len(frames):
-		sub.catchup = nil // the rest is in the replica
-	case more == 0:
+	done := n < len(frames) // the rest is in the replica
+	if !done && more == 0 {
 		// Nothing more, says the log's copy that answered: complete only
 		// if that copy has reached where the replica starts.
-		reached, err := c.logReached(cu)
-		if err != nil {
+		if done, err = c.logReached(cu); err != nil {
 			return c.failCatchUp(w, sub, err)
-		}
-		if reached {
-			sub.catchup = nil
 		}
 	}
 	if n > 0 {
@@ -223,7 +217,10 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 	w.logFrames = true
 	err = c.send(w, sub, frames[:n])
 	w.logFrames = false
-	return err
+	if err != nil || !done {
+		return err
+	}
+	return c.endCatchUp(w, sub)
 }
 
 // failCatchUp ends a subscription whose catch-up could not be read from

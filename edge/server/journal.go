@@ -350,3 +350,26 @@ func (s *Server) checkReadable(ctx context.Context, key string, from uint64) err
 	}
 	return nil
 }
+
+// endCatchUp hands a subscription whose catch-up from the log is done over
+// to its cursor, unless a purge dropped messages the catch-up still
+// owed: the log went on past them without a word, and the cursor, at
+// the replica's start, may read on past the purge as well (its edge
+// applied it before the cursor was opened, or has not yet), so the
+// subscription is out of sync.
+func (c *conn) endCatchUp(w *writer, sub *subscription) error {
+	cu := sub.catchup
+	ctx, cancel := context.WithTimeout(c.ctx, logTimeout)
+	through, err := c.srv.journal.PurgedThrough(ctx, cu.key)
+	cancel()
+	if err != nil {
+		return c.failCatchUp(w, sub, fmt.Errorf("%w: %w", errLog, err))
+	}
+	sub.catchup = nil
+	if through < cu.next {
+		return nil
+	}
+	epoch := sub.cursor.Position().Epoch
+	return c.outOfSync(w, sub, &store.OutOfSyncError{Missed: 1,
+		Position: rtm.Position{Epoch: epoch, Offset: cu.next}, Head: rtm.Position{Epoch: epoch, Offset: through + 1}})
+}

@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/edge/server/servertest"
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -106,4 +112,50 @@ func TestJournalPurgeOfNothingWaitsForTheStore(t *testing.T) {
 	w.purge("p", offsetOf(t, pos))
 	c.expectOK("rtm/delete", 2, map[string]any{"channel": "p", "purge": true})
 	c.expectError("rtm/read", 3, map[string]any{"channel": "p", "position": pos}, "expired_position")
+}
+
+// purgeOnNext is a journal that runs purge before the first Next, the
+// read a history's catch-up from the log makes: a purge between the
+// history's start and its catch-up.
+type purgeOnNext struct {
+	*journal.Journal
+	once  sync.Once
+	purge func()
+}
+
+func (p *purgeOnNext) Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error) {
+	p.once.Do(p.purge)
+	return p.Journal.Next(ctx, key, from, n, maxBytes)
+}
+
+// A history the edge reads from the log (it holds none of it) is purged
+// from the log between its start and its catch-up: the catch-up finds
+// nothing and hands over to the edge's cursor, after the purge. The
+// subscription is out of sync, not silently on with the next message.
+func TestJournalCatchUpPurged(t *testing.T) {
+	n := startNode(t)
+	a := startJournalEdge(t, n, nil)
+	pa := a.dial(t, "test", "")
+	var last string
+	for i := range 5 {
+		last = pa.expectOK("rtm/publish", i+1, map[string]any{"channel": "room", "message": i})["position"].(string)
+	}
+	w := newLogWriter(t, n)
+	j := &purgeOnNext{Journal: journaltest.Open(t, n, &journal.Options{Replay: time.Nanosecond}), purge: func() {
+		w.mark("room", offsetOf(t, last))
+		w.purge("room", offsetOf(t, last))
+	}}
+	b := servertest.Start(t, &server.Options{Apps: []*app.App{testApp()}, Journal: j}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := j.Start(ctx, b.Server.Store()); err != nil {
+		t.Fatal(err)
+	}
+	poll.UntilNil(t, "the second edge's feed to catch up", j.Ready)
+	c := (&edge{srv: b.Server, url: b.URL}).dial(t, "test", "")
+	c.expectOK("rtm/subscribe", 1, map[string]any{"channel": "room", "history": map[string]any{"count": 5}})
+	pa.expectOK("rtm/publish", 6, map[string]any{"channel": "room", "message": "end"})
+	if p := c.recv(); p.Action != "rtm/subscription/error" || p.Body["error"] != "out_of_sync" {
+		t.Fatalf("a history purged before its catch-up: %s %v, want out_of_sync", p.Action, p.Body)
+	}
 }
