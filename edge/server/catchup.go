@@ -29,6 +29,9 @@ func (c *conn) logSubscribe(key string, start store.Start) (*store.Cursor, *catc
 	st, j := c.srv.store, c.srv.journal
 	switch {
 	case start.Position != nil:
+		// As a live or history subscribe does: a purge another edge had
+		// acknowledged is applied here before the position is judged.
+		c.srv.awaitAcknowledged(c.ctx)
 		if err := c.checkFuture(*start.Position); err != nil {
 			return nil, nil, err
 		}

@@ -257,8 +257,13 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 // errors), with its message in the codec at index ci: the reply of
 // rtm/read, and of the server API's read.
 func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked string, ci int) (*rtm.ReadReply, error) {
-	f, found, err := s.store.Read(key, at)
 	j := s.journal
+	if at != nil && j != nil && j.Shared() {
+		// As a subscribe does: what another edge had acknowledged (a
+		// purge) is applied here before this edge's store answers.
+		s.awaitAcknowledged(ctx)
+	}
+	f, found, err := s.store.Read(key, at)
 	switch {
 	case j == nil:
 	case j.Shared() && (at == nil || at.Epoch == j.Epoch() && at.Offset > s.store.Applied()):
