@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // CatchUp is the part of a subscription's history that the edge's
@@ -100,4 +101,25 @@ func (cu *CatchUp) reached(ctx context.Context) (bool, error) {
 	case <-ctx.Done():
 	}
 	return false, nil
+}
+
+// End is called once Read said the catch-up is complete. A purge may
+// have dropped messages the catch-up still owed: the log went on past
+// them without a word, and the cursor, at the replica's start, may read
+// on past the purge as well (its edge applied it before the cursor was
+// opened, or has not yet). Then End returns a *store.OutOfSyncError for
+// the subscription; ErrUnreadable if the log cannot say; else nil.
+func (cu *CatchUp) End(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, logTimeout)
+	through, err := cu.l.j.PurgedThrough(rctx, cu.key)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	if through < cu.next {
+		return nil
+	}
+	epoch := cu.l.epoch()
+	return &store.OutOfSyncError{Missed: 1,
+		Position: rtm.Position{Epoch: epoch, Offset: cu.next}, Head: rtm.Position{Epoch: epoch, Offset: through + 1}}
 }

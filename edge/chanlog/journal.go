@@ -57,8 +57,9 @@ type Journal interface {
 	// the Msg-Id it was published with.
 	Latest(ctx context.Context, key string, at uint64) (store.Frame, string, bool, error)
 	// Purge drops key's messages up to offset through (its newest) from
-	// the log and every edge's store, if through is key's newest still
-	// (else done gets a store.ErrMismatch, as PublishExpect's); done gets
+	// every edge's store and the log, if through is key's newest still
+	// (else, or if a message was stored right after the purge, done gets
+	// a store.ErrMismatch, as PublishExpect's: purge again); done gets
 	// the offset of the purge, which the server's store has applied.
 	Purge(ctx context.Context, key string, through uint64, msgID string, done func(offset uint64, err error))
 	// PurgedThrough returns the offset up to which key was last purged

@@ -147,20 +147,44 @@ func (l *Journaled) logHistoryStart(ctx context.Context, key string, sp logSpan)
 		return 0, false, err
 	}
 	start, found, err := l.logWalk(ctx, key, sp)
-	if err != nil || sp.age <= 0 {
+	if err != nil || !found && sp.age <= 0 {
 		return start, found, err
 	}
-	// The walk found the old messages the history rule keeps; FirstSince
-	// finds those the TTL keeps.
-	ret, now := l.retention(key).Normalized(), l.st.Now()
-	f, ok, err := l.j.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
-	if err != nil {
+	if sp.age > 0 {
+		// The walk found the old messages the history rule keeps;
+		// FirstSince finds those the TTL keeps.
+		ret, now := l.retention(key).Normalized(), l.st.Now()
+		f, ok, err := l.j.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
+		if err != nil {
+			return 0, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		if ok && (sp.before == 0 || f.Offset < sp.before) && (!found || f.Offset < start) {
+			start, found = f.Offset, true
+		}
+	}
+	if !found {
+		return 0, false, nil
+	}
+	return l.pastPurge(ctx, key, start, sp.before)
+}
+
+// pastPurge moves the start of a history in the log past the channel's
+// last purge: the log's copy is purged after every edge's store (the
+// journal's Purge), so for a moment it still holds messages a purge
+// dropped, which a subscriber would get, or miss without a word when
+// the log drops them as it reads on. ok is false when nothing before
+// offset before (0: any) is left.
+func (l *Journaled) pastPurge(ctx context.Context, key string, start, before uint64) (uint64, bool, error) {
+	through, err := l.j.PurgedThrough(ctx, key)
+	switch {
+	case err != nil:
 		return 0, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	case start > through:
+		return start, true, nil
+	case before == 0 || through+1 < before:
+		return through + 1, true, nil
 	}
-	if ok && (sp.before == 0 || f.Offset < sp.before) && (!found || f.Offset < start) {
-		start, found = f.Offset, true
-	}
-	return start, found, nil
+	return 0, false, nil
 }
 
 // logWalk walks the channel's messages before sp.before newest first,
@@ -221,6 +245,16 @@ func (l *Journaled) checkReadable(ctx context.Context, key string, from uint64) 
 // Read reads the replica, and the log where the replica cannot answer.
 func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Reading, error) {
 	epoch := l.epoch()
+	if at != nil && l.j.Shared() {
+		// As a subscribe does: what another edge had acknowledged (a
+		// purge) is applied here before this edge's store answers.
+		actx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
+		err := l.awaitAcknowledged(actx)
+		cancel()
+		if err != nil {
+			return Reading{}, err
+		}
+	}
 	f, found, err := l.st.Read(key, at)
 	switch {
 	case l.j.Shared() && (at == nil || at.Epoch == epoch && at.Offset > l.st.Applied()):

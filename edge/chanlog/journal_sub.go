@@ -19,6 +19,11 @@ func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start
 	defer cancel()
 	switch {
 	case start.Position != nil:
+		// As a live or history subscribe does: a purge another edge had
+		// acknowledged is applied here before the position is judged.
+		if err := l.awaitAcknowledged(ctx); err != nil {
+			return nil, nil, err
+		}
 		if err := l.checkFuture(ctx, *start.Position); err != nil {
 			return nil, nil, err
 		}
@@ -66,6 +71,13 @@ func (l *Journaled) awaitAcknowledged(ctx context.Context) error {
 	if !l.j.Shared() {
 		return nil
 	}
+	return l.awaitApplied(ctx)
+}
+
+// awaitApplied waits until this edge's store has applied every message
+// the log had acknowledged when it was called (another edge's purge
+// marker among them), or fails with ErrUnreadable once ctx ends.
+func (l *Journaled) awaitApplied(ctx context.Context) error {
 	last, err := l.acknowledged(ctx)
 	if err != nil {
 		return err

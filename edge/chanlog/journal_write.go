@@ -242,26 +242,28 @@ func (l *Journaled) Fire(ctx context.Context, key string, at rtm.Position, paylo
 	return err
 }
 
-// Purge drops the channel's messages up to its newest from the log,
-// then marks the purge for every edge's store if no message came since
-// (the journal's Purge). If one came, it is dropped too on the next
-// try: the previous message answered is the newest of those dropped.
+// Purge marks the purge of the channel's messages up to its newest for
+// every edge's store if no message came since, then drops them from the
+// log (the journal's Purge). If one came, it is dropped too on the next
+// try: the previous message answered is the newest of those dropped. A
+// channel the log holds nothing of needs no marker (one naming no
+// message would say it was purged up to nothing): the edge waits until
+// its store shows that, as another edge's purge may have just made it.
 func (l *Journaled) Purge(ctx context.Context, key string, buf []byte) (store.Prior, error) {
-	dropped := store.Prior{Data: buf[:0]}
-	purged := false // some of the channel's messages are gone from the log
+	var dropped store.Prior
 	for {
 		last, _, p, err := l.prior(ctx, key, buf)
 		if err != nil {
-			return dropped, err
+			return store.Prior{Data: buf[:0]}, err
 		}
-		if last == 0 && !purged {
-			return p, nil // none: nothing to drop
+		if last == 0 {
+			if !dropped.Found {
+				dropped = p // none: nothing to drop
+			}
+			return dropped, l.awaitApplied(ctx)
 		}
-		if last != 0 {
-			// A copy: the next read reuses the buffer.
-			dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
-			purged = true
-		}
+		// A copy: the next read reuses the buffer.
+		dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
 		_, err = wait(ctx, func(done func(uint64, error)) { l.j.Purge(ctx, key, last, nuid.Next(), done) })
 		if errors.Is(err, store.ErrMismatch) {
 			continue // a message came meanwhile

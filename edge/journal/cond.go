@@ -93,12 +93,6 @@ func (j *Journal) PublishExpect(ctx context.Context, key string, payload []byte,
 	j.publish(Subject(key), payload, msgID, origin, x, done)
 }
 
-// publishTo is PublishExpect on subject subj, expecting the newest
-// message of subject expect at last.
-func (j *Journal) publishTo(subj, expect string, payload []byte, msgID string, last uint64, done func(seq uint64, err error)) {
-	j.publish(subj, payload, msgID, "", pubExtra{cond: &condition{last: last, subject: expect}}, done)
-}
-
 // mismatch ends the conditional publish with token tok that JetStream
 // refused (desc: its description, "wrong last sequence: N", or without
 // N).

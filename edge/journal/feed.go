@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -288,8 +289,14 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, 
 			return
 		}
 		if key, ok := purgeKeyOf(subj); ok {
-			// A purge marker (purge.go): the channel's messages so far go.
-			if _, err := f.st.Purge(key, nil); err != nil && !errors.Is(err, store.ErrClosed) {
+			// A purge marker (purge.go): the channel's messages so far go,
+			// up to the one it names, which this feed may not have read
+			// before the log dropped it.
+			through, perr := strconv.ParseUint(string(data), 10, 64)
+			if perr != nil {
+				f.j.log.Error("journal: purge marker without an offset", "subject", subj, "seq", seq, "err", perr)
+			}
+			if _, err := f.st.PurgeThrough(key, through, nil); err != nil && !errors.Is(err, store.ErrClosed) {
 				f.j.log.Error("journal: cannot purge a channel", "subject", subj, "seq", seq, "err", err)
 			}
 			f.st.SetApplied(seq)

@@ -30,9 +30,9 @@
 // What needs the channel's newest message in one step with the append
 // (RTM's compare-and-set, the previous message, a dead man's switch) is
 // a conditional publish that JetStream checks on the stream's leader
-// (cond.go); a purge is a subject-filtered purge of the stream, then a
-// marker in it that every edge's feed applies as a purge of its store
-// (purge.go).
+// (cond.go); a purge is a marker in the stream that every edge's feed
+// applies as a purge of its store, then a subject-filtered purge of the
+// stream (purge.go).
 //
 // Lock order: feed.applyMu, then feed.mu; publisher.mu is a leaf. The
 // publishes' done functions run under feed.applyMu (the feed completes a
@@ -200,6 +200,9 @@ type Journal struct {
 	// process's when the feed started (Start): a replayed message's
 	// stored time, minus skew, is on this edge's clock.
 	skew time.Duration
+	// purgeMarked, set by tests only, runs between a purge's marker and
+	// its purge of the stream.
+	purgeMarked func()
 
 	closeOnce sync.Once
 	stop      chan struct{}

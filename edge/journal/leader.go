@@ -44,7 +44,7 @@ func (j *Journal) Latest(ctx context.Context, key string, seq uint64) (f store.F
 	if seq == 0 {
 		req.LastFor = Subject(key)
 	}
-	return j.leaderGet(ctx, key, &req)
+	return j.leaderGet(ctx, Subject(key), &req)
 }
 
 // Shared reports whether other edges write to the log: their
@@ -62,15 +62,14 @@ func (j *Journal) LeaderRead(ctx context.Context, key string, from uint64) (stor
 	if from > 0 {
 		req = msgGetRequest{Seq: from, NextFor: Subject(key)}
 	}
-	f, _, found, err := j.leaderGet(ctx, key, &req)
+	f, _, found, err := j.leaderGet(ctx, Subject(key), &req)
 	return f, found, err
 }
 
-// leaderGet asks the stream's leader for the message req names, of the
-// channel with store key key.
-func (j *Journal) leaderGet(ctx context.Context, key string, req *msgGetRequest) (f store.Frame, msgID string, found bool, err error) {
+// leaderGet asks the stream's leader for the message req names, on
+// subject subj (a channel's, or its purge markers').
+func (j *Journal) leaderGet(ctx context.Context, subj string, req *msgGetRequest) (f store.Frame, msgID string, found bool, err error) {
 	j.counters.reads.Add(1)
-	subj := Subject(key)
 	data, err := json.Marshal(req)
 	if err != nil {
 		return store.Frame{}, "", false, fmt.Errorf("journal: message get: %w", err)

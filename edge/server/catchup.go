@@ -1,6 +1,10 @@
 package server
 
 import (
+	"errors"
+
+	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -11,17 +15,35 @@ import (
 // rtm/subscription/error "unavailable": the client resubscribes from its
 // position.
 func (c *conn) pumpLog(w *writer, sub *subscription) error {
-	frames, done, err := sub.catchup.Read(c.ctx, maxBatchBytes)
+	cu := sub.catchup
+	frames, done, err := cu.Read(c.ctx, maxBatchBytes)
 	if err != nil {
 		return c.failCatchUp(w, sub, err)
-	}
-	if done {
-		sub.catchup = nil // the rest is in the cursor
 	}
 	w.logFrames = true
 	err = c.send(w, sub, frames)
 	w.logFrames = false
-	return err
+	if err != nil || !done {
+		return err
+	}
+	return c.endCatchUp(w, sub, cu)
+}
+
+// endCatchUp hands a subscription whose catch-up from the log is done
+// over to its cursor, or ends it out of sync if a purge overtook the
+// catch-up (chanlog.CatchUp.End).
+func (c *conn) endCatchUp(w *writer, sub *subscription, cu *chanlog.CatchUp) error {
+	err := cu.End(c.ctx)
+	var oos *store.OutOfSyncError
+	switch {
+	case errors.As(err, &oos):
+		sub.catchup = nil
+		return c.outOfSync(w, sub, err)
+	case err != nil:
+		return c.failCatchUp(w, sub, err)
+	}
+	sub.catchup = nil // the rest is in the cursor
+	return nil
 }
 
 // failCatchUp ends a subscription whose catch-up could not be read from

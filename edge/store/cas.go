@@ -116,6 +116,18 @@ func (ch *channel) commitIf(t int64, origin string, data []byte, expect *rtm.Pos
 // forgotten, as when the store limit evicts its last block. It returns
 // the newest message before the purge, read into buf.
 func (s *Store) Purge(channel string, buf []byte) (Prior, error) {
+	return s.PurgeThrough(channel, 0, buf)
+}
+
+// PurgeThrough is Purge in a replica (Options.Epoch set) applying a purge
+// of the shared log that dropped the channel's messages up to offset
+// through. The replica may not hold them all: its feed lags the log, and
+// the log dropped them before the feed read them. Positions up to
+// through are expired all the same, and a cursor at or before through is
+// out of sync though the store never held what it missed (it missed the
+// message at through at least): else its subscriber would skip them
+// silently. A through the channel holds, or 0, is Purge.
+func (s *Store) PurgeThrough(channel string, through uint64, buf []byte) (Prior, error) {
 	if s.closed.Load() {
 		return Prior{}, ErrClosed
 	}
@@ -130,15 +142,48 @@ func (s *Store) Purge(channel string, buf []byte) (Prior, error) {
 	}
 	p := ch.prior(buf)
 	q := ch.q.Load()
+	unheld := through > ch.last
+	if unheld {
+		// Before the trim: the anchor replacing the tail, and the next
+		// block, start after through, and so does the head.
+		ch.last = through
+	}
 	// Counted as evicted: dropped before their time, by request.
 	ch.trim(q, len(q.blocks), len(q.blocks), &s.counters.evicted)
+	notify := unheld && ch.dropUnheld()
 	ch.protected = false
 	ch.drained = true // see nextDeadline: forgotten once unused
 	drained := ch.empty()
 	ch.schedule()
 	ch.mu.Unlock()
+	if notify {
+		s.nt.queue(ch)
+	}
 	if drained {
 		s.forget(ch, s.clockNow())
 	}
 	return p, nil
+}
+
+// dropUnheld follows a purge past the channel's messages, ch.last raised
+// to its end: the snapshot's next offset moves past it, and an anchor
+// starting past it ends the queue, so that a cursor reaching it with its
+// position before it is out of sync (Cursor.Read). The cursors waiting at
+// the end of the queue lost messages no append woke them for: it
+// reports whether the caller must queue the channel on the notifier, as
+// write does. mu.
+func (ch *channel) dropUnheld() (notify bool) {
+	ch.q.Store(&queue{next: ch.last + 1})
+	if ch.tail.from <= ch.last {
+		// The tail was an anchor already (trim replaced a block with one
+		// starting past ch.last): link one that does.
+		a := newAnchor(ch)
+		ch.tail.next.Store(a)
+		ch.tail = a
+	}
+	if !ch.wakePending.Load() && ch.waits.n.Load() != 0 {
+		ch.wakePending.Store(true)
+		return true
+	}
+	return false
 }

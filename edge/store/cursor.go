@@ -145,6 +145,13 @@ func (c *Cursor) Read(dst []Frame, maxBytes int) ([]Frame, error) {
 		if b.end() != at {
 			continue // frames committed before the seal
 		}
+		if nb.droppedBefore(c.next) {
+			c.blk, c.off = b, at
+			if n > 0 {
+				return dst, nil // the loss is reported by the next Read
+			}
+			return dst, c.outOfSync()
+		}
 		b, at = nb, 0
 	}
 	c.blk, c.off = b, at
@@ -251,15 +258,27 @@ func (c *Cursor) missed(q *queue) uint64 {
 		return 0
 	}
 	head := q.headBlock()
-	n := 0
+	n, unheld := 0, false
 	for b, at := c.blk, c.off; b != nil && b != head; b, at = b.next.Load(), 0 {
 		if at == 0 && b.first >= c.next {
 			n += b.count
 		} else {
 			n += b.countFrom(at, b.end(), c.next)
 		}
+		unheld = unheld || b != c.blk && b.droppedBefore(c.next)
+	}
+	if unheld && n == 0 {
+		n = 1 // dropped without being held: the message purged last, at least
 	}
 	return uint64(n)
+}
+
+// droppedBefore reports whether b is an anchor starting past offset: the
+// channel dropped offsets before it that it never held (PurgeThrough). An
+// anchor otherwise starts where its channel's last message left off, so a
+// cursor that read up to it wants no offset before it.
+func (b *block) droppedBefore(offset uint64) bool {
+	return len(b.buf) == 0 && b.from > offset
 }
 
 // Held counts the messages its channel holds from the cursor's position

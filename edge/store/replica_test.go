@@ -144,3 +144,97 @@ func TestCursorHeld(t *testing.T) {
 		})
 	}
 }
+
+// A replica's feed may lag the log, and the log may drop a purged
+// channel's messages before the feed read them: a purge through an
+// offset the replica never held expires the positions up to it and puts
+// every cursor at or before it out of sync, woken if it was waiting,
+// though the store held nothing it missed; a cursor past it reads on.
+func TestReplicaPurgeThroughUnheld(t *testing.T) {
+	s, clk := newTestStore(t, &Options{Epoch: 42})
+	s.SetApplied(10)
+	appendAt := func(o uint64) {
+		t.Helper()
+		if _, err := s.AppendAt("c", o, clk.Now(), payload(int(o), 10)); err != nil {
+			t.Fatal(err)
+		}
+		s.SetApplied(o)
+	}
+	waiting := mustSubscribe(t, s, "c", Start{})
+	appendAt(20)
+	behind := mustSubscribe(t, s, "c", Start{Position: pos(42, 20)}) // 20 unread
+	if got := offsets(t, waiting); !equalOffsets(got, []uint64{20}) {
+		t.Fatalf("before the purge: read %v, want [20]", got)
+	}
+	w := newWaker()
+	if !waiting.Wait(w) {
+		t.Fatal("a cursor with nothing to read did not arm")
+	}
+	past := mustSubscribe(t, s, "c", Start{Position: pos(42, 31)}) // waits for 31 on
+
+	// 30, the channel's newest in the log, was purged before the feed
+	// read it: the marker (at 35) names it.
+	if _, err := s.PurgeThrough("c", 30, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.SetApplied(35)
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	awaitWake(t, w, timeout)
+	appendAt(40) // after the purge: none of them may read it first
+
+	for name, c := range map[string]*Cursor{"at the end": waiting, "behind": behind} {
+		fs, err := c.Read(nil, 0)
+		if e := oosError(t, err); len(fs) != 0 || e.Missed < 1 || e.Position.Offset > 30 {
+			t.Fatalf("cursor %s: read %d frames, %+v; want out of sync before 31, at least one missed", name, len(fs), e)
+		}
+		if missed, p := c.FastForward(); missed < 1 || p.Offset != 31 {
+			t.Fatalf("cursor %s: fast-forward missed %d to %v, want at least 1 to 42:31", name, missed, p)
+		}
+		if got := offsets(t, c); !equalOffsets(got, []uint64{40}) {
+			t.Fatalf("cursor %s after fast-forward: read %v, want [40]", name, got)
+		}
+	}
+	if got := offsets(t, past); !equalOffsets(got, []uint64{40}) {
+		t.Fatalf("cursor past the purge: read %v, want [40]", got)
+	}
+	for _, o := range []uint64{21, 30} {
+		if _, _, err := s.Read("c", pos(42, o)); !errors.Is(err, ErrExpired) {
+			t.Errorf("Read at purged %d: %v, want ErrExpired", o, err)
+		}
+		if _, err := s.Subscribe("c", Start{Position: pos(42, o)}); !errors.Is(err, ErrExpired) {
+			t.Errorf("Subscribe at purged %d: %v, want ErrExpired", o, err)
+		}
+	}
+	if f, found, err := s.Read("c", pos(42, 31)); err != nil || !found || f.Offset != 40 {
+		t.Errorf("Read at 31: %v %v %v, want 40", f.Offset, found, err)
+	}
+}
+
+// A purge through an offset the replica never held, of a channel whose
+// tail is an anchor already (a purge before it dropped everything held),
+// still reaches the cursors at its end; one through an offset held is a
+// plain purge, after which a cursor at the end reads on.
+func TestReplicaPurgeThroughAnchor(t *testing.T) {
+	s, clk := newTestStore(t, &Options{Epoch: 42})
+	if _, err := s.AppendAt("c", 20, clk.Now(), payload(20, 10)); err != nil {
+		t.Fatal(err)
+	}
+	s.SetApplied(20)
+	c := mustSubscribe(t, s, "c", Start{Position: pos(42, 20)})
+	if got := offsets(t, c); !equalOffsets(got, []uint64{20}) {
+		t.Fatalf("read %v, want [20]", got)
+	}
+	if _, err := s.PurgeThrough("c", 20, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := c.Read(nil, 0); err != nil || len(fs) != 0 {
+		t.Fatalf("after a purge of what it read: %d frames, %v; want nothing", len(fs), err)
+	}
+	if _, err := s.PurgeThrough("c", 30, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(nil, 0); oosError(t, err).Missed != 1 {
+		t.Fatalf("after a purge of 30, never held: %v, want one missed", err)
+	}
+}

@@ -211,7 +211,11 @@ func (w *walk) liveStart() uint64 {
 
 // firstPlaced returns the offset of the first message a subscription
 // delivered, 0 for none or unknown: the first of its first data PDU
-// with a known offset, stepped back over the messages before it there.
+// with a known offset, stepped back over the nulls before it there. (A
+// message before it has no known offset, so no entry of the log to
+// step over: stepping over it put the start before the log's first
+// entry, or, unknown, let a maybe message first in a data PDU make
+// everything delivered after it look out of order.)
 func (w *walk) firstPlaced() uint64 {
 	for _, b := range w.s.Batches {
 		for i, v := range b.Values {
@@ -227,8 +231,14 @@ func (w *walk) firstPlaced() uint64 {
 			}
 			log := w.c.after(w.s.Start)
 			at, _ := slices.BinarySearchFunc(log, off, func(e *entry, o uint64) int { return cmp.Compare(e.off, o) })
-			if at >= i {
-				return log[at-i].off
+			nulls := 0
+			for _, u := range b.Values[:i] {
+				if u == "" {
+					nulls++
+				}
+			}
+			if at >= nulls {
+				return log[at-nulls].off
 			}
 			return 0
 		}

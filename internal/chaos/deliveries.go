@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -63,7 +64,7 @@ func (m *model) checkDeliveries(c *chanLog, ps []purgeBounds, s *Sub) {
 			if i == len(b.Values)-1 && b.Off > 0 {
 				off = b.Off - 1
 			}
-			w.deliver(v, off)
+			w.deliver(v, off, b, i)
 		}
 		if b.Off <= w.last {
 			m.violate("position", "", "%s: data position %d is not after its messages (%d)", s.describe(), b.Off, w.last)
@@ -84,8 +85,9 @@ func (m *model) checkDeliveries(c *chanLog, ps []purgeBounds, s *Sub) {
 	w.missing(end)
 }
 
-// deliver places value v (offset off, 0 unknown) after the last one.
-func (w *walk) deliver(v string, off uint64) {
+// deliver places value v (offset off, 0 unknown), the i-th of data b,
+// after the last one.
+func (w *walk) deliver(v string, off uint64, b Batch, i int) {
 	s := w.s
 	if v != "" {
 		if w.seen[v] {
@@ -107,7 +109,7 @@ func (w *walk) deliver(v string, off uint64) {
 			w.m.violate("purged-delivered", staleKnown(s.Edge, p.Edge), "%s delivers %s, purged before the subscribe (on e%d)", s.describe(), describeMsg(msg), p.Edge)
 		}
 	} else if off == 0 {
-		off = w.nextNull()
+		off = w.nextNull(w.placedAfter(b, i))
 		if off == 0 {
 			return // an unplaced null (a delete whose outcome was unknown)
 		}
@@ -121,11 +123,15 @@ func (w *walk) deliver(v string, off uint64) {
 }
 
 // nextNull returns the offset of the log's next message after the last
-// placed if it is a null, passing over messages a purge may have
-// dropped; else 0.
-func (w *walk) nextNull() uint64 {
+// placed if it is a null before offset before, passing over messages a
+// purge may have dropped; else 0. Past before, the offset of a message
+// delivered after it, the null cannot be: placed there, it would put
+// that message out of order.
+func (w *walk) nextNull(before uint64) uint64 {
 	for _, e := range w.c.after(w.last + 1) {
 		switch {
+		case e.off >= before:
+			return 0
 		case e.value() == "":
 			return e.off
 		case !mayPurge(w.ps, e.msg, e.off, time.Unix(1<<40, 0)):
@@ -133,6 +139,20 @@ func (w *walk) nextNull() uint64 {
 		}
 	}
 	return 0
+}
+
+// placedAfter returns the offset of the first message after the i-th
+// of data b whose offset is known, or the largest offset if none is.
+func (w *walk) placedAfter(b Batch, i int) uint64 {
+	for j := i + 1; j < len(b.Values); j++ {
+		if j == len(b.Values)-1 && b.Off > 0 {
+			return b.Off - 1
+		}
+		if msg := w.m.byID[b.Values[j]]; b.Values[j] != "" && msg != nil && msg.Off != 0 {
+			return msg.Off
+		}
+	}
+	return math.MaxUint64
 }
 
 // missing reports the messages of the log between the last placed and
