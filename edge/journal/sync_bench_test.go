@@ -55,6 +55,11 @@ func syncJournal(b *testing.B, nodes int, no journal.NodeOptions) *journal.Journ
 	} else {
 		j = journaltest.Open(b, journaltest.ClusterWith(b, nodes, no)[0], &journal.Options{Replicas: nodes})
 	}
+	return feedStore(b, j)
+}
+
+// feedStore starts j feeding a fresh store and waits until it caught up.
+func feedStore(b *testing.B, j *journal.Journal) *journal.Journal {
 	st := store.New(&store.Options{Epoch: j.Epoch()})
 	b.Cleanup(func() { st.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
