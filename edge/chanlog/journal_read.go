@@ -245,9 +245,15 @@ func (l *Journaled) checkReadable(ctx context.Context, key string, from uint64) 
 // Read reads the replica, and the log where the replica cannot answer.
 func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Reading, error) {
 	epoch := l.epoch()
-	if at != nil && l.j.Shared() {
-		// As a subscribe does: what another edge had acknowledged (a
-		// purge) is applied here before this edge's store answers.
+	if l.j.Shared() {
+		// As a subscribe does: this edge's store first applies what the
+		// log had acknowledged when the read came, by any edge (a newer
+		// message, a purge). Its answer then holds all of that, and what
+		// this edge has shown its own clients. (Asking the leader for
+		// the newest instead missed those: the leader may apply a
+		// message after a follower's feed delivered it, and after a
+		// purge it answered "none" while this edge had shown a newer
+		// message; the chaos test's stale-read.)
 		actx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
 		err := l.awaitAcknowledged(actx)
 		cancel()
@@ -257,17 +263,10 @@ func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Rea
 	}
 	f, found, err := l.st.Read(key, at)
 	switch {
-	case l.j.Shared() && (at == nil || at.Epoch == epoch && at.Offset > l.st.Applied()):
-		// Another edge may have had a newer message acknowledged that
-		// this edge's feed has not brought yet: the log's leader knows.
-		// A leader just elected may not have applied all it holds yet:
-		// if this edge's own copy is newer, it is (a purge would have
-		// taken the leader's older answer too).
-		held, heldFound := f, found && err == nil
+	case at != nil && l.j.Shared() && at.Epoch == epoch && at.Offset > l.st.Applied():
+		// A position another edge handed out that this edge has not
+		// applied yet: the log's leader has it.
 		f, found, err = l.leaderRead(ctx, key, at)
-		if at == nil && err == nil && found && heldFound && held.Offset > f.Offset {
-			f = held
-		}
 	case at == nil && !found || errors.Is(err, store.ErrExpired) && at.Epoch == epoch:
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
