@@ -38,21 +38,15 @@ func (l *Journaled) logRead(ctx context.Context, key string, at *rtm.Position) (
 	return l.logFirst(ctx, key, at.Offset, ret, now)
 }
 
-// leaderRead serves rtm/read on an edge of a cluster from the log's
-// leader: the channel's newest message, or its first at or after at,
-// whichever edge published it. A client that was told a message is
-// stored, by any edge, then reads it on this one behind a load balancer
-// (this edge's feed may not have brought it yet: 3 reads in 600 answered
-// null). Found is false when the rule no longer keeps the newest.
-func (l *Journaled) leaderRead(ctx context.Context, key string, at *rtm.Position) (store.Frame, bool, error) {
+// leaderRead serves rtm/read at a position this edge has not applied
+// yet (another edge handed it out) from the log's leader: the channel's
+// first message at or after from, whichever edge published it. Found is
+// false when the rule no longer keeps it.
+func (l *Journaled) leaderRead(ctx context.Context, key string, from uint64) (store.Frame, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	var from uint64
-	if at != nil {
-		if err := l.checkReadable(ctx, key, at.Offset); err != nil {
-			return store.Frame{}, false, err
-		}
-		from = at.Offset
+	if err := l.checkReadable(ctx, key, from); err != nil {
+		return store.Frame{}, false, err
 	}
 	f, ok, err := l.j.LeaderRead(ctx, key, from)
 	if err != nil {
@@ -266,7 +260,7 @@ func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Rea
 	case at != nil && l.j.Shared() && at.Epoch == epoch && at.Offset > l.st.Applied():
 		// A position another edge handed out that this edge has not
 		// applied yet: the log's leader has it.
-		f, found, err = l.leaderRead(ctx, key, at)
+		f, found, err = l.leaderRead(ctx, key, at.Offset)
 	case at == nil && !found || errors.Is(err, store.ErrExpired) && at.Epoch == epoch:
 		// Not in this edge's replica: older, or a channel it does not
 		// follow. The log has it, if the channel's rule still keeps it.
