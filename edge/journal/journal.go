@@ -123,6 +123,12 @@ type Options struct {
 	// and be restarted. See ErrStreamLost.
 	OnLost func(error)
 
+	// Interest says the feed brings this edge only the channels it has
+	// interest in (Follow), through the stream's RePublish, instead of
+	// every message through one ordered consumer (interest.go). Default
+	// false: every channel.
+	Interest bool
+
 	// watchEvery is how often the watchdog asks the stream for its
 	// state; default watchEvery. Tests lengthen it to show that a check
 	// does not wait for it.
@@ -168,6 +174,11 @@ func (o *Options) normalize() Options {
 	if n.Logger == nil {
 		n.Logger = slog.Default()
 	}
+	if n.Interest {
+		// The interest feed reads every channel it follows from the
+		// stream; a sole writer's own appends are the ordered feed's.
+		n.SoleWriter = false
+	}
 	if n.watchEvery <= 0 {
 		n.watchEvery = watchEvery
 	}
@@ -193,6 +204,9 @@ type Journal struct {
 	counters counters
 	reach    reach // what the watchdog's looks at the stream found (ready.go)
 	acked    ackedLooks
+
+	interest *interest // the interest feed (Options.Interest), set by Start
+	counts   channelCounts
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
@@ -234,6 +248,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		Discard:     jetstream.DiscardOld,
 		Duplicates:  o.Duplicates,
 		AllowDirect: true,
+	}
+	if o.Interest {
+		cfg.RePublish = republishConfig(o.Stream)
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = -1
@@ -300,7 +317,11 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 		j.log.Warn("journal: the stream's limits are looser than this edge's rules need; keeping them (lower them with the nats CLI if no edge needs them)",
 			"stream", cfg.Name, "max_age", want.MaxAge, "edge_max_age", cfg.MaxAge, "max_bytes", want.MaxBytes, "edge_max_bytes", cfg.MaxBytes)
 	}
-	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates {
+	if cfg.RePublish != nil && cur.RePublish == nil {
+		// An edge fed by interest needs it; the others ignore it.
+		want.RePublish = cfg.RePublish
+	}
+	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates && want.RePublish == cur.RePublish {
 		return s, nil
 	}
 	return j.js.UpdateStream(actx, want)
@@ -328,6 +349,9 @@ func (j *Journal) Close() {
 		close(j.stop)
 		j.acked.close()
 		j.feed.close()
+		if i := j.interest; i != nil {
+			i.close()
+		}
 		j.pub.close()
 	})
 	j.wg.Wait()
