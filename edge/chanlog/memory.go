@@ -118,4 +118,6 @@ func (m *Memory) Ready() error { return nil }
 func (m *Memory) Windows() Windows { return Windows{} }
 
 // Watch does nothing: the store is the log, every channel in it.
-func (m *Memory) Watch(context.Context, string, int) (func(), bool, error) { return func() {}, false, nil }
+func (m *Memory) Watch(context.Context, string, int) (func(), bool, error) {
+	return func() {}, false, nil
+}
