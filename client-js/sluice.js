@@ -120,10 +120,25 @@ async function instantiate(url, imports) {
   const r = await response;
   if (!r.ok) {
     throw new Error(
-      `${url}: HTTP ${r.status} ${await r.text()} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
+      `${url}: HTTP ${r.status}${excerpt(await r.text())} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
     );
   }
   return WebAssembly.instantiate(await r.arrayBuffer(), imports);
+}
+
+/**
+ * excerpt is the start of an error page, as text on one line, for an error
+ * message: enough to tell a proxy's page from the server's (an edge's
+ * says what to build), not a whole HTML document.
+ */
+function excerpt(body) {
+  const text = body
+    .replace(/<(script|style)[^]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!text) return "";
+  return `: "${text.length > 160 ? text.slice(0, 160) + "..." : text}"`;
 }
 
 /** Emitter is the small event registry of clients and subscriptions. */

@@ -253,8 +253,8 @@ func TestBrowserBundle(t *testing.T) {
 		s := serveSite(t, bundleSite(t, modules, `const wasmURL = undefined;`))
 		p := openSite(t, b, s)
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.missing")`)
-		if got.OK || got.Code != "load_failed" || !strings.Contains(got.Message.(string), "pass {wasmURL}") {
-			t.Fatalf("without sluice.wasm: %+v, want load_failed saying to pass {wasmURL}", got)
+		if msg, _ := got.Message.(string); got.OK || got.Code != "load_failed" || !strings.Contains(msg, "pass {wasmURL}") || !strings.Contains(msg, "HTTP 404") {
+			t.Fatalf("without sluice.wasm: %+v, want load_failed with the status, saying to pass {wasmURL}", got)
 		}
 	})
 
