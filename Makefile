@@ -67,11 +67,11 @@ WASM_TEST_PKGS := ./wasm/bridge/
 wasm-test: node
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" $(WASM_TEST_PKGS)
 
-# The browser client: sluice.wasm (stripped), brotli-compressed, and the
-# wasm_exec.js of the same Go release. Files whose content did not change
-# keep their date, so the slow brotli pass runs only after a change.
+# The browser client: sluice.wasm (stripped), brotli- and gzip-compressed,
+# and the wasm_exec.js of the same Go release. Files whose content did not
+# change keep their date, so the slow brotli pass runs only after a change.
 WASM_ENV := GOTOOLCHAIN=$(WASM_GO) GOOS=js GOARCH=wasm
-wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js
+wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/wasm_exec.js
 
 $(WASM_DIR)/sluice.wasm: FORCE
 	$(WASM_ENV) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm
@@ -80,7 +80,8 @@ $(WASM_DIR)/sluice.wasm: FORCE
 $(WASM_DIR)/wasm_exec.js: FORCE
 	@src="$$(GOTOOLCHAIN=$(WASM_GO) $(GO) env GOROOT)/lib/wasm/wasm_exec.js"; cmp -s "$$src" $@ || cp "$$src" $@
 
-$(WASM_DIR)/%.br: $(WASM_DIR)/%
+# One run writes both (a pattern rule's targets are made together).
+$(WASM_DIR)/%.br $(WASM_DIR)/%.gz: $(WASM_DIR)/%
 	$(GO) run ./client-js/internal/precompress $<
 
 # The committed client files must be what `make wasm` builds from this
@@ -104,7 +105,7 @@ npm-pack: wasm node
 	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
 	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
-	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
+	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
 	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
 	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
