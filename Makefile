@@ -101,12 +101,13 @@ wasm-check:
 # with V the VERSION without its v (a VERSION that is not a release tag,
 # such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
 # bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
+# Without the scripts: the package holds what they make.
 npm-pack: wasm node
 	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
-	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
 	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
-	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
+	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts && \
 	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.

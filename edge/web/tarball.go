@@ -26,6 +26,7 @@ var tarballFiles = []struct{ pkg, embedded string }{
 	{"package.json", "package.json"},
 	{"README.md", "README.md"},
 	{"LICENSE", "LICENSE"},
+	{"install.mjs", "install.mjs"},
 	{"sluice.js", "sluice.js"},
 	{"sluice.d.ts", "sluice.d.ts"},
 	{"dist/wasm_exec.js", "dist/wasm_exec.js"},
@@ -43,7 +44,7 @@ var npmEpoch = time.Date(1985, time.October, 26, 8, 15, 0, 0, time.UTC)
 // tarball builds the npm package of the embedded files and the generated
 // ones (by their path in the package): what `npm pack` makes of client-js
 // after `make wasm`, with version as its version and without the scripts
-// (prepack builds dist/, which is built).
+// (prepack builds dist/ and install decodes it, which is done).
 func tarball(fsys fs.FS, version string, generated map[string][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level cannot fail; see asset.compress
