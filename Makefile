@@ -146,13 +146,15 @@ typecheck: node
 	cd $(TYPES_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(TYPES_DIR) && ./node_modules/.bin/tsc -p . && echo "typecheck: tsc --strict passed on $(TYPES_DIR)/example.ts"
 
+# Node.js and npm: for the type check, the js/wasm tests and the
+# package's tests in Node.js (e2e/node_test.go, e2e/browser_bundle_test.go).
 node:
 	@if command -v npm >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Node.js and npm for the type check"; \
+	  echo "Installing Node.js and npm for the type check and the Node.js tests"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; \
 	else \
-	  echo "The type check needs npm and this is not root:"; \
+	  echo "The type check and the Node.js tests need node and npm, and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends nodejs npm"; \
 	  exit 1; \
 	fi

@@ -107,8 +107,11 @@ console.log((await client.read<Reading>("sensors")).message.values);
 
 await client.close();
 
-// Where sluice.wasm is.
+// Where sluice.wasm is, and a WebSocket class for a runtime without one
+// (Node.js 20: the ws package's, say).
 const url: string = wasmURL;
-await Sluice.load({ wasmURL: url });
-const other = await Sluice.connect("wss://edge.example.com", { appkey: "demo", wasmURL });
+await Sluice.load({ wasmURL: url, WebSocket });
+const other = await Sluice.connect("wss://edge.example.com", { appkey: "demo", wasmURL, WebSocket });
 await other.close();
+// @ts-expect-error WebSocket is a class, not an instance
+await Sluice.load({ WebSocket: new WebSocket("wss://edge.example.com") });
