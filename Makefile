@@ -67,11 +67,11 @@ WASM_TEST_PKGS := ./wasm/bridge/
 wasm-test: node
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" $(WASM_TEST_PKGS)
 
-# The browser client: sluice.wasm (stripped), brotli-compressed, and the
-# wasm_exec.js of the same Go release. Files whose content did not change
-# keep their date, so the slow brotli pass runs only after a change.
+# The browser client: sluice.wasm (stripped), brotli- and gzip-compressed,
+# and the wasm_exec.js of the same Go release. Files whose content did not
+# change keep their date, so the slow brotli pass runs only after a change.
 WASM_ENV := GOTOOLCHAIN=$(WASM_GO) GOOS=js GOARCH=wasm
-wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js
+wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/wasm_exec.js
 
 $(WASM_DIR)/sluice.wasm: FORCE
 	$(WASM_ENV) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm
@@ -80,7 +80,8 @@ $(WASM_DIR)/sluice.wasm: FORCE
 $(WASM_DIR)/wasm_exec.js: FORCE
 	@src="$$(GOTOOLCHAIN=$(WASM_GO) $(GO) env GOROOT)/lib/wasm/wasm_exec.js"; cmp -s "$$src" $@ || cp "$$src" $@
 
-$(WASM_DIR)/%.br: $(WASM_DIR)/%
+# One run writes both (a pattern rule's targets are made together).
+$(WASM_DIR)/%.br $(WASM_DIR)/%.gz: $(WASM_DIR)/%
 	$(GO) run ./client-js/internal/precompress $<
 
 # The committed client files must be what `make wasm` builds from this
@@ -100,12 +101,13 @@ wasm-check:
 # with V the VERSION without its v (a VERSION that is not a release tag,
 # such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
 # bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
+# Without the scripts: the package holds what they make.
 npm-pack: wasm node
 	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
-	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
-	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
-	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
+	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
+	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts && \
 	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.
@@ -144,13 +146,15 @@ typecheck: node
 	cd $(TYPES_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(TYPES_DIR) && ./node_modules/.bin/tsc -p . && echo "typecheck: tsc --strict passed on $(TYPES_DIR)/example.ts"
 
+# Node.js and npm: for the type check, the js/wasm tests and the
+# package's tests in Node.js (e2e/node_test.go, e2e/browser_bundle_test.go).
 node:
 	@if command -v npm >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Node.js and npm for the type check"; \
+	  echo "Installing Node.js and npm for the type check and the Node.js tests"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; \
 	else \
-	  echo "The type check needs npm and this is not root:"; \
+	  echo "The type check and the Node.js tests need node and npm, and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends nodejs npm"; \
 	  exit 1; \
 	fi
