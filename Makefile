@@ -12,8 +12,14 @@ WASM_DIR := client-js/dist
 # same bytes (`make wasm-check` compares); a go command of another release
 # fetches this one through the module proxy (GOTOOLCHAIN).
 WASM_GO  := go1.26.8
-# What `sluice version` says of a binary made here (-buildvcs may be off).
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# What `sluice version` says of a binary made here is the version `go
+# install` records for the same commit (internal/version): a release tag
+# on a tagged commit, else the commit's pseudo-version, "+dirty" with
+# uncommitted changes. internal/version/stamp computes it from git and
+# build writes it in with -ldflags, since the go command records nothing
+# in a git worktree or with -buildvcs=false. VERSION=v1.2.3 reports that
+# release instead (a tree without its tag).
+VERSION  ?=
 FUZZTIME ?= 2m
 BENCHCOUNT ?= 6
 # staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go run`
@@ -25,7 +31,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 all: build
 
 build: wasm
-	$(GO) build -ldflags='-X main.version=$(VERSION)' -o $(BIN) ./cmd/sluice
+	@stamp=$$($(GO) run ./internal/version/stamp -version='$(VERSION)') && \
+	echo "$(GO) build -ldflags='$$stamp' -o $(BIN) ./cmd/sluice" && \
+	$(GO) build -ldflags="$$stamp" -o $(BIN) ./cmd/sluice
 
 run: build
 	./$(BIN) edge
@@ -97,13 +105,14 @@ wasm-check:
 	  fi; \
 	done; echo "wasm-check: $(WASM_DIR) is what make wasm builds"
 
-# The npm package, versioned as the release: bin/sluicehq-sluice-V.tgz,
-# with V the VERSION without its v (a VERSION that is not a release tag,
-# such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
+# The npm package, versioned as the binary built with it: bin/sluicehq-sluice-V.tgz,
+# with V what `bin/sluice version --short` says without its v (as the
+# edge's own /sluice.tgz is), so 1.2.3 at a release's tag (or with
+# VERSION=v1.2.3), else the commit's pseudo-version. `npm publish
 # bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
 # Without the scripts: the package holds what they make.
-npm-pack: wasm node
-	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
+npm-pack: build node
+	@v="$$(./$(BIN) version --short)" && v="$${v#v}" && \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
 	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
 	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \

@@ -271,8 +271,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 }
 
 // retry runs fn until it succeeds or ctx ends: a cluster that is forming,
-// or electing a stream leader, answers nothing for a few seconds.
+// or electing a stream leader, answers nothing for a few seconds. That
+// wait is logged once at info; past retryPatience it is a warning, again
+// each time the wait doubles.
 func (j *Journal) retry(ctx context.Context, what string, fn func(context.Context) error) error {
+	start, warnAt := time.Now(), retryPatience
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := fn(actx)
@@ -280,7 +283,15 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		if err == nil {
 			return nil
 		}
-		j.log.Warn("waiting for JetStream", "stream", j.opts.Stream, "to", what, "err", err)
+		switch waited := time.Since(start); {
+		case waited >= warnAt:
+			warnAt *= 2
+			j.log.Warn("still waiting for JetStream", "stream", j.opts.Stream, "to", what, "waited", waited.Round(time.Second), "err", err)
+		case wait == 100*time.Millisecond: // the first failure
+			j.log.Info("waiting for JetStream (a cluster answers once a quorum of its nodes is up)", "stream", j.opts.Stream, "to", what, "err", err)
+		default:
+			j.log.Debug("waiting for JetStream", "stream", j.opts.Stream, "to", what, "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("journal: %s: %w (last error: %v)", what, ctx.Err(), err)
@@ -288,6 +299,10 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		}
 	}
 }
+
+// retryPatience is how long retry waits for JetStream before it warns: a
+// cluster whose nodes start together forms within seconds.
+const retryPatience = 30 * time.Second
 
 // ensure creates the stream, or finds it and raises its limits to what
 // this edge's rules need. It never lowers them: the edges of a cluster

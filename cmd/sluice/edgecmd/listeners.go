@@ -11,7 +11,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/api"
@@ -183,6 +185,20 @@ func (l *listeners) listen(addr string) (net.Listener, error) {
 		return nil, err
 	}
 	return l.peers.listener(ln), nil
+}
+
+// busyPortHint adds to an error of a port in use (the edge's listeners',
+// or the embedded NATS node's, whose error is text) its likely cause: an
+// edge stopped with SIGTERM keeps its ports while it drains, for its
+// drain_delay (5 s by default) and then while it closes its connections,
+// so a restart right after the kill finds them taken.
+func busyPortHint(err error) error {
+	if !errors.Is(err, syscall.EADDRINUSE) && !strings.Contains(err.Error(), "address already in use") {
+		return err
+	}
+	return fmt.Errorf("%w (an edge may still be draining on this port: after SIGTERM one serves on for its "+
+		"limits.drain_delay, 5s by default, then closes its connections within limits.shutdown_timeout; "+
+		"wait for it to exit, or see what holds the port with `ss -ltnp`)", err)
 }
 
 // add pairs a listener with a server for its handler. Every listener has
