@@ -106,6 +106,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ChatPresence", run: testChatPresence},
 		{name: "ChatBackForwardCache", run: testChatBackForwardCache},
 		{name: "Worker", run: testWorker},
+		{name: "AdminPage", run: testAdminPage},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

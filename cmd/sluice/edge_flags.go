@@ -33,7 +33,7 @@ func (o *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.key, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&o.certDir, "cert-dir", "", "where ACME accounts and certificates are stored (default ~/.local/share/sluice/certs)")
 	fs.StringVar(&o.httpListen, "http-listen", "", `HTTP address for ACME http-01 and redirects to HTTPS, or "off" (default :80 with TLS)`)
-	fs.StringVar(&o.adminListen, "admin-listen", "", "address of the admin listener: /metrics, /healthz, /readyz, /debug/pprof/ (default none)")
+	fs.StringVar(&o.adminListen, "admin-listen", "", "address of the admin listener: /metrics, /healthz, /readyz, /debug/pprof/, the server API and the admin page at /admin/ (default none)")
 }
 
 // apply writes the flags given over the configuration.

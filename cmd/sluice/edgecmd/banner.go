@@ -59,7 +59,7 @@ func bannerOf(o Options, l *listeners, cfg *Config, opts *server.Options, dur *d
 		add("store", fmt.Sprintf("%s (JetStream stream %s, epoch %d)", dur.desc, dur.j.Stream(), dur.j.Epoch()))
 	}
 	if l.admin != "" {
-		add("admin", "http://"+l.admin+"/metrics")
+		add("admin", "http://"+l.admin+"/admin/ (the admin page; metrics at /metrics)")
 	}
 	demoApp := false
 	for _, a := range opts.Apps {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/admin"
 	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
@@ -104,8 +105,9 @@ func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.
 }
 
 // openAdmin opens the admin listener when configured. It serves the
-// server API too, for backends on the operators' network.
-func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend http.Handler) error {
+// server API too, for backends on the operators' network, and the admin
+// page, which uses that API with the key an operator logs in with.
+func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend *api.Handler) error {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
@@ -117,6 +119,10 @@ func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend http.Hand
 	mux := http.NewServeMux()
 	mux.Handle("/", adminHandler(l.ready, m.Handler()))
 	mux.Handle(api.Prefix, backend)
+	mux.Handle(admin.Prefix, admin.New(backend, &admin.Options{Ready: l.ready, Logger: l.log,
+		FailuresPerMinute: cfg.Limits.AuthFailuresPerMinute}))
+	// The listener's root, which served nothing, leads to the page.
+	mux.Handle("GET /{$}", http.RedirectHandler(admin.Prefix, http.StatusFound))
 	l.add(ln, mux)
 	return nil
 }
