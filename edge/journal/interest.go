@@ -73,6 +73,9 @@ type interest struct {
 	fol map[string]*follow
 	// watches are the prefix subscriptions' interest, by app (watch.go).
 	watches map[string]*appWatch
+	// switches is the subscription to the other edges' switches
+	// (interest_switch.go).
+	switches *nats.Subscription
 	// shown is the highest sequence this edge acknowledged or applied:
 	// what a read of the log waits for the answering copy to hold.
 	shown atomic.Uint64
@@ -93,6 +96,9 @@ func (j *Journal) feedSubject(subj string) string {
 func (j *Journal) startInterest(st *store.Store) {
 	i := &interest{j: j, st: st, in: make(chan *nats.Msg, inbound), fol: make(map[string]*follow)}
 	j.interest = i
+	if err := i.watchSwitches(); err != nil {
+		j.log.Warn("journal: the other edges' switches will not be announced here", "err", err)
+	}
 	j.feed.markCaughtUp() // nothing to replay: a follow starts at the newest
 	j.wg.Go(i.dispatch)
 	j.wg.Go(i.watch)
@@ -490,6 +496,9 @@ func (i *interest) close() {
 	}
 	for _, w := range i.watches {
 		w.unsubscribe()
+	}
+	if i.switches != nil {
+		_ = i.switches.Unsubscribe()
 	}
 	i.watches = nil
 	i.mu.Unlock()

@@ -215,3 +215,30 @@ func TestInterestFollowEndsAfterLastRelease(t *testing.T) {
 	poll.Within(t, 3*followLinger, "the follow to end", func() bool { return edge.Following() == 0 })
 	poll.Within(t, 10*time.Second, "the store to drop the channel", func() bool { return !st.Has(key) })
 }
+
+// A switch armed on one edge is announced to an edge fed by interest
+// that does not follow its channel, so that edge can fire it if the
+// arming edge goes.
+func TestInterestAnnouncesSwitchesToEveryEdge(t *testing.T) {
+	pub, edge, _ := interestPair(t)
+	got := make(chan string, 4)
+	edge.OnSwitch(func(key string, offset uint64, _ time.Time, ttl int64, message []byte, replayed bool) {
+		got <- fmt.Sprintf("%q %d %d %s %v", key, offset, ttl, message, replayed)
+	})
+	const key = "app\x00armed"
+	seq, err := answerOf(t, "arm", func(done func(uint64, error)) {
+		pub.PublishArming(context.Background(), key, []byte(`"alive"`), "", 30, []byte(`"dead"`), done)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%q %d 30 \"dead\" false", key, seq)
+	select {
+	case g := <-got:
+		if g != want {
+			t.Fatalf("announced %s, want %s", g, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no switch announced to the edge that does not follow the channel")
+	}
+}

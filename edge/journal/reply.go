@@ -171,6 +171,9 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 		w.req = r
 	}
 	if i := p.j.interest; i != nil {
+		if v := r.msg.Header.Get(SwitchHeader); v != "" {
+			p.j.announceArmed(r.msg.Subject, seq, v)
+		}
 		i.acked(w)
 		return
 	}
