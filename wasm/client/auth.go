@@ -3,12 +3,12 @@ package client
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // authenticate takes the configured role on a fresh connection: a
@@ -22,12 +22,12 @@ func (c *Client) authenticate(ctx context.Context, cn *conn) error {
 		hs := &rtm.HandshakeBody{Method: rtm.MethodRoleSecret, Data: rtm.HandshakeData{Role: c.opts.Role}}
 		var reply rtm.HandshakeReply
 		if err := cn.request(ctx, rtm.ActionHandshake, hs, &reply); err != nil {
-			return fmt.Errorf("client: handshake for role %q: %w", c.opts.Role, err)
+			return errtext.Wrap("client: handshake for role "+strconv.Quote(c.opts.Role), err)
 		}
 		hash := roleSecretHash(c.opts.RoleSecret, reply.Data.Nonce)
 		body := &rtm.AuthenticateBody{Method: rtm.MethodRoleSecret, Credentials: rtm.Credentials{Hash: hash}}
 		if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
-			return fmt.Errorf("client: authenticate as role %q: %w", c.opts.Role, err)
+			return errtext.Wrap("client: authenticate as role "+strconv.Quote(c.opts.Role), err)
 		}
 	}
 	return nil
@@ -40,12 +40,12 @@ func (c *Client) authenticateToken(ctx context.Context, cn *conn) error {
 	if f := c.opts.TokenFunc; f != nil {
 		var err error
 		if tok, err = f(ctx); err != nil {
-			return fmt.Errorf("client: get a token: %w", err)
+			return errtext.Wrap("client: get a token", err)
 		}
 	}
 	body := &rtm.AuthenticateBody{Method: rtm.MethodJWT, Credentials: rtm.Credentials{Token: tok}}
 	if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
-		return fmt.Errorf("client: authenticate with token: %w", err)
+		return errtext.Wrap("client: authenticate with token", err)
 	}
 	cn.tokenExp = tokenExpiry(tok)
 	return nil

@@ -2,11 +2,12 @@ package client
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // Member is one user present in a channel (Sluice's presence extension):
@@ -35,11 +36,11 @@ type PresencePage struct {
 // permission on the channel.
 func (c *Client) Presence(ctx context.Context, channel, after string, limit int) (*PresencePage, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {
-		return nil, fmt.Errorf("client: presence %q: %w", channel, err)
+		return nil, errtext.Wrap("client: presence "+strconv.Quote(channel), err)
 	}
 	var r rtm.PresenceReply
 	if err := c.do(ctx, rtm.ActionPresence, &rtm.PresenceBody{Channel: channel, After: after, Limit: int64(limit)}, &r); err != nil {
-		return nil, fmt.Errorf("client: presence %q: %w", channel, err)
+		return nil, errtext.Wrap("client: presence "+strconv.Quote(channel), err)
 	}
 	return &PresencePage{Members: members(r.Members), Users: int(r.Users), Connections: int(r.Connections), Next: r.Next}, nil
 }

@@ -2,7 +2,6 @@ package msgpack
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"unicode/utf8"
 	"unsafe"
@@ -54,7 +53,7 @@ func decodeBody(body []byte, v any) error {
 	default:
 		t, p, ok := tableOf(v)
 		if !ok {
-			return fmt.Errorf("%w: %T", errBodyType, v)
+			return &wrapError{msg: errBodyType.Error() + ": " + typeName(v), err: errBodyType}
 		}
 		err = r.body(t, p)
 	}
