@@ -2,9 +2,7 @@ package client
 
 import (
 	"context"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/internal/errtext"
@@ -89,7 +87,7 @@ func (s *Subscription) Members() []Member {
 	for _, m := range s.pres.members {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
+	sortMembers(out)
 	return out
 }
 
@@ -224,7 +222,7 @@ func (sp *subPresence) completeLocked() presenceChange {
 		for _, m := range next {
 			ch.snapshot = append(ch.snapshot, m)
 		}
-		slices.SortFunc(ch.snapshot, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
+		sortMembers(ch.snapshot)
 	} else {
 		for id, m := range next {
 			if _, ok := sp.members[id]; !ok {
