@@ -69,9 +69,12 @@ wasm-test: node
 
 # The browser client: sluice.wasm (stripped), brotli-compressed, and the
 # wasm_exec.js of the same Go release. Files whose content did not change
-# keep their date, so the slow brotli pass runs only after a change.
+# keep their date, so the slow brotli pass runs only after a change. It
+# ends by printing the sizes against the budget (client-js/internal/
+# wasmsize), which TestWasmSizeBudget enforces.
 WASM_ENV := GOTOOLCHAIN=$(WASM_GO) GOOS=js GOARCH=wasm
 wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js
+	@$(GO) run ./client-js/internal/precompress -report $(WASM_DIR)/sluice.wasm
 
 $(WASM_DIR)/sluice.wasm: FORCE
 	$(WASM_ENV) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm

@@ -3,23 +3,36 @@
 // serve as it is. `make wasm` runs it on sluice.wasm; the output is
 // deterministic (the same bytes for the same input), which `make
 // wasm-check` relies on. The edge makes gzip itself when a browser asks.
+//
+// With -report it writes nothing and prints the sizes of sluice.wasm
+// (raw, gzip, and its .br beside it) against the budget of package
+// wasmsize, as `make wasm` does after every build.
 package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/sluicehq/sluice/client-js/internal/wasmsize"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: precompress FILE...")
+	report := flag.Bool("report", false, "print the sizes of FILE and FILE.br against the budget; write nothing")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: precompress [-report] FILE...")
 		os.Exit(2)
 	}
-	for _, name := range os.Args[1:] {
-		if err := precompress(name); err != nil {
+	run := precompress
+	if *report {
+		run = printReport
+	}
+	for _, name := range flag.Args() {
+		if err := run(name); err != nil {
 			fmt.Fprintln(os.Stderr, "precompress:", err)
 			os.Exit(1)
 		}
@@ -45,5 +58,20 @@ func precompress(name string) error {
 		return err
 	}
 	fmt.Printf("%-32s %9d raw %9d brotli\n", name, len(data), b.Len())
+	return nil
+}
+
+// printReport prints the sizes of a file and of its .br against the
+// budget.
+func printReport(name string) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	br, err := os.Stat(name + ".br")
+	if err != nil {
+		return err
+	}
+	fmt.Print(wasmsize.Report(len(data), wasmsize.Gzip(data), int(br.Size())))
 	return nil
 }
