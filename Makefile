@@ -59,13 +59,16 @@ chaos:
 	CHAOS_DURATION=$(CHAOS_DURATION) CHAOS_RUN=$(CHAOS_RUN) $(GO) test -count=1 -v -timeout=$(CHAOS_TIMEOUT) -run='^TestChaos$$' ./e2e/
 
 # The tests of the browser build that need a JavaScript engine (the
-# bridge's conversions of values and options), compiled to WebAssembly and
-# run under Node.js by the go_js_wasm_exec of the same Go release (its
+# bridge's conversions of values and options, and the client's code that
+# asks the browser: WASM_CLIENT_TESTS), compiled to WebAssembly and run
+# under Node.js by the go_js_wasm_exec of the same Go release (its
 # wasm_exec.js must match the compiler). No -race: js/wasm has no race
 # detector. The rest of wasm/ is tested natively by ./... above.
 WASM_TEST_PKGS := ./wasm/bridge/
+WASM_CLIENT_TESTS := ^(TestTokenExpiry|TestRoleSecretHash|TestHMACMD5|TestShellSortMembers)$$
 wasm-test: node
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" $(WASM_TEST_PKGS)
+	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" -run '$(WASM_CLIENT_TESTS)' ./wasm/client/
 
 # The browser client: sluice.wasm (stripped), brotli-compressed, and the
 # wasm_exec.js of the same Go release. Files whose content did not change

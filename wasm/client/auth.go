@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
 	"strconv"
 	"strings"
 	"time"
@@ -84,37 +83,15 @@ func (c *Client) refresh(cn *conn) {
 }
 
 // tokenExpiry reads the exp claim of a JWT without verifying it (the edge
-// does): when the client must refresh, zero if it cannot tell. A small
-// scanner, not encoding/json, so that the browser build stays small.
+// does): when the client must refresh, zero if it cannot tell.
 func tokenExpiry(tok string) time.Time {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return time.Time{}
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
+	exp, ok := payloadExp(parts[1])
+	if !ok {
 		return time.Time{}
 	}
-	s := string(payload)
-	for i := 0; ; {
-		j := strings.Index(s[i:], `"exp"`)
-		if j < 0 {
-			return time.Time{}
-		}
-		rest := strings.TrimLeft(s[i+j+5:], " \t\r\n")
-		i += j + 5
-		if !strings.HasPrefix(rest, ":") {
-			continue // "exp" as a value, not a key
-		}
-		rest = strings.TrimLeft(rest[1:], " \t\r\n")
-		end := strings.IndexAny(rest, ",} \t\r\n")
-		if end < 0 {
-			return time.Time{}
-		}
-		f, err := strconv.ParseFloat(rest[:end], 64)
-		if err != nil {
-			return time.Time{}
-		}
-		return time.Unix(0, int64(f*1e9))
-	}
+	return time.Unix(0, int64(exp*1e9))
 }
