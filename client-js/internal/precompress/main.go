@@ -5,25 +5,38 @@
 // sluice.wasm; the output is deterministic (the same bytes for the same
 // input; the gzip header holds no name or date), which `make wasm-check`
 // relies on.
+//
+// With -report it writes nothing and prints the sizes of sluice.wasm
+// (raw, gzip, and its .br beside it) against the budget of package
+// wasmsize, as `make wasm` does after every build.
 package main
 
 import (
 	"bytes"
 	"compress/gzip"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/sluicehq/sluice/client-js/internal/wasmsize"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: precompress FILE...")
+	report := flag.Bool("report", false, "print the sizes of FILE and FILE.br against the budget; write nothing")
+	flag.Parse()
+	if flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: precompress [-report] FILE...")
 		os.Exit(2)
 	}
-	for _, name := range os.Args[1:] {
-		if err := precompress(name); err != nil {
+	run := precompress
+	if *report {
+		run = printReport
+	}
+	for _, name := range flag.Args() {
+		if err := run(name); err != nil {
 			fmt.Fprintln(os.Stderr, "precompress:", err)
 			os.Exit(1)
 		}
@@ -72,4 +85,19 @@ func compress(data []byte, newWriter func(io.Writer) (io.WriteCloser, error)) ([
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// printReport prints the sizes of a file and of its .br against the
+// budget.
+func printReport(name string) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	br, err := os.Stat(name + ".br")
+	if err != nil {
+		return err
+	}
+	fmt.Print(wasmsize.Report(len(data), wasmsize.Gzip(data), int(br.Size())))
+	return nil
 }
