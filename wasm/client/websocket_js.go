@@ -275,10 +275,14 @@ func (t *jsSocket) Ping(context.Context) error { return t.usable() }
 // releases the event handlers.
 func (t *jsSocket) Close(code websocket.StatusCode, reason string) error {
 	t.sendClose(code, reason)
+	// A timer stopped once the close came: a pending one keeps Node.js
+	// running for closeWait after the program is done.
+	wait := time.NewTimer(closeWait)
 	select {
 	case <-t.closec:
-	case <-time.After(closeWait):
+	case <-wait.C:
 	}
+	wait.Stop()
 	t.release()
 	return nil
 }
