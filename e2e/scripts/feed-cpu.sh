@@ -7,6 +7,7 @@
 #
 #   e2e/scripts/feed-cpu.sh [all|interest] [bench flags...]
 #
+# SCENARIO names another bench scenario (default channels).
 # Default bench: channels --channels 200 --per-channel 5 --rate 2000
 # --codec json --duration 30s. Needs bin/sluice (make build).
 set -euo pipefail
@@ -43,7 +44,7 @@ start() { # name args...
 }
 start log --listen 127.0.0.1:0 --data-dir "$dir/data" --config "$dir/log.yaml"
 served=$(port)
-start served --listen "127.0.0.1:$served" --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed"
+start served --listen "127.0.0.1:$served" --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${SERVED_FLAGS:-}
 start idle --listen 127.0.0.1:0 --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${IDLE_FLAGS:-}
 cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
 rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
@@ -53,15 +54,15 @@ for i in 0 1 2; do
 	c0[$i]=$(cpu "${pids[$i]}")
 	r0[$i]=$(rss "${pids[$i]}")
 done
-if [ -n "${IDLE_PROFILE:-}" ]; then
-	# A CPU profile of the idle edge over the bench (IDLE_FLAGS must give it
-	# --admin-listen at IDLE_PROFILE's host:port).
-	curl -s -o "${IDLE_PROFILE_OUT:-idle.pprof}" "http://$IDLE_PROFILE/debug/pprof/profile?seconds=25" &
+if [ -n "${PROFILE:-}" ]; then
+	# A CPU profile of an edge over the bench: PROFILE is the host:port
+	# of its --admin-listen (given in IDLE_FLAGS or SERVED_FLAGS).
+	curl -s -o "${PROFILE_OUT:-edge.pprof}" "http://$PROFILE/debug/pprof/profile?seconds=25" &
 	prof=$!
 fi
-"$bin" bench channels --url "ws://127.0.0.1:$served" "${bench[@]}" >"$dir/bench.txt"
+"$bin" bench "${SCENARIO:-channels}" --url "ws://127.0.0.1:$served" "${bench[@]}" >"$dir/bench.txt"
 [ -z "${prof:-}" ] || wait "$prof"
-echo "feed: $feed; bench: sluice bench channels ${bench[*]} on the served edge"
+echo "feed: $feed; bench: sluice bench ${SCENARIO:-channels} ${bench[*]} on the served edge"
 grep -iE 'delivered|published' "$dir/bench.txt" | head -4 || true
 printf '%-8s %10s %12s %12s\n' edge cpu_s rss_before rss_after
 for i in 0 1 2; do
