@@ -2,7 +2,7 @@ package journal
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -469,20 +469,67 @@ func (i *interest) follows() []*follow {
 	return fs
 }
 
-// refillAll has every started follow compare itself with the stream's
-// leader and read what it lacks.
+// refillAll has every started follow compare itself with the stream and
+// read what it lacks. The newest message of each followed channel and
+// its purge subject come from batched multi-last direct gets (one request
+// per refillBatch subjects, not two leader gets per channel): a copy
+// that lags answers older sequences, which ask for nothing, and the next
+// round sees what it missed.
 func (i *interest) refillAll() {
-	for _, f := range i.follows() {
+	fs := i.follows()
+	for len(fs) > 0 {
+		n := min(len(fs), refillBatch/2)
+		batch := fs[:n]
+		fs = fs[n:]
+		subjects := make([]string, 0, 2*n)
+		for _, f := range batch {
+			subjects = append(subjects, Subject(f.key), purgeSubject(f.key))
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		last, purged, _, err := i.leaderLasts(ctx, f.key)
+		lasts, err := i.j.lastsOf(ctx, subjects)
 		cancel()
 		if err != nil {
-			if !errors.Is(err, nats.ErrConnectionClosed) {
-				i.j.log.Debug("journal: interest feed: compare with the leader", "err", err)
-			}
-			continue
+			i.j.log.Debug("journal: interest feed: compare with the stream", "err", err)
+			return
 		}
-		f.want(last.Offset, purged)
+		for _, f := range batch {
+			f.want(lasts[Subject(f.key)], lasts[purgeSubject(f.key)])
+		}
+	}
+}
+
+// refillBatch is how many subjects one multi-last get of refillAll asks
+// for.
+const refillBatch = 256
+
+// lastsOf returns the sequence of the newest message of each subject the
+// stream holds one of, as the copy that answers holds them.
+func (j *Journal) lastsOf(ctx context.Context, subjects []string) (map[string]uint64, error) {
+	data, err := json.Marshal(&getRequest{MultiLastFor: subjects, Batch: len(subjects)})
+	if err != nil {
+		return nil, err
+	}
+	inbox := j.nc.NewRespInbox()
+	sub, err := j.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, fmt.Errorf("journal: multi-last get: %w", err)
+	}
+	defer sub.Unsubscribe()
+	if err := j.nc.PublishRequest(j.direct, inbox, data); err != nil {
+		return nil, fmt.Errorf("journal: multi-last get: %w", err)
+	}
+	lasts := make(map[string]uint64, len(subjects))
+	for {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("journal: multi-last get from %s: %w", j.opts.Stream, err)
+		}
+		if len(m.Data) == 0 && m.Header.Get("Status") != "" {
+			return lasts, nil // 204 (end of batch) or 404 (none)
+		}
+		if seq, err := strconv.ParseUint(m.Header.Get(hdrSeq), 10, 64); err == nil {
+			lasts[m.Header.Get(hdrSubject)] = seq
+		}
 	}
 }
 

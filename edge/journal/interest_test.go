@@ -242,3 +242,34 @@ func TestInterestAnnouncesSwitchesToEveryEdge(t *testing.T) {
 		t.Fatal("no switch announced to the edge that does not follow the channel")
 	}
 }
+
+// A message lost with nothing after it to show the gap (the channel's
+// last) is found by the periodic comparison with the stream.
+func TestInterestRefillFindsALostLastMessage(t *testing.T) {
+	pub, edge, st := interestPair(t)
+	const key = "app\x00quiet"
+	followFor(t, edge, key)
+	f := edge.interest.fol[key]
+	edge.interest.mu.Lock()
+	if err := f.subs[0].Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	edge.interest.mu.Unlock()
+	var want []string
+	var last uint64
+	for k := range 2 {
+		last = publish(t, pub, key, fmt.Sprint("lost", k))
+		want = append(want, fmt.Sprintf("%d:lost%d", last, k))
+	}
+	if applied, _ := edge.Applied(key); applied >= last {
+		t.Fatalf("applied %d with the feed cut: the test lost nothing", applied)
+	}
+	edge.interest.refillAll()
+	poll.Within(t, 10*time.Second, "the refill to read the lost messages", func() bool {
+		applied, _ := edge.Applied(key)
+		return applied >= last
+	})
+	if got := held(t, st, key, rtm.Position{Epoch: edge.Epoch(), Offset: 1}); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the store holds %v, want %v", got, want)
+	}
+}
