@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -34,10 +35,14 @@ func (s *Server) RefuseRequest(w http.ResponseWriter, r *http.Request, status in
 	Refuse(w, status, code, reason)
 }
 
+// subprotocols are the WebSocket subprotocols the edge accepts: its
+// codecs' names.
+var subprotocols = payload.Names()
+
 // acceptOptions are the options of the WebSocket upgrade.
 func (s *Server) acceptOptions() *websocket.AcceptOptions {
 	return &websocket.AcceptOptions{
-		Subprotocols:   codecNames,
+		Subprotocols:   subprotocols,
 		AnyOrigin:      s.anyOrigin,
 		OriginPatterns: s.origins,
 	}
@@ -92,11 +97,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
-	s.codecOpened(c.codecIndex)
+	s.codecUse.Opened(c.codecIndex)
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
-		defer s.codecClosed(c.codecIndex)
+		defer s.codecUse.Closed(c.codecIndex)
 		c.run()
 		s.disconnected(c)
 	}()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -18,9 +19,6 @@ import (
 // the same error codes, so that a backend learns what a client would.
 // The edge's own channels ($sys, $sys.*) are closed to it: see
 // isSysChannel.
-
-// jsonCodec is the index of JSON in codecs, the API's codec.
-const jsonCodec = 0
 
 // Apps returns the apps the server serves, ordered by appkey. They are
 // immutable (see app.App): the API reads their API keys and limits.
@@ -85,7 +83,7 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	if channel == rtm.HeartbeatChannel {
 		return rtm.Position{}, nil
 	}
-	payload, size, err := encodePayload(nil, message, jsonCodec, s.payloadCodecs(jsonCodec))
+	data, size, err := payload.Encode(nil, message, payload.JSON, s.codecUse.Codecs(payload.JSON))
 	if err != nil {
 		return rtm.Position{}, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
 	}
@@ -93,7 +91,7 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 		return rtm.Position{}, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
 	key := storeKey(a, channel)
-	pos, p, err := s.chlog.Channel(key).Append(chanlog.Message{Payload: payload, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
+	pos, p, err := s.chlog.Channel(key).Append(chanlog.Message{Payload: data, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
 	if p != nil {
 		ctx, cancel := s.requestContext(context.Background())
 		pos, err = p.Wait(ctx)
@@ -105,7 +103,7 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	case err != nil:
 		return rtm.Position{}, s.backendRefusal(err, id)
 	}
-	s.counters.messagesIn[jsonCodec].Add(1)
+	s.counters.messagesIn[payload.JSON].Add(1)
 	s.traffic[a.Key].messagesIn.Add(1)
 	return pos, nil
 }
@@ -127,7 +125,7 @@ func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rt
 	if at != nil {
 		asked = at.String()
 	}
-	r, err := s.readAt(ctx, storeKey(a, channel), at, asked, jsonCodec)
+	r, err := s.readAt(ctx, storeKey(a, channel), at, asked, payload.JSON)
 	if err != nil {
 		return "", nil, false, err
 	}

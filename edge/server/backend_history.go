@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -58,7 +59,7 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 func (s *Server) historyPage(frames []store.Frame, epoch uint64, more bool) (HistoryPage, error) {
 	page := HistoryPage{Messages: make([]HistoryMessage, 0, len(frames))}
 	for _, f := range frames {
-		msg, err := payloadFor(f.Data, jsonCodec)
+		msg, err := payload.In(f.Data, payload.JSON)
 		if err != nil {
 			return HistoryPage{}, fmt.Errorf("server: history: %w", err)
 		}

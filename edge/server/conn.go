@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -36,7 +37,7 @@ type conn struct {
 	traffic    *appTraffic // the app's counters
 	ws         *websocket.Conn
 	codec      codec.Codec
-	codecIndex int // of the connection's codec in codecs
+	codecIndex int // of the connection's codec (edge/payload)
 	op         websocket.Opcode
 	remote     string
 	peer       string   // remote's address without port: the key of per-address limits
@@ -209,7 +210,7 @@ func (c *conn) dropSubLocked(sub *subscription) bool {
 }
 
 func newConn(s *Server, a *app.App, ws *websocket.Conn, remote string) *conn {
-	cd, ci := codecFor(ws.Subprotocol())
+	cd, ci := payload.CodecFor(ws.Subprotocol())
 	c := &conn{
 		srv:        s,
 		app:        a,

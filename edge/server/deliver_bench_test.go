@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -61,7 +62,7 @@ func newDeliveryRigFrom(tb testing.TB, origin func(c *conn, i int) string) *deli
 		return c != nil
 	})
 	msg := strings.Repeat("x", 128)
-	payload, _, err := encodePayload(nil, msg, carrier, srv.payloadCodecs(carrier))
+	payload, _, err := payload.Encode(nil, msg, payload.Carrier, srv.codecUse.Codecs(payload.Carrier))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -50,7 +51,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if b.Message, err = c.askPublish(b.Channel, b.Message); err != nil {
 		return nil, err
 	}
-	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.codecIndex, c.srv.payloadCodecs(c.codecIndex))
+	c.scratch, size, err = payload.Encode(c.scratch[:0], b.Message, c.codecIndex, c.srv.codecUse.Codecs(c.codecIndex))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err
@@ -91,7 +92,7 @@ func (c *conn) delete(env *rtm.Envelope) (any, error) {
 	if b.Purge || b.Read != "" {
 		return c.deleteOptions(env, &b)
 	}
-	return c.append(env, b.Channel, nullPayload, "")
+	return c.append(env, b.Channel, payload.Null, "")
 }
 
 // maxPubHandles bounds the store handles a connection caches.
@@ -101,8 +102,8 @@ const maxPubHandles = 4096
 // exclude_self, else "") and returns its acknowledgment; or, if the
 // channel log answers later, queues the reply once it does, in request
 // order (acks.go).
-func (c *conn) append(env *rtm.Envelope, channel string, payload []byte, origin string) (any, error) {
-	pos, p, err := c.pubHandle(channel).Append(chanlog.Message{Payload: payload, Origin: origin, Limit: c.app.ChannelLimit()})
+func (c *conn) append(env *rtm.Envelope, channel string, data []byte, origin string) (any, error) {
+	pos, p, err := c.pubHandle(channel).Append(chanlog.Message{Payload: data, Origin: origin, Limit: c.app.ChannelLimit()})
 	if err != nil {
 		return nil, c.appendError(err)
 	}
@@ -168,13 +169,13 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	if err := rtm.ValidateChannel(channel); err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
 	}
-	payload, _, err := encodePayload(nil, message, carrier, s.payloadCodecs(carrier))
+	data, _, err := payload.Encode(nil, message, payload.Carrier, s.codecUse.Codecs(payload.Carrier))
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
 	defer cancel()
-	pos, p, err := s.chlog.Channel(storeKey(a, channel)).Append(chanlog.Message{Payload: payload})
+	pos, p, err := s.chlog.Channel(storeKey(a, channel)).Append(chanlog.Message{Payload: data})
 	if p != nil {
 		pos, err = p.Wait(ctx)
 	}
@@ -237,7 +238,7 @@ func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked
 	if !r.Found {
 		return &rtm.ReadReply{Position: r.Position.String(), Message: nil}, nil
 	}
-	msg, err := payloadFor(r.Frame.Data, ci)
+	msg, err := payload.In(r.Frame.Data, ci)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,10 @@ package server
 
 import (
 	"errors"
-	"github.com/sluicehq/sluice/edge/deadman"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/deadman"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -88,8 +89,8 @@ func wantsPrevious(read string, ok bool) bool {
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked by
 // the channel log in one step with the append (chanlog.Log.AppendIf).
-func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, payload []byte, origin string) (any, error) {
-	w := chanlog.Write{Message: chanlog.Message{Payload: payload, Origin: origin, Limit: c.app.ChannelLimit()},
+func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte, origin string) (any, error) {
+	w := chanlog.Write{Message: chanlog.Message{Payload: data, Origin: origin, Limit: c.app.ChannelLimit()},
 		Previous: b.Read != ""}
 	if b.Position != "" {
 		p, err := parsePosition(b.Position)
@@ -164,7 +165,7 @@ func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
 	if !prior.Found {
 		return &rtm.Previous{Message: nil, Position: prior.Position.String()}, nil
 	}
-	msg, err := payloadFor(prior.Data, c.codecIndex)
+	msg, err := payload.In(prior.Data, c.codecIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +203,7 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 // deleteOptions serves rtm/delete with read or purge.
 func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
 	if !b.Purge {
-		w := chanlog.Write{Message: chanlog.Message{Payload: nullPayload, Limit: c.app.ChannelLimit()}, Previous: true}
+		w := chanlog.Write{Message: chanlog.Message{Payload: payload.Null, Limit: c.app.ChannelLimit()}, Previous: true}
 		return c.appendIf(env, b.Channel, w, "", b.Read)
 	}
 	key := storeKey(c.app, b.Channel)

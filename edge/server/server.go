@@ -28,7 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/edge/deadman"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -38,6 +37,8 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/deadman"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -71,9 +72,9 @@ type Server struct {
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
 	counters counters
-	// codecGone is, per codec, the store's clock when its last connection
-	// closed (0: none did): a publish encodes it for codecLinger after.
-	codecGone [numCodecs]atomic.Int64
+	// codecUse is which codecs are in use: a publish encodes its message
+	// in those (edge/payload).
+	codecUse *payload.Usage
 
 	mu       sync.Mutex         // guards conns, unready, closing and aborting
 	conns    map[*conn]struct{} // open connections, for Shutdown
@@ -144,6 +145,7 @@ func New(opts *Options) (*Server, error) {
 		s.store = store.New(&so)
 		s.ownStore = true
 	}
+	s.codecUse = payload.NewUsage(s.store.Now)
 	s.chlog = chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: s.store,
 		Retention: s.retention, Group: StoreGroup, Log: s.log})
 	s.ttl = deadman.New(s.store, s.chlog)

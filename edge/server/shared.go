@@ -3,6 +3,7 @@ package server
 import (
 	"unsafe"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -10,7 +11,7 @@ import (
 
 // sharedFrames are a fan-out worker's last data frame in each codec (a
 // channel's subscribers may speak several).
-type sharedFrames [numCodecs]sharedFrame
+type sharedFrames [payload.NumCodecs]sharedFrame
 
 // reset drops what is kept, so that an idle worker keeps no block alive.
 func (sf *sharedFrames) reset() {

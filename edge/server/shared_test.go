@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -25,7 +26,7 @@ func (r *deliveryRig) sendOut(tb testing.TB, c *conn, sub *subscription, frames 
 // like is a connection that sends as c does (the fields sendData reads),
 // but in codec i with opcode op.
 func like(c *conn, i int, op websocket.Opcode) *conn {
-	return &conn{srv: c.srv, app: c.app, traffic: c.traffic, ws: c.ws, codec: codecs[i], codecIndex: i, op: op, who: c.who}
+	return &conn{srv: c.srv, app: c.app, traffic: c.traffic, ws: c.ws, codec: payload.Codec(i), codecIndex: i, op: op, who: c.who}
 }
 
 // TestSharedFrame checks that a worker's kept frame goes only to a
@@ -46,7 +47,7 @@ func TestSharedFrame(t *testing.T) {
 		{name: "other subscription id", conn: r.c, sub: other, frames: r.frames},
 		{name: "fewer messages", conn: r.c, sub: sub, frames: r.frames[:15]},
 		{name: "later first message", conn: r.c, sub: sub, frames: r.frames[1:]},
-		{name: "other codec", conn: like(r.c, carrier, r.c.op), sub: sub, frames: r.frames},
+		{name: "other codec", conn: like(r.c, payload.Carrier, r.c.op), sub: sub, frames: r.frames},
 		{name: "other opcode", conn: like(r.c, r.c.codecIndex, websocket.OpBinary), sub: sub, frames: r.frames},
 		{name: "another connection alike", conn: like(r.c, r.c.codecIndex, r.c.op), sub: sub, frames: r.frames, hit: true},
 	}

@@ -1,6 +1,10 @@
 package server
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/sluicehq/sluice/edge/payload"
+)
 
 // Stats is a snapshot of the edge's counters, for metrics and the
 // $sys.stats channel. Counters only grow; gauges go up and down.
@@ -9,16 +13,16 @@ type Stats struct {
 	ConnectionsTotal uint64
 	// CodecConnections is the gauge of open connections per codec,
 	// indexed like Codecs.
-	CodecConnections [numCodecs]int64
+	CodecConnections [payload.NumCodecs]int64
 	Subscriptions    int64 // gauge: live subscriptions
 	// Per codec, indexed like Codecs.
-	MessagesIn   [numCodecs]uint64 // messages published (publish, write, delete)
-	BytesIn      [numCodecs]uint64 // bytes of frames read
-	MessagesOut  [numCodecs]uint64 // messages delivered in subscription data
-	BytesOut     [numCodecs]uint64 // bytes of frames written
-	OutOfSync    uint64            // subscriptions ended by out_of_sync
-	FastForward  uint64            // fast_forward skips
-	SlowCloses   uint64            // connections closed for not reading
+	MessagesIn   [payload.NumCodecs]uint64 // messages published (publish, write, delete)
+	BytesIn      [payload.NumCodecs]uint64 // bytes of frames read
+	MessagesOut  [payload.NumCodecs]uint64 // messages delivered in subscription data
+	BytesOut     [payload.NumCodecs]uint64 // bytes of frames written
+	OutOfSync    uint64                    // subscriptions ended by out_of_sync
+	FastForward  uint64                    // fast_forward skips
+	SlowCloses   uint64                    // connections closed for not reading
 	AuthFailures uint64
 	// TTLFired counts the dead man's switches (publishes with ttl) that
 	// published their ttl_message; TTLSkipped those that found something
@@ -40,26 +44,22 @@ type Stats struct {
 }
 
 // Codecs names the codecs in the order of Stats' per-codec arrays.
-func Codecs() []string { return append([]string(nil), codecNames...) }
+func Codecs() []string { return payload.Names() }
 
 // counters are the live values behind Stats; every field is written with
 // atomic adds by the connections' goroutines.
 type counters struct {
 	connectionsTotal atomic.Uint64
-	// connections counts open connections per codec; a publish encodes
-	// its message in the codecs counted here (payloadCodecs), and for a
-	// while after the last one closed.
-	connections   [numCodecs]atomic.Int64
-	subscriptions atomic.Int64
-	messagesIn    [numCodecs]atomic.Uint64
-	bytesIn       [numCodecs]atomic.Uint64
-	messagesOut   [numCodecs]atomic.Uint64
-	bytesOut      [numCodecs]atomic.Uint64
-	outOfSync     atomic.Uint64
-	fastForward   atomic.Uint64
-	slowCloses    atomic.Uint64
-	authFailures  atomic.Uint64
-	refused       [numRefusalCodes]atomic.Uint64
+	subscriptions    atomic.Int64
+	messagesIn       [payload.NumCodecs]atomic.Uint64
+	bytesIn          [payload.NumCodecs]atomic.Uint64
+	messagesOut      [payload.NumCodecs]atomic.Uint64
+	bytesOut         [payload.NumCodecs]atomic.Uint64
+	outOfSync        atomic.Uint64
+	fastForward      atomic.Uint64
+	slowCloses       atomic.Uint64
+	authFailures     atomic.Uint64
+	refused          [numRefusalCodes]atomic.Uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -83,8 +83,8 @@ func (s *Server) Stats() Stats {
 		st.Refused[i] = c.refused[i].Load()
 	}
 	st.Apps = s.appTrafficStats()
-	for i := range numCodecs {
-		st.CodecConnections[i] = c.connections[i].Load()
+	for i := range payload.NumCodecs {
+		st.CodecConnections[i] = s.codecUse.Open(i)
 		st.MessagesIn[i] = c.messagesIn[i].Load()
 		st.BytesIn[i] = c.bytesIn[i].Load()
 		st.MessagesOut[i] = c.messagesOut[i].Load()

@@ -1,6 +1,9 @@
 package server
 
-import "github.com/sluicehq/sluice/shared/rtm"
+import (
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
 
 // The dead man's switches themselves are edge/deadman's; the server
 // arms them on publishes with ttl (rtmopts.go) and disarms them on
@@ -9,7 +12,7 @@ import "github.com/sluicehq/sluice/shared/rtm"
 // ttlPayload encodes a ttl_message as a publish's message, refused as a
 // publish's would be.
 func (c *conn) ttlPayload(msg any) ([]byte, error) {
-	p, size, err := encodePayload(nil, msg, c.codecIndex, c.srv.payloadCodecs(c.codecIndex))
+	p, size, err := payload.Encode(nil, msg, c.codecIndex, c.srv.codecUse.Codecs(c.codecIndex))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/view"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -140,9 +141,9 @@ func (sv *subscriptionView) count(frames []store.Frame, next rtm.Position, gone 
 		if isClosed(gone) {
 			return errGone
 		}
-		m, err := encodingAt(f.Data, carrier)
+		m, err := payload.Encoding(f.Data, payload.Carrier)
 		if err != nil || len(m) == 0 {
-			return fmt.Errorf("%w: a view needs the carrier", errPayload)
+			return fmt.Errorf("%w: a view needs the carrier", payload.ErrCorrupt)
 		}
 		if !sv.agg.Add(m) {
 			if err := sv.agg.Err(); err != nil {
@@ -172,9 +173,9 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 	}
 	w.msgs = w.msgs[:0]
 	for _, m := range sv.results {
-		if c.codecIndex != carrier {
+		if c.codecIndex != payload.Carrier {
 			var err error
-			if m, err = transcodeCarrier(m, c.codecIndex); err != nil {
+			if m, err = payload.Transcode(m, c.codecIndex); err != nil {
 				return c.internal(fmt.Errorf("server: a view's result: %w", err))
 			}
 		}
@@ -234,13 +235,13 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 			return errGone
 		}
 		f := &frames[i]
-		m, err := encodingAt(f.Data, carrier)
+		m, err := payload.Encoding(f.Data, payload.Carrier)
 		if err != nil || len(m) == 0 {
-			return fmt.Errorf("%w: a view needs the carrier", errPayload)
+			return fmt.Errorf("%w: a view needs the carrier", payload.ErrCorrupt)
 		}
 		if all {
 			if sv.ev.Match(m) {
-				if m, err = payloadFor(f.Data, ci); err != nil {
+				if m, err = payload.In(f.Data, ci); err != nil {
 					return err
 				}
 				w.msgs = append(w.msgs, m)
@@ -260,9 +261,9 @@ func (sv *subscriptionView) viewMessages(w *writer, frames []store.Frame, ci int
 	for _, to := range sv.outs {
 		m := sv.buf[from:to:to]
 		from = to
-		if ci != carrier {
+		if ci != payload.Carrier {
 			var err error
-			if m, err = transcodeCarrier(m, ci); err != nil {
+			if m, err = payload.Transcode(m, ci); err != nil {
 				return fmt.Errorf("server: a view's projection: %w", err)
 			}
 		}
@@ -305,23 +306,23 @@ func (sv *subscriptionView) viewShared(w *writer, frames []store.Frame, ci int, 
 // (a projection) or the frame's (SELECT *), and whether it keeps it; the
 // error is view.ErrBudget when the view gave up on it.
 func (sv *subscriptionView) viewOne(f *store.Frame, ci int, all bool) ([]byte, bool, error) {
-	m, err := encodingAt(f.Data, carrier)
+	m, err := payload.Encoding(f.Data, payload.Carrier)
 	if err != nil || len(m) == 0 {
-		return nil, false, fmt.Errorf("%w: a view needs the carrier", errPayload)
+		return nil, false, fmt.Errorf("%w: a view needs the carrier", payload.ErrCorrupt)
 	}
 	if all {
 		if !sv.ev.Match(m) {
 			return nil, false, sv.ev.Err()
 		}
-		p, err := payloadFor(f.Data, ci)
+		p, err := payload.In(f.Data, ci)
 		return p, err == nil, err
 	}
 	out, ok := sv.ev.Append(nil, m)
 	if !ok {
 		return nil, false, sv.ev.Err()
 	}
-	if ci != carrier {
-		if out, err = transcodeCarrier(out, ci); err != nil {
+	if ci != payload.Carrier {
+		if out, err = payload.Transcode(out, ci); err != nil {
 			return nil, false, fmt.Errorf("server: a view's projection: %w", err)
 		}
 	}

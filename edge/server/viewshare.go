@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -28,7 +29,7 @@ const viewShareSlots = 256
 type viewShare struct {
 	key   string // the store key, NUL, the statement
 	refs  int    // subscriptions using it; guarded by viewShares.mu
-	slots atomic.Pointer[[viewShareSlots][numCodecs]atomic.Pointer[viewResult]]
+	slots atomic.Pointer[[viewShareSlots][payload.NumCodecs]atomic.Pointer[viewResult]]
 }
 
 // viewResult is the view's result for one message and codec. It is never
@@ -88,7 +89,7 @@ func (vs *viewShares) acquire(key string) *viewShare {
 		vs.shares[key] = sh
 	}
 	if sh.refs++; sh.refs == 2 {
-		sh.slots.Store(new([viewShareSlots][numCodecs]atomic.Pointer[viewResult]))
+		sh.slots.Store(new([viewShareSlots][payload.NumCodecs]atomic.Pointer[viewResult]))
 	}
 	return sh
 }

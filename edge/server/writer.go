@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -277,7 +278,7 @@ func (c *conn) collect(w *writer, sub *subscription, frames []store.Frame) error
 	}
 	for i := range frames {
 		// By index: a copy of each Frame would cost more than its Data.
-		m, err := payloadFor(frames[i].Data, c.codecIndex)
+		m, err := payload.In(frames[i].Data, c.codecIndex)
 		if err != nil {
 			return err
 		}

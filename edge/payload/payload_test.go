@@ -1,17 +1,16 @@
-package server
+package payload
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
-	"github.com/sluicehq/sluice/edge/store"
-	"github.com/sluicehq/sluice/edge/store/storetest"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // payloadValues are values of the canonical model, one of each kind and
 // the edges of the numbers.
@@ -27,7 +26,7 @@ var payloadValues = []any{
 // the publisher left out gets exactly what it would have got.
 func TestPayloadTranscodes(t *testing.T) {
 	for _, v := range payloadValues {
-		want := make([][]byte, numCodecs)
+		want := make([][]byte, NumCodecs)
 		for i, c := range codecs {
 			b, err := c.AppendValue(nil, v)
 			if err != nil {
@@ -35,26 +34,26 @@ func TestPayloadTranscodes(t *testing.T) {
 			}
 			want[i] = b
 		}
-		for in := range numCodecs {
-			for m := range allCodecs + 1 {
-				mask := m | codecMask(1)<<carrier | codecMask(1)<<in
-				p, size, err := encodePayload([]byte("prefix"), v, in, mask)
+		for in := range NumCodecs {
+			for m := range AllCodecs + 1 {
+				mask := m | Mask(1)<<Carrier | Mask(1)<<in
+				p, size, err := Encode([]byte("prefix"), v, in, mask)
 				if err != nil {
-					t.Fatalf("encodePayload(%#v, %s, %03b): %v", v, codecs[in].Name(), mask, err)
+					t.Fatalf("Encode(%#v, %s, %03b): %v", v, codecs[in].Name(), mask, err)
 				}
 				if size != len(want[in]) {
-					t.Errorf("encodePayload(%#v, %s): size %d, want %d", v, codecs[in].Name(), size, len(want[in]))
+					t.Errorf("Encode(%#v, %s): size %d, want %d", v, codecs[in].Name(), size, len(want[in]))
 				}
 				p = p[len("prefix"):]
 				for i, c := range codecs {
-					stored, err := encodingAt(p, i)
+					stored, err := Encoding(p, i)
 					if err != nil {
 						t.Fatal(err)
 					}
 					if held := mask&(1<<i) != 0; held != (len(stored) > 0) {
 						t.Errorf("%#v in %03b: %s held %v, want %v", v, mask, c.Name(), len(stored) > 0, held)
 					}
-					got, err := payloadFor(p, i)
+					got, err := In(p, i)
 					if err != nil {
 						t.Fatalf("%#v in %03b: read as %s: %v", v, mask, c.Name(), err)
 					}
@@ -67,15 +66,15 @@ func TestPayloadTranscodes(t *testing.T) {
 	}
 }
 
-// TestPayloadSmallerWithFewerCodecs: a payload in the carrier alone is
+// TestPayloadSmallerWithFewerCodecs: a payload in the Carrier alone is
 // about a third of one in every codec.
 func TestPayloadSmallerWithFewerCodecs(t *testing.T) {
 	msg := map[string]any{"user": "ada", "text": fmt.Sprintf("%0100d", 7), "n": int64(12)}
-	one, _, err := encodePayload(nil, msg, carrier, codecMask(1)<<carrier)
+	one, _, err := Encode(nil, msg, Carrier, Mask(1)<<Carrier)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, _, err := encodePayload(nil, msg, carrier, allCodecs)
+	all, _, err := Encode(nil, msg, Carrier, AllCodecs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,24 +83,24 @@ func TestPayloadSmallerWithFewerCodecs(t *testing.T) {
 	}
 }
 
-// TestPayloadCorrupt: a payload whose header lies, or whose carrier is
+// TestPayloadCorrupt: a payload whose header lies, or whose Carrier is
 // missing or broken, is an error, not a panic or a wrong message.
 func TestPayloadCorrupt(t *testing.T) {
-	good, _, err := encodePayload(nil, "x", carrier, codecMask(1)<<carrier)
+	good, _, err := Encode(nil, "x", Carrier, Mask(1)<<Carrier)
 	if err != nil {
 		t.Fatal(err)
 	}
-	noCarrier := bytes.Clone(good[:payloadHeader])
+	noCarrier := bytes.Clone(good[:headerSize])
 	clear(noCarrier)
 	broken := bytes.Clone(good)
 	broken[len(broken)-2] = 0xc1 // a msgpack byte that is never used
 	for name, p := range map[string][]byte{
-		"short":      good[:payloadHeader-1],
+		"short":      good[:headerSize-1],
 		"truncated":  good[:len(good)-1],
-		"no carrier": noCarrier,
+		"no Carrier": noCarrier,
 		"broken":     broken,
 	} {
-		if _, err := payloadFor(p, 0); err == nil {
+		if _, err := In(p, 0); err == nil {
 			t.Errorf("%s: read as %s: no error", name, codecs[0].Name())
 		}
 	}
@@ -111,58 +110,52 @@ func TestPayloadCorrupt(t *testing.T) {
 // an error or an encoding, never a panic.
 func FuzzPayload(f *testing.F) {
 	for _, v := range payloadValues {
-		p, _, err := encodePayload(nil, v, carrier, codecMask(1)<<carrier)
+		p, _, err := Encode(nil, v, Carrier, Mask(1)<<Carrier)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, p []byte) {
-		for i := range numCodecs {
-			if b, err := payloadFor(p, i); err == nil && len(b) == 0 {
+		for i := range NumCodecs {
+			if b, err := In(p, i); err == nil && len(b) == 0 {
 				t.Fatalf("read as %s: no error and no encoding", codecs[i].Name())
 			}
 		}
 	})
 }
 
-// TestPayloadCodecsLinger: a publish encodes the carrier, the publisher's
-// codec and every codec with a connection open, or whose last one closed
-// less than codecLinger ago.
-func TestPayloadCodecsLinger(t *testing.T) {
-	if codecs[carrier].Name() != "msgpack" {
-		t.Fatalf("the carrier is %s, want msgpack", codecs[carrier].Name())
+// TestUsageLinger: a publish encodes the carrier, the publisher's codec
+// and every codec with a connection open, or whose last one closed less
+// than Linger ago.
+func TestUsageLinger(t *testing.T) {
+	if codecs[Carrier].Name() != "msgpack" {
+		t.Fatalf("the carrier is %s, want msgpack", codecs[Carrier].Name())
 	}
-	clock := storetest.NewClock(time.Unix(1_700_000_000, 0))
-	s, err := New(&Options{Apps: []*app.App{{Key: "k", Roles: map[string]*app.Role{"default": {Name: "default"}}}}, StoreOptions: &store.Options{Clock: clock, SweepInterval: -1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Shutdown(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	_, js := codecFor("json")
-	_, cb := codecFor("cbor")
-	check := func(when string, want codecMask) {
+	now := time.Unix(1_700_000_000, 0).UnixNano()
+	u := NewUsage(func() int64 { return now })
+	advance := func(d time.Duration) { now += int64(d) }
+	_, js := CodecFor("json")
+	_, cb := CodecFor("cbor")
+	check := func(when string, want Mask) {
 		t.Helper()
-		if got := s.payloadCodecs(cb); got != want|1<<carrier|1<<cb {
-			t.Fatalf("%s: codecs %03b, want %03b", when, got, want|1<<carrier|1<<cb)
+		if got := u.Codecs(cb); got != want|1<<Carrier|1<<cb {
+			t.Fatalf("%s: codecs %03b, want %03b", when, got, want|1<<Carrier|1<<cb)
 		}
 	}
 	check("no JSON connection yet", 0)
-	s.codecOpened(js)
-	s.codecOpened(js)
+	u.Opened(js)
+	u.Opened(js)
 	check("two JSON connections", 1<<js)
-	s.codecClosed(js)
-	clock.Advance(time.Hour)
+	u.Closed(js)
+	advance(time.Hour)
 	check("one JSON connection left", 1<<js)
-	s.codecClosed(js)
-	clock.Advance(time.Minute - time.Nanosecond)
+	u.Closed(js)
+	advance(time.Minute - time.Nanosecond)
 	check("the last JSON connection closed a minute ago less 1ns", 1<<js)
-	clock.Advance(time.Nanosecond)
+	advance(time.Nanosecond)
 	check("the last JSON connection closed a minute ago", 0)
+	if n := u.Open(js); n != 0 {
+		t.Fatalf("%d JSON connections open, want 0", n)
+	}
 }
