@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -60,19 +61,19 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		if key == "" {
 			reason = "missing appkey query parameter"
 		}
-		s.countRefusal(rtm.CodeInvalidAppkey)
+		s.counters.Refuse(rtm.CodeInvalidAppkey)
 		s.RefuseRequest(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
 		return
 	}
 	if !s.enter() {
-		s.countRefusal(rtm.CodeUnavailable)
+		s.counters.Refuse(rtm.CodeUnavailable)
 		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
 		return
 	}
 	if n := s.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
-		s.countRefusal(codeTooManyConnections)
-		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
+		s.counters.Refuse(tally.CodeTooManyConnections)
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(tally.CodeTooManyConnections), "edge is at its connection limit")
 		return
 	}
 	id := s.newConnID()
@@ -91,7 +92,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	if d := s.limits.FrameTimeout; d > 0 {
 		ws.SetFrameTimeout(d) // else the websocket package's default
 	}
-	s.counters.connectionsTotal.Add(1)
+	s.counters.ConnectionsTotal.Add(1)
 	c := newConn(s, a, ws, r.RemoteAddr)
 	c.applyConnect(id, grant)
 	s.track(c)

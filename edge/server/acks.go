@@ -149,8 +149,8 @@ func (c *conn) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
 	p.Then(func(pos rtm.Position, err error) {
 		c.completeAck(slot, srv.ackFrame(cd, action, id, pos, err))
 		if err == nil {
-			srv.counters.messagesIn[c.codecIndex].Add(1)
-			c.traffic.messagesIn.Add(1)
+			srv.counters.MessagesIn[c.codecIndex].Add(1)
+			c.traffic.MessagesIn.Add(1)
 		}
 	})
 }
@@ -163,7 +163,7 @@ func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, pos rtm.Posi
 		// The store's refusals map as for an edge alone; anything else is
 		// the log not confirming in time.
 		e = s.logRefusal(err, "publish")
-		s.countRefusal(e.Code)
+		s.counters.Refuse(e.Code)
 	}
 	if id.IsZero() {
 		return nil

@@ -101,7 +101,7 @@ func (c *conn) authAllowed() error {
 // its source address, and returns err, the reply. The connection's last
 // allowed failure closes it with 1008 once the reply has left.
 func (c *conn) authFailed(err error, method string) error {
-	c.srv.counters.authFailures.Add(1)
+	c.srv.counters.AuthFailures.Add(1)
 	detail := ""
 	if e, ok := rtm.AsError(err); ok && e.Code == rtm.CodeAuthenticationFailed {
 		// Satori's reason, word for word (apps compare it): why it failed

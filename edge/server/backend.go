@@ -103,8 +103,8 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	case err != nil:
 		return rtm.Position{}, s.backendRefusal(err, id)
 	}
-	s.counters.messagesIn[payload.JSON].Add(1)
-	s.traffic[a.Key].messagesIn.Add(1)
+	s.counters.MessagesIn[payload.JSON].Add(1)
+	s.traffic[a.Key].MessagesIn.Add(1)
 	return pos, nil
 }
 

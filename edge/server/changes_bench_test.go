@@ -48,9 +48,9 @@ func BenchmarkSendDataValueChanges(b *testing.B) {
 // allocations, and checks it delivers all 16 alternating messages.
 func TestSendDataValueChangesAllocs(t *testing.T) {
 	r := changesRig(t)
-	before := r.c.traffic.messagesOut.Load()
+	before := r.c.traffic.MessagesOut.Load()
 	r.send(t) // the writer's buffers, and the last value's, grow once
-	if n := r.c.traffic.messagesOut.Load() - before; n != 16 {
+	if n := r.c.traffic.MessagesOut.Load() - before; n != 16 {
 		t.Fatalf("delivered %d of 16 alternating messages", n)
 	}
 	if n := testing.AllocsPerRun(100, func() { r.send(t) }); n != 0 {

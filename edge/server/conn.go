@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -34,7 +35,7 @@ const readOverhead = 16 << 10
 type conn struct {
 	srv        *Server
 	app        *app.App
-	traffic    *appTraffic // the app's counters
+	traffic    *tally.App // the app's counters
 	ws         *websocket.Conn
 	codec      codec.Codec
 	codecIndex int // of the connection's codec (edge/payload)
@@ -262,8 +263,8 @@ func (c *conn) run() {
 			// that unread data does not turn the close into a reset.
 			continue
 		}
-		c.srv.counters.bytesIn[c.codecIndex].Add(uint64(len(frame)))
-		c.traffic.bytesIn.Add(uint64(len(frame)))
+		c.srv.counters.BytesIn[c.codecIndex].Add(uint64(len(frame)))
+		c.traffic.BytesIn.Add(uint64(len(frame)))
 		if op != c.op {
 			c.wrongFrameType(op)
 		} else {
@@ -287,7 +288,7 @@ func (c *conn) run() {
 	c.mu.Lock()
 	for _, sub := range c.live {
 		sub.close()
-		c.srv.counters.subscriptions.Add(-1)
+		c.srv.counters.Subscriptions.Add(-1)
 	}
 	c.live = nil
 	c.out.discardLocked()

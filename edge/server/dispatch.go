@@ -180,7 +180,7 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 		c.srv.log.Error("request failed", "remote", c.remote, "action", action, "err", err)
 		e = rtm.Errorf(rtm.CodeInvalidOperation, "internal error")
 	}
-	c.srv.countRefusal(e.Code)
+	c.srv.counters.Refuse(e.Code)
 	if id.IsZero() && !unsolicited {
 		return
 	}

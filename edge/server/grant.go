@@ -103,7 +103,7 @@ func (c *conn) endSubscriptions(end func(*subscription) bool, reason string) int
 			continue
 		}
 		c.dropSubLocked(sub)
-		c.srv.counters.subscriptions.Add(-1)
+		c.srv.counters.Subscriptions.Add(-1)
 		c.out.pushUncheckedLocked(outItem{end: sub, deny: reason})
 		n++
 	}

@@ -142,10 +142,10 @@ func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App,
 	case ans.Allow:
 		return ans, true
 	case err != nil:
-		s.countRefusal(rtm.CodeUnavailable)
+		s.counters.Refuse(rtm.CodeUnavailable)
 		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), ans.Reason)
 	default:
-		s.countRefusal(rtm.CodeAuthorizationDenied)
+		s.counters.Refuse(rtm.CodeAuthorizationDenied)
 		reason := ans.Reason
 		if reason == "" {
 			reason = "the app refused this connection"

@@ -114,7 +114,7 @@ func (c *conn) enqueue(it outItem) {
 	ok := c.out.pushLocked(it)
 	c.mu.Unlock()
 	if !ok {
-		c.srv.counters.slowCloses.Add(1)
+		c.srv.counters.SlowCloses.Add(1)
 		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its replies")
 		return
 	}

@@ -230,7 +230,7 @@ func (w *presenceWatch) push(frame []byte) {
 	}
 	if !c.out.pushLocked(outItem{frame: frame}) {
 		c.mu.Unlock()
-		c.srv.counters.slowCloses.Add(1)
+		c.srv.counters.SlowCloses.Add(1)
 		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its presence events")
 		return
 	}

@@ -111,8 +111,8 @@ func (c *conn) append(env *rtm.Envelope, channel string, data []byte, origin str
 		c.awaitAppend(env.Action, env.ID, p)
 		return nil, nil
 	}
-	c.srv.counters.messagesIn[c.codecIndex].Add(1)
-	c.traffic.messagesIn.Add(1)
+	c.srv.counters.MessagesIn[c.codecIndex].Add(1)
+	c.traffic.MessagesIn.Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
 }

@@ -129,8 +129,8 @@ func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, aske
 	if err != nil {
 		return nil, c.writeError(err)
 	}
-	c.srv.counters.messagesIn[c.codecIndex].Add(1)
-	c.traffic.messagesIn.Add(1)
+	c.srv.counters.MessagesIn[c.codecIndex].Add(1)
+	c.traffic.MessagesIn.Add(1)
 	if w.TTL != 0 {
 		c.srv.ttl.Arm(key, pos, w.TTL, w.TTLMessage)
 	}
@@ -186,7 +186,7 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 	if err != nil {
 		return err
 	}
-	c.srv.countRefusal(e.Code)
+	c.srv.counters.Refuse(e.Code)
 	if env.ID.IsZero() {
 		return nil
 	}

@@ -41,6 +41,7 @@ import (
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -52,7 +53,7 @@ var ErrShutdown = errors.New("server: shutdown deadline passed with connections 
 // WebSocket endpoint /v2; the caller owns the listener and the http.Server.
 type Server struct {
 	apps      map[string]*app.App
-	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
+	traffic   map[string]*tally.App // per app, the same keys as apps; read-only after New
 	store     *store.Store
 	ownStore  bool
 	chlog     chanlog.Log       // the channel log: the store, or the journal and its replica
@@ -71,7 +72,7 @@ type Server struct {
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
-	counters counters
+	counters tally.Counters
 	// codecUse is which codecs are in use: a publish encodes its message
 	// in those (edge/payload).
 	codecUse *payload.Usage
@@ -95,7 +96,7 @@ func New(opts *Options) (*Server, error) {
 	}
 	s := &Server{
 		apps:      make(map[string]*app.App, len(opts.Apps)),
-		traffic:   make(map[string]*appTraffic, len(opts.Apps)),
+		traffic:   make(map[string]*tally.App, len(opts.Apps)),
 		limits:    opts.Limits.withDefaults(),
 		log:       opts.Logger,
 		firstSeen: opts.FirstDelivery,
@@ -119,7 +120,7 @@ func New(opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("server: appkey %q configured twice", a.Key)
 		}
 		s.apps[a.Key] = a
-		s.traffic[a.Key] = &appTraffic{}
+		s.traffic[a.Key] = &tally.App{}
 	}
 	if err := s.startHooks(opts.Apps); err != nil {
 		return nil, err

@@ -106,8 +106,8 @@ func (c *conn) sendShared(w *writer, sub *subscription, frames []store.Frame, ne
 	if !sf.matches(c, sub, frames, next.Epoch) {
 		return sf, false, nil
 	}
-	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(sf.msgs))
-	c.traffic.messagesOut.Add(uint64(sf.msgs))
+	c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(sf.msgs))
+	c.traffic.MessagesOut.Add(uint64(sf.msgs))
 	if err = c.writeFrame(w, sf); err == nil && c.srv.firstSeen != nil {
 		c.observeFirst(sub, frames)
 	}

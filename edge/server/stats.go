@@ -1,9 +1,8 @@
 package server
 
 import (
-	"sync/atomic"
-
 	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/tally"
 )
 
 // Stats is a snapshot of the edge's counters, for metrics and the
@@ -38,7 +37,7 @@ type Stats struct {
 	TTLTakenOver, TTLPassed, TTLRetried uint64
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.
-	Refused [numRefusalCodes]uint64
+	Refused [tally.NumRefusalCodes]uint64
 	// Apps is each configured app's traffic, by appkey.
 	Apps []AppTraffic
 }
@@ -46,49 +45,31 @@ type Stats struct {
 // Codecs names the codecs in the order of Stats' per-codec arrays.
 func Codecs() []string { return payload.Names() }
 
-// counters are the live values behind Stats; every field is written with
-// atomic adds by the connections' goroutines.
-type counters struct {
-	connectionsTotal atomic.Uint64
-	subscriptions    atomic.Int64
-	messagesIn       [payload.NumCodecs]atomic.Uint64
-	bytesIn          [payload.NumCodecs]atomic.Uint64
-	messagesOut      [payload.NumCodecs]atomic.Uint64
-	bytesOut         [payload.NumCodecs]atomic.Uint64
-	outOfSync        atomic.Uint64
-	fastForward      atomic.Uint64
-	slowCloses       atomic.Uint64
-	authFailures     atomic.Uint64
-	refused          [numRefusalCodes]atomic.Uint64
-}
-
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	c, ttl := &s.counters, s.ttl.Stats()
 	st := Stats{
 		Connections:      s.active.Load(),
-		ConnectionsTotal: c.connectionsTotal.Load(),
-		Subscriptions:    c.subscriptions.Load(),
-		OutOfSync:        c.outOfSync.Load(),
-		FastForward:      c.fastForward.Load(),
-		SlowCloses:       c.slowCloses.Load(),
-		AuthFailures:     c.authFailures.Load(),
+		ConnectionsTotal: c.ConnectionsTotal.Load(),
+		Subscriptions:    c.Subscriptions.Load(),
+		OutOfSync:        c.OutOfSync.Load(),
+		FastForward:      c.FastForward.Load(),
+		SlowCloses:       c.SlowCloses.Load(),
+		AuthFailures:     c.AuthFailures.Load(),
 		TTLFired:         ttl.Fired,
 		TTLSkipped:       ttl.Skipped,
 		TTLTakenOver:     ttl.TakenOver,
 		TTLPassed:        ttl.Passed,
 		TTLRetried:       ttl.Retried,
-	}
-	for i := range c.refused {
-		st.Refused[i] = c.refused[i].Load()
+		Refused:          c.Refused(),
 	}
 	st.Apps = s.appTrafficStats()
 	for i := range payload.NumCodecs {
 		st.CodecConnections[i] = s.codecUse.Open(i)
-		st.MessagesIn[i] = c.messagesIn[i].Load()
-		st.BytesIn[i] = c.bytesIn[i].Load()
-		st.MessagesOut[i] = c.messagesOut[i].Load()
-		st.BytesOut[i] = c.bytesOut[i].Load()
+		st.MessagesIn[i] = c.MessagesIn[i].Load()
+		st.BytesIn[i] = c.BytesIn[i].Load()
+		st.MessagesOut[i] = c.MessagesOut[i].Load()
+		st.BytesOut[i] = c.BytesOut[i].Load()
 	}
 	return st
 }

@@ -117,7 +117,7 @@ func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.C
 		return nil, nil, nil, err
 	}
 	sub := subscription{cursor: cur, catchup: cu}
-	c.srv.counters.fastForward.Add(1)
+	c.srv.counters.FastForward.Add(1)
 	info, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 		Info:           rtm.InfoFastForward,
 		Reason:         "the messages after position " + from + " are gone; skipped to the oldest stored message",
@@ -195,7 +195,7 @@ func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte)
 	if old := c.subLocked(sub.id); old != nil && force {
 		c.out.pushUncheckedLocked(outItem{end: old})
 	} else {
-		c.srv.counters.subscriptions.Add(1)
+		c.srv.counters.Subscriptions.Add(1)
 	}
 	c.setSubLocked(sub)
 	if !id.IsZero() {
@@ -221,7 +221,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 	ok := sub != nil
 	if ok {
 		c.dropSubLocked(sub)
-		c.srv.counters.subscriptions.Add(-1)
+		c.srv.counters.Subscriptions.Add(-1)
 		c.out.pushUncheckedLocked(outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
 	}
 	c.mu.Unlock()

@@ -205,8 +205,8 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 			n++
 		}
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sub.view.next, msgs[:n])
-		c.srv.counters.messagesOut[c.codecIndex].Add(uint64(n))
-		c.traffic.messagesOut.Add(uint64(n))
+		c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(n))
+		c.traffic.MessagesOut.Add(uint64(n))
 		if err := c.write(w, w.pdu); err != nil {
 			return err
 		}

@@ -305,8 +305,8 @@ func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []
 		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
 	}
 	clear(w.msgs)
-	c.srv.counters.messagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
-	c.traffic.messagesOut.Add(uint64(len(w.msgs)))
+	c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
+	c.traffic.MessagesOut.Add(uint64(len(w.msgs)))
 
 	var err error
 	if sf != nil {
@@ -387,14 +387,14 @@ func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
 	}
 	var pdu rtm.PDU
 	if sub.fastForward {
-		c.srv.counters.fastForward.Add(1)
+		c.srv.counters.FastForward.Add(1)
 		missed, pos := sub.cursor.FastForward()
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
 			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed,
 		}}
 	} else {
-		c.srv.counters.outOfSync.Add(1)
+		c.srv.counters.OutOfSync.Add(1)
 		c.endSub(sub)
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
 			Error: string(rtm.CodeOutOfSync), Reason: "subscription fell behind and its messages expired; resubscribe",
@@ -417,7 +417,7 @@ func (c *conn) endSub(sub *subscription) {
 	}
 	c.mu.Lock()
 	if c.dropSubLocked(sub) {
-		c.srv.counters.subscriptions.Add(-1)
+		c.srv.counters.Subscriptions.Add(-1)
 	}
 	c.mu.Unlock()
 	sub.close()
@@ -448,8 +448,8 @@ func (c *conn) write(w *writer, pdu []byte) error {
 // wrote counts the n bytes of a PDU whose frame was just added to w.out,
 // and writes what is gathered once it is enough.
 func (c *conn) wrote(w *writer, n int) error {
-	c.srv.counters.bytesOut[c.codecIndex].Add(uint64(n))
-	c.traffic.bytesOut.Add(uint64(n))
+	c.srv.counters.BytesOut[c.codecIndex].Add(uint64(n))
+	c.traffic.BytesOut.Add(uint64(n))
 	if len(w.out) < flushBytes {
 		return nil
 	}
@@ -476,7 +476,7 @@ func (c *conn) flush(w *writer) error {
 // writeFailed closes the connection after a failed write.
 func (c *conn) writeFailed(err error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.srv.counters.slowCloses.Add(1)
+		c.srv.counters.SlowCloses.Add(1)
 		c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
 	} else {
 		c.closeWith(websocket.StatusPolicyViolation, "write failed")
