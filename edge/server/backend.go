@@ -90,7 +90,7 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	if max := a.MaxMessage(); size > max {
 		return rtm.Position{}, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
-	key := storeKey(a, channel)
+	key := a.StoreKey(channel)
 	pos, p, err := s.chlog.Channel(key).Append(chanlog.Message{Payload: data, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
 	if p != nil {
 		ctx, cancel := s.requestContext(context.Background())
@@ -125,7 +125,7 @@ func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rt
 	if at != nil {
 		asked = at.String()
 	}
-	r, err := s.readAt(ctx, storeKey(a, channel), at, asked, payload.JSON)
+	r, err := s.readAt(ctx, a.StoreKey(channel), at, asked, payload.JSON)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -143,7 +143,7 @@ func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]str
 	if !ok {
 		return nil, false, fmt.Errorf("server: backend channels: unknown appkey %q", appKey)
 	}
-	base := storeKey(a, "")
+	base := a.StoreKey("")
 	from := ""
 	if after != "" {
 		from = base + after

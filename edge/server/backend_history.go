@@ -38,7 +38,7 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 	if err := checkChannel(channel); err != nil {
 		return HistoryPage{}, err
 	}
-	key := storeKey(a, channel)
+	key := a.StoreKey(channel)
 	asked := ""
 	if at != nil {
 		asked = at.String()

@@ -19,7 +19,7 @@ func changesRig(tb testing.TB) *deliveryRig {
 			tb.Fatal(err)
 		}
 	}
-	cur, err := srv.store.Subscribe(storeKey(r.c.app, "bench.alt"), store.Start{HistoryCount: 16})
+	cur, err := srv.store.Subscribe(r.c.app.StoreKey("bench.alt"), store.Start{HistoryCount: 16})
 	if err != nil {
 		tb.Fatal(err)
 	}

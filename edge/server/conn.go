@@ -127,7 +127,7 @@ type subscription struct {
 	// (observeFirst).
 	since int64
 	// vacate uncounts the subscription from its channel's occupancy
-	// (hooks.go); nil for an app without events.
+	// (edge/hook's Occupancy); nil for an app without events.
 	vacate func()
 }
 

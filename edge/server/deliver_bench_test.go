@@ -66,7 +66,7 @@ func newDeliveryRigFrom(tb testing.TB, origin func(c *conn, i int) string) *deli
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h := srv.store.Channel(storeKey(c.app, "bench"))
+	h := srv.store.Channel(c.app.StoreKey("bench"))
 	for i := range 16 {
 		o := ""
 		if origin != nil {
@@ -76,7 +76,7 @@ func newDeliveryRigFrom(tb testing.TB, origin func(c *conn, i int) string) *deli
 			tb.Fatal(err)
 		}
 	}
-	cur, err := srv.store.Subscribe(storeKey(c.app, "bench"), store.Start{HistoryCount: 16})
+	cur, err := srv.store.Subscribe(c.app.StoreKey("bench"), store.Start{HistoryCount: 16})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -29,9 +29,9 @@ import (
 // events, and the connection ids.
 type hookState struct {
 	hooks    map[string]*hook.Hooks
-	occupied map[string]*occupancy // by appkey, for the apps with an events sender
-	run      string                // this edge run's prefix of connection ids
-	seq      atomic.Uint64         // the last connection id's number
+	occupied map[string]*hook.Occupancy // by appkey, for the apps with an events sender
+	run      string                     // this edge run's prefix of connection ids
+	seq      atomic.Uint64              // the last connection id's number
 }
 
 // identity is who a connection is: its id, and the user and info its
@@ -39,14 +39,14 @@ type hookState struct {
 // read-only, so read without a lock (by the server API too).
 type identity struct {
 	id    string
-	hooks *hook.Hooks // the app's, nil without: no map lookup per request
-	occ   *occupancy  // the app's, nil without events
+	hooks *hook.Hooks     // the app's, nil without: no map lookup per request
+	occ   *hook.Occupancy // the app's, nil without events
 }
 
 // startHooks makes every app's hooks, starting their events senders.
 func (s *Server) startHooks(apps []*app.App) error {
 	s.hk.hooks = make(map[string]*hook.Hooks)
-	s.hk.occupied = make(map[string]*occupancy)
+	s.hk.occupied = make(map[string]*hook.Occupancy)
 	s.hk.run = strconv.FormatUint(rand.Uint64()>>24, 36)
 	for _, a := range apps {
 		h, err := hook.New(a.Key, a.Hooks, &hook.Options{Edge: s.hk.run, Logger: s.log})
@@ -59,7 +59,7 @@ func (s *Server) startHooks(apps []*app.App) error {
 		}
 		s.hk.hooks[a.Key] = h
 		if ev := h.Events(); ev != nil {
-			s.hk.occupied[a.Key] = &occupancy{events: ev, subs: make(map[string]int)}
+			s.hk.occupied[a.Key] = hook.NewOccupancy(ev)
 		}
 	}
 	return nil
@@ -250,43 +250,11 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 	return message, nil
 }
 
-// occupancy counts an app's live subscriptions per channel on this edge,
-// to post channel_occupied at a channel's first and channel_vacated at
-// its last. mu is held while an event is posted, so that a channel's
-// events are queued in the order its counts changed. Lock order: conn.mu
-// (a connection's end closes its subscriptions under it) before
-// occupancy.mu before the events sender's.
-type occupancy struct {
-	events *hook.Events
-	mu     sync.Mutex     // guards subs
-	subs   map[string]int // channel -> live subscriptions; absent: none
-}
-
 // occupy counts sub in its channel, before it is handed over, and gives
 // it the vacate its close calls; nothing for an app without events.
 func (c *conn) occupy(sub *subscription) {
-	o := c.who.occ
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	o.subs[sub.channel]++
-	if o.subs[sub.channel] == 1 {
-		_ = o.events.Post(hook.KindChannelOccupied, hook.ChannelData{Channel: sub.channel})
-	}
-	o.mu.Unlock()
-	var once atomic.Bool
-	channel := sub.channel
-	sub.vacate = func() {
-		if !once.CompareAndSwap(false, true) {
-			return
-		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.subs[channel]--; o.subs[channel] <= 0 {
-			delete(o.subs, channel)
-			_ = o.events.Post(hook.KindChannelVacated, hook.ChannelData{Channel: channel})
-		}
+	if o := c.who.occ; o != nil {
+		sub.vacate = o.Occupy(sub.channel)
 	}
 }
 

@@ -181,7 +181,7 @@ func (g *prefixGroup) close() {
 // that exist (with start applied to each). Too many is
 // subscription_quota_exceeded, and nothing stays registered.
 func (c *conn) startPrefix(sub *subscription, start store.Start) error {
-	key := storeKey(c.app, sub.channel)
+	key := c.app.StoreKey(sub.channel)
 	g := &prefixGroup{c: c, parent: sub, key: key, x: c.srv.prefixes, names: make(map[string]bool)}
 	sub.group, sub.named = g, true
 	c.srv.prefixes.add(g)

@@ -95,7 +95,7 @@ func (c *conn) syncPresence() {
 	}
 	want := make(map[string]struct{}, len(live))
 	for _, sub := range live {
-		want[storeKey(c.app, sub.channel)] = struct{}{}
+		want[c.app.StoreKey(sub.channel)] = struct{}{}
 	}
 	if p.joinedAs != p.user {
 		// In as the new user before out as the old, so that the counts
@@ -155,7 +155,7 @@ func (c *conn) syncWatches(p *connPresence, live []*subscription) {
 		if p.watching == nil {
 			p.watching = make(map[*subscription]*presenceWatch)
 		}
-		w := &presenceWatch{c: c, sub: sub, room: storeKey(c.app, sub.channel)}
+		w := &presenceWatch{c: c, sub: sub, room: c.app.StoreKey(sub.channel)}
 		p.watching[sub] = w
 		c.srv.presence.Watch(w.room, w)
 	}

@@ -32,7 +32,7 @@ func (c *conn) presence(env *rtm.Envelope) (any, error) {
 	}
 	c.drainAcks() // the replies of the publishes before it go first
 	var err error
-	c.srv.presence.MembersFunc(storeKey(c.app, b.Channel), b.After, int(b.Limit), func(p *presence.Page) {
+	c.srv.presence.MembersFunc(c.app.StoreKey(b.Channel), b.After, int(b.Limit), func(p *presence.Page) {
 		var frame []byte
 		if frame, err = c.presencePage(env.ID, p); err == nil {
 			c.enqueue(outItem{frame: frame})
@@ -114,7 +114,7 @@ func (s *Server) BackendPresence(appKey, channel, after string, limit int) (*rtm
 	if len(after) > rtm.MaxUserIDLen {
 		return nil, rtm.TooLong("after", rtm.MaxUserIDLen)
 	}
-	return presenceReply(s.presence.Members(storeKey(a, channel), after, limit)), nil
+	return presenceReply(s.presence.Members(a.StoreKey(channel), after, limit)), nil
 }
 
 // BackendPresenceStats returns an app's channel's members and connections
@@ -127,7 +127,7 @@ func (s *Server) BackendPresenceStats(appKey, channel string) (users, conns int,
 	if err := checkChannel(channel); err != nil {
 		return 0, 0, err
 	}
-	users, conns = s.presence.Stats(storeKey(a, channel))
+	users, conns = s.presence.Stats(a.StoreKey(channel))
 	return users, conns, nil
 }
 

@@ -127,7 +127,7 @@ func (c *conn) pubHandle(channel string) chanlog.Channel {
 			// holding a handle for each.
 			c.pubHandles = make(map[string]chanlog.Channel)
 		}
-		h = c.srv.chlog.Channel(storeKey(c.app, channel))
+		h = c.srv.chlog.Channel(c.app.StoreKey(channel))
 		// A copy: a decoded body's strings may share one buffer with
 		// its message (the JSON codec's), which the key would keep.
 		c.pubHandles[strings.Clone(channel)] = h
@@ -175,7 +175,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
 	defer cancel()
-	pos, p, err := s.chlog.Channel(storeKey(a, channel)).Append(chanlog.Message{Payload: data})
+	pos, p, err := s.chlog.Channel(a.StoreKey(channel)).Append(chanlog.Message{Payload: data})
 	if p != nil {
 		pos, err = p.Wait(ctx)
 	}
@@ -223,7 +223,7 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 		}
 		at = &p
 	}
-	return c.srv.readAt(c.ctx, storeKey(c.app, b.Channel), at, b.Position, c.codecIndex)
+	return c.srv.readAt(c.ctx, c.app.StoreKey(b.Channel), at, b.Position, c.codecIndex)
 }
 
 // readAt reads the message of a store key at a position, or its newest

@@ -115,7 +115,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte
 // channel's newest message, and the replies of the publishes before it
 // leave first.
 func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, asked, read string) (any, error) {
-	key := storeKey(c.app, channel)
+	key := c.app.StoreKey(channel)
 	c.drainAcks() // this connection's earlier publishes are in the log first
 	ctx, cancel := c.srv.requestContext(c.ctx)
 	defer cancel()
@@ -206,7 +206,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 		w := chanlog.Write{Message: chanlog.Message{Payload: payload.Null, Limit: c.app.ChannelLimit()}, Previous: true}
 		return c.appendIf(env, b.Channel, w, "", b.Read)
 	}
-	key := storeKey(c.app, b.Channel)
+	key := c.app.StoreKey(b.Channel)
 	c.drainAcks()
 	ctx, cancel := c.srv.requestContext(c.ctx)
 	defer cancel()

@@ -16,7 +16,7 @@
 // Lock order: Server.mu before conn.grant.mu (grant.go) before
 // connPresence.mu (presence.go) before the presence registry's shard
 // locks before conn.mu, which guards the outbox's queue with
-// conn.live, before occupancy.mu (hooks.go) before the events sender's;
+// conn.live, before hook.Occupancy.mu (edge/hook) before the events sender's;
 // conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
 // leaf: Wake takes it, holding no lock of the connection's. So is
 // deadman.Switches.mu (edge/deadman), which the journal's feed takes under its own
@@ -161,10 +161,6 @@ func New(opts *Options) (*Server, error) {
 
 // Store returns the store the server appends to.
 func (s *Server) Store() *store.Store { return s.store }
-
-// storeKey names an app's channel in the store, which all apps share:
-// appkeys never contain NUL, so no two apps' channels can collide.
-func storeKey(a *app.App, channel string) string { return a.Key + "\x00" + channel }
 
 // StoreGroup is the group (store.Options.Group) of a store key: its
 // appkey, so that each app's channels are counted apart for its

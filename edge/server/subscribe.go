@@ -63,7 +63,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := storeKey(c.app, b.Channel)
+	key := c.app.StoreKey(b.Channel)
 	// Before the cursor, on the clock of Frame.Time: what is stored from
 	// now on is live to this subscription.
 	since := c.srv.store.Stamp()

@@ -20,7 +20,7 @@ func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*subscr
 			tb.Fatal(err)
 		}
 	}
-	key := storeKey(r.c.app, "zoo")
+	key := r.c.app.StoreKey("zoo")
 	cur, err := r.c.srv.store.Subscribe(key, store.Start{HistoryCount: 16})
 	if err != nil {
 		tb.Fatal(err)
