@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/tally"
@@ -113,9 +114,9 @@ type subscription struct {
 	cursor      *store.Cursor
 	catchup     *chanlog.CatchUp // history read from the log before the cursor; the writer's
 	fastForward bool
-	batch       int               // most messages per data PDU; 0: no limit
-	view        *subscriptionView // the filter's, or nil
-	changes     *valueChanges     // only: value_changes, or nil; the writer's
+	batch       int           // most messages per data PDU; 0: no limit
+	view        *filter.View  // the filter's, or nil
+	changes     *valueChanges // only: value_changes, or nil; the writer's
 	// Prefix subscriptions (prefix.go): the parent has group; each child
 	// has of, its parent; both have named (data PDUs name the channel).
 	group    *prefixGroup
@@ -138,8 +139,8 @@ func (s *subscription) close() {
 		s.group.close()
 	}
 	if s.view != nil {
-		s.view.stop()
-		s.view.leave()
+		s.view.Stop()
+		s.view.Leave()
 	}
 	if s.vacate != nil {
 		s.vacate()
@@ -151,8 +152,10 @@ func (s *subscription) close() {
 // nothing of it was sent yet (a subscription resumed there counts it
 // again). The writer's, or before the subscription is live.
 func (s *subscription) position() rtm.Position {
-	if v := s.view; v != nil && v.agg != nil && v.pending {
-		return v.from
+	if v := s.view; v != nil {
+		if from, ok := v.Resume(); ok {
+			return from
+		}
 	}
 	if cu := s.catchup; cu != nil {
 		return rtm.Position{Epoch: s.cursor.Position().Epoch, Offset: cu.Next()}

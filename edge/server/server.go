@@ -38,6 +38,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/deadman"
+	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
@@ -67,7 +68,7 @@ type Server struct {
 	authLimit *authLimiter
 	hk        hookState          // the apps' hooks (hooks.go)
 	presence  *presence.Registry // who is in each channel
-	views     viewShares         // simple views' shared results (viewshare.go)
+	views     filter.Shares      // simple views' shared results (edge/filter)
 	fan       *fanout            // the fan-out workers (fanout.go)
 
 	// active counts open connections; written by accept and conn close.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -17,10 +18,10 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
 	}
-	var sv *subscriptionView
+	var sv *filter.View
 	if b.Filter != "" {
 		var err error
-		if sv, b.Channel, err = compileView(&b); err != nil {
+		if sv, b.Channel, err = filter.Compile(&b); err != nil {
 			return nil, err
 		}
 	} else if b.Period != 0 {
@@ -88,20 +89,20 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	c.occupy(sub) // before the writer has it, which may end it
 	if sv != nil {
-		sv.join(&c.srv.views, key, b.Filter)
+		sv.Join(&c.srv.views, key, b.Filter)
 	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		if sub.vacate != nil {
 			sub.vacate()
 		}
 		if sv != nil {
-			sv.leave()
+			sv.Leave()
 		}
 		return nil, err
 	}
 	c.syncPresence()
 	if sv != nil {
-		sv.start(c)
+		sv.Start(c)
 	}
 	return nil, nil
 }

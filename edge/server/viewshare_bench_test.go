@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -35,12 +36,12 @@ func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*subscr
 		if statement == "" {
 			continue
 		}
-		sv, _, err := compileView(&rtm.SubscribeBody{SubscriptionID: "zoo", Filter: statement})
+		sv, _, err := filter.Compile(&rtm.SubscribeBody{SubscriptionID: "zoo", Filter: statement})
 		if err != nil {
 			tb.Fatal(err)
 		}
-		sv.join(&r.c.srv.views, key, statement)
-		tb.Cleanup(sv.leave)
+		sv.Join(&r.c.srv.views, key, statement)
+		tb.Cleanup(sv.Leave)
 		subs[i].view = sv
 	}
 	return r, subs
@@ -91,7 +92,7 @@ func TestViewSharedAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { send(subs[1]) }); n != 0 {
 		t.Errorf("a second subscriber of the view allocates %v times per batch, want 0", n)
 	}
-	if got := r.c.srv.views.len(); got != 1 {
+	if got := r.c.srv.views.Len(); got != 1 {
 		t.Errorf("%d shares for one statement, want 1", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -228,7 +229,7 @@ func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
 
 // sendData sends frames, if any, as one rtm/subscription/data of sub.
 func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) error {
-	if len(frames) == 0 || sub.view != nil && sub.view.over {
+	if len(frames) == 0 || sub.view != nil && sub.view.Over() {
 		return nil
 	}
 	w.msgs = w.msgs[:0]
@@ -248,21 +249,21 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			return nil
 		}
 	}
-	if sv := sub.view; sv != nil && sv.agg != nil {
-		if err := sv.count(frames, next, c.ctx.Done()); err != nil {
+	if sv := sub.view; sv != nil && sv.Aggregates() {
+		if err := sv.Count(frames, next, c.ctx.Done()); err != nil {
 			return c.endView(w, sub, err, sub.position())
 		}
 		return nil // sent at the period's end (flushAggregate)
 	}
-	var over *viewBudgetError
+	var over *filter.BudgetError
 	if err := c.collect(w, sub, frames); err != nil {
 		// A type assertion: errors.As would move over to the heap.
-		if over, _ = err.(*viewBudgetError); over == nil {
+		if over, _ = err.(*filter.BudgetError); over == nil {
 			return c.endView(w, sub, err, next)
 		}
 		// What the view made of the messages before the one it gave up
 		// on goes out first, and the subscription ends at that one.
-		frames, next.Offset = framesBefore(frames, over.offset), over.offset
+		frames, next.Offset = filter.FramesBefore(frames, over.Offset), over.Offset
 	}
 	if err := c.sendMsgs(w, sub, sf, frames, len(frames) == all, next); err != nil || over == nil {
 		return err
@@ -274,7 +275,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 // sub gets them: through its view, if it has one.
 func (c *conn) collect(w *writer, sub *subscription, frames []store.Frame) error {
 	if sub.view != nil {
-		return sub.view.viewMessages(w, frames, c.codecIndex, c.ctx.Done())
+		var err error
+		w.msgs, err = sub.view.Messages(w.msgs, frames, c.codecIndex, c.ctx.Done())
+		return err
 	}
 	for i := range frames {
 		// By index: a copy of each Frame would cost more than its Data.
