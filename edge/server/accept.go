@@ -93,16 +93,16 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		ws.SetFrameTimeout(d) // else the websocket package's default
 	}
 	s.counters.ConnectionsTotal.Add(1)
-	c := newConn(s, a, ws, r.RemoteAddr)
-	c.applyConnect(id, grant)
+	c := newConn(s, a, ws, r.RemoteAddr, id)
+	c.applyConnect(grant)
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
-	s.codecUse.Opened(c.codecIndex)
+	s.codecUse.Opened(c.CodecIndex())
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
-		defer s.codecUse.Closed(c.codecIndex)
+		defer s.codecUse.Closed(c.CodecIndex())
 		c.run()
 		s.disconnected(c)
 	}()

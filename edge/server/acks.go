@@ -22,13 +22,13 @@ const maxInFlight = 256
 // The replies are queued past the outbox's bound (they must not be
 // refused: their messages are stored), so the reader bounds them instead:
 // it takes no new publish while the outbox is full, until the writer
-// takes the queue (takeWork wakes it). A client that does not read its
+// takes the queue (its takeWork wakes it: Unblock). A client that does not read its
 // replies is pushed back on by TCP, as on an edge alone, whose reader
 // writes its replies itself; its queue holds at most Limits.QueueBytes
 // plus the replies of maxInFlight publishes.
 type acks struct {
 	n    atomic.Int32 // len(q), for the reader's check without the lock
-	mu   sync.Mutex   // guards q and roomWaits; taken before conn.mu
+	mu   sync.Mutex   // guards q and roomWaits; taken before delivery.Conn.mu
 	cond sync.Cond    // on mu: q shrank, the outbox's queue was taken, or the connection is closing
 	q    []*ackSlot
 	// roomWaits counts the times the reader waited for the writer to
@@ -49,16 +49,16 @@ func (c *conn) pushAck() *ackSlot {
 	a := &c.acks
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for c.ctx.Err() == nil {
-		if len(a.q) < maxInFlight && !c.outboxFull() {
+	for c.Context().Err() == nil {
+		if len(a.q) < maxInFlight && !c.Full() {
 			break
 		}
-		if c.out.wakeDue {
+		if c.WakeDue() {
 			// Replies the reader queued itself wait for it to wake the
 			// writer, which must run for the outbox to empty. Not under
 			// a.mu: the reader may make the writer's pass itself.
 			a.mu.Unlock()
-			c.wakeIfDue()
+			c.WakeIfDue()
 			a.mu.Lock()
 			continue
 		}
@@ -67,20 +67,13 @@ func (c *conn) pushAck() *ackSlot {
 		}
 		a.cond.Wait()
 	}
-	if c.ctx.Err() != nil {
+	if c.Context().Err() != nil {
 		return nil
 	}
 	s := &ackSlot{}
 	a.q = append(a.q, s)
 	a.n.Store(int32(len(a.q)))
 	return s
-}
-
-// outboxFull reports whether the outbox's queue is at its bound.
-func (c *conn) outboxFull() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.out.fullLocked()
 }
 
 // completeAck records the reply of slot s and queues, in order, the
@@ -98,13 +91,11 @@ func (c *conn) completeAck(s *ackSlot, frame []byte) {
 		return
 	}
 	// Queued under a.mu, so two completions cannot swap their replies.
-	c.mu.Lock()
 	for _, d := range a.q[:k] {
 		if d.frame != nil {
-			c.out.pushUncheckedLocked(outItem{frame: d.frame})
+			c.PushReply(d.frame)
 		}
 	}
-	c.mu.Unlock()
 	a.q = append(a.q[:0], a.q[k:]...)
 	a.n.Store(int32(len(a.q)))
 	a.cond.Broadcast()
@@ -121,7 +112,7 @@ func (c *conn) drainAcks() {
 		return
 	}
 	a.mu.Lock()
-	for len(a.q) > 0 && c.ctx.Err() == nil {
+	for len(a.q) > 0 && c.Context().Err() == nil {
 		a.cond.Wait()
 	}
 	a.mu.Unlock()
@@ -145,12 +136,12 @@ func (c *conn) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
 	if slot == nil {
 		return // closing: no reply will leave
 	}
-	cd, srv := c.codec, c.srv
+	cd, srv := c.Codec(), c.srv
 	p.Then(func(pos rtm.Position, err error) {
 		c.completeAck(slot, srv.ackFrame(cd, action, id, pos, err))
 		if err == nil {
-			srv.counters.MessagesIn[c.codecIndex].Add(1)
-			c.traffic.MessagesIn.Add(1)
+			srv.counters.MessagesIn[c.CodecIndex()].Add(1)
+			c.Traffic().MessagesIn.Add(1)
 		}
 	})
 }

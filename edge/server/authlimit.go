@@ -109,7 +109,7 @@ func (c *conn) authFailed(err error, method string) error {
 		detail = e.Reason
 		err = &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: "Unauthenticated"}
 	}
-	c.srv.log.Info("authentication failed", "remote", c.remote, "appkey", c.app.Key, "method", method, "detail", detail)
+	c.srv.log.Info("authentication failed", "remote", c.Remote(), "appkey", c.app.Key, "method", method, "detail", detail)
 	c.srv.authLimit.failed(c.peer)
 	if c.authFailures++; c.authFailures >= c.srv.limits.AuthFailures {
 		c.closeAfterReplies(websocket.StatusPolicyViolation, reasonAuthClosed)
@@ -122,5 +122,5 @@ func (c *conn) authFailed(err error, method string) error {
 // reader handles nothing more. For the reader goroutine.
 func (c *conn) closeAfterReplies(code websocket.StatusCode, reason string) {
 	c.closing = true
-	c.closeAfter = outItem{closeCode: code, closeReason: reason}
+	c.closeAfter = closeAfter{code: code, reason: reason}
 }

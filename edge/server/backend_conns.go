@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -31,7 +32,7 @@ func (s *Server) matching(appKey, connection, user string) ([]*conn, error) {
 	defer s.mu.Unlock()
 	var out []*conn
 	for c := range s.conns {
-		if c.app.Key != appKey || (connection != "" && c.who.id != connection) || (user != "" && c.userID() != user) {
+		if c.app.Key != appKey || (connection != "" && c.ID() != connection) || (user != "" && c.userID() != user) {
 			continue
 		}
 		out = append(out, c)
@@ -56,7 +57,7 @@ func (s *Server) BackendDisconnect(appKey, connection, user, reason string) (int
 		return 0, err
 	}
 	for _, c := range conns {
-		c.closeWith(StatusBackendDisconnect, reason)
+		c.CloseWith(StatusBackendDisconnect, reason)
 	}
 	return len(conns), nil
 }
@@ -84,5 +85,5 @@ func (s *Server) BackendUnsubscribe(appKey, connection, user, channel string) (i
 // endChannel ends the connection's live subscriptions to channel (see
 // endSubscriptions) and returns how many.
 func (c *conn) endChannel(channel, reason string) int {
-	return c.endSubscriptions(func(sub *subscription) bool { return sub.channel == channel }, reason)
+	return c.endSubscriptions(func(sub *delivery.Subscription) bool { return sub.Channel == channel }, reason)
 }

@@ -39,7 +39,7 @@ var services = map[string]bool{"rtm": true, "auth": true}
 // gets an unsolicited /error; the connection stays usable.
 func (c *conn) handleFrame(frame []byte) {
 	defer c.recoverFrame()
-	env, err := c.codec.Decode(frame)
+	env, err := c.Codec().Decode(frame)
 	if err != nil {
 		// It counts against the rate limit like any request, or garbage
 		// would make the edge write error replies as fast as a client can
@@ -98,20 +98,17 @@ func (c *conn) wrongFrameType(op websocket.Opcode) {
 		got, want = want, got
 	}
 	c.replyError(rtm.ActionError, rtm.ID{}, rtm.Errorf(rtm.CodeInvalidFormat,
-		"%s connections take %s frames; this message came in a %s frame", c.codec.Name(), want, got), true)
+		"%s connections take %s frames; this message came in a %s frame", c.Codec().Name(), want, got), true)
 }
 
 // queueClose queues the close item closeAfterReplies prepared, after the
 // replies queued so far; past the queue's byte limit, as it is no reply.
 func (c *conn) queueClose() {
-	if c.closeAfter.closeCode == 0 {
+	if c.closeAfter.code == 0 {
 		return
 	}
-	c.mu.Lock()
-	c.out.pushUncheckedLocked(c.closeAfter)
-	c.mu.Unlock()
-	c.closeAfter = outItem{}
-	c.markWakeDue()
+	c.QueueClose(c.closeAfter.code, c.closeAfter.reason)
+	c.closeAfter = closeAfter{}
 }
 
 // admit applies the request rate limit (a token bucket). A request with an
@@ -125,8 +122,8 @@ func (c *conn) admit(id rtm.ID) bool {
 	if !id.IsZero() {
 		return false
 	}
-	c.wakeIfDue() // replies queued so far leave before the reader waits
-	return c.limiter.wait(c.ctx) == nil
+	c.WakeIfDue() // replies queued so far leave before the reader waits
+	return c.limiter.wait(c.Context()) == nil
 }
 
 // recoverFrame turns a panic while serving one frame into a logged internal
@@ -135,9 +132,9 @@ func (c *conn) admit(id rtm.ID) bool {
 // errors, and a panic here is a bug to fix.
 func (c *conn) recoverFrame() {
 	if r := recover(); r != nil {
-		c.srv.log.Error("panic serving a request", "remote", c.remote, "appkey", c.app.Key,
+		c.srv.log.Error("panic serving a request", "remote", c.Remote(), "appkey", c.app.Key,
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-		c.closeWith(websocket.StatusInternalError, "internal error")
+		c.CloseWith(websocket.StatusInternalError, "internal error")
 	}
 }
 
@@ -162,13 +159,13 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 	// The PDU is the reader's scratch, not a new one per reply; it lets go
 	// of body once encoded.
 	c.replyPDU = rtm.PDU{Action: rtm.Reply(action, rtm.OutcomeOK), ID: id, Body: body}
-	frame, err := c.codec.AppendPDU(make([]byte, 0, replyRoom), &c.replyPDU)
+	frame, err := c.Codec().AppendPDU(make([]byte, 0, replyRoom), &c.replyPDU)
 	c.replyPDU = rtm.PDU{}
 	if err != nil {
-		c.internal(err)
+		c.Internal(err)
 		return
 	}
-	c.enqueue(outItem{frame: frame})
+	c.Enqueue(frame)
 }
 
 // replyError queues an error reply. Requests without id get none, except
@@ -177,7 +174,7 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool) {
 	e, ok := rtm.AsError(err)
 	if !ok {
-		c.srv.log.Error("request failed", "remote", c.remote, "action", action, "err", err)
+		c.srv.log.Error("request failed", "remote", c.Remote(), "action", action, "err", err)
 		e = rtm.Errorf(rtm.CodeInvalidOperation, "internal error")
 	}
 	c.srv.counters.Refuse(e.Code)
@@ -189,12 +186,12 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 	if !unsolicited {
 		replyAction = rtm.Reply(action, rtm.OutcomeError)
 	}
-	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: replyAction, ID: id, Body: e.Body()})
+	frame, err := c.Codec().AppendPDU(nil, &rtm.PDU{Action: replyAction, ID: id, Body: e.Body()})
 	if err != nil {
-		c.internal(err)
+		c.Internal(err)
 		return
 	}
-	c.enqueue(outItem{frame: frame})
+	c.Enqueue(frame)
 }
 
 // decode decodes a request body and refuses string fields past their
@@ -202,12 +199,12 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 // whose reason package rtm words; any other error is a codec's bug, logged
 // and answered with rtm.BodyShape, never with its text.
 func (c *conn) decode(env *rtm.Envelope, v any) error {
-	if err := c.codec.DecodeBody(env.Body, v); err != nil {
+	if err := c.Codec().DecodeBody(env.Body, v); err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return err
 		}
 		c.srv.log.Error("a codec failed on a body with an error that is not a protocol error",
-			"codec", c.codec.Name(), "action", env.Action, "err", err)
+			"codec", c.Codec().Name(), "action", env.Action, "err", err)
 		return rtm.Invalid(rtm.BodyShape)
 	}
 	if l, ok := v.(rtm.LengthChecker); ok {

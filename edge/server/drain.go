@@ -69,6 +69,6 @@ func (s *Server) closeSpread(ctx context.Context, conns []*conn) {
 // closeAll tells every connection of conns to go away.
 func closeAll(conns []*conn) {
 	for _, c := range conns {
-		c.closeWith(websocket.StatusGoingAway, goingAway)
+		c.CloseWith(websocket.StatusGoingAway, goingAway)
 	}
 }

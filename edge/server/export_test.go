@@ -31,9 +31,7 @@ func ReplyQueue(s *Server) (bytes, waits int, ok bool) {
 		c.acks.mu.Lock()
 		waits = c.acks.roomWaits
 		c.acks.mu.Unlock()
-		c.mu.Lock()
-		bytes = c.out.bytes
-		c.mu.Unlock()
+		bytes = c.QueuedBytes()
 	}
 	return bytes, waits, true
 }

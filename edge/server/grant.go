@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
-	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/edge/delivery"
 )
 
 // Reasons of the rtm/subscription/error that ends a subscription whose
@@ -22,7 +22,7 @@ const (
 //
 // mu is held while a grant changes and while its end is applied, so a
 // refresh and the timer of the grant it replaces never interleave: lock
-// order grantTimer.mu before conn.mu.
+// order grantTimer.mu before delivery.Conn.mu.
 type grantTimer struct {
 	mu      sync.Mutex // guards the fields below
 	timer   *time.Timer
@@ -84,9 +84,9 @@ func (c *conn) stopGrant() {
 // revoke ends every live subscription whose channel perms do not allow
 // (see endSubscriptions). c.grant.mu is held.
 func (c *conn) revoke(perms app.Permissions, reason string) {
-	c.endSubscriptions(func(sub *subscription) bool {
-		return !perms.CanSubscribe(sub.channel) || (sub.group != nil && !perms.CanSubscribePrefix(sub.channel)) ||
-			(sub.presence && !perms.CanPresence(sub.channel))
+	c.endSubscriptions(func(sub *delivery.Subscription) bool {
+		return !perms.CanSubscribe(sub.Channel) || (sub.Prefix() && !perms.CanSubscribePrefix(sub.Channel)) ||
+			(sub.Presence && !perms.CanPresence(sub.Channel))
 	}, reason)
 }
 
@@ -95,19 +95,8 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 // authorization_denied with reason and the position to resume from; the
 // connection's presence follows what it still subscribes. It returns how
 // many it ended.
-func (c *conn) endSubscriptions(end func(*subscription) bool, reason string) int {
-	c.mu.Lock()
-	n := 0
-	for _, sub := range c.live {
-		if !end(sub) {
-			continue
-		}
-		c.dropSubLocked(sub)
-		c.srv.counters.Subscriptions.Add(-1)
-		c.out.pushUncheckedLocked(outItem{end: sub, deny: reason})
-		n++
-	}
-	c.mu.Unlock()
+func (c *conn) endSubscriptions(end func(*delivery.Subscription) bool, reason string) int {
+	n := c.EndWhere(end, reason)
 	if n > 0 {
 		c.syncPresence()
 		c.Wake()
@@ -133,13 +122,4 @@ func (c *conn) expireGrant() {
 		c.revoke(c.perms, reasonGrantExpired)
 		c.endGrantUser()
 	}
-}
-
-// deniedPDU is the rtm/subscription/error of a subscription ended by
-// revoke, resumable at pos once the client may subscribe again.
-func deniedPDU(sub *subscription, pos rtm.Position, reason string) *rtm.PDU {
-	return &rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
-		Error: string(rtm.CodeAuthorizationDenied), Reason: reason,
-		Position: pos.String(), SubscriptionID: sub.id,
-	}}
 }

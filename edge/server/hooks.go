@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/hook"
 	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -32,15 +33,6 @@ type hookState struct {
 	occupied map[string]*hook.Occupancy // by appkey, for the apps with an events sender
 	run      string                     // this edge run's prefix of connection ids
 	seq      atomic.Uint64              // the last connection id's number
-}
-
-// identity is who a connection is: its id, and the user and info its
-// connect hook gave. Set in accept before the connection runs, then
-// read-only, so read without a lock (by the server API too).
-type identity struct {
-	id    string
-	hooks *hook.Hooks     // the app's, nil without: no map lookup per request
-	occ   *hook.Occupancy // the app's, nil without events
 }
 
 // startHooks makes every app's hooks, starting their events senders.
@@ -163,9 +155,8 @@ const connectHookRole = "connect_hook"
 
 // applyConnect gives a new connection its identity and the grant its
 // connect hook answered; before the connection runs.
-func (c *conn) applyConnect(id string, ans *hook.ConnectAnswer) {
-	c.who.id = id
-	c.who.hooks, c.who.occ = c.srv.hk.hooks[c.app.Key], c.srv.hk.occupied[c.app.Key]
+func (c *conn) applyConnect(ans *hook.ConnectAnswer) {
+	c.hooks, c.occ = c.srv.hk.hooks[c.app.Key], c.srv.hk.occupied[c.app.Key]
 	if ans == nil {
 		return
 	}
@@ -200,15 +191,15 @@ func hookDenied(reason, what, channel string) error {
 // askSubscribe asks the app's subscribe hook, when it has one, about a
 // subscription the connection's permissions allow.
 func (c *conn) askSubscribe(channel, id string) error {
-	h := c.who.hooks
+	h := c.hooks
 	if !h.Has(hook.HookSubscribe) {
 		return nil
 	}
-	c.wakeIfDue() // the replies before it need not wait for the backend
-	ans, err := h.Subscribe(c.ctx, &hook.SubscribeRequest{Appkey: c.app.Key, Connection: c.who.id,
+	c.WakeIfDue() // the replies before it need not wait for the backend
+	ans, err := h.Subscribe(c.Context(), &hook.SubscribeRequest{Appkey: c.app.Key, Connection: c.ID(),
 		User: c.userID(), Role: c.role, Channel: channel, SubscriptionID: id})
 	if err != nil {
-		c.srv.log.Warn("subscribe hook failed", "appkey", c.app.Key, "remote", c.remote, "err", err)
+		c.srv.log.Warn("subscribe hook failed", "appkey", c.app.Key, "remote", c.Remote(), "err", err)
 	}
 	if !ans.Allow {
 		return hookDenied(ans.Reason, "subscribe to", channel)
@@ -220,16 +211,16 @@ func (c *conn) askSubscribe(channel, id string) error {
 // publish the connection's permissions allow, and returns the message to
 // publish: the client's, or the backend's replacement.
 func (c *conn) askPublish(channel string, message any) (any, error) {
-	h := c.who.hooks
+	h := c.hooks
 	if !h.Has(hook.HookPublish) {
 		return message, nil
 	}
-	c.wakeIfDue()
+	c.WakeIfDue()
 	raw, err := (jsoncodec.Codec{}).AppendValue(nil, message)
 	if err != nil {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
 	}
-	ans, err := h.Publish(c.ctx, &hook.PublishRequest{Appkey: c.app.Key, Connection: c.who.id,
+	ans, err := h.Publish(c.Context(), &hook.PublishRequest{Appkey: c.app.Key, Connection: c.ID(),
 		User: c.userID(), Role: c.role, Channel: channel, Message: raw})
 	if err == nil && ans.Allow && ans.Message != nil {
 		var replaced any
@@ -242,7 +233,7 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 		}
 	}
 	if err != nil {
-		c.srv.log.Warn("publish hook failed", "appkey", c.app.Key, "remote", c.remote, "err", err)
+		c.srv.log.Warn("publish hook failed", "appkey", c.app.Key, "remote", c.Remote(), "err", err)
 	}
 	if !ans.Allow {
 		return nil, hookDenied(ans.Reason, "publish to", channel)
@@ -252,9 +243,9 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 
 // occupy counts sub in its channel, before it is handed over, and gives
 // it the vacate its close calls; nothing for an app without events.
-func (c *conn) occupy(sub *subscription) {
-	if o := c.who.occ; o != nil {
-		sub.vacate = o.Occupy(sub.channel)
+func (c *conn) occupy(sub *delivery.Subscription) {
+	if o := c.occ; o != nil {
+		sub.Vacate = o.Occupy(sub.Channel)
 	}
 }
 
@@ -264,10 +255,8 @@ func (s *Server) disconnected(c *conn) {
 	if ev == nil {
 		return
 	}
-	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
-	c.mu.Unlock()
-	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.who.id, User: c.userID(), Code: int(code), Reason: reason})
+	code, reason := c.CloseStatus()
+	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.ID(), User: c.userID(), Code: int(code), Reason: reason})
 }
 
 // StatusBackendDisconnect is the close code of a connection the app's

@@ -30,19 +30,19 @@ func (p *pinger) start(c *conn) {
 			return
 		}
 		p.wg.Add(1)
-		pongs := c.ws.Pongs()
+		pongs := c.WS().Pongs()
 		late := p.sent && pongs == p.pongs
 		p.sent, p.pongs = true, pongs
 		p.mu.Unlock()
 		defer p.wg.Done()
 
 		if late {
-			c.closeWith(websocket.StatusPolicyViolation, "ping timeout: no pong from client")
+			c.CloseWith(websocket.StatusPolicyViolation, "ping timeout: no pong from client")
 			return
 		}
 		// A failed write leaves the connection broken: the next tick
 		// finds no pong and closes it.
-		_ = c.ws.Ping()
+		_ = c.WS().Ping()
 		p.mu.Lock()
 		if !p.stopped {
 			p.timer.Reset(interval)

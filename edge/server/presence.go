@@ -4,19 +4,19 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/shared/rtm"
-	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // Presence (extension). A connection is a member of every channel it has a
 // live subscription to, under its user id (anonymous without one); a
 // subscription with presence: true also watches the channel. What the
-// registry holds follows c.live: every change of c.live, and of the
+// registry holds follows its live subscriptions: every change of them, and of the
 // connection's identity, ends with syncPresence, which applies the
 // difference. Lock order: grantTimer.mu before connPresence.mu before the
-// registry's shard locks before conn.mu (the watchers take conn.mu).
+// registry's shard locks before delivery.Conn.mu (the watchers take it).
 
 // connPresence is a connection's identity and what of it the registry
 // holds.
@@ -32,7 +32,7 @@ type connPresence struct {
 	// subscription.
 	joinedAs string
 	joined   map[string]struct{}
-	watching map[*subscription]*presenceWatch
+	watching map[*delivery.Subscription]*presenceWatch
 	closed   bool // set once the connection ended: it is in no room
 }
 
@@ -76,7 +76,8 @@ func (c *conn) leavePresence() {
 	c.syncPresence()
 }
 
-// syncPresence makes the registry hold what c.live and the identity say:
+// syncPresence makes the registry hold what the live subscriptions and
+// the identity say:
 // it leaves the rooms of channels no live subscription is on any more,
 // joins the new ones (before watching, so that a watcher's snapshot has
 // the watcher in it) and starts and stops the watches. It does nothing
@@ -87,15 +88,13 @@ func (c *conn) syncPresence() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	reg := c.srv.presence
-	c.mu.Lock()
-	live := c.live // copy-on-write: a snapshot
-	c.mu.Unlock()
+	live := c.Live() // copy-on-write: a snapshot
 	if p.closed {
 		live = nil
 	}
 	want := make(map[string]struct{}, len(live))
 	for _, sub := range live {
-		want[c.app.StoreKey(sub.channel)] = struct{}{}
+		want[c.app.StoreKey(sub.Channel)] = struct{}{}
 	}
 	if p.joinedAs != p.user {
 		// In as the new user before out as the old, so that the counts
@@ -128,11 +127,11 @@ func (c *conn) syncPresence() {
 // app's backend when happened (the user came into room or left it on this
 // edge) and the app listens for events.
 func (c *conn) presenceEvent(happened bool, kind, room, user string, info any) {
-	ev := c.who.hooks.Events()
+	ev := c.hooks.Events()
 	if !happened || ev == nil {
 		return
 	}
-	d := hook.PresenceData{Channel: room[len(c.app.Key)+1:], Connection: c.who.id, User: user}
+	d := hook.PresenceData{Channel: room[len(c.app.Key)+1:], Connection: c.ID(), User: user}
 	if info != nil {
 		d.Info, _ = json.Marshal(info) // decoded from JSON: it encodes
 	}
@@ -141,7 +140,7 @@ func (c *conn) presenceEvent(happened bool, kind, room, user string, info any) {
 
 // syncWatches starts a watch for each live presence subscription without
 // one and stops those of subscriptions that ended; p.mu is held.
-func (c *conn) syncWatches(p *connPresence, live []*subscription) {
+func (c *conn) syncWatches(p *connPresence, live []*delivery.Subscription) {
 	for sub, w := range p.watching {
 		if !containsSub(live, sub) {
 			c.srv.presence.Unwatch(w.room, w)
@@ -149,19 +148,19 @@ func (c *conn) syncWatches(p *connPresence, live []*subscription) {
 		}
 	}
 	for _, sub := range live {
-		if !sub.presence || p.watching[sub] != nil {
+		if !sub.Presence || p.watching[sub] != nil {
 			continue
 		}
 		if p.watching == nil {
-			p.watching = make(map[*subscription]*presenceWatch)
+			p.watching = make(map[*delivery.Subscription]*presenceWatch)
 		}
-		w := &presenceWatch{c: c, sub: sub, room: c.app.StoreKey(sub.channel)}
+		w := &presenceWatch{c: c, sub: sub, room: c.app.StoreKey(sub.Channel)}
 		p.watching[sub] = w
 		c.srv.presence.Watch(w.room, w)
 	}
 }
 
-func containsSub(live []*subscription, sub *subscription) bool {
+func containsSub(live []*delivery.Subscription, sub *delivery.Subscription) bool {
 	for _, s := range live {
 		if s == sub {
 			return true
@@ -174,7 +173,7 @@ func containsSub(live []*subscription, sub *subscription) bool {
 // queues rtm/subscription/presence pushes for the connection's writer.
 type presenceWatch struct {
 	c    *conn
-	sub  *subscription
+	sub  *delivery.Subscription
 	room string
 }
 
@@ -184,11 +183,11 @@ type presenceWatch struct {
 // with this watch's pushes (presencePage).
 func (w *presenceWatch) PresenceSnapshot(_ string, members []presence.Member, more bool, users, conns int) {
 	all := rtmMembers(members)
-	body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.id, Event: rtm.PresenceMembers,
+	body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.ID, Event: rtm.PresenceMembers,
 		Users: int64(users), Connections: int64(conns)}
 	frame, err := w.c.fitMembers(all, func(ms []rtm.PresenceMember) ([]byte, error) {
 		body.Members, body.More = ms, more || len(ms) < len(all)
-		return w.c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
+		return w.c.Codec().AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
 	})
 	if err != nil {
 		w.c.srv.log.Error("presence snapshot not encoded", "appkey", w.c.app.Key, "err", err)
@@ -201,39 +200,23 @@ func (w *presenceWatch) PresenceSnapshot(_ string, members []presence.Member, mo
 // per codec and subscription id (most subscriptions' id is their channel)
 // and shared by every watcher that has the same.
 func (w *presenceWatch) PresenceChanged(ev *presence.Event) {
-	memo := &ev.Memo[w.c.codecIndex]
-	if memo.Frame == nil || memo.Key != w.sub.id {
-		body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.id, Event: ev.Kind.String(),
+	memo := &ev.Memo[w.c.CodecIndex()]
+	if memo.Frame == nil || memo.Key != w.sub.ID {
+		body := &rtm.SubscriptionPresence{SubscriptionID: w.sub.ID, Event: ev.Kind.String(),
 			Members: []rtm.PresenceMember{}, Users: int64(ev.Users), Connections: int64(ev.Connections)}
 		if ev.Kind != presence.Count {
 			body.Members = []rtm.PresenceMember{{UserID: ev.Member.UserID, Info: ev.Member.Info}}
 		}
-		frame, err := w.c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
+		frame, err := w.c.Codec().AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionPresence, Body: body})
 		if err != nil {
 			w.c.srv.log.Error("presence event not encoded", "appkey", w.c.app.Key, "err", err)
 			return
 		}
-		memo.Key, memo.Frame = w.sub.id, frame
+		memo.Key, memo.Frame = w.sub.ID, frame
 	}
 	w.push(memo.Frame)
 }
 
-// push queues a presence frame, unless its subscription has ended (its
-// end is queued already; nothing of it may follow). A connection that
-// lets its queue fill is closed, as for replies.
-func (w *presenceWatch) push(frame []byte) {
-	c := w.c
-	c.mu.Lock()
-	if c.subLocked(w.sub.id) != w.sub {
-		c.mu.Unlock()
-		return
-	}
-	if !c.out.pushLocked(outItem{frame: frame}) {
-		c.mu.Unlock()
-		c.srv.counters.SlowCloses.Add(1)
-		c.closeWith(websocket.StatusTryAgainLater, "outgoing queue full: client is not reading its presence events")
-		return
-	}
-	c.mu.Unlock()
-	c.Wake()
-}
+// push queues a presence frame, unless its subscription has ended
+// (delivery.Conn.PushPresence).
+func (w *presenceWatch) push(frame []byte) { w.c.PushPresence(w.sub, frame) }

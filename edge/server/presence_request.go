@@ -35,7 +35,7 @@ func (c *conn) presence(env *rtm.Envelope) (any, error) {
 	c.srv.presence.MembersFunc(c.app.StoreKey(b.Channel), b.After, int(b.Limit), func(p *presence.Page) {
 		var frame []byte
 		if frame, err = c.presencePage(env.ID, p); err == nil {
-			c.enqueue(outItem{frame: frame})
+			c.Enqueue(frame)
 		}
 	})
 	return nil, err
@@ -52,7 +52,7 @@ func (c *conn) presencePage(id rtm.ID, p *presence.Page) ([]byte, error) {
 		if len(ms) < len(all) {
 			r.Next = ms[len(ms)-1].UserID
 		}
-		return c.codec.AppendPDU(nil, pdu)
+		return c.Codec().AppendPDU(nil, pdu)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: encode a presence page: %w", err)

@@ -51,7 +51,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	if b.Message, err = c.askPublish(b.Channel, b.Message); err != nil {
 		return nil, err
 	}
-	c.scratch, size, err = payload.Encode(c.scratch[:0], b.Message, c.codecIndex, c.srv.codecUse.Codecs(c.codecIndex))
+	c.scratch, size, err = payload.Encode(c.scratch[:0], b.Message, c.CodecIndex(), c.srv.codecUse.Codecs(c.CodecIndex()))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err
@@ -63,7 +63,7 @@ func (c *conn) publish(env *rtm.Envelope) (any, error) {
 	}
 	origin := ""
 	if b.ExcludeSelf {
-		origin = c.who.id // the writers of its subscriptions skip it (writer.go, own)
+		origin = c.ID() // the writers of its subscriptions skip it (edge/delivery's writer.go, own)
 	}
 	if b.HasOptions() {
 		return c.publishOptions(env, &b, c.scratch, origin)
@@ -111,8 +111,8 @@ func (c *conn) append(env *rtm.Envelope, channel string, data []byte, origin str
 		c.awaitAppend(env.Action, env.ID, p)
 		return nil, nil
 	}
-	c.srv.counters.MessagesIn[c.codecIndex].Add(1)
-	c.traffic.MessagesIn.Add(1)
+	c.srv.counters.MessagesIn[c.CodecIndex()].Add(1)
+	c.Traffic().MessagesIn.Add(1)
 	c.ack.Position = pos.String()
 	return &c.ack, nil
 }
@@ -223,7 +223,7 @@ func (c *conn) read(env *rtm.Envelope) (any, error) {
 		}
 		at = &p
 	}
-	return c.srv.readAt(c.ctx, c.app.StoreKey(b.Channel), at, b.Position, c.codecIndex)
+	return c.srv.readAt(c.Context(), c.app.StoreKey(b.Channel), at, b.Position, c.CodecIndex())
 }
 
 // readAt reads the message of a store key at a position, or its newest
@@ -269,7 +269,7 @@ func expiredOr(err error, pos string) error {
 // edge's debug log, and Sluice's own clients, which know their request,
 // say it themselves.
 func (c *conn) denied(action, what, channel string) error {
-	c.srv.log.Debug("authorization denied", "remote", c.remote, "appkey", c.app.Key, "action", action,
+	c.srv.log.Debug("authorization denied", "remote", c.Remote(), "appkey", c.app.Key, "action", action,
 		"denied", "your role may not "+what+" channel", "channel", channel)
 	return errUnauthorized()
 }

@@ -117,7 +117,7 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte
 func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, asked, read string) (any, error) {
 	key := c.app.StoreKey(channel)
 	c.drainAcks() // this connection's earlier publishes are in the log first
-	ctx, cancel := c.srv.requestContext(c.ctx)
+	ctx, cancel := c.srv.requestContext(c.Context())
 	defer cancel()
 	pos, prior, err := c.srv.chlog.AppendIf(ctx, key, w, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
@@ -129,8 +129,8 @@ func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, aske
 	if err != nil {
 		return nil, c.writeError(err)
 	}
-	c.srv.counters.MessagesIn[c.codecIndex].Add(1)
-	c.traffic.MessagesIn.Add(1)
+	c.srv.counters.MessagesIn[c.CodecIndex()].Add(1)
+	c.Traffic().MessagesIn.Add(1)
 	if w.TTL != 0 {
 		c.srv.ttl.Arm(key, pos, w.TTL, w.TTLMessage)
 	}
@@ -165,7 +165,7 @@ func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
 	if !prior.Found {
 		return &rtm.Previous{Message: nil, Position: prior.Position.String()}, nil
 	}
-	msg, err := payload.In(prior.Data, c.codecIndex)
+	msg, err := payload.In(prior.Data, c.CodecIndex())
 	if err != nil {
 		return nil, err
 	}
@@ -191,12 +191,12 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 		return nil
 	}
 	c.drainAcks()
-	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.Reply(env.Action, rtm.OutcomeError), ID: env.ID,
+	frame, err := c.Codec().AppendPDU(nil, &rtm.PDU{Action: rtm.Reply(env.Action, rtm.OutcomeError), ID: env.ID,
 		Body: &rtm.PreviousError{Error: string(e.Code), Reason: e.Reason, Previous: prev}})
 	if err != nil {
-		return c.internal(err)
+		return c.Internal(err)
 	}
-	c.enqueue(outItem{frame: frame})
+	c.Enqueue(frame)
 	return nil
 }
 
@@ -208,7 +208,7 @@ func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error)
 	}
 	key := c.app.StoreKey(b.Channel)
 	c.drainAcks()
-	ctx, cancel := c.srv.requestContext(c.ctx)
+	ctx, cancel := c.srv.requestContext(c.Context())
 	defer cancel()
 	prior, err := c.srv.chlog.Purge(ctx, key, c.prevBuf)
 	c.prevBuf = prior.Data[:0]

@@ -1,27 +1,25 @@
 // Package server is the edge's front door: it accepts WebSocket connections
 // at /v2, speaks RTM v2 on them in the codec the client chose, checks apps,
-// roles and limits, appends publishes to the store and sends every
-// subscription what it reads there.
+// roles and limits, and appends publishes to the channel log; its
+// delivery engine (edge/delivery) sends every subscription what it reads
+// there.
 //
 // Each connection has a reader goroutine of its own, which accept starts
 // once the connection is upgraded; the HTTP handler returns at once, and
 // its goroutine serves the connection no further. The reader handles
 // requests one at a time, so replies leave in request order, and queues
-// them in the connection's outbox. A writer, taken on demand, sends the
-// outbox's queue and what the subscriptions' cursors read: the reader
-// itself after handling what it read, a fan-out worker when the store
-// wakes an idle connection, or a writer goroutine of the connection's
-// own when either would block (outbox.go says who, and how it moves).
+// them in the connection's outbox, which the delivery engine's writer
+// sends (edge/delivery's outbox.go says who writes, and when).
 //
 // Lock order: Server.mu before conn.grant.mu (grant.go) before
 // connPresence.mu (presence.go) before the presence registry's shard
-// locks before conn.mu, which guards the outbox's queue with
-// conn.live, before hook.Occupancy.mu (edge/hook) before the events sender's;
-// conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
-// leaf: Wake takes it, holding no lock of the connection's. So is
-// deadman.Switches.mu (edge/deadman), which the journal's feed takes under its own
-// lock to arm a standby: nothing calls the store or the journal holding
-// it.
+// locks before delivery.Conn.mu, which guards the outbox's queue with the
+// live subscriptions, before hook.Occupancy.mu (edge/hook) before the
+// events sender's; conn.acks.mu (acks.go) before delivery.Conn.mu. The
+// delivery engine's fan-out worker locks are leaves. So is
+// deadman.Switches.mu (edge/deadman), which the journal's feed takes
+// under its own lock to arm a standby: nothing calls the store or the
+// journal holding it.
 package server
 
 import (
@@ -38,6 +36,7 @@ import (
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/deadman"
+	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/presence"
@@ -59,17 +58,15 @@ type Server struct {
 	ownStore  bool
 	chlog     chanlog.Log       // the channel log: the store, or the journal and its replica
 	ttl       *deadman.Switches // the dead man's switches of publishes with ttl
-	prefixes  *prefixIndex      // the prefix subscriptions, by prefix (prefix.go)
 	limits    Limits
 	origins   []string
 	anyOrigin bool
 	log       *slog.Logger
-	firstSeen Observer // Options.FirstDelivery; nil: not measured
 	authLimit *authLimiter
 	hk        hookState          // the apps' hooks (hooks.go)
 	presence  *presence.Registry // who is in each channel
 	views     filter.Shares      // simple views' shared results (edge/filter)
-	fan       *fanout            // the fan-out workers (fanout.go)
+	engine    *delivery.Engine   // the delivery engine: fan-out, prefix subscriptions (edge/delivery)
 
 	// active counts open connections; written by accept and conn close.
 	active   atomic.Int64
@@ -96,14 +93,12 @@ func New(opts *Options) (*Server, error) {
 		opts = &Options{}
 	}
 	s := &Server{
-		apps:      make(map[string]*app.App, len(opts.Apps)),
-		traffic:   make(map[string]*tally.App, len(opts.Apps)),
-		limits:    opts.Limits.withDefaults(),
-		log:       opts.Logger,
-		firstSeen: opts.FirstDelivery,
-		conns:     make(map[*conn]struct{}),
-		hurry:     make(chan struct{}),
-		fan:       newFanout(),
+		apps:    make(map[string]*app.App, len(opts.Apps)),
+		traffic: make(map[string]*tally.App, len(opts.Apps)),
+		limits:  opts.Limits.withDefaults(),
+		log:     opts.Logger,
+		conns:   make(map[*conn]struct{}),
+		hurry:   make(chan struct{}),
 	}
 	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
 	s.presence = opts.Presence
@@ -152,11 +147,8 @@ func New(opts *Options) (*Server, error) {
 		Retention: s.retention, Group: StoreGroup, Log: s.log})
 	s.ttl = deadman.New(s.store, s.chlog)
 	s.chlog.OnSwitch(s.ttl.Standby)
-	s.prefixes = newPrefixIndex(s.store)
-	// With a journal the hook runs on the feed's goroutine too, as it
-	// brings channels made on other edges (under its applyMu: the hook
-	// takes only the prefix locks and the store's).
-	s.store.OnCreate(s.prefixes.created)
+	s.engine = delivery.New(&delivery.Config{Store: s.store, Counters: &s.counters, FirstDelivery: opts.FirstDelivery,
+		Logger: s.log, QueueBytes: s.limits.QueueBytes, PrefixChannels: s.limits.PrefixChannels})
 	return s, nil
 }
 
@@ -221,9 +213,9 @@ func (s *Server) track(c *conn) {
 	s.mu.Unlock()
 	switch {
 	case aborting:
-		c.abort()
+		c.Abort()
 	case closing:
-		c.closeWith(websocket.StatusGoingAway, goingAway)
+		c.CloseWith(websocket.StatusGoingAway, goingAway)
 	}
 }
 
@@ -261,7 +253,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.mu.Lock()
 		s.aborting = true
 		for c := range s.conns {
-			c.abort()
+			c.Abort()
 		}
 		s.mu.Unlock()
 		<-done

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -37,7 +38,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		return nil, err
 	}
 	if b.Prefix {
-		if err := c.checkPrefix(&b); err != nil {
+		if err := checkPrefix(&b); err != nil {
 			return nil, err
 		}
 	}
@@ -68,21 +69,21 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	// Before the cursor, on the clock of Frame.Time: what is stored from
 	// now on is live to this subscription.
 	since := c.srv.store.Stamp()
-	cur, cu, err := c.srv.chlog.Subscribe(c.ctx, key, start) // cu: history to read from the log first
-	var info []byte                                          // a fast_forward notice to send after the ok reply
+	cur, cu, err := c.srv.chlog.Subscribe(c.Context(), key, start) // cu: history to read from the log first
+	var info []byte                                                // a fast_forward notice to send after the ok reply
 	if errors.Is(err, store.ErrExpired) && b.FastForward {
 		cur, cu, info, err = c.fastForwardStart(key, id, b.Position)
 	}
 	if err != nil {
 		return nil, expiredOr(err, b.Position)
 	}
-	sub := &subscription{id: id, channel: b.Channel, cursor: cur, catchup: cu, fastForward: b.FastForward,
-		batch: int(min(b.Batch, maxBatchMessages)), since: since, view: sv, presence: b.Presence}
+	sub := &delivery.Subscription{ID: id, Channel: b.Channel, Cursor: cur, CatchUp: cu, Since: since, View: sv,
+		Options: delivery.Options{FastForward: b.FastForward, Batch: int(min(b.Batch, delivery.MaxBatchMessages)), Presence: b.Presence}}
 	if b.Only == rtm.OnlyValueChanges {
-		sub.changes = &valueChanges{}
+		sub.Changes = &delivery.ValueChanges{}
 	}
 	if b.Prefix {
-		if err := c.startPrefix(sub, start); err != nil {
+		if err := c.StartPrefix(sub, key, start); err != nil {
 			cur.Close()
 			return nil, err
 		}
@@ -92,8 +93,8 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		sv.Join(&c.srv.views, key, b.Filter)
 	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
-		if sub.vacate != nil {
-			sub.vacate()
+		if sub.Vacate != nil {
+			sub.Vacate()
 		}
 		if sv != nil {
 			sv.Leave()
@@ -113,16 +114,16 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 // oldest stored message, and is told so with rtm/subscription/info. The
 // edge cannot tell how many messages were missed: the count is 0.
 func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.CatchUp, []byte, error) {
-	cur, cu, err := c.srv.chlog.Oldest(c.ctx, key)
+	cur, cu, err := c.srv.chlog.Oldest(c.Context(), key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	sub := subscription{cursor: cur, catchup: cu}
+	sub := delivery.Subscription{Cursor: cur, CatchUp: cu}
 	c.srv.counters.FastForward.Add(1)
-	info, err := c.codec.AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
+	info, err := c.Codec().AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 		Info:           rtm.InfoFastForward,
 		Reason:         "the messages after position " + from + " are gone; skipped to the oldest stored message",
-		Position:       sub.position().String(),
+		Position:       sub.Position().String(),
 		SubscriptionID: id,
 	}})
 	if err != nil {
@@ -135,10 +136,7 @@ func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.C
 // checkQuota refuses a live id without force, and a subscription past the
 // per-connection limit.
 func (c *conn) checkQuota(id string, force bool) error {
-	c.mu.Lock()
-	live := c.subLocked(id) != nil
-	n := len(c.live)
-	c.mu.Unlock()
+	live, n := c.Lookup(id)
 	if live && !force {
 		return &rtm.Error{Code: rtm.CodeAlreadySubscribed,
 			Reason:         "subscription id " + id + " is live; unsubscribe, pass force, or choose another subscription_id",
@@ -181,32 +179,20 @@ func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 
 // handOver makes sub live and queues its ok reply, then notice (if any)
 // before any of its data; a forced subscribe ends the subscription it
-// replaces first. The replies go past the queue's byte check, in the same
-// step as the hand-over (outbox.pushUncheckedLocked says why).
-func (c *conn) handOver(sub *subscription, id rtm.ID, force bool, notice []byte) error {
-	frame, err := c.codec.AppendPDU(nil, &rtm.PDU{
+// replaces first (delivery.Conn.HandOver).
+func (c *conn) handOver(sub *delivery.Subscription, id rtm.ID, force bool, notice []byte) error {
+	frame, err := c.Codec().AppendPDU(nil, &rtm.PDU{
 		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
-		Body: &rtm.SubscribeReply{Position: sub.position().String(), SubscriptionID: sub.id},
+		Body: &rtm.SubscribeReply{Position: sub.Position().String(), SubscriptionID: sub.ID},
 	})
 	if err != nil {
-		sub.cursor.Close()
+		sub.Cursor.Close()
 		return err
 	}
-	c.mu.Lock()
-	if old := c.subLocked(sub.id); old != nil && force {
-		c.out.pushUncheckedLocked(outItem{end: old})
-	} else {
-		c.srv.counters.Subscriptions.Add(1)
+	if id.IsZero() {
+		frame = nil // no reply wanted
 	}
-	c.setSubLocked(sub)
-	if !id.IsZero() {
-		c.out.pushUncheckedLocked(outItem{frame: frame})
-	}
-	if notice != nil {
-		c.out.pushUncheckedLocked(outItem{frame: notice})
-	}
-	c.mu.Unlock()
-	c.markWakeDue()
+	c.HandOver(sub, frame, notice, force)
 	return nil
 }
 
@@ -217,20 +203,30 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	sub := c.subLocked(b.SubscriptionID)
-	ok := sub != nil
-	if ok {
-		c.dropSubLocked(sub)
-		c.srv.counters.Subscriptions.Add(-1)
-		c.out.pushUncheckedLocked(outItem{end: sub, id: env.ID, reply: !env.ID.IsZero()})
-	}
-	c.mu.Unlock()
-	if !ok {
+	if !c.Unsubscribe(b.SubscriptionID, env.ID) {
 		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
 	c.syncPresence()
-	c.markWakeDue()
+	c.MarkWakeDue()
 	return nil, nil
+}
+
+// checkSubscribeOptions refuses a value of only the edge does not know.
+func checkSubscribeOptions(b *rtm.SubscribeBody) error {
+	if b.Only != "" && b.Only != rtm.OnlyValueChanges {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "only must be %q", rtm.OnlyValueChanges)
+	}
+	return nil
+}
+
+// checkPrefix refuses what a prefix subscription cannot take.
+func checkPrefix(b *rtm.SubscribeBody) error {
+	switch {
+	case b.Filter != "":
+		return rtm.Errorf(rtm.CodeInvalidFormat, "a prefix subscription takes no filter")
+	case b.Position != "":
+		return rtm.Errorf(rtm.CodeInvalidFormat, "a prefix subscription takes no position (positions are per channel); use history")
+	}
+	return nil
 }

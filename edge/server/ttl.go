@@ -12,7 +12,7 @@ import (
 // ttlPayload encodes a ttl_message as a publish's message, refused as a
 // publish's would be.
 func (c *conn) ttlPayload(msg any) ([]byte, error) {
-	p, size, err := payload.Encode(nil, msg, c.codecIndex, c.srv.codecUse.Codecs(c.codecIndex))
+	p, size, err := payload.Encode(nil, msg, c.CodecIndex(), c.srv.codecUse.Codecs(c.CodecIndex()))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err

@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // sendOut runs one sendData of frames for sub on c (a connection of
 // the rig's), with the worker's kept frame sf (nil: none), and returns
 // the frames it laid out.
-func (r *deliveryRig) sendOut(tb testing.TB, c *conn, sub *subscription, frames []store.Frame, sf *sharedFrames) []byte {
+func (r *deliveryRig) sendOut(tb testing.TB, c *Conn, sub *Subscription, frames []store.Frame, sf *sharedFrames) []byte {
 	tb.Helper()
 	r.w.share = sf
 	defer func() { r.w.share, r.w.out = nil, r.w.out[:0] }() // the writer goes back to the pool
@@ -25,8 +25,8 @@ func (r *deliveryRig) sendOut(tb testing.TB, c *conn, sub *subscription, frames 
 
 // like is a connection that sends as c does (the fields sendData reads),
 // but in codec i with opcode op.
-func like(c *conn, i int, op websocket.Opcode) *conn {
-	return &conn{srv: c.srv, app: c.app, traffic: c.traffic, ws: c.ws, codec: payload.Codec(i), codecIndex: i, op: op, who: c.who}
+func like(c *Conn, i int, op websocket.Opcode) *Conn {
+	return &Conn{eng: c.eng, socket: socket{ws: c.ws, codec: payload.Codec(i), codecIndex: i, op: op}, peer: c.peer}
 }
 
 // TestSharedFrame checks that a worker's kept frame goes only to a
@@ -35,11 +35,11 @@ func like(c *conn, i int, op websocket.Opcode) *conn {
 func TestSharedFrame(t *testing.T) {
 	r := newDeliveryRig(t)
 	sub := r.sub
-	other := &subscription{id: "other", channel: "bench", cursor: sub.cursor}
+	other := &Subscription{ID: "other", Channel: "bench", Cursor: sub.Cursor}
 	tests := []struct {
 		name   string
-		conn   *conn
-		sub    *subscription
+		conn   *Conn
+		sub    *Subscription
 		frames []store.Frame
 		hit    bool
 	}{
@@ -71,9 +71,9 @@ func TestSharedFrame(t *testing.T) {
 // TestSharedFrameOrigins checks that a batch with origins is never
 // shared: which of its messages a connection gets depends on who it is.
 func TestSharedFrameOrigins(t *testing.T) {
-	r := newDeliveryRigFrom(t, func(c *conn, i int) string {
+	r := newDeliveryRigFrom(t, func(c *Conn, i int) string {
 		if i%2 == 0 {
-			return c.who.id
+			return c.id
 		}
 		return "other.1"
 	})

@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"strconv"
@@ -94,15 +94,15 @@ func (x *prefixIndex) remove(g *prefixGroup) {
 
 // prefixGroup is the children of one prefix subscription.
 type prefixGroup struct {
-	c      *conn
-	parent *subscription
+	c      *Conn
+	parent *Subscription
 	key    string // the store key of the prefix: the parent's channel's
 	x      *prefixIndex
 
 	mu    sync.Mutex
 	names map[string]bool // store keys attached or being attached; mu
 	// kids is the children, copy-on-write under mu, loaded by the writer.
-	kids atomic.Pointer[[]*subscription]
+	kids atomic.Pointer[[]*Subscription]
 	// closed is set by close (under mu); overflow once a channel past
 	// Limits.PrefixChannels matched, which the writer ends the subscription on.
 	closed, overflow atomic.Bool
@@ -118,7 +118,7 @@ func (g *prefixGroup) attach(key string, start store.Start) {
 	case g.closed.Load() || g.names[key]:
 		g.mu.Unlock()
 		return
-	case len(g.names) >= g.c.srv.limits.PrefixChannels:
+	case len(g.names) >= g.c.eng.limits.prefixChannels:
 		g.mu.Unlock()
 		g.overflow.Store(true)
 		g.c.Wake() // any goroutine: the hook runs on the creator's
@@ -133,10 +133,11 @@ func (g *prefixGroup) attach(key string, start store.Start) {
 		return // the store is closing
 	}
 	p := g.parent
-	kid := &subscription{id: p.id, channel: key[strings.IndexByte(key, 0)+1:], cursor: cur, fastForward: p.fastForward,
-		batch: p.batch, since: p.since, of: p, named: true}
-	if p.changes != nil {
-		kid.changes = &valueChanges{}
+	kid := &Subscription{ID: p.ID, Channel: key[strings.IndexByte(key, 0)+1:], Cursor: cur,
+		Options: Options{FastForward: p.FastForward, Batch: p.Batch}, Since: p.Since,
+		prefixLink: prefixLink{of: p, named: true}}
+	if p.Changes != nil {
+		kid.Changes = &ValueChanges{}
 	}
 	g.mu.Lock()
 	if g.closed.Load() {
@@ -145,7 +146,7 @@ func (g *prefixGroup) attach(key string, start store.Start) {
 		return
 	}
 	old := g.children()
-	kids := make([]*subscription, len(old), len(old)+1)
+	kids := make([]*Subscription, len(old), len(old)+1)
 	copy(kids, old)
 	kids = append(kids, kid)
 	g.kids.Store(&kids)
@@ -154,7 +155,7 @@ func (g *prefixGroup) attach(key string, start store.Start) {
 }
 
 // children returns the children attached so far.
-func (g *prefixGroup) children() []*subscription {
+func (g *prefixGroup) children() []*Subscription {
 	if k := g.kids.Load(); k != nil {
 		return *k
 	}
@@ -172,25 +173,25 @@ func (g *prefixGroup) close() {
 	g.mu.Unlock()
 	g.x.remove(g)
 	for _, k := range kids {
-		k.cursor.Close()
+		k.Cursor.Close()
 	}
 }
 
-// startPrefix makes sub a prefix subscription: it registers its group,
-// so that channels made from now on attach, then attaches the channels
-// that exist (with start applied to each). Too many is
-// subscription_quota_exceeded, and nothing stays registered.
-func (c *conn) startPrefix(sub *subscription, start store.Start) error {
-	key := c.app.StoreKey(sub.channel)
-	g := &prefixGroup{c: c, parent: sub, key: key, x: c.srv.prefixes, names: make(map[string]bool)}
+// StartPrefix makes sub, on the channel of store key key, a prefix
+// subscription: it registers its group, so that channels made from now
+// on attach, then attaches the channels that exist (with start applied
+// to each). Too many is subscription_quota_exceeded, and nothing stays
+// registered. For the reader, before the hand-over.
+func (c *Conn) StartPrefix(sub *Subscription, key string, start store.Start) error {
+	g := &prefixGroup{c: c, parent: sub, key: key, x: c.eng.prefixes, names: make(map[string]bool)}
 	sub.group, sub.named = g, true
-	c.srv.prefixes.add(g)
-	limit := c.srv.limits.PrefixChannels
-	names, more := c.srv.store.ChannelNames(key, "", limit)
+	c.eng.prefixes.add(g)
+	limit := c.eng.limits.prefixChannels
+	names, more := c.eng.store.ChannelNames(key, "", limit)
 	if more {
 		g.close()
 		return rtm.Errorf(rtm.CodeSubscriptionQuotaExceeded, "more than %d channels start with %q; subscribe to a longer prefix",
-			limit, sub.channel)
+			limit, sub.Channel)
 	}
 	start.Position = nil
 	for _, n := range names {
@@ -199,27 +200,16 @@ func (c *conn) startPrefix(sub *subscription, start store.Start) error {
 	return nil
 }
 
-// checkPrefix refuses what a prefix subscription cannot take.
-func (c *conn) checkPrefix(b *rtm.SubscribeBody) error {
-	switch {
-	case b.Filter != "":
-		return rtm.Errorf(rtm.CodeInvalidFormat, "a prefix subscription takes no filter")
-	case b.Position != "":
-		return rtm.Errorf(rtm.CodeInvalidFormat, "a prefix subscription takes no position (positions are per channel); use history")
-	}
-	return nil
-}
-
 // pumpGroup sends one batch of each child of a prefix subscription, or
 // ends it if it covers too many channels.
-func (c *conn) pumpGroup(w *writer, sub *subscription) error {
+func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 	g := sub.group
 	if g.overflow.Load() && !g.closed.Load() {
 		c.endSub(sub)
 		return c.writePDU(w, &rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
 			Error:    string(rtm.CodeSubscriptionQuotaExceeded),
-			Reason:   "more than " + strconv.Itoa(c.srv.limits.PrefixChannels) + " channels start with " + sub.channel + "; subscribe to a longer prefix",
-			Position: sub.cursor.Position().String(), SubscriptionID: sub.id,
+			Reason:   "more than " + strconv.Itoa(c.eng.limits.prefixChannels) + " channels start with " + sub.Channel + "; subscribe to a longer prefix",
+			Position: sub.Cursor.Position().String(), SubscriptionID: sub.ID,
 		}})
 	}
 	for _, kid := range g.children() {
@@ -227,7 +217,7 @@ func (c *conn) pumpGroup(w *writer, sub *subscription) error {
 			return nil // ended meanwhile (out of sync, say)
 		}
 		var err error
-		if w.frames, err = kid.cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
+		if w.frames, err = kid.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
 			err = c.outOfSync(w, kid, err)
 		} else {
 			err = c.send(w, kid, w.frames)
@@ -240,9 +230,9 @@ func (c *conn) pumpGroup(w *writer, sub *subscription) error {
 }
 
 // armGroup arms every child's cursor; false if one has data ready.
-func (c *conn) armGroup(sub *subscription) bool {
+func (c *Conn) armGroup(sub *Subscription) bool {
 	for _, kid := range sub.group.children() {
-		if !kid.cursor.Wait(c) {
+		if !kid.Cursor.Wait(c) {
 			return false
 		}
 	}
@@ -250,10 +240,10 @@ func (c *conn) armGroup(sub *subscription) bool {
 }
 
 // writePDU encodes p in the writer's PDU buffer and writes it.
-func (c *conn) writePDU(w *writer, p *rtm.PDU) error {
+func (c *Conn) writePDU(w *writer, p *rtm.PDU) error {
 	var err error
 	if w.pdu, err = c.codec.AppendPDU(w.pdu[:0], p); err != nil {
-		return c.internal(err)
+		return c.Internal(err)
 	}
 	return c.write(w, w.pdu)
 }
@@ -261,7 +251,7 @@ func (c *conn) writePDU(w *writer, p *rtm.PDU) error {
 // appendNamedData lays out the data PDU of a prefix subscription, which
 // names its channel, from w.msgs, without allocating once the writer's
 // buffers have grown: the messages go in as pointers to raw values.
-func (c *conn) appendNamedData(w *writer, sub *subscription, next rtm.Position) error {
+func (c *Conn) appendNamedData(w *writer, sub *Subscription, next rtm.Position) error {
 	w.raws = w.raws[:0]
 	for _, m := range w.msgs {
 		w.raws = append(w.raws, rtm.RawValue(m))
@@ -270,7 +260,7 @@ func (c *conn) appendNamedData(w *writer, sub *subscription, next rtm.Position) 
 	for i := range w.raws {
 		w.vals = append(w.vals, &w.raws[i])
 	}
-	w.named = rtm.SubscriptionData{SubscriptionID: sub.id, Channel: sub.channel, Position: next.String(), Messages: w.vals}
+	w.named = rtm.SubscriptionData{SubscriptionID: sub.ID, Channel: sub.Channel, Position: next.String(), Messages: w.vals}
 	w.namedPDU = rtm.PDU{Action: rtm.ActionSubscriptionData, Body: &w.named}
 	var err error
 	w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &w.namedPDU)
@@ -278,7 +268,7 @@ func (c *conn) appendNamedData(w *writer, sub *subscription, next rtm.Position) 
 	clear(w.vals)
 	w.named, w.namedPDU = rtm.SubscriptionData{}, rtm.PDU{}
 	if err != nil {
-		return c.internal(err)
+		return c.Internal(err)
 	}
 	return nil
 }

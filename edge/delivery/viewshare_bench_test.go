@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"fmt"
@@ -6,33 +6,25 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/edge/filter"
-	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // viewRig is a deliveryRig whose 16 stored messages are maps, with n
 // subscriptions of the channel through statement ("" for none); the
 // connection speaks JSON, so a projection is transcoded from the carrier.
-func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*subscription) {
+func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*Subscription) {
 	tb.Helper()
 	r := newDeliveryRig(tb)
-	for i := range 16 {
-		if _, err := r.c.srv.Publish("demo", "zoo", map[string]any{"who": fmt.Sprint("animal", i), "speed": i, "text": strings.Repeat("x", 64)}); err != nil {
-			tb.Fatal(err)
-		}
+	msgs := make([]any, 16)
+	for i := range msgs {
+		msgs[i] = map[string]any{"who": fmt.Sprint("animal", i), "speed": int64(i), "text": strings.Repeat("x", 64)}
 	}
-	key := r.c.app.StoreKey("zoo")
-	cur, err := r.c.srv.store.Subscribe(key, store.Start{HistoryCount: 16})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(cur.Close)
-	if r.frames, err = cur.Read(make([]store.Frame, 0, 16), 0); err != nil || len(r.frames) != 16 {
-		tb.Fatalf("read %d frames, %v; want 16", len(r.frames), err)
-	}
-	subs := make([]*subscription, n)
+	key := "demo\x00zoo"
+	cur := r.storeFrom(tb, "zoo", nil, msgs...)
+	r.frames = r.read(tb, cur)
+	subs := make([]*Subscription, n)
 	for i := range subs {
-		subs[i] = &subscription{id: "zoo", channel: "zoo", cursor: cur}
+		subs[i] = &Subscription{ID: "zoo", Channel: "zoo", Cursor: cur}
 		if statement == "" {
 			continue
 		}
@@ -40,9 +32,9 @@ func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*subscr
 		if err != nil {
 			tb.Fatal(err)
 		}
-		sv.Join(&r.c.srv.views, key, statement)
+		sv.Join(&r.views, key, statement)
 		tb.Cleanup(sv.Leave)
-		subs[i].view = sv
+		subs[i].View = sv
 	}
 	return r, subs
 }
@@ -82,7 +74,7 @@ func BenchmarkSendDataView1000(b *testing.B) {
 // would be transcoded for it, one allocation apiece).
 func TestViewSharedAllocs(t *testing.T) {
 	r, subs := newViewRig(t, 2, viewStatements[2].statement)
-	send := func(sub *subscription) {
+	send := func(sub *Subscription) {
 		if err := r.c.sendData(r.w, sub, r.frames); err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +84,7 @@ func TestViewSharedAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { send(subs[1]) }); n != 0 {
 		t.Errorf("a second subscriber of the view allocates %v times per batch, want 0", n)
 	}
-	if got := r.c.srv.views.Len(); got != 1 {
+	if got := r.views.Len(); got != 1 {
 		t.Errorf("%d shares for one statement, want 1", got)
 	}
 }

@@ -1,4 +1,4 @@
-package server_test
+package delivery_test
 
 import (
 	"context"

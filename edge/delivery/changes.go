@@ -1,19 +1,17 @@
-package server
+package delivery
 
 import (
 	"bytes"
-
-	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// valueChanges serves rtm/subscribe with only: "value_changes": a message
+// ValueChanges serves rtm/subscribe with only: "value_changes": a message
 // equal to the one delivered before it on the subscription is not
 // delivered. Messages are compared as their encodings in the
 // connection's codec, which the edge writes canonically (one encoding per
 // value: map keys sorted, numbers in their shortest form), so equal bytes
 // are equal decoded values and the comparison costs no decoding. It is
 // the subscription's writer's alone.
-type valueChanges struct {
+type ValueChanges struct {
 	last []byte // the last message delivered, copied: its payload may go
 	has  bool   // whether one was delivered yet
 }
@@ -21,7 +19,7 @@ type valueChanges struct {
 // filter drops, in place, each message of msgs equal to the one before it
 // (the last delivered, for the first), and remembers the last it keeps.
 // It does not allocate once last has grown to the messages' size.
-func (vc *valueChanges) filter(msgs [][]byte) [][]byte {
+func (vc *ValueChanges) filter(msgs [][]byte) [][]byte {
 	out := msgs[:0]
 	prev, has := vc.last, vc.has
 	for _, m := range msgs {
@@ -36,12 +34,4 @@ func (vc *valueChanges) filter(msgs [][]byte) [][]byte {
 	}
 	clear(msgs[len(out):]) // let go of the payloads dropped
 	return out
-}
-
-// checkSubscribeOptions refuses a value of only the edge does not know.
-func checkSubscribeOptions(b *rtm.SubscribeBody) error {
-	if b.Only != "" && b.Only != rtm.OnlyValueChanges {
-		return rtm.Errorf(rtm.CodeInvalidFormat, "only must be %q", rtm.OnlyValueChanges)
-	}
-	return nil
 }

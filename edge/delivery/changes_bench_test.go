@@ -1,10 +1,8 @@
-package server
+package delivery
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/sluicehq/sluice/edge/store"
 )
 
 // changesRig is deliveryRig's subscriber with only: value_changes, over
@@ -13,22 +11,13 @@ import (
 func changesRig(tb testing.TB) *deliveryRig {
 	tb.Helper()
 	r := newDeliveryRig(tb)
-	srv := r.c.srv
-	for i := range 16 {
-		if _, err := srv.Publish("demo", "bench.alt", strings.Repeat(string(rune('a'+i%2)), 128)); err != nil {
-			tb.Fatal(err)
-		}
+	msgs := make([]any, 16)
+	for i := range msgs {
+		msgs[i] = strings.Repeat(string(rune('a'+i%2)), 128)
 	}
-	cur, err := srv.store.Subscribe(r.c.app.StoreKey("bench.alt"), store.Start{HistoryCount: 16})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(cur.Close)
-	frames, err := cur.Read(make([]store.Frame, 0, 16), 0)
-	if err != nil || len(frames) != 16 {
-		tb.Fatalf("read %d frames, %v; want 16", len(frames), err)
-	}
-	r.sub = &subscription{id: "bench", channel: "bench.alt", cursor: cur, changes: &valueChanges{}}
+	cur := r.storeFrom(tb, "bench.alt", nil, msgs...)
+	frames := r.read(tb, cur)
+	r.sub = &Subscription{ID: "bench", Channel: "bench.alt", Cursor: cur, Options: Options{Changes: &ValueChanges{}}}
 	r.frames = frames
 	return r
 }
@@ -62,7 +51,7 @@ func TestSendDataValueChangesAllocs(t *testing.T) {
 // too, and the last kept is a copy that outlives the batch's buffers.
 func TestValueChangesFilter(t *testing.T) {
 	t.Parallel()
-	var vc valueChanges
+	var vc ValueChanges
 	b := func(ss ...string) [][]byte {
 		out := make([][]byte, len(ss))
 		for i, s := range ss {

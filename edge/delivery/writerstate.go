@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import "sync/atomic"
 
@@ -18,8 +18,8 @@ import "sync/atomic"
 //     with writes that never block (fanout.go); a connection that cannot
 //     write so (TLS) has no worker, and Wake starts a writer goroutine
 //     (writeLoop) instead;
-//   - the reader, after handling what it read (wakeIfDue, for the work
-//     markWakeDue noted), makes one pass itself, and starts a writer
+//   - the reader, after handling what it read (WakeIfDue, for the work
+//     MarkWakeDue noted), makes one pass itself, and starts a writer
 //     goroutine if that pass does not finish the work;
 //   - a fan-out worker whose pass cannot go on without blocking (a full
 //     socket, replies or a close to send, a catch-up, a view, a prefix)

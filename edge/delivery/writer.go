@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ var errClosing = errors.New("server: connection closing")
 // goes back when the pass or the goroutine ends, so an idle connection
 // holds no buffers and fan-out does not allocate.
 type writer struct {
-	items  []outItem
+	items  []item
 	frames []store.Frame
 	msgs   [][]byte
 	pdu    []byte // one encoded PDU
@@ -62,12 +62,12 @@ var writers = sync.Pool{New: func() any {
 
 // writeLoop is a writer goroutine, started by Wake for a connection
 // without a fan-out worker, by the reader after a pass of its own
-// (wakeIfDue), or by a fan-out worker (writeLoopFrom). Each pass sends the
+// (WakeIfDue), or by a fan-out worker (writeLoopFrom). Each pass sends the
 // queued replies in order, then one batch per subscription with data
 // ready, in one write; then it arms every cursor and ends, unless one has
 // data ready or it was woken meanwhile. Once the connection is closing, it sends
 // the close frame and marks the writer stopped for good.
-func (c *conn) writeLoop() {
+func (c *Conn) writeLoop() {
 	c.writeLoopFrom(writers.Get().(*writer))
 }
 
@@ -81,10 +81,10 @@ func (w *writer) release() {
 
 // writePass is one pass of the writer, run by whoever holds it
 // (writerRunning; outbox.go): a writer goroutine, or the reader
-// (wakeIfDue).
+// (WakeIfDue).
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
-func (c *conn) writePass(w *writer) bool {
+func (c *Conn) writePass(w *writer) bool {
 	c.out.writer.look()
 	if c.out.closed.Load() {
 		c.finish()
@@ -98,7 +98,7 @@ func (c *conn) writePass(w *writer) bool {
 		// (or stops an aggregate view's ticker). Close is idempotent.
 		for i := range w.items {
 			if end := w.items[i].end; end != nil {
-				end.close()
+				end.Close()
 			}
 		}
 	}
@@ -122,9 +122,9 @@ func (c *conn) writePass(w *writer) bool {
 }
 
 // finish sends the close frame, once, and stops the writer for good.
-func (c *conn) finish() {
+func (c *Conn) finish() {
 	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
+	code, reason := c.status.code, c.status.reason
 	c.mu.Unlock()
 	switch code {
 	case 0:
@@ -142,35 +142,35 @@ func (c *conn) finish() {
 // takeWork swaps the queue out and returns the live subscriptions under
 // one lock, so a subscription's ok reply always leaves before its data.
 // c.live is copy-on-write: the slice returned is a snapshot as it is.
-func (c *conn) takeWork(w *writer) []*subscription {
+func (c *Conn) takeWork(w *writer) []*Subscription {
 	c.mu.Lock()
 	full := c.out.fullLocked()
 	w.items = c.out.takeLocked(w.items)
 	subs := c.live
 	c.mu.Unlock()
 	if full {
-		c.wakeAcks() // the reader may wait for room for journal replies (pushAck)
+		c.owner.Unblock() // the reader may wait for room for journal replies (the session's pushAck)
 	}
 	return subs
 }
 
 // writeItems sends the queued replies and ends subscriptions.
-func (c *conn) writeItems(w *writer) error {
+func (c *Conn) writeItems(w *writer) error {
 	for i := range w.items {
 		it := &w.items[i]
 		if it.closeCode != 0 {
 			if err := c.flush(w); err != nil {
 				return err
 			}
-			c.closeWith(it.closeCode, it.closeReason)
+			c.CloseWith(it.closeCode, it.closeReason)
 			return errClosing
 		}
 		if it.end != nil {
-			pos := it.end.position()
-			it.end.close()
+			pos := it.end.Position()
+			it.end.Close()
 			pdu := &rtm.PDU{
 				Action: rtm.Reply(rtm.ActionUnsubscribe, rtm.OutcomeOK), ID: it.id,
-				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.id},
+				Body: &rtm.UnsubscribeReply{Position: pos.String(), SubscriptionID: it.end.ID},
 			}
 			switch {
 			case it.deny != "":
@@ -181,7 +181,7 @@ func (c *conn) writeItems(w *writer) error {
 			var err error
 			w.pdu, err = c.codec.AppendPDU(w.pdu[:0], pdu)
 			if err != nil {
-				return c.internal(err)
+				return c.Internal(err)
 			}
 			it.frame = w.pdu
 		}
@@ -194,16 +194,16 @@ func (c *conn) writeItems(w *writer) error {
 }
 
 // pump sends one batch of ready messages of sub.
-func (c *conn) pump(w *writer, sub *subscription) error {
+func (c *Conn) pump(w *writer, sub *Subscription) error {
 	var err error
-	if sub.catchup != nil {
+	if sub.CatchUp != nil {
 		err = c.pumpLog(w, sub)
-	} else if w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
+	} else if w.frames, err = sub.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
 		return c.outOfSync(w, sub, err)
 	} else {
 		err = c.send(w, sub, w.frames)
 	}
-	if err == nil && sub.view != nil {
+	if err == nil && sub.View != nil {
 		err = c.flushAggregate(w, sub)
 	}
 	if err == nil && sub.group != nil {
@@ -212,14 +212,10 @@ func (c *conn) pump(w *writer, sub *subscription) error {
 	return err
 }
 
-// maxBatchMessages bounds the batch option: past it, the writer's own
-// batches are smaller anyway.
-const maxBatchMessages = 1 << 16
-
 // send sends frames, if any, as rtm/subscription/data of sub: one, or
 // several of at most sub.batch messages each.
-func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
-	for n := sub.batch; n > 0 && len(frames) > n; frames = frames[n:] {
+func (c *Conn) send(w *writer, sub *Subscription, frames []store.Frame) error {
+	for n := sub.Batch; n > 0 && len(frames) > n; frames = frames[n:] {
 		if err := c.sendData(w, sub, frames[:n]); err != nil {
 			return err
 		}
@@ -228,18 +224,18 @@ func (c *conn) send(w *writer, sub *subscription, frames []store.Frame) error {
 }
 
 // sendData sends frames, if any, as one rtm/subscription/data of sub.
-func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) error {
-	if len(frames) == 0 || sub.view != nil && sub.view.Over() {
+func (c *Conn) sendData(w *writer, sub *Subscription, frames []store.Frame) error {
+	if len(frames) == 0 || sub.View != nil && sub.View.Over() {
 		return nil
 	}
 	w.msgs = w.msgs[:0]
-	next := rtm.Position{Epoch: sub.cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
+	next := rtm.Position{Epoch: sub.Cursor.Position().Epoch, Offset: frames[len(frames)-1].Offset + 1}
 	all := len(frames)
 	sf, done, err := c.sendShared(w, sub, frames, next)
 	if done {
 		return err
 	}
-	if w.logFrames || sub.cursor.Origins() {
+	if w.logFrames || sub.Cursor.Origins() {
 		// Some message may be the connection's own (exclude_self): it is
 		// dropped after next is known, so the PDU's position covers it,
 		// as it does those a view or value_changes drops. (A cursor says
@@ -249,9 +245,9 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 			return nil
 		}
 	}
-	if sv := sub.view; sv != nil && sv.Aggregates() {
+	if sv := sub.View; sv != nil && sv.Aggregates() {
 		if err := sv.Count(frames, next, c.ctx.Done()); err != nil {
-			return c.endView(w, sub, err, sub.position())
+			return c.endView(w, sub, err, sub.Position())
 		}
 		return nil // sent at the period's end (flushAggregate)
 	}
@@ -273,10 +269,10 @@ func (c *conn) sendData(w *writer, sub *subscription, frames []store.Frame) erro
 
 // collect appends to w.msgs, encoded for c, the messages of frames as
 // sub gets them: through its view, if it has one.
-func (c *conn) collect(w *writer, sub *subscription, frames []store.Frame) error {
-	if sub.view != nil {
+func (c *Conn) collect(w *writer, sub *Subscription, frames []store.Frame) error {
+	if sub.View != nil {
 		var err error
-		w.msgs, err = sub.view.Messages(w.msgs, frames, c.codecIndex, c.ctx.Done())
+		w.msgs, err = sub.View.Messages(w.msgs, frames, c.codecIndex, c.ctx.Done())
 		return err
 	}
 	for i := range frames {
@@ -293,9 +289,9 @@ func (c *conn) collect(w *writer, sub *subscription, frames []store.Frame) error
 // sendMsgs sends w.msgs, the messages of frames as sub gets them, as one
 // data PDU at next, if value_changes leaves any; whole says no frame was
 // dropped. sf, if set, keeps the PDU for the next deliveries.
-func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []store.Frame, whole bool, next rtm.Position) error {
-	if sub.changes != nil {
-		w.msgs = sub.changes.filter(w.msgs)
+func (c *Conn) sendMsgs(w *writer, sub *Subscription, sf *sharedFrame, frames []store.Frame, whole bool, next rtm.Position) error {
+	if sub.Changes != nil {
+		w.msgs = sub.Changes.filter(w.msgs)
 	}
 	if len(w.msgs) == 0 {
 		return nil // the view or value_changes dropped them all; the next PDU's position covers them
@@ -305,10 +301,10 @@ func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []
 			return err
 		}
 	} else {
-		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, next, w.msgs)
+		w.pdu = c.codec.AppendData(w.pdu[:0], sub.ID, next, w.msgs)
 	}
 	clear(w.msgs)
-	c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
+	c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(len(w.msgs)))
 	c.traffic.MessagesOut.Add(uint64(len(w.msgs)))
 
 	var err error
@@ -322,7 +318,7 @@ func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []
 	if err != nil {
 		return err
 	}
-	if c.srv.firstSeen != nil && whole {
+	if c.eng.firstSeen != nil && whole {
 		// A batch with a message dropped is left to the subscribers
 		// that get it all.
 		c.observeFirst(sub, frames)
@@ -336,7 +332,7 @@ func (c *conn) sendMsgs(w *writer, sub *subscription, sf *sharedFrame, frames []
 // through the server API. Every subscription of the connection skips
 // them, live or replaying history (views never see them, aggregates do
 // not count them); other connections get them as usual.
-func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
+func (c *Conn) dropOwn(frames []store.Frame) []store.Frame {
 	for i := range frames {
 		if c.own(&frames[i]) {
 			kept := frames[:i]
@@ -352,8 +348,8 @@ func (c *conn) dropOwn(frames []store.Frame) []store.Frame {
 }
 
 // own reports whether f's origin is this connection's id.
-func (c *conn) own(f *store.Frame) bool {
-	return f.Origin != nil && string(f.Origin) == c.who.id
+func (c *Conn) own(f *store.Frame) bool {
+	return f.Origin != nil && string(f.Origin) == c.id
 }
 
 // observeFirst reports, for each message of frames that no subscriber had
@@ -363,19 +359,19 @@ func (c *conn) own(f *store.Frame) bool {
 // the log) is left out, and marks nothing, so that a live subscriber
 // sending the same messages later counts them. Subscribers that come
 // second pay one atomic load per batch.
-func (c *conn) observeFirst(sub *subscription, frames []store.Frame) {
-	if frames[0].Time < sub.since {
+func (c *Conn) observeFirst(sub *Subscription, frames []store.Frame) {
+	if frames[0].Time < sub.Since {
 		return
 	}
 	last := frames[len(frames)-1].Offset
-	prev := sub.cursor.MarkDelivered(last)
+	prev := sub.Cursor.MarkDelivered(last)
 	if prev >= last {
 		return
 	}
-	now := c.srv.store.Now()
+	now := c.eng.store.Now()
 	for i := range frames {
 		if f := &frames[i]; f.Offset > prev {
-			c.srv.firstSeen.Observe(float64(max(now-f.Time, 0)) / 1e9)
+			c.eng.firstSeen.Observe(float64(max(now-f.Time, 0)) / 1e9)
 		}
 	}
 }
@@ -383,55 +379,55 @@ func (c *conn) observeFirst(sub *subscription, frames []store.Frame) {
 // outOfSync handles a cursor whose read point was deleted: with
 // fast_forward it jumps to the oldest stored message and says so; without,
 // the subscription ends with out_of_sync.
-func (c *conn) outOfSync(w *writer, sub *subscription, err error) error {
+func (c *Conn) outOfSync(w *writer, sub *Subscription, err error) error {
 	var oos *store.OutOfSyncError
 	if !errors.As(err, &oos) {
-		return c.internal(err)
+		return c.Internal(err)
 	}
 	var pdu rtm.PDU
-	if sub.fastForward {
-		c.srv.counters.FastForward.Add(1)
-		missed, pos := sub.cursor.FastForward()
+	if sub.FastForward {
+		c.eng.counters.FastForward.Add(1)
+		missed, pos := sub.Cursor.FastForward()
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
-			Position: pos.String(), SubscriptionID: sub.id, MissedMessageCount: missed,
+			Position: pos.String(), SubscriptionID: sub.ID, MissedMessageCount: missed,
 		}}
 	} else {
-		c.srv.counters.OutOfSync.Add(1)
+		c.eng.counters.OutOfSync.Add(1)
 		c.endSub(sub)
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
 			Error: string(rtm.CodeOutOfSync), Reason: "subscription fell behind and its messages expired; resubscribe",
-			Position: oos.Position.String(), SubscriptionID: sub.id, MissedMessageCount: oos.Missed,
+			Position: oos.Position.String(), SubscriptionID: sub.ID, MissedMessageCount: oos.Missed,
 		}}
 	}
 	var e error
 	w.pdu, e = c.codec.AppendPDU(w.pdu[:0], &pdu)
 	if e != nil {
-		return c.internal(e)
+		return c.Internal(e)
 	}
 	return c.write(w, w.pdu)
 }
 
 // endSub ends a subscription the writer gives up on (the whole prefix
 // subscription, for one of its children).
-func (c *conn) endSub(sub *subscription) {
+func (c *Conn) endSub(sub *Subscription) {
 	if sub.of != nil {
 		sub = sub.of
 	}
 	c.mu.Lock()
 	if c.dropSubLocked(sub) {
-		c.srv.counters.Subscriptions.Add(-1)
+		c.eng.counters.Subscriptions.Add(-1)
 	}
 	c.mu.Unlock()
-	sub.close()
-	c.syncPresence()
+	sub.Close()
+	c.owner.Ended()
 }
 
 // arm asks every cursor to ring the doorbell on new data. It returns false
 // if one already has data, so the writer loops instead of sleeping.
-func (c *conn) arm(subs []*subscription) bool {
+func (c *Conn) arm(subs []*Subscription) bool {
 	for _, s := range subs {
-		if s.catchup != nil || !s.cursor.Wait(c) {
+		if s.CatchUp != nil || !s.Cursor.Wait(c) {
 			return false // a catch-up reads on
 		}
 		if s.group != nil && !c.armGroup(s) {
@@ -443,15 +439,15 @@ func (c *conn) arm(subs []*subscription) bool {
 
 // write adds one frame carrying pdu to the writer's output, and writes
 // the output out once it is large.
-func (c *conn) write(w *writer, pdu []byte) error {
+func (c *Conn) write(w *writer, pdu []byte) error {
 	w.out = c.ws.AppendFrame(w.out, c.op, pdu)
 	return c.wrote(w, len(pdu))
 }
 
 // wrote counts the n bytes of a PDU whose frame was just added to w.out,
 // and writes what is gathered once it is enough.
-func (c *conn) wrote(w *writer, n int) error {
-	c.srv.counters.BytesOut[c.codecIndex].Add(uint64(n))
+func (c *Conn) wrote(w *writer, n int) error {
+	c.eng.counters.BytesOut[c.codecIndex].Add(uint64(n))
 	c.traffic.BytesOut.Add(uint64(n))
 	if len(w.out) < flushBytes {
 		return nil
@@ -461,7 +457,7 @@ func (c *conn) wrote(w *writer, n int) error {
 
 // flush writes the gathered frames in one write. The connection's write
 // timeout bounds it: a client that stopped reading is dropped.
-func (c *conn) flush(w *writer) error {
+func (c *Conn) flush(w *writer) error {
 	if len(w.out) == 0 {
 		return nil
 	}
@@ -477,22 +473,32 @@ func (c *conn) flush(w *writer) error {
 }
 
 // writeFailed closes the connection after a failed write.
-func (c *conn) writeFailed(err error) {
+func (c *Conn) writeFailed(err error) {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.srv.counters.SlowCloses.Add(1)
-		c.closeWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
+		c.eng.counters.SlowCloses.Add(1)
+		c.CloseWith(websocket.StatusPolicyViolation, "write timeout: client is not reading")
 	} else {
-		c.closeWith(websocket.StatusPolicyViolation, "write failed")
+		c.CloseWith(websocket.StatusPolicyViolation, "write failed")
 	}
 	// The writer's next pass finds ctx done and finish closes: Close
 	// fails on the broken connection and drops it, stopping the close
 	// timer Close armed.
 }
 
-// internal logs an internal error and closes the connection with 1011;
+// Internal logs an internal error and closes the connection with 1011;
 // the client sees no detail.
-func (c *conn) internal(err error) error {
-	c.srv.log.Error("connection internal error", "remote", c.remote, "err", err)
-	c.closeWith(websocket.StatusInternalError, "internal error")
+func (c *Conn) Internal(err error) error {
+	c.eng.log.Error("connection internal error", "remote", c.remote, "err", err)
+	c.CloseWith(websocket.StatusInternalError, "internal error")
 	return err
+}
+
+// deniedPDU is the rtm/subscription/error of a subscription ended by its
+// session (EndWhere: its grant ended, or its app's backend ended it),
+// resumable at pos once the client may subscribe again.
+func deniedPDU(sub *Subscription, pos rtm.Position, reason string) *rtm.PDU {
+	return &rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
+		Error: string(rtm.CodeAuthorizationDenied), Reason: reason,
+		Position: pos.String(), SubscriptionID: sub.ID,
+	}}
 }

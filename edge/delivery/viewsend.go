@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"errors"
@@ -14,18 +14,18 @@ import (
 
 // flushAggregate sends, if its period ended, the groups of sub's
 // aggregate view as one data PDU.
-func (c *conn) flushAggregate(w *writer, sub *subscription) error {
-	sv := sub.view
+func (c *Conn) flushAggregate(w *writer, sub *Subscription) error {
+	sv := sub.View
 	if sv == nil || !sv.Due() {
 		return nil
 	}
 	var err error
 	if w.msgs, err = sv.Results(w.msgs[:0], c.codecIndex); err != nil {
 		clear(w.msgs)
-		return c.endView(w, sub, err, sub.position())
+		return c.endView(w, sub, err, sub.Position())
 	}
-	if sub.changes != nil {
-		w.msgs = sub.changes.filter(w.msgs)
+	if sub.Changes != nil {
+		w.msgs = sub.Changes.filter(w.msgs)
 	}
 	if len(w.msgs) == 0 {
 		return nil
@@ -39,15 +39,15 @@ func (c *conn) flushAggregate(w *writer, sub *subscription) error {
 // maxBatchBytes of messages each (at least one message), as send bounds
 // the channel's own batches, all at the period's position: a period of
 // 10,000 groups is many PDUs, not one of unbounded size.
-func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
+func (c *Conn) sendResults(w *writer, sub *Subscription, msgs [][]byte) error {
 	for len(msgs) > 0 {
 		n, size := 0, 0
 		for n < len(msgs) && (n == 0 || size+len(msgs[n]) <= maxBatchBytes) {
 			size += len(msgs[n])
 			n++
 		}
-		w.pdu = c.codec.AppendData(w.pdu[:0], sub.id, sub.view.Next(), msgs[:n])
-		c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(n))
+		w.pdu = c.codec.AppendData(w.pdu[:0], sub.ID, sub.View.Next(), msgs[:n])
+		c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(n))
 		c.traffic.MessagesOut.Add(uint64(n))
 		if err := c.write(w, w.pdu); err != nil {
 			return err
@@ -60,19 +60,19 @@ func (c *conn) sendResults(w *writer, sub *subscription, msgs [][]byte) error {
 // endView ends sub, whose view gave up on the message at pos because
 // evaluating it would cost more than view.Budget, and tells the client;
 // filter.ErrGone is returned as it is, any other error is internal.
-func (c *conn) endView(w *writer, sub *subscription, err error, pos rtm.Position) error {
+func (c *Conn) endView(w *writer, sub *Subscription, err error, pos rtm.Position) error {
 	switch {
 	case errors.Is(err, filter.ErrGone):
 		return err
 	case !errors.Is(err, view.ErrBudget):
-		return c.internal(err)
+		return c.Internal(err)
 	}
-	sub.view.MarkOver()
-	c.srv.log.Info("a view exceeded its evaluation budget; subscription ended", "remote", c.remote,
-		"subscription", sub.id, "channel", sub.channel, "position", pos.String())
+	sub.View.MarkOver()
+	c.eng.log.Info("a view exceeded its evaluation budget; subscription ended", "remote", c.remote,
+		"subscription", sub.ID, "channel", sub.Channel, "position", pos.String())
 	c.endSub(sub)
 	return c.writePDU(w, &rtm.PDU{Action: rtm.ActionSubscriptionErr, Body: &rtm.SubscriptionError{
 		Error: string(rtm.CodeInvalidFilter), Reason: filter.BudgetReason,
-		Position: pos.String(), SubscriptionID: sub.id,
+		Position: pos.String(), SubscriptionID: sub.ID,
 	}})
 }

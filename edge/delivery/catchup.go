@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 // that cannot be read ends the subscription with
 // rtm/subscription/error "unavailable": the client resubscribes from its
 // position.
-func (c *conn) pumpLog(w *writer, sub *subscription) error {
-	cu := sub.catchup
+func (c *Conn) pumpLog(w *writer, sub *Subscription) error {
+	cu := sub.CatchUp
 	frames, done, err := cu.Read(c.ctx, maxBatchBytes)
 	if err != nil {
 		return c.failCatchUp(w, sub, err)
@@ -32,37 +32,37 @@ func (c *conn) pumpLog(w *writer, sub *subscription) error {
 // endCatchUp hands a subscription whose catch-up from the log is done
 // over to its cursor, or ends it out of sync if a purge overtook the
 // catch-up (chanlog.CatchUp.End).
-func (c *conn) endCatchUp(w *writer, sub *subscription, cu *chanlog.CatchUp) error {
+func (c *Conn) endCatchUp(w *writer, sub *Subscription, cu *chanlog.CatchUp) error {
 	err := cu.End(c.ctx)
 	var oos *store.OutOfSyncError
 	switch {
 	case errors.As(err, &oos):
-		sub.catchup = nil
+		sub.CatchUp = nil
 		return c.outOfSync(w, sub, err)
 	case err != nil:
 		return c.failCatchUp(w, sub, err)
 	}
-	sub.catchup = nil // the rest is in the cursor
+	sub.CatchUp = nil // the rest is in the cursor
 	return nil
 }
 
 // failCatchUp ends a subscription whose catch-up could not be read from
 // the log with rtm/subscription/error "unavailable": the client
 // resubscribes from its position, and misses nothing.
-func (c *conn) failCatchUp(w *writer, sub *subscription, err error) error {
+func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
 	if c.ctx.Err() != nil {
 		return err
 	}
-	c.srv.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.id, "err", err)
-	pos := sub.position()
+	c.eng.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
+	pos := sub.Position()
 	c.endSub(sub)
 	w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
 		Body: &rtm.SubscriptionError{
 			Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
-			Position: pos.String(), SubscriptionID: sub.id,
+			Position: pos.String(), SubscriptionID: sub.ID,
 		}})
 	if err != nil {
-		return c.internal(err)
+		return c.Internal(err)
 	}
 	return c.write(w, w.pdu)
 }

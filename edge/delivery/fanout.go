@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"errors"
@@ -32,9 +32,9 @@ import (
 // fanWorker is one fan-out worker's queue.
 type fanWorker struct {
 	mu      sync.Mutex // guards queued and running; a leaf lock
-	queued  []*conn    // mu: connections whose writer state Wake set to writerRunning
+	queued  []*Conn    // mu: connections whose writer state Wake set to writerRunning
 	running bool       // mu: the worker's goroutine is running
-	taken   []*conn    // the worker's: the queue being served, swapped with queued
+	taken   []*Conn    // the worker's: the queue being served, swapped with queued
 	// Padding keeps the lock, which Wake takes, off the cache lines of
 	// shared, which the worker reads for each delivery, and off the next
 	// worker's.
@@ -60,7 +60,7 @@ func (f *fanout) worker() *fanWorker {
 
 // push queues c, whose writer state its caller just set to writerRunning,
 // for a direct pass.
-func (wk *fanWorker) push(c *conn) {
+func (wk *fanWorker) push(c *Conn) {
 	wk.mu.Lock()
 	wk.queued = append(wk.queued, c)
 	start := !wk.running
@@ -127,7 +127,7 @@ const (
 // goroutine. It does only what cannot block or take long: a pass with
 // replies, a close, or subscriptions other than plain ones (catch-ups,
 // views, prefixes) is left whole to the goroutine.
-func (c *conn) directPass(w *writer) int {
+func (c *Conn) directPass(w *writer) int {
 	c.out.writer.look() // a Wake from now on asks for another pass
 	if c.out.closed.Load() {
 		return passHandOff // the close frame is written by the goroutine
@@ -140,7 +140,7 @@ func (c *conn) directPass(w *writer) int {
 		return passHandOff
 	}
 	for _, sub := range subs {
-		if sub.catchup != nil || sub.view != nil || sub.group != nil {
+		if sub.CatchUp != nil || sub.View != nil || sub.group != nil {
 			return passHandOff
 		}
 	}
@@ -159,10 +159,10 @@ func (c *conn) directPass(w *writer) int {
 // pumpDirect sends a batch of each subscription of subs and flushes.
 // On a read error (out of sync) it stops: the goroutine reads again and
 // reports it, since ending a subscription may block (presence, hooks).
-func (c *conn) pumpDirect(w *writer, subs []*subscription) error {
+func (c *Conn) pumpDirect(w *writer, subs []*Subscription) error {
 	for _, sub := range subs {
 		var err error
-		if w.frames, err = sub.cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
+		if w.frames, err = sub.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
 			if err = c.flush(w); err == nil {
 				err = errWouldBlock
 			}
@@ -179,7 +179,7 @@ func (c *conn) pumpDirect(w *writer, subs []*subscription) error {
 // without blocking, or returns errWouldBlock with what is not written
 // either in w.out (nothing of it went out) or kept by the connection
 // (w.kept).
-func (c *conn) tryFlush(w *writer) error {
+func (c *Conn) tryFlush(w *writer) error {
 	res, err := c.ws.TryWrite(w.out)
 	if err != nil {
 		w.out = w.out[:0]
@@ -200,7 +200,7 @@ func (c *conn) tryFlush(w *writer) error {
 // writeLoopFrom is writeLoop for a writer whose state a direct pass
 // handed over: it first writes what the pass left, blocking as a writer
 // goroutine may.
-func (c *conn) writeLoopFrom(w *writer) {
+func (c *Conn) writeLoopFrom(w *writer) {
 	defer w.release()
 	if len(w.out) > 0 || w.kept {
 		w.kept = false

@@ -1,4 +1,4 @@
-package server
+package delivery
 
 import (
 	"unsafe"
@@ -54,25 +54,25 @@ type sharedFrame struct {
 
 // shareable reports whether a frame of sub may be shared: see sharedFrame.
 // frames are those sendData was given, not yet filtered.
-func (c *conn) shareable(w *writer, sub *subscription, frames []store.Frame) bool {
-	return w.share != nil && !w.logFrames && !sub.cursor.Origins() &&
-		sub.view == nil && sub.changes == nil && !sub.named &&
+func (c *Conn) shareable(w *writer, sub *Subscription, frames []store.Frame) bool {
+	return w.share != nil && !w.logFrames && !sub.Cursor.Origins() &&
+		sub.View == nil && sub.Changes == nil && !sub.named &&
 		len(frames[0].Data) > 0 && len(frames[len(frames)-1].Data) > 0
 }
 
 // matches reports whether the kept frame is the one c would send for
 // frames of sub.
-func (sf *sharedFrame) matches(c *conn, sub *subscription, frames []store.Frame, epoch uint64) bool {
+func (sf *sharedFrame) matches(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64) bool {
 	return sf.first != nil && sf.n == len(frames) &&
 		sameBytes(sf.first, frames[0].Data) && sameBytes(sf.last, frames[len(frames)-1].Data) &&
-		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.id == sub.id
+		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.id == sub.ID
 }
 
 // keep keeps pdu, the data PDU c encoded for frames of sub, framed, for
 // the next deliveries of the same frames.
-func (sf *sharedFrame) keep(c *conn, sub *subscription, frames []store.Frame, epoch uint64, pdu []byte, msgs int) {
+func (sf *sharedFrame) keep(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64, pdu []byte, msgs int) {
 	sf.first, sf.last, sf.n = frames[0].Data, frames[len(frames)-1].Data, len(frames)
-	sf.epoch, sf.codec, sf.op, sf.id = epoch, c.codecIndex, c.op, sub.id
+	sf.epoch, sf.codec, sf.op, sf.id = epoch, c.codecIndex, c.op, sub.ID
 	sf.frame = c.ws.AppendFrame(sf.frame[:0], c.op, pdu)
 	sf.pdu, sf.msgs = len(pdu), msgs
 }
@@ -90,7 +90,7 @@ func sameBytes(a, b []byte) bool {
 
 // writeFrame adds the kept frame to the writer's output, as write does
 // for a PDU it frames.
-func (c *conn) writeFrame(w *writer, sf *sharedFrame) error {
+func (c *Conn) writeFrame(w *writer, sf *sharedFrame) error {
 	w.out = append(w.out, sf.frame...)
 	return c.wrote(w, sf.pdu)
 }
@@ -98,7 +98,7 @@ func (c *conn) writeFrame(w *writer, sf *sharedFrame) error {
 // sendShared sends the worker's kept frame for frames of sub when it is
 // the one c would send (done), or returns where to keep the frame c is
 // about to encode (nil: c's frame is not to be shared).
-func (c *conn) sendShared(w *writer, sub *subscription, frames []store.Frame, next rtm.Position) (sf *sharedFrame, done bool, err error) {
+func (c *Conn) sendShared(w *writer, sub *Subscription, frames []store.Frame, next rtm.Position) (sf *sharedFrame, done bool, err error) {
 	if !c.shareable(w, sub, frames) {
 		return nil, false, nil
 	}
@@ -106,9 +106,9 @@ func (c *conn) sendShared(w *writer, sub *subscription, frames []store.Frame, ne
 	if !sf.matches(c, sub, frames, next.Epoch) {
 		return sf, false, nil
 	}
-	c.srv.counters.MessagesOut[c.codecIndex].Add(uint64(sf.msgs))
+	c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(sf.msgs))
 	c.traffic.MessagesOut.Add(uint64(sf.msgs))
-	if err = c.writeFrame(w, sf); err == nil && c.srv.firstSeen != nil {
+	if err = c.writeFrame(w, sf); err == nil && c.eng.firstSeen != nil {
 		c.observeFirst(sub, frames)
 	}
 	return nil, true, err
