@@ -40,7 +40,7 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 			return nil, c.authFailed(err, b.Method)
 		}
 		c.setGrant(role.Name, role.Permissions, time.Time{})
-		c.endGrantUser() // a role proves no user
+		c.pres.EndGrantUser() // a role proves no user
 	case rtm.MethodJWT:
 		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
 		if err != nil {
@@ -48,9 +48,9 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 		}
 		c.setGrant(g.Role, g.Permissions, g.Expires)
 		if g.Subject != "" {
-			c.setUser(g.Subject, g.Info, true)
+			c.pres.SetUser(g.Subject, g.Info, true)
 		} else {
-			c.endGrantUser()
+			c.pres.EndGrantUser()
 		}
 	default:
 		return nil, rtm.Errorf(rtm.CodeAuthMethodNotAllowed, "authentication method %q is not supported", b.Method)

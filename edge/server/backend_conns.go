@@ -32,7 +32,7 @@ func (s *Server) matching(appKey, connection, user string) ([]*conn, error) {
 	defer s.mu.Unlock()
 	var out []*conn
 	for c := range s.conns {
-		if c.app.Key != appKey || (connection != "" && c.ID() != connection) || (user != "" && c.userID() != user) {
+		if c.app.Key != appKey || (connection != "" && c.ID() != connection) || (user != "" && c.pres.User() != user) {
 			continue
 		}
 		out = append(out, c)

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/delivery"
 	"github.com/sluicehq/sluice/edge/hook"
+	"github.com/sluicehq/sluice/edge/membership"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -48,7 +49,7 @@ type conn struct {
 	// acks orders the replies of publishes waiting for the journal.
 	acks acks
 
-	pres connPresence // the user id and the channels it is present in
+	pres membership.Presence // the user id and the channels it is present in (edge/membership)
 }
 
 // requestState is the state of a connection's requests, which only its
@@ -92,6 +93,7 @@ func newConn(s *Server, a *app.App, ws *websocket.Conn, remote, id string) *conn
 		},
 	}
 	c.Init(s.engine, ws, id, remote, s.traffic[a.Key], c)
+	c.pres.Init(&c.Conn, s.presence, a, s.hk.hooks[a.Key].Events(), s.limits.QueueBytes, s.log)
 	c.perms = a.DefaultPermissions()
 	c.acks.cond.L = &c.acks.mu
 	ws.SetWriteTimeout(s.limits.WriteTimeout)
@@ -104,7 +106,7 @@ func (c *conn) Unblock() { c.wakeAcks() }
 
 // Ended implements delivery.Owner: the connection's presence follows its
 // live subscriptions.
-func (c *conn) Ended() { c.syncPresence() }
+func (c *conn) Ended() { c.pres.Sync() }
 
 // readBufKeep is the largest read buffer kept between messages; a larger
 // one, grown for a large message, is dropped so idle connections stay small.
@@ -146,7 +148,7 @@ func (c *conn) run() {
 		}
 	}
 	c.pinger.stop()
-	c.leavePresence() // its channels see it leave now, not once the writer is done
+	c.pres.Leave() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
 	c.End()
 }

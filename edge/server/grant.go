@@ -66,7 +66,7 @@ func (c *conn) endGrant(gen uint64) {
 		return
 	}
 	c.revoke(c.app.DefaultPermissions(), reasonGrantExpired)
-	c.endGrantUser()
+	c.pres.EndGrantUser()
 }
 
 // stopGrant stops the grant's timer for good; a callback already running
@@ -98,7 +98,7 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 func (c *conn) endSubscriptions(end func(*delivery.Subscription) bool, reason string) int {
 	n := c.EndWhere(end, reason)
 	if n > 0 {
-		c.syncPresence()
+		c.pres.Sync()
 		c.Wake()
 	}
 	return n
@@ -120,6 +120,6 @@ func (c *conn) expireGrant() {
 	defer g.mu.Unlock()
 	if !g.stopped {
 		c.revoke(c.perms, reasonGrantExpired)
-		c.endGrantUser()
+		c.pres.EndGrantUser()
 	}
 }

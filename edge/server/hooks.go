@@ -167,7 +167,7 @@ func (c *conn) applyConnect(ans *hook.ConnectAnswer) {
 		if len(ans.Info) > 0 {
 			_ = json.Unmarshal(ans.Info, &info) // the hook package checked it is JSON
 		}
-		c.setUser(ans.User, info, false)
+		c.pres.SetUser(ans.User, info, false)
 	}
 	switch {
 	case ans.Permissions != nil:
@@ -197,7 +197,7 @@ func (c *conn) askSubscribe(channel, id string) error {
 	}
 	c.WakeIfDue() // the replies before it need not wait for the backend
 	ans, err := h.Subscribe(c.Context(), &hook.SubscribeRequest{Appkey: c.app.Key, Connection: c.ID(),
-		User: c.userID(), Role: c.role, Channel: channel, SubscriptionID: id})
+		User: c.pres.User(), Role: c.role, Channel: channel, SubscriptionID: id})
 	if err != nil {
 		c.srv.log.Warn("subscribe hook failed", "appkey", c.app.Key, "remote", c.Remote(), "err", err)
 	}
@@ -221,7 +221,7 @@ func (c *conn) askPublish(channel string, message any) (any, error) {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
 	}
 	ans, err := h.Publish(c.Context(), &hook.PublishRequest{Appkey: c.app.Key, Connection: c.ID(),
-		User: c.userID(), Role: c.role, Channel: channel, Message: raw})
+		User: c.pres.User(), Role: c.role, Channel: channel, Message: raw})
 	if err == nil && ans.Allow && ans.Message != nil {
 		var replaced any
 		if derr := (jsoncodec.Codec{}).DecodeBody(ans.Message, &replaced); derr != nil {
@@ -256,7 +256,7 @@ func (s *Server) disconnected(c *conn) {
 		return
 	}
 	code, reason := c.CloseStatus()
-	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.ID(), User: c.userID(), Code: int(code), Reason: reason})
+	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.ID(), User: c.pres.User(), Code: int(code), Reason: reason})
 }
 
 // StatusBackendDisconnect is the close code of a connection the app's

@@ -12,7 +12,7 @@
 // sends (edge/delivery's outbox.go says who writes, and when).
 //
 // Lock order: Server.mu before conn.grant.mu (grant.go) before
-// connPresence.mu (presence.go) before the presence registry's shard
+// membership.Presence.mu (edge/membership) before the presence registry's shard
 // locks before delivery.Conn.mu, which guards the outbox's queue with the
 // live subscriptions, before hook.Occupancy.mu (edge/hook) before the
 // events sender's; conn.acks.mu (acks.go) before delivery.Conn.mu. The

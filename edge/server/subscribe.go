@@ -101,7 +101,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 		}
 		return nil, err
 	}
-	c.syncPresence()
+	c.pres.Sync()
 	if sv != nil {
 		sv.Start(c)
 	}
@@ -207,7 +207,7 @@ func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
 		return nil, &rtm.Error{Code: rtm.CodeNotSubscribed,
 			Reason: "no live subscription with id " + b.SubscriptionID, SubscriptionID: b.SubscriptionID}
 	}
-	c.syncPresence()
+	c.pres.Sync()
 	c.MarkWakeDue()
 	return nil, nil
 }
