@@ -112,7 +112,7 @@ func (wk *fanWorker) run() {
 
 // errWouldBlock stops a direct pass at a write that would wait for the
 // peer: the writer goroutine the worker starts writes the rest.
-var errWouldBlock = errors.New("server: write would block")
+var errWouldBlock = errors.New("delivery: write would block")
 
 // The outcomes of a direct pass.
 const (

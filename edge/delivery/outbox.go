@@ -86,7 +86,7 @@ func (o *outbox) pushLocked(it item) bool {
 //   - the replies of journal publishes (PushReply), whose messages are
 //     stored already: the reader takes no new publish while the queue is
 //     full (the session's pushAck), so they pass the bound by the replies
-//     of at most its maxInFlight publishes.
+//     of at most its MaxInFlight publishes.
 func (o *outbox) pushUncheckedLocked(it item) {
 	o.items = append(o.items, it)
 	o.bytes += len(it.frame)

@@ -24,7 +24,7 @@ const flushBytes = 128 << 10
 
 // errClosing stops a writer pass at a close item: the next pass sends the
 // close frame.
-var errClosing = errors.New("server: connection closing")
+var errClosing = errors.New("delivery: connection closing")
 
 // writer is the scratch state of a writer's passes (the reader's, a
 // fan-out worker's or a writer goroutine's). It comes from a pool and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -35,7 +36,7 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 	if !ok {
 		return HistoryPage{}, fmt.Errorf("server: backend history: unknown appkey %q", appKey)
 	}
-	if err := checkChannel(channel); err != nil {
+	if err := session.CheckChannel(channel); err != nil {
 		return HistoryPage{}, err
 	}
 	key := a.StoreKey(channel)
@@ -44,13 +45,13 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 		asked = at.String()
 	}
 	var page HistoryPage
-	err := s.chlog.History(ctx, key, at, count, limit, func(frames []store.Frame, epoch uint64, more bool) error {
+	err := s.edge.ChanLog.History(ctx, key, at, count, limit, func(frames []store.Frame, epoch uint64, more bool) error {
 		var err error
 		page, err = s.historyPage(frames, epoch, more)
 		return err
 	})
 	if err != nil {
-		return HistoryPage{}, expiredOr(err, asked)
+		return HistoryPage{}, session.ExpiredOr(err, asked)
 	}
 	return page, nil
 }

@@ -47,9 +47,9 @@ func Codecs() []string { return payload.Names() }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
-	c, ttl := &s.counters, s.ttl.Stats()
+	c, ttl := s.edge.Counters, s.edge.TTL.Stats()
 	st := Stats{
-		Connections:      s.active.Load(),
+		Connections:      s.conns.active.Load(),
 		ConnectionsTotal: c.ConnectionsTotal.Load(),
 		Subscriptions:    c.Subscriptions.Load(),
 		OutOfSync:        c.OutOfSync.Load(),
@@ -65,7 +65,7 @@ func (s *Server) Stats() Stats {
 	}
 	st.Apps = s.appTrafficStats()
 	for i := range payload.NumCodecs {
-		st.CodecConnections[i] = s.codecUse.Open(i)
+		st.CodecConnections[i] = s.edge.Codecs.Open(i)
 		st.MessagesIn[i] = c.MessagesIn[i].Load()
 		st.BytesIn[i] = c.BytesIn[i].Load()
 		st.MessagesOut[i] = c.MessagesOut[i].Load()

@@ -21,8 +21,9 @@ type AppTraffic struct {
 
 // appTrafficStats returns every app's traffic, ordered by appkey.
 func (s *Server) appTrafficStats() []AppTraffic {
-	out := make([]AppTraffic, 0, len(s.traffic))
-	for key, t := range s.traffic {
+	out := make([]AppTraffic, 0, len(s.apps))
+	for key, a := range s.apps {
+		t := a.Traffic
 		out = append(out, AppTraffic{Appkey: key, MessagesIn: t.MessagesIn.Load(), MessagesOut: t.MessagesOut.Load(),
 			BytesIn: t.BytesIn.Load(), BytesOut: t.BytesOut.Load()})
 	}

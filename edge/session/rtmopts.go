@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"errors"
@@ -51,7 +51,7 @@ func checkPublishOptions(action string, b *rtm.PublishBody, ttls *deadman.Switch
 // lost the position it read (an election, a reconnect) meant a
 // compare-and-set. A write without the key stays unconditional. Only a
 // write without a position pays for the second decoding, of its keys.
-func (c *conn) checkWritePosition(env *rtm.Envelope, b *rtm.PublishBody) error {
+func (c *Session) checkWritePosition(env *rtm.Envelope, b *rtm.PublishBody) error {
 	if env.Action != rtm.ActionWrite || b.Position != "" {
 		return nil
 	}
@@ -89,7 +89,7 @@ func wantsPrevious(read string, ok bool) bool {
 // publishOptions serves a publish or write with read, position or ttl:
 // the previous message and the compare-and-set are read and checked by
 // the channel log in one step with the append (chanlog.Log.AppendIf).
-func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte, origin string) (any, error) {
+func (c *Session) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte, origin string) (any, error) {
 	w := chanlog.Write{Message: chanlog.Message{Payload: data, Origin: origin, Limit: c.app.ChannelLimit()},
 		Previous: b.Read != ""}
 	if b.Position != "" {
@@ -114,12 +114,12 @@ func (c *conn) publishOptions(env *rtm.Envelope, b *rtm.PublishBody, data []byte
 // for the log, on the connection's reader: the request needs the
 // channel's newest message, and the replies of the publishes before it
 // leave first.
-func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, asked, read string) (any, error) {
+func (c *Session) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, asked, read string) (any, error) {
 	key := c.app.StoreKey(channel)
 	c.drainAcks() // this connection's earlier publishes are in the log first
-	ctx, cancel := c.srv.requestContext(c.Context())
+	ctx, cancel := c.edge.RequestContext(c.Context())
 	defer cancel()
-	pos, prior, err := c.srv.chlog.AppendIf(ctx, key, w, c.prevBuf)
+	pos, prior, err := c.edge.ChanLog.AppendIf(ctx, key, w, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if errors.Is(err, store.ErrMismatch) {
 		e := &rtm.Error{Code: rtm.CodePositionMismatch,
@@ -129,10 +129,10 @@ func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, aske
 	if err != nil {
 		return nil, c.writeError(err)
 	}
-	c.srv.counters.MessagesIn[c.CodecIndex()].Add(1)
+	c.edge.Counters.MessagesIn[c.CodecIndex()].Add(1)
 	c.Traffic().MessagesIn.Add(1)
 	if w.TTL != 0 {
-		c.srv.ttl.Arm(key, pos, w.TTL, w.TTLMessage)
+		c.edge.TTL.Arm(key, pos, w.TTL, w.TTLMessage)
 	}
 	return c.previousReply(pos.String(), read, prior)
 }
@@ -140,15 +140,15 @@ func (c *conn) appendIf(env *rtm.Envelope, channel string, w chanlog.Write, aske
 // writeError maps the error of a conditional append or a purge to the
 // client's: the store's refusals as for a publish, else what the log
 // did.
-func (c *conn) writeError(err error) error {
+func (c *Session) writeError(err error) error {
 	if errors.Is(err, store.ErrChannelLimit) {
-		return channelQuotaError(c.app)
+		return ChannelQuotaError(c.app.App)
 	}
-	return c.srv.logRefusal(err, "conditional publish")
+	return c.edge.LogRefusal(err, "conditional publish")
 }
 
 // previousReply is the ok reply of a request with the read option.
-func (c *conn) previousReply(pos, read string, prior store.Prior) (any, error) {
+func (c *Session) previousReply(pos, read string, prior store.Prior) (any, error) {
 	if !wantsPrevious(read, true) {
 		c.ack.Position = pos
 		return &c.ack, nil
@@ -161,7 +161,7 @@ func (c *conn) previousReply(pos, read string, prior store.Prior) (any, error) {
 }
 
 // previous is the previous message of a reply in the connection's codec.
-func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
+func (c *Session) previous(prior store.Prior) (*rtm.Previous, error) {
 	if !prior.Found {
 		return &rtm.Previous{Message: nil, Position: prior.Position.String()}, nil
 	}
@@ -178,7 +178,7 @@ func (c *conn) previous(prior store.Prior) (*rtm.Previous, error) {
 // previousError answers e, with the previous message when read asks for
 // it on errors. It queues the reply itself (the handler then returns nil,
 // nil), or returns e for the ordinary error reply.
-func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior store.Prior) error {
+func (c *Session) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior store.Prior) error {
 	if !wantsPrevious(read, false) {
 		return e
 	}
@@ -186,7 +186,7 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 	if err != nil {
 		return err
 	}
-	c.srv.counters.Refuse(e.Code)
+	c.edge.Counters.Refuse(e.Code)
 	if env.ID.IsZero() {
 		return nil
 	}
@@ -201,21 +201,21 @@ func (c *conn) previousError(env *rtm.Envelope, read string, e *rtm.Error, prior
 }
 
 // deleteOptions serves rtm/delete with read or purge.
-func (c *conn) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
+func (c *Session) deleteOptions(env *rtm.Envelope, b *rtm.ChannelBody) (any, error) {
 	if !b.Purge {
 		w := chanlog.Write{Message: chanlog.Message{Payload: payload.Null, Limit: c.app.ChannelLimit()}, Previous: true}
 		return c.appendIf(env, b.Channel, w, "", b.Read)
 	}
 	key := c.app.StoreKey(b.Channel)
 	c.drainAcks()
-	ctx, cancel := c.srv.requestContext(c.Context())
+	ctx, cancel := c.edge.RequestContext(c.Context())
 	defer cancel()
-	prior, err := c.srv.chlog.Purge(ctx, key, c.prevBuf)
+	prior, err := c.edge.ChanLog.Purge(ctx, key, c.prevBuf)
 	c.prevBuf = prior.Data[:0]
 	if err != nil {
 		return nil, c.writeError(err)
 	}
-	c.srv.ttl.Disarm(key) // a switch over a purged history fires at nothing
+	c.edge.TTL.Disarm(key) // a switch over a purged history fires at nothing
 	if !wantsPrevious(b.Read, true) {
 		return &rtm.Empty{}, nil
 	}

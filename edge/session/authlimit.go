@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"net"
@@ -90,8 +90,8 @@ const (
 
 // authAllowed refuses an authentication from a source address past its
 // failures, with too_many_requests, before any credential is checked.
-func (c *conn) authAllowed() error {
-	if c.srv.authLimit.allowed(c.peer) {
+func (c *Session) authAllowed() error {
+	if c.edge.authLimit.allowed(c.peer) {
 		return nil
 	}
 	return c.authFailed(rtm.Errorf(rtm.CodeTooManyRequests, "%s", reasonAuthRate), "rate limited")
@@ -100,8 +100,8 @@ func (c *conn) authAllowed() error {
 // authFailed counts a failed authentication against the connection and
 // its source address, and returns err, the reply. The connection's last
 // allowed failure closes it with 1008 once the reply has left.
-func (c *conn) authFailed(err error, method string) error {
-	c.srv.counters.AuthFailures.Add(1)
+func (c *Session) authFailed(err error, method string) error {
+	c.edge.Counters.AuthFailures.Add(1)
 	detail := ""
 	if e, ok := rtm.AsError(err); ok && e.Code == rtm.CodeAuthenticationFailed {
 		// Satori's reason, word for word (apps compare it): why it failed
@@ -109,9 +109,9 @@ func (c *conn) authFailed(err error, method string) error {
 		detail = e.Reason
 		err = &rtm.Error{Code: rtm.CodeAuthenticationFailed, Reason: "Unauthenticated"}
 	}
-	c.srv.log.Info("authentication failed", "remote", c.Remote(), "appkey", c.app.Key, "method", method, "detail", detail)
-	c.srv.authLimit.failed(c.peer)
-	if c.authFailures++; c.authFailures >= c.srv.limits.AuthFailures {
+	c.edge.Logger.Info("authentication failed", "remote", c.Remote(), "appkey", c.app.Key, "method", method, "detail", detail)
+	c.edge.authLimit.failed(c.peer)
+	if c.authFailures++; c.authFailures >= c.edge.Limits.AuthFailures {
 		c.closeAfterReplies(websocket.StatusPolicyViolation, reasonAuthClosed)
 	}
 	return err
@@ -120,7 +120,7 @@ func (c *conn) authFailed(err error, method string) error {
 // closeAfterReplies closes the connection with code and reason once the
 // replies queued so far, and the one being made, have been written; the
 // reader handles nothing more. For the reader goroutine.
-func (c *conn) closeAfterReplies(code websocket.StatusCode, reason string) {
+func (c *Session) closeAfterReplies(code websocket.StatusCode, reason string) {
 	c.closing = true
 	c.closeAfter = closeAfter{code: code, reason: reason}
 }

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"sync"
@@ -19,8 +19,8 @@ type pinger struct {
 	wg      sync.WaitGroup // the tick in flight, awaited by stop
 }
 
-func (p *pinger) start(c *conn) {
-	interval := c.srv.limits.PingInterval
+func (p *pinger) start(c *Session) {
+	interval := c.edge.Limits.PingInterval
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.timer = time.AfterFunc(interval, func() {

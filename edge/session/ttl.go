@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"github.com/sluicehq/sluice/edge/payload"
@@ -11,8 +11,8 @@ import (
 
 // ttlPayload encodes a ttl_message as a publish's message, refused as a
 // publish's would be.
-func (c *conn) ttlPayload(msg any) ([]byte, error) {
-	p, size, err := payload.Encode(nil, msg, c.CodecIndex(), c.srv.codecUse.Codecs(c.CodecIndex()))
+func (c *Session) ttlPayload(msg any) ([]byte, error) {
+	p, size, err := payload.Encode(nil, msg, c.CodecIndex(), c.edge.Codecs.Codecs(c.CodecIndex()))
 	if err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return nil, err

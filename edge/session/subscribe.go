@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // subscribe serves rtm/subscribe. The ok reply and the hand-over of the
 // cursor to the writer happen under one lock, so the reply always precedes
 // the subscription's first data.
-func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
+func (c *Session) subscribe(env *rtm.Envelope) (any, error) {
 	var b rtm.SubscribeBody
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	} else if b.Period != 0 {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "period applies to a subscription with a filter")
 	}
-	if err := checkChannel(b.Channel); err != nil {
+	if err := CheckChannel(b.Channel); err != nil {
 		return nil, err
 	}
 	if b.Batch < 0 {
@@ -68,14 +68,14 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	key := c.app.StoreKey(b.Channel)
 	// Before the cursor, on the clock of Frame.Time: what is stored from
 	// now on is live to this subscription.
-	since := c.srv.store.Stamp()
-	cur, cu, err := c.srv.chlog.Subscribe(c.Context(), key, start) // cu: history to read from the log first
-	var info []byte                                                // a fast_forward notice to send after the ok reply
+	since := c.edge.Store.Stamp()
+	cur, cu, err := c.edge.ChanLog.Subscribe(c.Context(), key, start) // cu: history to read from the log first
+	var info []byte                                                   // a fast_forward notice to send after the ok reply
 	if errors.Is(err, store.ErrExpired) && b.FastForward {
 		cur, cu, info, err = c.fastForwardStart(key, id, b.Position)
 	}
 	if err != nil {
-		return nil, expiredOr(err, b.Position)
+		return nil, ExpiredOr(err, b.Position)
 	}
 	sub := &delivery.Subscription{ID: id, Channel: b.Channel, Cursor: cur, CatchUp: cu, Since: since, View: sv,
 		Options: delivery.Options{FastForward: b.FastForward, Batch: int(min(b.Batch, delivery.MaxBatchMessages)), Presence: b.Presence}}
@@ -90,7 +90,7 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 	}
 	c.occupy(sub) // before the writer has it, which may end it
 	if sv != nil {
-		sv.Join(&c.srv.views, key, b.Filter)
+		sv.Join(c.edge.Views, key, b.Filter)
 	}
 	if err := c.handOver(sub, env.ID, b.Force, info); err != nil {
 		if sub.Vacate != nil {
@@ -113,13 +113,13 @@ func (c *conn) subscribe(env *rtm.Envelope) (any, error) {
 // to another edge): like a subscriber that fell behind, it goes on from the
 // oldest stored message, and is told so with rtm/subscription/info. The
 // edge cannot tell how many messages were missed: the count is 0.
-func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.CatchUp, []byte, error) {
-	cur, cu, err := c.srv.chlog.Oldest(c.Context(), key)
+func (c *Session) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.CatchUp, []byte, error) {
+	cur, cu, err := c.edge.ChanLog.Oldest(c.Context(), key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	sub := delivery.Subscription{Cursor: cur, CatchUp: cu}
-	c.srv.counters.FastForward.Add(1)
+	c.edge.Counters.FastForward.Add(1)
 	info, err := c.Codec().AppendPDU(nil, &rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 		Info:           rtm.InfoFastForward,
 		Reason:         "the messages after position " + from + " are gone; skipped to the oldest stored message",
@@ -135,16 +135,16 @@ func (c *conn) fastForwardStart(key, id, from string) (*store.Cursor, *chanlog.C
 
 // checkQuota refuses a live id without force, and a subscription past the
 // per-connection limit.
-func (c *conn) checkQuota(id string, force bool) error {
+func (c *Session) checkQuota(id string, force bool) error {
 	live, n := c.Lookup(id)
 	if live && !force {
 		return &rtm.Error{Code: rtm.CodeAlreadySubscribed,
 			Reason:         "subscription id " + id + " is live; unsubscribe, pass force, or choose another subscription_id",
 			SubscriptionID: id}
 	}
-	if !live && n >= c.srv.limits.SubscriptionsPerConnection {
+	if !live && n >= c.edge.Limits.SubscriptionsPerConnection {
 		return rtm.Errorf(rtm.CodeSubscriptionQuotaExceeded, "at most %d subscriptions per connection",
-			c.srv.limits.SubscriptionsPerConnection)
+			c.edge.Limits.SubscriptionsPerConnection)
 	}
 	return nil
 }
@@ -180,7 +180,7 @@ func subscribeStart(b *rtm.SubscribeBody) (store.Start, error) {
 // handOver makes sub live and queues its ok reply, then notice (if any)
 // before any of its data; a forced subscribe ends the subscription it
 // replaces first (delivery.Conn.HandOver).
-func (c *conn) handOver(sub *delivery.Subscription, id rtm.ID, force bool, notice []byte) error {
+func (c *Session) handOver(sub *delivery.Subscription, id rtm.ID, force bool, notice []byte) error {
 	frame, err := c.Codec().AppendPDU(nil, &rtm.PDU{
 		Action: rtm.Reply(rtm.ActionSubscribe, rtm.OutcomeOK), ID: id,
 		Body: &rtm.SubscribeReply{Position: sub.Position().String(), SubscriptionID: sub.ID},
@@ -198,7 +198,7 @@ func (c *conn) handOver(sub *delivery.Subscription, id rtm.ID, force bool, notic
 
 // unsubscribe serves rtm/unsubscribe. The writer closes the cursor and
 // replies with the position the subscription would have read next.
-func (c *conn) unsubscribe(env *rtm.Envelope) (any, error) {
+func (c *Session) unsubscribe(env *rtm.Envelope) (any, error) {
 	var b rtm.UnsubscribeBody
 	if err := c.decode(env, &b); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"fmt"
@@ -13,19 +13,19 @@ import (
 // error that becomes the error reply (an *rtm.Error, or an internal error
 // mapped to a generic one). A nil body with a nil error means the handler
 // queued its reply itself.
-type handler func(c *conn, env *rtm.Envelope) (any, error)
+type handler func(c *Session, env *rtm.Envelope) (any, error)
 
 // handlers maps request actions to handlers.
 var handlers = map[string]handler{
-	rtm.ActionPublish:      (*conn).publish,
-	rtm.ActionWrite:        (*conn).publish,
-	rtm.ActionDelete:       (*conn).delete,
-	rtm.ActionRead:         (*conn).read,
-	rtm.ActionSubscribe:    (*conn).subscribe,
-	rtm.ActionUnsubscribe:  (*conn).unsubscribe,
-	rtm.ActionHandshake:    (*conn).authHandshake,
-	rtm.ActionAuthenticate: (*conn).authAuthenticate,
-	rtm.ActionPresence:     (*conn).presence,
+	rtm.ActionPublish:      (*Session).publish,
+	rtm.ActionWrite:        (*Session).publish,
+	rtm.ActionDelete:       (*Session).delete,
+	rtm.ActionRead:         (*Session).read,
+	rtm.ActionSubscribe:    (*Session).subscribe,
+	rtm.ActionUnsubscribe:  (*Session).unsubscribe,
+	rtm.ActionHandshake:    (*Session).authHandshake,
+	rtm.ActionAuthenticate: (*Session).authAuthenticate,
+	rtm.ActionPresence:     (*Session).presence,
 }
 
 // publishes are the actions a journal acknowledges asynchronously.
@@ -37,7 +37,7 @@ var services = map[string]bool{"rtm": true, "auth": true}
 
 // handleFrame decodes one frame and serves it. A frame that does not decode
 // gets an unsolicited /error; the connection stays usable.
-func (c *conn) handleFrame(frame []byte) {
+func (c *Session) handleFrame(frame []byte) {
 	defer c.recoverFrame()
 	env, err := c.Codec().Decode(frame)
 	if err != nil {
@@ -51,7 +51,7 @@ func (c *conn) handleFrame(frame []byte) {
 	}
 	if !c.admit(env.ID) {
 		c.replyError(env.Action, env.ID, rtm.Errorf(rtm.CodeTooManyRequests,
-			"more than %d requests per second (bursts of %d); slow down", c.srv.limits.RequestsPerSecond, c.srv.limits.RequestBurst), false)
+			"more than %d requests per second (bursts of %d); slow down", c.edge.Limits.RequestsPerSecond, c.edge.Limits.RequestBurst), false)
 		return
 	}
 	if err := rtm.CheckEnvelope(env.Action, env.ID); err != nil {
@@ -89,7 +89,7 @@ func (c *conn) handleFrame(frame []byte) {
 // would otherwise be served by luck until it sends a binary codec's
 // bytes. Like a frame that does not decode, it counts against the rate
 // limit.
-func (c *conn) wrongFrameType(op websocket.Opcode) {
+func (c *Session) wrongFrameType(op websocket.Opcode) {
 	if !c.admit(rtm.ID{}) {
 		return
 	}
@@ -103,7 +103,7 @@ func (c *conn) wrongFrameType(op websocket.Opcode) {
 
 // queueClose queues the close item closeAfterReplies prepared, after the
 // replies queued so far; past the queue's byte limit, as it is no reply.
-func (c *conn) queueClose() {
+func (c *Session) queueClose() {
 	if c.closeAfter.code == 0 {
 		return
 	}
@@ -115,7 +115,7 @@ func (c *conn) queueClose() {
 // id over the limit is refused with too_many_requests; one without id
 // cannot be told, so instead of dropping it silently the reader waits for
 // a token, which stops reading and lets TCP push back on the client.
-func (c *conn) admit(id rtm.ID) bool {
+func (c *Session) admit(id rtm.ID) bool {
 	if c.limiter.allow() {
 		return true
 	}
@@ -130,9 +130,9 @@ func (c *conn) admit(id rtm.ID) bool {
 // error and a closed connection, so that no input can take the edge down
 // with it. It is a last line of defence: decoders reject bad input with
 // errors, and a panic here is a bug to fix.
-func (c *conn) recoverFrame() {
+func (c *Session) recoverFrame() {
 	if r := recover(); r != nil {
-		c.srv.log.Error("panic serving a request", "remote", c.Remote(), "appkey", c.app.Key,
+		c.edge.Logger.Error("panic serving a request", "remote", c.Remote(), "appkey", c.app.Key,
 			"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		c.CloseWith(websocket.StatusInternalError, "internal error")
 	}
@@ -150,7 +150,7 @@ func unknownAction(action string) error {
 const replyRoom = 96
 
 // reply queues the ok reply of a request; requests without id get none.
-func (c *conn) reply(action string, id rtm.ID, body any) {
+func (c *Session) reply(action string, id rtm.ID, body any) {
 	if id.IsZero() {
 		return
 	}
@@ -171,13 +171,13 @@ func (c *conn) reply(action string, id rtm.ID, body any) {
 // replyError queues an error reply. Requests without id get none, except
 // the unsolicited /error for an undecodable frame. Errors that are not
 // protocol errors are logged and reported without detail.
-func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool) {
+func (c *Session) replyError(action string, id rtm.ID, err error, unsolicited bool) {
 	e, ok := rtm.AsError(err)
 	if !ok {
-		c.srv.log.Error("request failed", "remote", c.Remote(), "action", action, "err", err)
+		c.edge.Logger.Error("request failed", "remote", c.Remote(), "action", action, "err", err)
 		e = rtm.Errorf(rtm.CodeInvalidOperation, "internal error")
 	}
-	c.srv.counters.Refuse(e.Code)
+	c.edge.Counters.Refuse(e.Code)
 	if id.IsZero() && !unsolicited {
 		return
 	}
@@ -198,12 +198,12 @@ func (c *conn) replyError(action string, id rtm.ID, err error, unsolicited bool)
 // bounds (rtm.LengthChecker). A codec refuses a body with an *rtm.Error
 // whose reason package rtm words; any other error is a codec's bug, logged
 // and answered with rtm.BodyShape, never with its text.
-func (c *conn) decode(env *rtm.Envelope, v any) error {
+func (c *Session) decode(env *rtm.Envelope, v any) error {
 	if err := c.Codec().DecodeBody(env.Body, v); err != nil {
 		if _, ok := rtm.AsError(err); ok {
 			return err
 		}
-		c.srv.log.Error("a codec failed on a body with an error that is not a protocol error",
+		c.edge.Logger.Error("a codec failed on a body with an error that is not a protocol error",
 			"codec", c.Codec().Name(), "action", env.Action, "err", err)
 		return rtm.Invalid(rtm.BodyShape)
 	}
@@ -213,9 +213,9 @@ func (c *conn) decode(env *rtm.Envelope, v any) error {
 	return nil
 }
 
-// checkChannel validates a channel name, failing with invalid_format. It
+// CheckChannel validates a channel name, failing with invalid_format. It
 // returns a nil error, not a nil *rtm.Error, for a valid name.
-func checkChannel(name string) error {
+func CheckChannel(name string) error {
 	if e := rtm.ChannelFormatError(name); e != nil {
 		return e
 	}

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"sync"
@@ -9,9 +9,9 @@ import (
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
-// maxInFlight bounds a connection's publishes waiting for the channel
+// MaxInFlight bounds a connection's publishes waiting for the channel
 // log; past it the reader waits, and TCP pushes back on the client.
-const maxInFlight = 256
+const MaxInFlight = 256
 
 // acks keeps, in request order, a connection's publishes that wait for
 // the journal, so that replies still leave in the order requests came: a
@@ -25,7 +25,7 @@ const maxInFlight = 256
 // takes the queue (its takeWork wakes it: Unblock). A client that does not read its
 // replies is pushed back on by TCP, as on an edge alone, whose reader
 // writes its replies itself; its queue holds at most Limits.QueueBytes
-// plus the replies of maxInFlight publishes.
+// plus the replies of MaxInFlight publishes.
 type acks struct {
 	n    atomic.Int32 // len(q), for the reader's check without the lock
 	mu   sync.Mutex   // guards q and roomWaits; taken before delivery.Conn.mu
@@ -43,14 +43,14 @@ type ackSlot struct {
 }
 
 // pushAck adds a slot for a publish, waiting while the connection has
-// maxInFlight already or its outbox is full. It returns nil if the
+// MaxInFlight already or its outbox is full. It returns nil if the
 // connection is closing. For the reader goroutine.
-func (c *conn) pushAck() *ackSlot {
+func (c *Session) pushAck() *ackSlot {
 	a := &c.acks
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for c.Context().Err() == nil {
-		if len(a.q) < maxInFlight && !c.Full() {
+		if len(a.q) < MaxInFlight && !c.Full() {
 			break
 		}
 		if c.WakeDue() {
@@ -62,7 +62,7 @@ func (c *conn) pushAck() *ackSlot {
 			a.mu.Lock()
 			continue
 		}
-		if len(a.q) < maxInFlight {
+		if len(a.q) < MaxInFlight {
 			a.roomWaits++
 		}
 		a.cond.Wait()
@@ -78,7 +78,7 @@ func (c *conn) pushAck() *ackSlot {
 
 // completeAck records the reply of slot s and queues, in order, the
 // replies of the answered slots at the front. Any goroutine may call it.
-func (c *conn) completeAck(s *ackSlot, frame []byte) {
+func (c *Session) completeAck(s *ackSlot, frame []byte) {
 	a := &c.acks
 	a.mu.Lock()
 	s.frame, s.done = frame, true
@@ -106,7 +106,7 @@ func (c *conn) completeAck(s *ackSlot, frame []byte) {
 // drainAcks waits until every publish read so far has its reply queued
 // (or the connection is closing). For the reader goroutine, before it
 // queues any other reply.
-func (c *conn) drainAcks() {
+func (c *Session) drainAcks() {
 	a := &c.acks
 	if a.n.Load() == 0 {
 		return
@@ -120,7 +120,7 @@ func (c *conn) drainAcks() {
 
 // wakeAcks wakes a reader waiting in pushAck or drainAcks, for a closing
 // connection or an outbox whose queue the writer took.
-func (c *conn) wakeAcks() {
+func (c *Session) wakeAcks() {
 	a := &c.acks
 	a.mu.Lock()
 	a.cond.Broadcast()
@@ -130,17 +130,17 @@ func (c *conn) wakeAcks() {
 // awaitAppend queues the reply of a publish the channel log answers
 // later (p) once it does, after the replies of every publish before it.
 // The publish is sent already: a reader that waits here for room holds
-// at most maxInFlight+1 in flight.
-func (c *conn) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
+// at most MaxInFlight+1 in flight.
+func (c *Session) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
 	slot := c.pushAck()
 	if slot == nil {
 		return // closing: no reply will leave
 	}
-	cd, srv := c.Codec(), c.srv
+	cd, e := c.Codec(), c.edge
 	p.Then(func(pos rtm.Position, err error) {
-		c.completeAck(slot, srv.ackFrame(cd, action, id, pos, err))
+		c.completeAck(slot, e.ackFrame(cd, action, id, pos, err))
 		if err == nil {
-			srv.counters.MessagesIn[c.CodecIndex()].Add(1)
+			e.Counters.MessagesIn[c.CodecIndex()].Add(1)
 			c.Traffic().MessagesIn.Add(1)
 		}
 	})
@@ -148,27 +148,27 @@ func (c *conn) awaitAppend(action string, id rtm.ID, p *chanlog.Pending) {
 
 // ackFrame encodes the reply to a publish the log answered later; nil
 // without an id.
-func (s *Server) ackFrame(cd codec.Codec, action string, id rtm.ID, pos rtm.Position, err error) []byte {
-	var e *rtm.Error
+func (e *Edge) ackFrame(cd codec.Codec, action string, id rtm.ID, pos rtm.Position, err error) []byte {
+	var re *rtm.Error
 	if err != nil {
 		// The store's refusals map as for an edge alone; anything else is
 		// the log not confirming in time.
-		e = s.logRefusal(err, "publish")
-		s.counters.Refuse(e.Code)
+		re = e.LogRefusal(err, "publish")
+		e.Counters.Refuse(re.Code)
 	}
 	if id.IsZero() {
 		return nil
 	}
 	pdu := &rtm.PDU{ID: id}
-	if e != nil {
-		pdu.Action, pdu.Body = rtm.Reply(action, rtm.OutcomeError), e.Body()
+	if re != nil {
+		pdu.Action, pdu.Body = rtm.Reply(action, rtm.OutcomeError), re.Body()
 	} else {
 		pdu.Action = rtm.Reply(action, rtm.OutcomeOK)
 		pdu.Body = &rtm.PositionBody{Position: pos.String()}
 	}
 	frame, encErr := cd.AppendPDU(make([]byte, 0, replyRoom), pdu)
 	if encErr != nil {
-		s.log.Error("encoding a publish reply", "err", encErr)
+		e.Logger.Error("encoding a publish reply", "err", encErr)
 		return nil
 	}
 	return frame

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 func BenchmarkAdmit(b *testing.B) {
 	id := rtm.IntID(7)
 	b.Run("admitted", func(b *testing.B) {
-		c := &conn{requestState: requestState{limiter: newBucket(1e9, 1<<30)}}
+		c := &Session{requestState: requestState{limiter: newBucket(1e9, 1<<30)}}
 		b.ReportAllocs()
 		for b.Loop() {
 			if !c.admit(id) {
@@ -21,7 +21,7 @@ func BenchmarkAdmit(b *testing.B) {
 		}
 	})
 	b.Run("refused", func(b *testing.B) {
-		c := &conn{requestState: requestState{limiter: newBucket(1, 1)}}
+		c := &Session{requestState: requestState{limiter: newBucket(1, 1)}}
 		c.limiter.full = 1 << 62 // empty for good
 		b.ReportAllocs()
 		for b.Loop() {

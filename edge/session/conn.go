@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/sluicehq/sluice/edge/auth"
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/delivery"
-	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/membership"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
@@ -25,18 +24,16 @@ import (
 // message itself is too large; larger frames close the connection (1009).
 const readOverhead = 16 << 10
 
-// conn is one client connection: its session, whose reader goroutine
-// owns the request state (requestState), and its delivery side
-// (delivery.Conn, embedded: the socket, the outbox, the live
-// subscriptions and the writer).
-type conn struct {
+// Session is one client connection's session. Its reader goroutine
+// (Run) owns the request state (requestState); its delivery side
+// (delivery.Conn, embedded) is the socket, the outbox, the live
+// subscriptions and the writer, which the delivery engine runs.
+type Session struct {
 	delivery.Conn
 
-	srv   *Server
-	app   *app.App
-	peer  string          // the remote address without port: the key of per-address limits
-	hooks *hook.Hooks     // the app's, nil without: no map lookup per request (hooks.go)
-	occ   *hook.Occupancy // the app's, nil without events
+	edge *Edge
+	app  *App
+	peer string // the remote address without port: the key of per-address limits
 
 	// The reader goroutine's alone (set before the connection runs,
 	// then only by the reader): embedded, so its fields read as the
@@ -53,18 +50,14 @@ type conn struct {
 }
 
 // requestState is the state of a connection's requests, which only its
-// reader goroutine reads and writes (accept sets it before the reader
+// reader goroutine reads and writes (New sets it before the reader
 // starts): who the client is allowed to be, its rate limit, the reader's
 // buffers and reused PDUs. The writer never touches it.
 type requestState struct {
-	role      string
-	perms     app.Permissions
-	grantEnd  time.Time // when a JWT grant expires; zero: no expiry
+	access    // who the client is allowed to be
 	handshake auth.Handshake
 	limiter   *bucket
-	readBuf   []byte
-	scratch   []byte
-	prevBuf   []byte // the previous message of a request with read (rtmopts.go); the reader's
+	buffers   // the reader's
 	// authFailures counts failed authentications; at the limit the
 	// connection closes, once closeAfter is queued after the last reply.
 	// closing says the reader handles no more requests.
@@ -82,39 +75,42 @@ type requestState struct {
 	replyPDU rtm.PDU
 }
 
-func newConn(s *Server, a *app.App, ws *websocket.Conn, remote, id string) *conn {
-	c := &conn{
-		srv:  s,
+// New returns the session of the connection ws of app a, from remote,
+// with id; Connect then applies what the app's connect hook answered,
+// and Run serves it.
+func New(e *Edge, a *App, ws *websocket.Conn, remote, id string) *Session {
+	c := &Session{
+		edge: e,
 		app:  a,
 		peer: peerKey(remote),
 		requestState: requestState{
-			role:    app.DefaultRole,
-			limiter: newBucket(s.limits.RequestsPerSecond, s.limits.RequestBurst),
+			access:  access{role: app.DefaultRole, perms: a.DefaultPermissions()},
+			limiter: newBucket(e.Limits.RequestsPerSecond, e.Limits.RequestBurst),
 		},
 	}
-	c.Init(s.engine, ws, id, remote, s.traffic[a.Key], c)
-	c.pres.Init(&c.Conn, s.presence, a, s.hk.hooks[a.Key].Events(), s.limits.QueueBytes, s.log)
-	c.perms = a.DefaultPermissions()
+	c.Init(e.Engine, ws, id, remote, a.Traffic, c)
+	c.pres.Init(&c.Conn, e.Presence, a.App, a.Hooks.Events(), e.Limits.QueueBytes, e.Logger)
 	c.acks.cond.L = &c.acks.mu
-	ws.SetWriteTimeout(s.limits.WriteTimeout)
+	ws.SetWriteTimeout(e.Limits.WriteTimeout)
 	return c
 }
 
 // Unblock implements delivery.Owner: it wakes the reader if it waits in
 // pushAck or drainAcks.
-func (c *conn) Unblock() { c.wakeAcks() }
+func (c *Session) Unblock() { c.wakeAcks() }
 
 // Ended implements delivery.Owner: the connection's presence follows its
 // live subscriptions.
-func (c *conn) Ended() { c.pres.Sync() }
+func (c *Session) Ended() { c.pres.Sync() }
 
 // readBufKeep is the largest read buffer kept between messages; a larger
 // one, grown for a large message, is dropped so idle connections stay small.
 const readBufKeep = 4 << 10
 
-// run serves the connection until it ends: it reads and handles requests
-// on the calling goroutine; writers come and go beside it.
-func (c *conn) run() {
+// Run serves the connection until it ends, and then posts its
+// disconnect event: it reads and handles requests on the calling
+// goroutine; writers come and go beside it.
+func (c *Session) Run() {
 	c.WS().SetReadLimit(int64(2*c.app.MaxMessage() + readOverhead))
 	c.pinger.start(c)
 	for {
@@ -130,7 +126,7 @@ func (c *conn) run() {
 			// that unread data does not turn the close into a reset.
 			continue
 		}
-		c.srv.counters.BytesIn[c.CodecIndex()].Add(uint64(len(frame)))
+		c.edge.Counters.BytesIn[c.CodecIndex()].Add(uint64(len(frame)))
 		c.Traffic().BytesIn.Add(uint64(len(frame)))
 		if op != c.Op() {
 			c.wrongFrameType(op)
@@ -151,6 +147,23 @@ func (c *conn) run() {
 	c.pres.Leave() // its channels see it leave now, not once the writer is done
 	c.stopGrant()
 	c.End()
+	c.disconnected()
+}
+
+// access is the role a connection acts as, what it may do, and until
+// when.
+type access struct {
+	role     string
+	perms    app.Permissions
+	grantEnd time.Time // when a JWT grant expires; zero: no expiry
+}
+
+// buffers are the reader's: the frame it reads, the payload it encodes,
+// and the previous message of a request with read (rtmopts.go).
+type buffers struct {
+	readBuf []byte
+	scratch []byte
+	prevBuf []byte
 }
 
 // closeAfter is a close the reader queues once the replies queued so far
@@ -160,10 +173,10 @@ type closeAfter struct {
 	reason string
 }
 
-func (c *conn) logClose(err error) {
+func (c *Session) logClose(err error) {
 	code, reason := c.CloseStatus()
 	peer := websocket.CloseStatus(err)
-	c.srv.log.Info("connection closed", "remote", c.Remote(), "appkey", c.app.Key,
+	c.edge.Logger.Info("connection closed", "remote", c.Remote(), "appkey", c.app.Key,
 		"codec", c.Codec().Name(), "code", int(code), "reason", reason, "peer_code", int(peer),
 		"read_error", errorKind(err))
 }
@@ -210,4 +223,22 @@ func errorKind(err error) string {
 		return "closed by the edge"
 	}
 	return err.Error()
+}
+
+// AppKey is the appkey of the connection's app.
+func (c *Session) AppKey() string { return c.app.Key }
+
+// UserID is the connection's user: what its JWT's sub or its connect
+// hook named; "" for anonymous.
+func (c *Session) UserID() string { return c.pres.User() }
+
+// Backlog reports the bytes of the replies the connection's outbox holds
+// and how many times its reader has waited for the writer to take them
+// (acks.go, pushAck): what the tests of the reader's back-pressure look
+// at.
+func (c *Session) Backlog() (bytes, waits int) {
+	c.acks.mu.Lock()
+	waits = c.acks.roomWaits
+	c.acks.mu.Unlock()
+	return c.QueuedBytes(), waits
 }

@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"sync"
@@ -34,7 +34,7 @@ type grantTimer struct {
 // (zero: none), for the reader goroutine after a successful
 // authentication. Live subscriptions the new permissions do not allow
 // end, and the grant's end is armed.
-func (c *conn) setGrant(role string, perms app.Permissions, end time.Time) {
+func (c *Session) setGrant(role string, perms app.Permissions, end time.Time) {
 	c.role, c.perms, c.grantEnd = role, perms, end
 	g := &c.grant
 	g.mu.Lock()
@@ -58,7 +58,7 @@ func (c *conn) setGrant(role string, perms app.Permissions, end time.Time) {
 // endGrant applies the end of grant gen: the subscriptions the default
 // role may not have end. The reader's expireGrant changes the role itself,
 // at its next request.
-func (c *conn) endGrant(gen uint64) {
+func (c *Session) endGrant(gen uint64) {
 	g := &c.grant
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -71,7 +71,7 @@ func (c *conn) endGrant(gen uint64) {
 
 // stopGrant stops the grant's timer for good; a callback already running
 // finishes first, one not yet running will do nothing.
-func (c *conn) stopGrant() {
+func (c *Session) stopGrant() {
 	g := &c.grant
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -83,7 +83,7 @@ func (c *conn) stopGrant() {
 
 // revoke ends every live subscription whose channel perms do not allow
 // (see endSubscriptions). c.grant.mu is held.
-func (c *conn) revoke(perms app.Permissions, reason string) {
+func (c *Session) revoke(perms app.Permissions, reason string) {
 	c.endSubscriptions(func(sub *delivery.Subscription) bool {
 		return !perms.CanSubscribe(sub.Channel) || (sub.Prefix() && !perms.CanSubscribePrefix(sub.Channel)) ||
 			(sub.Presence && !perms.CanPresence(sub.Channel))
@@ -95,7 +95,7 @@ func (c *conn) revoke(perms app.Permissions, reason string) {
 // authorization_denied with reason and the position to resume from; the
 // connection's presence follows what it still subscribes. It returns how
 // many it ended.
-func (c *conn) endSubscriptions(end func(*delivery.Subscription) bool, reason string) int {
+func (c *Session) endSubscriptions(end func(*delivery.Subscription) bool, reason string) int {
 	n := c.EndWhere(end, reason)
 	if n > 0 {
 		c.pres.Sync()
@@ -108,7 +108,7 @@ func (c *conn) endSubscriptions(end func(*delivery.Subscription) bool, reason st
 // role once the token has expired; for the reader goroutine, before each
 // request. The grant's timer ends its subscriptions; this ends them too if
 // the request came first.
-func (c *conn) expireGrant() {
+func (c *Session) expireGrant() {
 	if c.grantEnd.IsZero() || time.Now().Before(c.grantEnd) {
 		return
 	}
@@ -122,4 +122,11 @@ func (c *conn) expireGrant() {
 		c.revoke(c.perms, reasonGrantExpired)
 		c.pres.EndGrantUser()
 	}
+}
+
+// EndChannel ends the connection's live subscriptions to channel (see
+// endSubscriptions), each with rtm/subscription/error
+// authorization_denied and reason, and returns how many.
+func (c *Session) EndChannel(channel, reason string) int {
+	return c.endSubscriptions(func(sub *delivery.Subscription) bool { return sub.Channel == channel }, reason)
 }

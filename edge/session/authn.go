@@ -1,4 +1,4 @@
-package server
+package session
 
 import (
 	"time"
@@ -9,7 +9,7 @@ import (
 
 // authHandshake serves auth/handshake: a fresh nonce for role_secret, also
 // for a role that does not exist, so roles cannot be enumerated.
-func (c *conn) authHandshake(env *rtm.Envelope) (any, error) {
+func (c *Session) authHandshake(env *rtm.Envelope) (any, error) {
 	var b rtm.HandshakeBody
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func (c *conn) authHandshake(env *rtm.Envelope) (any, error) {
 }
 
 // authAuthenticate serves auth/authenticate with role_secret or a JWT.
-func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
+func (c *Session) authAuthenticate(env *rtm.Envelope) (any, error) {
 	var b rtm.AuthenticateBody
 	if err := c.decode(env, &b); err != nil {
 		return nil, err
@@ -35,14 +35,14 @@ func (c *conn) authAuthenticate(env *rtm.Envelope) (any, error) {
 	}
 	switch b.Method {
 	case rtm.MethodRoleSecret:
-		role, err := c.handshake.Authenticate(c.app, b.Credentials.Hash)
+		role, err := c.handshake.Authenticate(c.app.App, b.Credentials.Hash)
 		if err != nil {
 			return nil, c.authFailed(err, b.Method)
 		}
 		c.setGrant(role.Name, role.Permissions, time.Time{})
 		c.pres.EndGrantUser() // a role proves no user
 	case rtm.MethodJWT:
-		g, err := auth.Verify(c.app, b.Credentials.Token, time.Now())
+		g, err := auth.Verify(c.app.App, b.Credentials.Token, time.Now())
 		if err != nil {
 			return nil, c.authFailed(err, b.Method)
 		}
