@@ -60,7 +60,7 @@ func (c *Session) publish(env *rtm.Envelope) (any, error) {
 	}
 	origin := ""
 	if b.ExcludeSelf {
-		origin = c.ID() // the writers of its subscriptions skip it (edge/delivery's writer.go, own)
+		origin = c.ID() // the writers of its subscriptions skip it (edge/delivery's send.go, own)
 	}
 	if b.HasOptions() {
 		return c.publishOptions(env, &b, c.scratch, origin)
