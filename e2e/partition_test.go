@@ -49,7 +49,7 @@ func startNetCluster(t *testing.T, lab *netLab) *cluster {
 		procs = append(procs, lab.launchEdgeIn(i, "--listen", lab.ClientIP(i)+":8080", "--config", cfg,
 			"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", "netns",
 			"--cluster-listen", lab.RouteIP(i)+":6222", "--cluster-routes", strings.Join(routes, ","),
-			"--node-name", fmt.Sprintf("n%d", i)))
+			"--node-name", fmt.Sprintf("n%d", i), "--cluster-feed", clusterFeed()))
 	}
 	for _, p := range procs {
 		c.edges = append(c.edges, waitReady(t, p))

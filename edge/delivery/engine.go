@@ -27,6 +27,7 @@ package delivery
 import (
 	"log/slog"
 
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/tally"
 )
@@ -39,7 +40,10 @@ type Config struct {
 	// Store holds the channels the subscriptions read; its clock times
 	// first deliveries, and the channels it creates are offered to the
 	// prefix subscriptions.
-	Store    *store.Store
+	Store *store.Store
+	// ChanLog is the channel log over Store: a prefix subscription asks
+	// it to watch its prefix (chanlog.Log.Watch).
+	ChanLog  chanlog.Log
 	Counters *tally.Counters
 	// FirstDelivery, when set, observes for every message the seconds
 	// from its being stored to its first delivery to any subscriber.
@@ -56,6 +60,7 @@ type Config struct {
 // subscriptions, and what its connections' writers share.
 type Engine struct {
 	store     *store.Store
+	chlog     chanlog.Log
 	fan       *fanout
 	prefixes  *prefixIndex
 	counters  *tally.Counters
@@ -74,6 +79,7 @@ type limits struct {
 func New(cfg *Config) *Engine {
 	e := &Engine{
 		store:     cfg.Store,
+		chlog:     cfg.ChanLog,
 		fan:       newFanout(),
 		prefixes:  newPrefixIndex(cfg.Store),
 		counters:  cfg.Counters,

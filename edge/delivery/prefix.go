@@ -106,6 +106,9 @@ type prefixGroup struct {
 	// closed is set by close (under mu); overflow once a channel past
 	// Limits.PrefixChannels matched, which the writer ends the subscription on.
 	closed, overflow atomic.Bool
+	// unwatch ends the log's watch of the prefix (chanlog.Log.Watch); set
+	// before the group is shared.
+	unwatch func()
 }
 
 // attach opens a child on the channel of key, unless it has one.
@@ -175,6 +178,9 @@ func (g *prefixGroup) close() {
 	for _, k := range kids {
 		k.Cursor.Close()
 	}
+	if g.unwatch != nil {
+		g.unwatch()
+	}
 }
 
 // StartPrefix makes sub, on the channel of store key key, a prefix
@@ -184,9 +190,22 @@ func (g *prefixGroup) close() {
 // registered. For the reader, before the hand-over.
 func (c *Conn) StartPrefix(sub *Subscription, key string, start store.Start) error {
 	g := &prefixGroup{c: c, parent: sub, key: key, x: c.eng.prefixes, names: make(map[string]bool)}
+	limit := c.eng.limits.prefixChannels
+	// The log brings the channels under the prefix into the store (an
+	// edge fed by interest holds only those its clients use), those it
+	// holds now among them, which then attach through the store's
+	// OnCreate as they are made here.
+	unwatch, more, err := c.eng.chlog.Watch(c.ctx, key, limit)
+	switch {
+	case err != nil:
+		return rtm.Errorf(rtm.CodeUnavailable, "cannot list the channels that start with %q: %v", sub.Channel, err)
+	case more:
+		return rtm.Errorf(rtm.CodeSubscriptionQuotaExceeded, "more than %d channels start with %q; subscribe to a longer prefix",
+			limit, sub.Channel)
+	}
+	g.unwatch = unwatch
 	sub.group, sub.named = g, true
 	c.eng.prefixes.add(g)
-	limit := c.eng.limits.prefixChannels
 	names, more := c.eng.store.ChannelNames(key, "", limit)
 	if more {
 		g.close()

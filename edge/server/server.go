@@ -142,7 +142,7 @@ func (s *Server) newEdge(opts *Options) *session.Edge {
 	chlog.OnSwitch(ttl.Standby)
 	l := s.limits
 	return session.NewEdge(session.Edge{
-		Engine: delivery.New(&delivery.Config{Store: st, Counters: counters, FirstDelivery: opts.FirstDelivery,
+		Engine: delivery.New(&delivery.Config{Store: st, ChanLog: chlog, Counters: counters, FirstDelivery: opts.FirstDelivery,
 			Logger: s.log, QueueBytes: l.QueueBytes, PrefixChannels: l.PrefixChannels}),
 		ChanLog: chlog, Store: st, TTL: ttl, Presence: reg, Views: &filter.Shares{}, Counters: counters,
 		Codecs: payload.NewUsage(st.Now), Logger: s.log,

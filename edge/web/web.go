@@ -7,12 +7,13 @@
 //
 // Every file is embedded (package client-js). Responses carry a strong
 // ETag and "Cache-Control: no-cache", so browsers revalidate and get 304
-// Not Modified until the binary changes; files are sent gzip- or
-// brotli-compressed when the browser accepts it (brotli first), from
-// variants compressed once: sluice.wasm is embedded brotli-compressed
-// only (as `make wasm` writes and the repository holds it) and decoded on
-// the first request that cannot take brotli; the text files are
-// compressed on first request. The client files are served with
+// Not Modified until the binary changes; the client files are also
+// served under content-hashed names, cached for a year (hashed.go).
+// Files are sent gzip- or brotli-compressed when the browser accepts it
+// (brotli first), from variants compressed once: sluice.wasm is embedded
+// brotli-compressed only (as `make wasm` writes and the repository holds
+// it) and decoded on the first request that cannot take brotli; the text
+// files are compressed on first request. The client files are served with
 // "Access-Control-Allow-Origin: *", so any page may load them from an
 // edge: the edge authenticates by appkey and role, not by cookie.
 package web
@@ -62,6 +63,7 @@ var routes = map[string]string{
 // Handler serves the embedded files. It is safe for concurrent use.
 type Handler struct {
 	assets  map[string]*asset // by embedded name; a missing file is absent
+	hashed  map[string]string // content-hashed URL path: embedded name (hashed.go)
 	noDemo  bool
 	fsys    fs.FS
 	version string
@@ -113,6 +115,7 @@ func newHandler(fsys fs.FS, opts *Options) (*Handler, error) {
 		}
 		h.assets[name] = a
 	}
+	h.addHashed()
 	return h, nil
 }
 
@@ -150,7 +153,7 @@ func load(fsys fs.FS, name string) (*asset, error) {
 
 // tarball returns the npm package, built on first request (some 300 ms:
 // sluice.wasm is decoded and compressed again), or nil when a file of it
-// is missing.
+// is missing. Its sluice.wasm.gz is the one the edge serves.
 func (h *Handler) tarball() *asset {
 	h.tgzOnce.Do(func() {
 		wasm := h.assets["dist/sluice.wasm"]
@@ -161,7 +164,11 @@ func (h *Handler) tarball() *asset {
 		if err != nil {
 			return
 		}
-		h.tgz, _ = tarballAsset(h.fsys, h.version, data)
+		gz, encoding, _ := wasm.pick("gzip")
+		if encoding != "gzip" {
+			return // not reached: 3.6 MB of WebAssembly compress
+		}
+		h.tgz, _ = tarballAsset(h.fsys, h.version, map[string][]byte{"dist/sluice.wasm": data, "dist/sluice.wasm.gz": gz})
 	})
 	return h.tgz
 }
@@ -194,6 +201,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == tarballPath {
 		name, ok = "sluice.tgz", true
 	}
+	cache := "no-cache"
+	if !ok {
+		if name, ok = h.hashed[r.URL.Path]; ok {
+			cache = immutableCache
+		}
+	}
 	if !ok || h.noDemo && strings.HasPrefix(name, "demo/") {
 		http.NotFound(w, r)
 		return
@@ -214,7 +227,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", a.ctype)
-	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Cache-Control", cache)
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	if !strings.HasPrefix(name, "demo/") {
 		hdr.Set("Access-Control-Allow-Origin", "*")

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"math"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -14,21 +13,13 @@ import (
 // recurses without bound.
 const MaxDepth = rtm.MaxDepth
 
-// numberLiteral is a number a decoder kept as its decimal text, such as
-// encoding/json's Number. Matching it by its methods keeps encoding/json out
-// of the binaries that link only the binary codecs.
-type numberLiteral interface {
-	String() string
-	Int64() (int64, error)
-	Float64() (float64, error)
-}
-
 // Normalize converts a value decoded by a codec library into the canonical
 // value model of package rtm: nil, bool, int64, uint64 (only above
 // math.MaxInt64), float64, string, []byte, []any and map[string]any.
 //
-// It accepts every Go integer width, float32, number literals (json.Number)
-// and maps keyed by any with string keys. It refuses, with an *rtm.Error of
+// It accepts every Go integer width, float32, number literals (json.Number;
+// natively only, see literal_notjs.go) and maps keyed by any with string
+// keys. It refuses, with an *rtm.Error of
 // code invalid_format, what some codec could not carry: a map key that is not
 // a string, nesting deeper than MaxDepth, NaN or an infinity, a string that
 // is not valid UTF-8, and any other type. So a message accepted from one
@@ -63,8 +54,9 @@ func normalize(v any, depth int) (any, error) {
 			return nil, err
 		}
 		return normalizeMap(m, depth)
-	case numberLiteral:
-		return parseNumber(x.String())
+	}
+	if n, ok, err := normalizeLiteral(v); ok {
+		return n, err
 	}
 	return normalizeInt(v)
 }
@@ -137,42 +129,6 @@ func checkFloat(f float64) (any, error) {
 		return nil, rtm.Invalid(rtm.MessageNonFinite)
 	}
 	return f, nil
-}
-
-// parseNumber turns a number literal into an int64 when it is an integer
-// that fits, a uint64 when it is a larger positive integer that fits, and a
-// float64 otherwise.
-func parseNumber(s string) (any, error) {
-	if isIntLiteral(s) {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n, nil
-		}
-		if s[0] != '-' {
-			if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-				return u, nil
-			}
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return nil, rtm.Invalid(rtm.MessageNumber)
-	}
-	return f, nil
-}
-
-func isIntLiteral(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // StringMap converts a map keyed by any into a map keyed by string, as some

@@ -1,6 +1,6 @@
 package rtm
 
-import "fmt"
+import "strconv"
 
 // Bounds of the string fields of requests, in bytes. An edge refuses a
 // request past one with invalid_format, so that no client can make it
@@ -32,7 +32,7 @@ const (
 // TooLong returns the invalid_format error of a field longer than max
 // bytes. The reason names the field, never quotes it.
 func TooLong(field string, max int) *Error {
-	return &Error{Code: CodeInvalidFormat, Reason: fmt.Sprintf("Invalid PDU: '%s' is longer than %d bytes", field, max)}
+	return &Error{Code: CodeInvalidFormat, Reason: "Invalid PDU: '" + field + "' is longer than " + strconv.Itoa(max) + " bytes"}
 }
 
 // LengthChecker is implemented by request bodies whose string fields are

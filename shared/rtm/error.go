@@ -1,9 +1,6 @@
 package rtm
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // Code is an RTM error code, the stable part of an error reply; clients
 // code against it.
@@ -54,11 +51,6 @@ type Error struct {
 	// body.
 	Position       string
 	SubscriptionID string
-}
-
-// Errorf returns an *Error with a formatted reason.
-func Errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Reason: fmt.Sprintf(format, args...)}
 }
 
 func (e *Error) Error() string { return "rtm: " + string(e.Code) + ": " + e.Reason }

@@ -10,10 +10,7 @@ import (
 
 func TestError(t *testing.T) {
 	t.Parallel()
-	e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired", "1:2")
-	if e.Code != rtm.CodeExpiredPosition || e.Reason != "position 1:2 has expired" {
-		t.Fatalf("Errorf = %+v", e)
-	}
+	e := &rtm.Error{Code: rtm.CodeExpiredPosition, Reason: "position 1:2 has expired"}
 	if got, want := e.Error(), "rtm: expired_position: position 1:2 has expired"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
 	}

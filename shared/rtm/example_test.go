@@ -27,7 +27,7 @@ func ExampleParsePosition() {
 // An edge's refusal reaches Go code as an *Error somewhere in the chain
 // of wrapped errors; AsError finds it, and its Code says what happened.
 func ExampleAsError() {
-	err := fmt.Errorf("publish to %q: %w", "chat", rtm.Errorf(rtm.CodeAuthorizationDenied, "no publish permission"))
+	err := fmt.Errorf("publish to %q: %w", "chat", &rtm.Error{Code: rtm.CodeAuthorizationDenied, Reason: "no publish permission"})
 	if e, ok := rtm.AsError(err); ok {
 		fmt.Println(e.Code, "-", e.Reason)
 	}

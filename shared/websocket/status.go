@@ -2,7 +2,7 @@ package websocket
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 )
 
 // StatusCode is a close frame's status code (RFC 6455 section 7.4).
@@ -48,7 +48,7 @@ type CloseError struct {
 }
 
 func (e *CloseError) Error() string {
-	return fmt.Sprintf("websocket closed by peer: status %d, reason %q", int(e.Code), e.Reason)
+	return "websocket closed by peer: status " + strconv.Itoa(int(e.Code)) + ", reason " + strconv.Quote(e.Reason)
 }
 
 // CloseStatus returns the code of the CloseError in err's chain, or -1.
@@ -68,7 +68,7 @@ type ProtocolError struct {
 }
 
 func (e *ProtocolError) Error() string {
-	return fmt.Sprintf("websocket protocol error (%d): %s", int(e.Code), e.Reason)
+	return "websocket protocol error (" + strconv.Itoa(int(e.Code)) + "): " + e.Reason
 }
 
 // ErrClosed is returned by writes after the connection was closed or a

@@ -3,11 +3,11 @@
 package bridge
 
 import (
-	"fmt"
 	"sync"
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // bridge holds what JavaScript refers to by number. Its functions live as
@@ -167,7 +167,7 @@ func intArg(v js.Value) int {
 // stringArg reads a string argument.
 func stringArg(v js.Value, what string) (string, error) {
 	if t, ok := typeOf(v); !ok || t != js.TypeString {
-		return "", fmt.Errorf("%w: %s must be a string", client.ErrOptions, what)
+		return "", errtext.Kind(client.ErrOptions, what+" must be a string")
 	}
 	return v.String(), nil
 }

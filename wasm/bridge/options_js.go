@@ -4,12 +4,13 @@ package bridge
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"syscall/js"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // defaultTimeout bounds each request, including the wait for a
@@ -51,7 +52,7 @@ func (o options) num(name string) (float64, error) {
 		return 0, nil
 	}
 	if t, _ := typeOf(f); t != js.TypeNumber || f.Float() < 0 {
-		return 0, fmt.Errorf("%w: %s must be a number >= 0", client.ErrOptions, name)
+		return 0, errtext.Kind(client.ErrOptions, name+" must be a number >= 0")
 	}
 	return f.Float(), nil
 }
@@ -73,11 +74,11 @@ func checkCredentials(co *client.Options) error {
 	hasToken := co.Token != "" || co.TokenFunc != nil
 	switch {
 	case co.Role != "" && hasToken:
-		return fmt.Errorf("%w: set the option token or the option role, not both", client.ErrOptions)
+		return errtext.Kind(client.ErrOptions, "set the option token or the option role, not both")
 	case co.Role != "" && co.RoleSecret == "":
-		return fmt.Errorf("%w: the option role %q needs the option secret (the role's secret)", client.ErrOptions, co.Role)
+		return errtext.Kind(client.ErrOptions, "the option role "+strconv.Quote(co.Role)+" needs the option secret (the role's secret)")
 	case co.Role == "" && co.RoleSecret != "":
-		return fmt.Errorf("%w: the option secret needs the option role (the role it is the secret of)", client.ErrOptions)
+		return errtext.Kind(client.ErrOptions, "the option secret needs the option role (the role it is the secret of)")
 	}
 	return nil
 }
@@ -142,7 +143,7 @@ func logger(level string) (*client.Logger, error) {
 	}
 	l, ok := levels[level]
 	if !ok {
-		return nil, fmt.Errorf("%w: logLevel %q: want debug, info, warn, error or off", client.ErrOptions, level)
+		return nil, errtext.Kind(client.ErrOptions, "logLevel "+strconv.Quote(level)+": want debug, info, warn, error or off")
 	}
 	return client.NewLogger(l, nil), nil
 }
@@ -168,7 +169,7 @@ func subscribeOptions(v js.Value) (*client.SubscribeOptions, error) {
 	if pos != "" {
 		p, err := rtm.ParsePosition(pos)
 		if err != nil {
-			return nil, fmt.Errorf("%w: position %q: %v", client.ErrOptions, pos, err)
+			return nil, errtext.Kind(client.ErrOptions, "position "+strconv.Quote(pos)+": "+err.Error())
 		}
 		so.Position = &p
 	}

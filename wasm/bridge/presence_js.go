@@ -3,10 +3,10 @@
 package bridge
 
 import (
-	"fmt"
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // presenceCallbacks sets a presence subscription's OnPresence to call
@@ -63,7 +63,7 @@ func (b *bridge) presence(args []js.Value) js.Value {
 		return rejected(err)
 	}
 	if limit < 0 || limit != float64(int(limit)) {
-		return rejected(fmt.Errorf("%w: limit must be a whole number, 0 for the edge's default", client.ErrOptions))
+		return rejected(errtext.Kind(client.ErrOptions, "limit must be a whole number, 0 for the edge's default"))
 	}
 	return promise(func() (js.Value, error) {
 		ctx, cancel := e.timeout.context()

@@ -5,12 +5,13 @@ package bridge
 import (
 	"context"
 	"errors"
-	"fmt"
-	"runtime/debug"
+	"runtime"
+	"strconv"
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 var (
@@ -116,8 +117,9 @@ func codeOf(err error) string {
 // panicError reports a Go panic: the stack goes to the console for whoever
 // debugs it, a short message to the caller.
 func panicError(r any) js.Value {
-	jsConsole.Call("error", fmt.Sprintf("sluice: internal error: %v\n%s", r, debug.Stack()))
-	e := jsError.New(fmt.Sprintf("sluice: internal error: %v", r))
+	msg := "sluice: internal error: " + errtext.Text(r)
+	jsConsole.Call("error", msg+"\n"+stack())
+	e := jsError.New(msg)
 	e.Set("code", codeInternal)
 	return e
 }
@@ -130,7 +132,7 @@ type handleError struct {
 }
 
 func (e *handleError) Error() string {
-	return fmt.Sprintf("sluice: no %s #%d (closed or ended)", e.what, e.n)
+	return "sluice: no " + e.what + " #" + strconv.Itoa(e.n) + " (closed or ended)"
 }
 
 // guard runs a callback of the client (a message handler, OnState,
@@ -141,8 +143,21 @@ func (e *handleError) Error() string {
 func guard(fn func()) {
 	defer func() {
 		if r := recover(); r != nil {
-			jsConsole.Call("error", fmt.Sprintf("sluice: a callback failed: %v\n%s", r, debug.Stack()))
+			jsConsole.Call("error", "sluice: a callback failed: "+errtext.Text(r)+"\n"+stack())
 		}
 	}()
 	fn()
+}
+
+// stack returns the calling goroutine's stack, as runtime/debug.Stack
+// does; that package would link fmt and os into sluice.wasm.
+func stack() string {
+	buf := make([]byte, 4096)
+	for {
+		n := runtime.Stack(buf, false)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

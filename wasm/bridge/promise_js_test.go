@@ -57,7 +57,7 @@ func TestErrorValue(t *testing.T) {
 	}{
 		{name: "the edge's refusal", err: &rtm.Error{Code: rtm.CodeExpiredPosition, Reason: "gone", Position: "1:2", SubscriptionID: "s"},
 			want: `Error=true message="rtm: expired_position: gone" code="expired_position" reason="gone" position="1:2" subscriptionId="s"`},
-		{name: "wrapped refusal", err: fmt.Errorf("publish: %w", rtm.Errorf(rtm.CodeAuthorizationDenied, "no")),
+		{name: "wrapped refusal", err: fmt.Errorf("publish: %w", &rtm.Error{Code: rtm.CodeAuthorizationDenied, Reason: "no"}),
 			want: `Error=true message="publish: rtm: authorization_denied: no" code="authorization_denied" reason="no"`},
 		{name: "closed", err: fmt.Errorf("x: %w", client.ErrClosed), want: `Error=true message="x: client: closed" code="closed"`},
 		{name: "disconnected", err: client.ErrDisconnected, want: `Error=true message="client: disconnected" code="disconnected"`},

@@ -4,10 +4,11 @@ package bridge
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/wasm/client"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // tokenOption reads connect's token: a JWT string, or a function returning
@@ -43,7 +44,7 @@ func jsTokenFunc(fn js.Value) func(context.Context) (string, error) {
 		release := func() { onValue.Release(); onError.Release() }
 		onValue = js.FuncOf(func(_ js.Value, args []js.Value) any {
 			defer release()
-			r := result{err: fmt.Errorf("%w: the token function must return a string", client.ErrOptions)}
+			r := result{err: errtext.Kind(client.ErrOptions, "the token function must return a string")}
 			if len(args) > 0 && args[0].Type() == js.TypeString {
 				r = result{tok: args[0].String()}
 			}
@@ -56,7 +57,7 @@ func jsTokenFunc(fn js.Value) func(context.Context) (string, error) {
 			if len(args) > 0 {
 				reason = js.Global().Get("String").Invoke(args[0]).String()
 			}
-			done <- result{err: fmt.Errorf("the token function failed: %s", reason)}
+			done <- result{err: errors.New("the token function failed: " + reason)}
 			return nil
 		})
 		if err := callTokenFunc(fn, onValue, onError); err != nil {
@@ -77,7 +78,7 @@ func jsTokenFunc(fn js.Value) func(context.Context) (string, error) {
 func callTokenFunc(fn js.Value, onValue, onError js.Func) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("the token function threw: %v", r)
+			err = errors.New("the token function threw: " + errtext.Text(r))
 		}
 	}()
 	jsPromise.Call("resolve", fn.Invoke()).Call("then", onValue, onError)

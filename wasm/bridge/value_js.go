@@ -4,12 +4,12 @@ package bridge
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"syscall/js"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // maxSafeInteger is Number.MAX_SAFE_INTEGER: integers up to it are exact
@@ -49,11 +49,11 @@ func fromJS(v js.Value, depth int) (any, error) {
 		return v.String(), nil
 	case js.TypeObject:
 		if depth >= codec.MaxDepth {
-			return nil, fmt.Errorf("%w: nested deeper than %d levels (a cycle?)", errNotAValue, codec.MaxDepth)
+			return nil, errtext.Kind(errNotAValue, "nested deeper than "+strconv.Itoa(codec.MaxDepth)+" levels (a cycle?)")
 		}
 		return objectFromJS(v, depth)
 	}
-	return nil, fmt.Errorf("%w: a %s", errNotAValue, t)
+	return nil, errtext.Kind(errNotAValue, "a "+t.String())
 }
 
 // typeOf returns v's type. syscall/js has no type for BigInt and panics
@@ -74,7 +74,7 @@ func typeOf(v js.Value) (t js.Type, ok bool) {
 func numberFromJS(f float64) (any, error) {
 	switch {
 	case math.IsNaN(f) || math.IsInf(f, 0):
-		return nil, fmt.Errorf("%w: NaN and infinities have no message form", errNotAValue)
+		return nil, errtext.Kind(errNotAValue, "NaN and infinities have no message form")
 	case f == math.Trunc(f) && math.Abs(f) <= maxSafeInteger:
 		return int64(f), nil
 	}
@@ -90,7 +90,7 @@ func bigIntFromJS(v js.Value) (any, error) {
 	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
 		return n, nil
 	}
-	return nil, fmt.Errorf("%w: BigInt %s does not fit 64 bits", errNotAValue, s)
+	return nil, errtext.Kind(errNotAValue, "BigInt "+s+" does not fit 64 bits")
 }
 
 // objectFromJS converts arrays, binary data and plain objects.
@@ -125,7 +125,7 @@ func objectFromJS(v js.Value, depth int) (any, error) {
 		}
 		e, err := fromJS(f, depth+1)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", k, err)
+			return nil, errtext.Wrap(strconv.Quote(k), err)
 		}
 		out[k] = e
 	}
@@ -182,6 +182,7 @@ func toJS(v any) js.Value {
 		return o
 	}
 	// The codecs decode nothing else; a Go caller's own type is shown as
-	// text rather than lost.
-	return js.ValueOf(fmt.Sprint(v))
+	// text rather than lost, as far as errtext.Text renders it without
+	// fmt (a String or Error method, a number).
+	return js.ValueOf(errtext.Text(v))
 }

@@ -163,7 +163,8 @@ func TestToJS(t *testing.T) {
 		{name: "array", v: []any{int64(1), "a", nil, []any{}}, want: `[1,string:"a",null,[]]`},
 		{name: "object in sorted key order", v: map[string]any{"b": int64(1), "a": map[string]any{"z": nil, "y": []byte{3}}},
 			want: `{"a":{"y":u8[3],"z":null},"b":1}`},
-		{name: "a Go type of its own as text", v: custom{A: 1}, want: `string:"{1}"`},
+		{name: "another Go number as text", v: 5, want: `string:"5"`},
+		{name: "a Go type of its own as a placeholder", v: custom{A: 1}, want: `string:"(other)"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

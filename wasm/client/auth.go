@@ -2,13 +2,12 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // authenticate takes the configured role on a fresh connection: a
@@ -22,12 +21,12 @@ func (c *Client) authenticate(ctx context.Context, cn *conn) error {
 		hs := &rtm.HandshakeBody{Method: rtm.MethodRoleSecret, Data: rtm.HandshakeData{Role: c.opts.Role}}
 		var reply rtm.HandshakeReply
 		if err := cn.request(ctx, rtm.ActionHandshake, hs, &reply); err != nil {
-			return fmt.Errorf("client: handshake for role %q: %w", c.opts.Role, err)
+			return errtext.Wrap("client: handshake for role "+strconv.Quote(c.opts.Role), err)
 		}
 		hash := roleSecretHash(c.opts.RoleSecret, reply.Data.Nonce)
 		body := &rtm.AuthenticateBody{Method: rtm.MethodRoleSecret, Credentials: rtm.Credentials{Hash: hash}}
 		if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
-			return fmt.Errorf("client: authenticate as role %q: %w", c.opts.Role, err)
+			return errtext.Wrap("client: authenticate as role "+strconv.Quote(c.opts.Role), err)
 		}
 	}
 	return nil
@@ -40,12 +39,12 @@ func (c *Client) authenticateToken(ctx context.Context, cn *conn) error {
 	if f := c.opts.TokenFunc; f != nil {
 		var err error
 		if tok, err = f(ctx); err != nil {
-			return fmt.Errorf("client: get a token: %w", err)
+			return errtext.Wrap("client: get a token", err)
 		}
 	}
 	body := &rtm.AuthenticateBody{Method: rtm.MethodJWT, Credentials: rtm.Credentials{Token: tok}}
 	if err := cn.request(ctx, rtm.ActionAuthenticate, body, nil); err != nil {
-		return fmt.Errorf("client: authenticate with token: %w", err)
+		return errtext.Wrap("client: authenticate with token", err)
 	}
 	cn.tokenExp = tokenExpiry(tok)
 	return nil
@@ -84,37 +83,15 @@ func (c *Client) refresh(cn *conn) {
 }
 
 // tokenExpiry reads the exp claim of a JWT without verifying it (the edge
-// does): when the client must refresh, zero if it cannot tell. A small
-// scanner, not encoding/json, so that the browser build stays small.
+// does): when the client must refresh, zero if it cannot tell.
 func tokenExpiry(tok string) time.Time {
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {
 		return time.Time{}
 	}
-	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
-	if err != nil {
+	exp, ok := payloadExp(parts[1])
+	if !ok {
 		return time.Time{}
 	}
-	s := string(payload)
-	for i := 0; ; {
-		j := strings.Index(s[i:], `"exp"`)
-		if j < 0 {
-			return time.Time{}
-		}
-		rest := strings.TrimLeft(s[i+j+5:], " \t\r\n")
-		i += j + 5
-		if !strings.HasPrefix(rest, ":") {
-			continue // "exp" as a value, not a key
-		}
-		rest = strings.TrimLeft(rest[1:], " \t\r\n")
-		end := strings.IndexAny(rest, ",} \t\r\n")
-		if end < 0 {
-			return time.Time{}
-		}
-		f, err := strconv.ParseFloat(rest[:end], 64)
-		if err != nil {
-			return time.Time{}
-		}
-		return time.Unix(0, int64(f*1e9))
-	}
+	return time.Unix(0, int64(exp*1e9))
 }

@@ -3,12 +3,13 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/websocket"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // Client is a connection to a Sluice edge (or any RTM v2 endpoint) that
@@ -125,7 +126,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 		subprotocols: []string{c.codec.Name()}, header: c.opts.HTTPHeader, netDial: c.opts.NetDial,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("client: dial %s: %w", c.url, err)
+		return nil, errtext.Wrap("client: dial "+c.url, err)
 	}
 	cd := c.codec
 	switch sp := t.Subprotocol(); sp {
@@ -134,11 +135,11 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 		// No subprotocol means the RTM default, JSON.
 		if cd = rtmDefaultCodec(); cd == nil {
 			_ = t.Close(websocket.StatusPolicyViolation, "no subprotocol")
-			return nil, fmt.Errorf("client: dial %s: the edge chose no subprotocol (JSON); this build speaks %q only", c.url, c.codec.Name())
+			return nil, errors.New("client: dial " + c.url + ": the edge chose no subprotocol (JSON); this build speaks " + strconv.Quote(c.codec.Name()) + " only")
 		}
 	default:
 		_ = t.Close(websocket.StatusPolicyViolation, "unexpected subprotocol")
-		return nil, fmt.Errorf("client: dial %s: the edge chose subprotocol %q, not %q", c.url, sp, c.codec.Name())
+		return nil, errors.New("client: dial " + c.url + ": the edge chose subprotocol " + strconv.Quote(sp) + ", not " + strconv.Quote(c.codec.Name()))
 	}
 	cn := newConn(t, cd, c.log, c)
 	if err := c.authenticate(ctx, cn); err != nil {

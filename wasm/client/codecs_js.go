@@ -3,10 +3,11 @@
 package client
 
 import (
-	"fmt"
+	"strconv"
 
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/codec/msgpack"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // codecByName returns the codec for Options.Codec. The browser build
@@ -19,7 +20,7 @@ func codecByName(name string) (codec.Codec, error) {
 	if name == "msgpack" {
 		return msgpack.Codec{}, nil
 	}
-	return nil, fmt.Errorf("%w: codec %q: the browser build speaks msgpack only", ErrOptions, name)
+	return nil, errtext.Kind(ErrOptions, "codec "+strconv.Quote(name)+": the browser build speaks msgpack only")
 }
 
 // rtmDefaultCodec is nil in the browser build: an edge that chose no
@@ -31,7 +32,9 @@ func rtmDefaultCodec() codec.Codec { return nil }
 // native client's JSON fallback for Go types is left out.
 func messageValue(v any) (any, error) {
 	if !modelValue(v) {
-		return nil, fmt.Errorf("%w: a message of type %T is not a value of the data model", ErrOptions, v)
+		// No %T: naming a Go type takes fmt and reflect, which this
+		// build leaves out, for a value only a Go caller could pass.
+		return nil, errtext.Kind(ErrOptions, "a message is not a value of the data model")
 	}
 	return v, nil
 }

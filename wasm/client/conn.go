@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // errConnClosed is the cause recorded when the client itself closes a
@@ -203,7 +204,7 @@ func (cl *call) finish() {
 
 // disconnected wraps the cause of a dropped connection.
 func disconnected(cause error) error {
-	return fmt.Errorf("%w: %v", ErrDisconnected, cause)
+	return errtext.Kind(ErrDisconnected, errtext.Text(cause))
 }
 
 // errUnsent marks, for errors.Is, a request refused because its
@@ -302,7 +303,7 @@ func (cn *conn) sendNoReply(action string, body any) error {
 func (cn *conn) encode(dst []byte, pdu *rtm.PDU) ([]byte, error) {
 	out, err := cn.codec.AppendPDU(dst, pdu)
 	if err != nil {
-		return nil, fmt.Errorf("client: encode %s: %w", pdu.Action, err)
+		return nil, errtext.Wrap("client: encode "+pdu.Action, err)
 	}
 	return out, nil
 }
@@ -359,20 +360,20 @@ func (cn *conn) decodeReply(cl *call, out any) error {
 			return nil
 		}
 		if err := cn.codec.DecodeBody(cl.env.Body, out); err != nil {
-			return fmt.Errorf("client: decode %s reply: %w", cl.action, err)
+			return errtext.Wrap("client: decode "+cl.action+" reply", err)
 		}
 		return nil
 	case rtm.Reply(cl.action, rtm.OutcomeError):
 		return cn.decodeError(cl.env.Body)
 	}
-	return fmt.Errorf("%w: %q to %s", ErrUnexpectedReply, cl.env.Action, cl.action)
+	return errtext.Kind(ErrUnexpectedReply, strconv.Quote(cl.env.Action)+" to "+cl.action)
 }
 
 // decodeError turns an error body into an *rtm.Error.
 func (cn *conn) decodeError(body []byte) error {
 	var eb rtm.ErrorBody
 	if err := cn.codec.DecodeBody(body, &eb); err != nil {
-		return fmt.Errorf("client: decode error reply: %w", err)
+		return errtext.Wrap("client: decode error reply", err)
 	}
 	return &rtm.Error{Code: rtm.Code(eb.Error), Reason: eb.Reason, Position: eb.Position, SubscriptionID: eb.SubscriptionID}
 }
@@ -391,6 +392,6 @@ func (cn *conn) ping(timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(cn.ctx, timeout)
 	defer cancel()
 	if err := cn.t.Ping(ctx); err != nil && cn.ctx.Err() == nil {
-		cn.fail(fmt.Errorf("ping: %w", err))
+		cn.fail(errtext.Wrap("ping", err))
 	}
 }

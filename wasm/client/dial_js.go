@@ -4,12 +4,14 @@ package client
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"strconv"
 	"strings"
 	"syscall/js"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // diagnoseTimeout bounds the request that explains a refused handshake.
@@ -37,7 +39,7 @@ func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, 
 		if refusal := diagnose(ctx, url); refusal != nil {
 			return nil, refusal
 		}
-		return nil, fmt.Errorf("%w: websocket handshake failed (close code %d; the browser console may say more)", ErrNetwork, code)
+		return nil, errtext.Kind(ErrNetwork, "websocket handshake failed (close code "+strconv.Itoa(code)+"; the browser console may say more)")
 	case <-ctx.Done():
 		t.sendClose(1000, "")
 		t.release()
@@ -100,7 +102,7 @@ func await(ctx context.Context, p js.Value) (js.Value, error) {
 		return nil
 	})
 	onErr = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		ch <- settled{err: fmt.Errorf("client: %s", jsString(arg0(args)))}
+		ch <- settled{err: errors.New("client: " + jsString(arg0(args)))}
 		return nil
 	})
 	release := func() { onOK.Release(); onErr.Release() }

@@ -3,9 +3,10 @@
 package client
 
 import (
-	"fmt"
 	"strings"
 	"syscall/js"
+
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // LogLevel orders log lines; the values are log/slog's, so levels read the
@@ -65,10 +66,10 @@ func (l *Logger) log(level LogLevel, msg string, args []any) {
 	for i := 0; i < len(args); i += 2 {
 		b.WriteByte(' ')
 		if i+1 == len(args) {
-			fmt.Fprintf(&b, "!BADKEY=%v", args[i])
+			b.WriteString("!BADKEY=" + errtext.Text(args[i]))
 			break
 		}
-		fmt.Fprintf(&b, "%v=%v", args[i], args[i+1])
+		b.WriteString(errtext.Text(args[i]) + "=" + errtext.Text(args[i+1]))
 	}
 	l.sink(level, b.String())
 }

@@ -1,15 +1,14 @@
 package client
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "math/bits"
 
 // This file is MD5 (RFC 1321) and HMAC (RFC 2104) in a few lines, for the
 // browser build's role_secret proof only (see hmac_js.go); the native
 // build uses crypto/hmac and crypto/md5, and the tests check that the two
 // agree. MD5 is what RTM v2's role_secret method specifies: it proves
-// knowledge of the secret for a single-use nonce, nothing more.
+// knowledge of the secret for a single-use nonce, nothing more. Words are
+// little-endian, written out rather than through encoding/binary, which
+// would link reflect into the browser build.
 
 // md5Shifts are the per-round rotation amounts.
 var md5Shifts = [4][4]int{{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}}
@@ -37,14 +36,16 @@ func md5Sum(parts ...[]byte) [16]byte {
 	for len(msg)%64 != 56 {
 		msg = append(msg, 0)
 	}
-	msg = binary.LittleEndian.AppendUint64(msg, n*8)
+	for i := range 8 { // the length in bits, little-endian
+		msg = append(msg, byte(n*8>>(8*i)))
+	}
 	s := [4]uint32{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476}
 	for ; len(msg) > 0; msg = msg[64:] {
 		md5Block(&s, msg[:64])
 	}
 	var out [16]byte
 	for i, v := range s {
-		binary.LittleEndian.PutUint32(out[4*i:], v)
+		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 	}
 	return out
 }
@@ -53,7 +54,8 @@ func md5Sum(parts ...[]byte) [16]byte {
 func md5Block(s *[4]uint32, block []byte) {
 	var m [16]uint32
 	for i := range m {
-		m[i] = binary.LittleEndian.Uint32(block[4*i:])
+		w := block[4*i : 4*i+4]
+		m[i] = uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24
 	}
 	a, b, c, d := s[0], s[1], s[2], s[3]
 	for i := range 64 {

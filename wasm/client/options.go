@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // Options configure a Client. A nil *Options, and every zero field, means
@@ -103,15 +105,15 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case r.AppKey == "":
-		return r, fmt.Errorf("%w: AppKey is required", ErrOptions)
+		return r, errtext.Kind(ErrOptions, "AppKey is required")
 	case r.Token != "" && r.Role != "":
-		return r, fmt.Errorf("%w: set Token or Role, not both", ErrOptions)
+		return r, errtext.Kind(ErrOptions, "set Token or Role, not both")
 	case r.TokenFunc != nil && (r.Token != "" || r.Role != ""):
-		return r, fmt.Errorf("%w: set TokenFunc, Token or Role, not two", ErrOptions)
+		return r, errtext.Kind(ErrOptions, "set TokenFunc, Token or Role, not two")
 	case r.Role != "" && r.RoleSecret == "":
-		return r, fmt.Errorf("%w: role %q needs a RoleSecret", ErrOptions, r.Role)
+		return r, errtext.Kind(ErrOptions, "role "+strconv.Quote(r.Role)+" needs a RoleSecret")
 	case r.Role == "" && r.RoleSecret != "":
-		return r, fmt.Errorf("%w: RoleSecret without Role", ErrOptions)
+		return r, errtext.Kind(ErrOptions, "RoleSecret without Role")
 	}
 	return r, nil
 }
@@ -140,7 +142,7 @@ var stateNames = [...]string{"connecting", "connected", "disconnected", "reconne
 // String returns the state in lower case, as client-js reports it.
 func (s State) String() string {
 	if s < 0 || int(s) >= len(stateNames) {
-		return fmt.Sprintf("State(%d)", int(s))
+		return "State(" + strconv.Itoa(int(s)) + ")"
 	}
 	return stateNames[s]
 }

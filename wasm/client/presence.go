@@ -2,11 +2,10 @@ package client
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // Member is one user present in a channel (Sluice's presence extension):
@@ -35,11 +34,11 @@ type PresencePage struct {
 // permission on the channel.
 func (c *Client) Presence(ctx context.Context, channel, after string, limit int) (*PresencePage, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {
-		return nil, fmt.Errorf("client: presence %q: %w", channel, err)
+		return nil, errtext.Wrap("client: presence "+strconv.Quote(channel), err)
 	}
 	var r rtm.PresenceReply
 	if err := c.do(ctx, rtm.ActionPresence, &rtm.PresenceBody{Channel: channel, After: after, Limit: int64(limit)}, &r); err != nil {
-		return nil, fmt.Errorf("client: presence %q: %w", channel, err)
+		return nil, errtext.Wrap("client: presence "+strconv.Quote(channel), err)
 	}
 	return &PresencePage{Members: members(r.Members), Users: int(r.Users), Connections: int(r.Connections), Next: r.Next}, nil
 }
@@ -88,7 +87,7 @@ func (s *Subscription) Members() []Member {
 	for _, m := range s.pres.members {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
+	sortMembers(out)
 	return out
 }
 
@@ -223,7 +222,7 @@ func (sp *subPresence) completeLocked() presenceChange {
 		for _, m := range next {
 			ch.snapshot = append(ch.snapshot, m)
 		}
-		slices.SortFunc(ch.snapshot, func(a, b Member) int { return strings.Compare(a.UserID, b.UserID) })
+		sortMembers(ch.snapshot)
 	} else {
 		for id, m := range next {
 			if _, ok := sp.members[id]; !ok {

@@ -2,9 +2,10 @@ package client
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // PublishOption adjusts a Publish, Write, PublishNoAck or PublishAsync.
@@ -46,7 +47,7 @@ func (c *Client) Write(ctx context.Context, channel string, message any, opts ..
 func (c *Client) WriteIf(ctx context.Context, channel string, message any, at rtm.Position) (rtm.Position, error) {
 	body, err := publishBody(channel, message, nil)
 	if err != nil {
-		return rtm.Position{}, fmt.Errorf("client: write to %q at %v: %w", channel, at, err)
+		return rtm.Position{}, errtext.Wrap("client: write to "+strconv.Quote(channel)+" at "+at.String(), err)
 	}
 	body.Position = at.String()
 	return c.positionRequest(ctx, rtm.ActionWrite, "write at "+at.String()+" to", channel, body)
@@ -57,11 +58,11 @@ func (c *Client) WriteIf(ctx context.Context, channel string, message any, at rt
 // that had read them all go on with the next message.
 func (c *Client) Purge(ctx context.Context, channel string) error {
 	if err := rtm.ValidateChannel(channel); err != nil {
-		return fmt.Errorf("client: purge %q: %w", channel, err)
+		return errtext.Wrap("client: purge "+strconv.Quote(channel), err)
 	}
 	var r map[string]any
 	if err := c.do(ctx, rtm.ActionDelete, &rtm.ChannelBody{Channel: channel, Purge: true}, &r); err != nil {
-		return fmt.Errorf("client: purge %q: %w", channel, err)
+		return errtext.Wrap("client: purge "+strconv.Quote(channel), err)
 	}
 	return nil
 }
@@ -69,7 +70,7 @@ func (c *Client) Purge(ctx context.Context, channel string) error {
 // Delete publishes null to a channel, the RTM way of deleting a key.
 func (c *Client) Delete(ctx context.Context, channel string) (rtm.Position, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {
-		return rtm.Position{}, fmt.Errorf("client: delete %q: %w", channel, err)
+		return rtm.Position{}, errtext.Wrap("client: delete "+strconv.Quote(channel), err)
 	}
 	return c.positionRequest(ctx, rtm.ActionDelete, "delete", channel, &rtm.ChannelBody{Channel: channel})
 }
@@ -81,14 +82,14 @@ func (c *Client) Delete(ctx context.Context, channel string) (rtm.Position, erro
 func (c *Client) PublishNoAck(channel string, message any, opts ...PublishOption) error {
 	body, err := publishBody(channel, message, opts)
 	if err != nil {
-		return fmt.Errorf("client: publish to %q: %w", channel, err)
+		return errtext.Wrap("client: publish to "+strconv.Quote(channel), err)
 	}
 	cn, err := c.liveConn()
 	if err == nil {
 		err = cn.sendNoReply(rtm.ActionPublish, body)
 	}
 	if err != nil {
-		return fmt.Errorf("client: publish to %q: %w", channel, err)
+		return errtext.Wrap("client: publish to "+strconv.Quote(channel), err)
 	}
 	return nil
 }
@@ -111,7 +112,7 @@ func (c *Client) PublishNoAck(channel string, message any, opts ...PublishOption
 func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position, error), opts ...PublishOption) error {
 	body, err := publishBody(channel, message, opts)
 	if err != nil {
-		return fmt.Errorf("client: publish to %q: %w", channel, err)
+		return errtext.Wrap("client: publish to "+strconv.Quote(channel), err)
 	}
 	cn, err := c.liveConn()
 	if err == nil {
@@ -128,7 +129,7 @@ func (c *Client) PublishAsync(channel string, message any, ack func(rtm.Position
 		})
 	}
 	if err != nil {
-		return fmt.Errorf("client: publish to %q: %w", channel, c.closedErr(err))
+		return errtext.Wrap("client: publish to "+strconv.Quote(channel), c.closedErr(err))
 	}
 	return nil
 }
@@ -151,7 +152,7 @@ func (c *Client) liveConn() (*conn, error) {
 func (c *Client) store(ctx context.Context, action, verb, channel string, message any, opts []PublishOption) (rtm.Position, error) {
 	body, err := publishBody(channel, message, opts)
 	if err != nil {
-		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
+		return rtm.Position{}, errtext.Wrap("client: "+verb+" "+strconv.Quote(channel), err)
 	}
 	return c.positionRequest(ctx, action, verb, channel, body)
 }
@@ -183,11 +184,11 @@ func (c *Client) positionRequest(ctx context.Context, action, verb, channel stri
 // request's error, with what was asked.
 func replyPosition(r rtm.PositionBody, err error, verb, channel string) (rtm.Position, error) {
 	if err != nil {
-		return rtm.Position{}, fmt.Errorf("client: %s %q: %w", verb, channel, err)
+		return rtm.Position{}, errtext.Wrap("client: "+verb+" "+strconv.Quote(channel), err)
 	}
 	pos, err := rtm.ParsePosition(r.Position)
 	if err != nil {
-		return rtm.Position{}, fmt.Errorf("client: %s %q: reply position %q: %w", verb, channel, r.Position, err)
+		return rtm.Position{}, errtext.Wrap("client: "+verb+" "+strconv.Quote(channel)+": reply position "+strconv.Quote(r.Position), err)
 	}
 	return pos, nil
 }
@@ -205,7 +206,7 @@ func AtPosition(p rtm.Position) ReadOption {
 // expired is an *rtm.Error with code expired_position.
 func (c *Client) Read(ctx context.Context, channel string, opts ...ReadOption) (any, rtm.Position, error) {
 	if err := rtm.ValidateChannel(channel); err != nil {
-		return nil, rtm.Position{}, fmt.Errorf("client: read %q: %w", channel, err)
+		return nil, rtm.Position{}, errtext.Wrap("client: read "+strconv.Quote(channel), err)
 	}
 	body := &rtm.ReadBody{Channel: channel}
 	for _, o := range opts {
@@ -213,13 +214,13 @@ func (c *Client) Read(ctx context.Context, channel string, opts ...ReadOption) (
 	}
 	var r rtm.ReadReply
 	if err := c.do(ctx, rtm.ActionRead, body, &r); err != nil {
-		return nil, rtm.Position{}, fmt.Errorf("client: read %q: %w", channel, err)
+		return nil, rtm.Position{}, errtext.Wrap("client: read "+strconv.Quote(channel), err)
 	}
 	var pos rtm.Position
 	if r.Position != "" {
 		var err error
 		if pos, err = rtm.ParsePosition(r.Position); err != nil {
-			return nil, rtm.Position{}, fmt.Errorf("client: read %q: reply position %q: %w", channel, r.Position, err)
+			return nil, rtm.Position{}, errtext.Wrap("client: read "+strconv.Quote(channel)+": reply position "+strconv.Quote(r.Position), err)
 		}
 	}
 	return r.Message, pos, nil

@@ -3,11 +3,12 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/shared/rtm"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // SubscribeOptions select where a subscription starts and how it behaves.
@@ -201,8 +202,8 @@ func (c *Client) Subscribe(ctx context.Context, channel string, opts *SubscribeO
 	case closed:
 		return nil, ErrClosed
 	case old != nil && !s.opts.Force:
-		return nil, fmt.Errorf("client: subscribe %q: %w", s.id,
-			rtm.Errorf(rtm.CodeAlreadySubscribed, "subscription %q is already live in this client", s.id))
+		return nil, errtext.Wrap("client: subscribe "+strconv.Quote(s.id),
+			&rtm.Error{Code: rtm.CodeAlreadySubscribed, Reason: "subscription " + strconv.Quote(s.id) + " is already live in this client"})
 	}
 	cn, cl, err := c.sendSubscribe(ctx, s, body)
 	if cn == nil {
@@ -221,13 +222,13 @@ func (c *Client) Subscribe(ctx context.Context, channel string, opts *SubscribeO
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("client: subscribe %q: %w", s.id, c.closedErr(err))
+		return nil, errtext.Wrap("client: subscribe "+strconv.Quote(s.id), c.closedErr(err))
 	}
 	c.mu.Lock()
 	confirmed := c.subs[s.id] == s || s.finished // finished: it already ended, as Done shows
 	c.mu.Unlock()
 	if !confirmed {
-		return nil, fmt.Errorf("client: subscribe %q: %w: malformed subscribe/ok", s.id, ErrUnexpectedReply)
+		return nil, errtext.Wrap("client: subscribe "+strconv.Quote(s.id), errtext.Kind(ErrUnexpectedReply, "malformed subscribe/ok"))
 	}
 	return s, nil
 }
@@ -260,17 +261,17 @@ func (c *Client) newSubscription(channel string, opts *SubscribeOptions, handler
 	}
 	switch {
 	case handler == nil:
-		return nil, nil, fmt.Errorf("%w: Subscribe needs a handler", ErrOptions)
+		return nil, nil, errtext.Kind(ErrOptions, "Subscribe needs a handler")
 	case o.Filter != "" && o.ID == "":
-		return nil, nil, fmt.Errorf("%w: a Filter subscription needs an ID", ErrOptions)
+		return nil, nil, errtext.Kind(ErrOptions, "a Filter subscription needs an ID")
 	case o.HistoryCount < 0 || o.HistoryAge < 0 || o.Period < 0:
-		return nil, nil, fmt.Errorf("%w: negative history or period", ErrOptions)
+		return nil, nil, errtext.Kind(ErrOptions, "negative history or period")
 	case o.Prefix && (o.Position != nil || o.Filter != ""):
-		return nil, nil, fmt.Errorf("%w: a Prefix subscription takes no Position or Filter", ErrOptions)
+		return nil, nil, errtext.Kind(ErrOptions, "a Prefix subscription takes no Position or Filter")
 	}
 	if o.Filter == "" || channel != "" {
 		if err := rtm.ValidateChannel(channel); err != nil {
-			return nil, nil, fmt.Errorf("client: subscribe %q: %w", channel, err)
+			return nil, nil, errtext.Wrap("client: subscribe "+strconv.Quote(channel), err)
 		}
 	}
 	s := &Subscription{c: c, id: id, channel: channel, opts: o, handler: handler, done: make(chan struct{})}
@@ -352,7 +353,7 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 		if err != nil || s.finished || s.abandoned {
 			if err != nil && !first {
 				// The waiter of a first subscribe reports it instead.
-				c.failLocked(s, rtm.Errorf(rtm.CodeInvalidFormat, "malformed subscribe reply: %v", err))
+				c.failLocked(s, &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: "malformed subscribe reply: " + err.Error()})
 			}
 			c.orphans = append(c.orphans, orphan{cn: cn, id: s.id})
 			c.signalWorkLocked()
@@ -426,7 +427,7 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 		return nil // the edge no longer has it either
 	}
 	if err != nil {
-		return fmt.Errorf("client: unsubscribe %q: %w", s.id, err)
+		return errtext.Wrap("client: unsubscribe "+strconv.Quote(s.id), err)
 	}
 	return nil
 }

@@ -8,8 +8,11 @@ import (
 	"go.uber.org/goleak"
 )
 
+// runtime.handleEvent is the js/wasm runtime's own goroutine, which runs
+// a callback from JavaScript when the tests of the browser's code run
+// under Node.js (make wasm-test); it is not the package's.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("runtime.handleEvent"))
 }
 
 func TestEndpointURL(t *testing.T) {

@@ -3,9 +3,11 @@
 package client
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 	"syscall/js"
+
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // endpointURL builds the WebSocket URL for an edge endpoint, like the
@@ -16,7 +18,7 @@ import (
 func endpointURL(endpoint, appkey string) (href string, err error) {
 	defer func() {
 		if r := recover(); r != nil { // new URL throws a TypeError
-			href, err = "", fmt.Errorf("%w: %q: %v", ErrURL, endpoint, r)
+			href, err = "", errtext.Kind(ErrURL, strconv.Quote(endpoint)+": "+errtext.Text(r))
 		}
 	}()
 	u := js.Global().Get("URL").New(endpoint)
@@ -27,13 +29,13 @@ func endpointURL(endpoint, appkey string) (href string, err error) {
 	case "wss", "https":
 		u.Set("protocol", "wss:")
 	default:
-		return "", fmt.Errorf("%w: %q must start with ws://, wss://, http:// or https://", ErrURL, endpoint)
+		return "", errtext.Kind(ErrURL, strconv.Quote(endpoint)+" must start with ws://, wss://, http:// or https://")
 	}
 	if u.Get("host").String() == "" {
-		return "", fmt.Errorf("%w: %q has no host", ErrURL, endpoint)
+		return "", errtext.Kind(ErrURL, strconv.Quote(endpoint)+" has no host")
 	}
 	if appkey == "" {
-		return "", fmt.Errorf("%w: no appkey", ErrOptions)
+		return "", errtext.Kind(ErrOptions, "no appkey")
 	}
 	path := strings.TrimSuffix(u.Get("pathname").String(), "/")
 	if !hasVersionSuffix(path) {

@@ -5,13 +5,14 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
+	"strconv"
 	"sync"
 	"syscall/js"
 	"time"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/websocket"
+	"github.com/sluicehq/sluice/wasm/internal/errtext"
 )
 
 // errSocketClosed is the cause of a failed read or write on a browser
@@ -69,7 +70,7 @@ type jsSocket struct {
 func openSocket(url string, subprotocols []string) (t *jsSocket, err error) {
 	defer func() {
 		if r := recover(); r != nil { // new WebSocket throws on a malformed URL
-			err = fmt.Errorf("%w: %v", ErrURL, r)
+			err = errtext.Kind(ErrURL, errtext.Text(r))
 		}
 	}()
 	protos := jsArray.New(len(subprotocols))
@@ -164,9 +165,9 @@ func (t *jsSocket) signal() {
 // closeErrLocked describes why the socket can no longer be used.
 func (t *jsSocket) closeErrLocked() error {
 	if t.overflow {
-		return fmt.Errorf("%w: a message exceeded %d bytes", errSocketClosed, readLimit)
+		return errtext.Kind(errSocketClosed, "a message exceeded "+strconv.Itoa(readLimit)+" bytes")
 	}
-	return fmt.Errorf("%w: code %d %q", errSocketClosed, t.code, t.reason)
+	return errtext.Kind(errSocketClosed, "code "+strconv.Itoa(t.code)+" "+strconv.Quote(t.reason))
 }
 
 // Read returns the next message. When ctx ends it closes the socket, as
@@ -228,9 +229,9 @@ func (t *jsSocket) Write(ctx context.Context, binary bool, msgs [][]byte) error 
 		case <-t.closec:
 			return t.usable()
 		case <-timeout.C:
-			return fmt.Errorf("client: websocket send buffer not draining: %w", context.DeadlineExceeded)
+			return errtext.Wrap("client: websocket send buffer not draining", context.DeadlineExceeded)
 		case <-ctx.Done():
-			return fmt.Errorf("client: websocket send buffer not draining: %w", ctx.Err())
+			return errtext.Wrap("client: websocket send buffer not draining", ctx.Err())
 		}
 	}
 	return nil
@@ -250,7 +251,7 @@ func (t *jsSocket) usable() error {
 func (t *jsSocket) send(binary bool, p []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("client: websocket send: %v", r)
+			err = errors.New("client: websocket send: " + errtext.Text(r))
 		}
 	}()
 	if !binary {
@@ -274,10 +275,14 @@ func (t *jsSocket) Ping(context.Context) error { return t.usable() }
 // releases the event handlers.
 func (t *jsSocket) Close(code websocket.StatusCode, reason string) error {
 	t.sendClose(code, reason)
+	// A timer stopped once the close came: a pending one keeps Node.js
+	// running for closeWait after the program is done.
+	wait := time.NewTimer(closeWait)
 	select {
 	case <-t.closec:
-	case <-time.After(closeWait):
+	case <-wait.C:
 	}
+	wait.Stop()
 	t.release()
 	return nil
 }

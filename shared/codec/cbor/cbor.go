@@ -18,6 +18,7 @@ import (
 	"github.com/fxamacker/cbor/v2"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/internal/shape"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -120,7 +121,7 @@ func (Codec) DecodeBody(body []byte, v any) error {
 // bodyError is the error of a body the library refused, in the words of
 // package rtm: the library's errors name Go types and CBOR's major types
 // ("rtm.PublishBody.channel", "positive integer"). A body of the wrong
-// shape gets the reason every codec gives (codec.ShapeError), from the
+// shape gets the reason every codec gives (shape.Error), from the
 // body decoded into the canonical model.
 func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *cbor.UnmarshalTypeError
@@ -133,7 +134,7 @@ func bodyError(body []byte, v any, err error) *rtm.Error {
 	}
 	var g any
 	if decMode.Unmarshal(body, &g) == nil && codec.NormalizeBody(&g) == nil {
-		if e := codec.ShapeError(g, v); e != nil {
+		if e := shape.Error(g, v); e != nil {
 			return e
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/codec/internal/shape"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
 
@@ -129,7 +130,7 @@ func checkKeys(body []byte) error {
 
 // bodyError turns an encoding/json error into a reason of package rtm,
 // never the library's text. A body of the wrong shape gets the reason
-// every codec gives (codec.ShapeError), from the body decoded into the
+// every codec gives (shape.Error), from the body decoded into the
 // canonical model.
 func bodyError(body []byte, v any, err error) *rtm.Error {
 	var te *json.UnmarshalTypeError
@@ -138,7 +139,7 @@ func bodyError(body []byte, v any, err error) *rtm.Error {
 	}
 	var g any
 	if decodeLibrary(body, &g) == nil {
-		if e := codec.ShapeError(g, v); e != nil {
+		if e := shape.Error(g, v); e != nil {
 			return e
 		}
 	}

@@ -66,7 +66,7 @@ func FuzzReplies(f *testing.F) {
 // BenchmarkReplies encodes the replies written by hand: an error reply
 // and the reply to a subscribe.
 func BenchmarkReplies(b *testing.B) {
-	e := rtm.Errorf(rtm.CodeNotSubscribed, "no subscription %q", "chat")
+	e := &rtm.Error{Code: rtm.CodeNotSubscribed, Reason: `no subscription "chat"`}
 	for _, tc := range []struct {
 		name string
 		pdu  rtm.PDU

@@ -2,7 +2,6 @@ package msgpack
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"unicode/utf8"
 	"unsafe"
@@ -25,9 +24,9 @@ import (
 // valid msgpack (the whole body is checked, so that this comes first
 // wherever it is), (2) it is not a map, or a key is not a string,
 // binary or nil, (3) a field holds a value of the wrong kind (the first
-// such field in the order the struct declares them, as codec.ShapeError
-// reports it for the other codecs), (4) a field is given twice,
-// (5) a string field given as binary is not valid UTF-8, and
+// such field in the order the struct declares them, as package
+// codec/internal/shape reports it for the other codecs), (4) a field is
+// given twice, (5) a string field given as binary is not valid UTF-8, and
 // (6) a message is not in the data model (normalization).
 //
 // As in the other codecs, null leaves a field as it is (a message field
@@ -54,7 +53,7 @@ func decodeBody(body []byte, v any) error {
 	default:
 		t, p, ok := tableOf(v)
 		if !ok {
-			return fmt.Errorf("%w: %T", errBodyType, v)
+			return &wrapError{msg: errBodyType.Error() + ": " + typeName(v), err: errBodyType}
 		}
 		err = r.body(t, p)
 	}

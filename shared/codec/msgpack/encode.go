@@ -1,7 +1,8 @@
 package msgpack
 
 import (
-	"fmt"
+	"errors"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
@@ -34,7 +35,7 @@ func (Codec) AppendPDU(dst []byte, p *rtm.PDU) ([]byte, error) {
 // UTF-8.
 func appendPDUStart(dst []byte, p *rtm.PDU) ([]byte, error) {
 	if !utf8.ValidString(p.Action) || (p.ID.Kind == rtm.IDString && !utf8.ValidString(p.ID.Str)) {
-		return dst, fmt.Errorf("msgpack: action or id of %q is not valid UTF-8", p.Action)
+		return dst, errors.New("msgpack: action or id of " + strconv.Quote(p.Action) + " is not valid UTF-8")
 	}
 	return wire.AppendPDUStart(dst, p.Action, p.ID), nil
 }

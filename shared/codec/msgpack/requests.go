@@ -2,7 +2,6 @@ package msgpack
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/sluicehq/sluice/shared/codec/msgpack/wire"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -75,7 +74,7 @@ func appendRequest(dst []byte, body any) ([]byte, error) {
 			w.dst = cred.dst
 		}
 	default:
-		return dst, fmt.Errorf("msgpack: encode %T body: %w", body, errNotRequest)
+		return dst, &wrapError{msg: "msgpack: encode " + typeName(body) + " body: " + errNotRequest.Error(), err: errNotRequest}
 	}
 	if w.err != nil {
 		return dst, w.err

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"math"
 )
 
@@ -35,11 +34,11 @@ func AppendInt(dst []byte, n int64) []byte {
 	case n >= math.MinInt8:
 		return append(dst, 0xd0, byte(n))
 	case n >= math.MinInt16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xd1), uint16(n))
+		return appendUint16(append(dst, 0xd1), uint16(n))
 	case n >= math.MinInt32:
-		return binary.BigEndian.AppendUint32(append(dst, 0xd2), uint32(n))
+		return appendUint32(append(dst, 0xd2), uint32(n))
 	}
-	return binary.BigEndian.AppendUint64(append(dst, 0xd3), uint64(n))
+	return appendUint64(append(dst, 0xd3), uint64(n))
 }
 
 // AppendUint appends n in its shortest form.
@@ -50,17 +49,17 @@ func AppendUint(dst []byte, n uint64) []byte {
 	case n <= math.MaxUint8:
 		return append(dst, 0xcc, byte(n))
 	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xcd), uint16(n))
+		return appendUint16(append(dst, 0xcd), uint16(n))
 	case n <= math.MaxUint32:
-		return binary.BigEndian.AppendUint32(append(dst, 0xce), uint32(n))
+		return appendUint32(append(dst, 0xce), uint32(n))
 	}
-	return binary.BigEndian.AppendUint64(append(dst, 0xcf), n)
+	return appendUint64(append(dst, 0xcf), n)
 }
 
 // AppendFloat appends f as a 64-bit float, whatever its value; the
 // canonical model has no NaN or infinities, which AppendValue refuses.
 func AppendFloat(dst []byte, f float64) []byte {
-	return binary.BigEndian.AppendUint64(append(dst, typeFloat64), math.Float64bits(f))
+	return appendUint64(append(dst, typeFloat64), math.Float64bits(f))
 }
 
 // AppendString appends s, a string or its bytes (no copy either way),
@@ -74,9 +73,9 @@ func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	case n <= math.MaxUint8:
 		dst = append(dst, 0xd9, byte(n))
 	case n <= math.MaxUint16:
-		dst = binary.BigEndian.AppendUint16(append(dst, 0xda), uint16(n))
+		dst = appendUint16(append(dst, 0xda), uint16(n))
 	default:
-		dst = binary.BigEndian.AppendUint32(append(dst, 0xdb), uint32(n))
+		dst = appendUint32(append(dst, 0xdb), uint32(n))
 	}
 	return append(dst, s...)
 }
@@ -89,9 +88,9 @@ func AppendBinary(dst []byte, b []byte) []byte {
 	case n <= math.MaxUint8:
 		dst = append(dst, 0xc4, byte(n))
 	case n <= math.MaxUint16:
-		dst = binary.BigEndian.AppendUint16(append(dst, 0xc5), uint16(n))
+		dst = appendUint16(append(dst, 0xc5), uint16(n))
 	default:
-		dst = binary.BigEndian.AppendUint32(append(dst, 0xc6), uint32(n))
+		dst = appendUint32(append(dst, 0xc6), uint32(n))
 	}
 	return append(dst, b...)
 }
@@ -103,9 +102,9 @@ func AppendArrayHead(dst []byte, n int) []byte {
 	case n < 16:
 		return append(dst, 0x90|byte(n))
 	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xdc), uint16(n))
+		return appendUint16(append(dst, 0xdc), uint16(n))
 	}
-	return binary.BigEndian.AppendUint32(append(dst, 0xdd), uint32(n))
+	return appendUint32(append(dst, 0xdd), uint32(n))
 }
 
 // AppendMapHead appends the header of a map of n pairs, whose keys and
@@ -115,7 +114,7 @@ func AppendMapHead(dst []byte, n int) []byte {
 	case n < 16:
 		return append(dst, 0x80|byte(n))
 	case n <= math.MaxUint16:
-		return binary.BigEndian.AppendUint16(append(dst, 0xde), uint16(n))
+		return appendUint16(append(dst, 0xde), uint16(n))
 	}
-	return binary.BigEndian.AppendUint32(append(dst, 0xdf), uint32(n))
+	return appendUint32(append(dst, 0xdf), uint32(n))
 }

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -93,11 +92,11 @@ func readUint(b []byte, size uint8) uint64 {
 	case 1:
 		return uint64(b[0])
 	case 2:
-		return uint64(binary.BigEndian.Uint16(b))
+		return uint64(uint16At(b))
 	case 4:
-		return uint64(binary.BigEndian.Uint32(b))
+		return uint64(uint32At(b))
 	}
-	return binary.BigEndian.Uint64(b)
+	return uint64At(b)
 }
 
 // Scanner checks items without building their values, so that a forged

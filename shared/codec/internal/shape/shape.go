@@ -1,4 +1,9 @@
-package codec
+// Package shape words the refusal of a body of the wrong shape for the
+// codecs that decode bodies through a library (json, cbor), by
+// reflection on the body types of package rtm. It is apart from package
+// codec so that the browser build, whose msgpack decoder words the same
+// reasons as it reads, links no reflect.
+package shape
 
 import (
 	"math"
@@ -14,16 +19,16 @@ import (
 // "rtm.PublishBody.channel ... (positive integer)"), while a client must
 // read the same reason whatever codec it speaks (rtm.FieldType). The
 // library-based codecs decode the body once more into the canonical model
-// and call ShapeError; msgpack's decoder, which reads each field itself,
+// and call Error; msgpack's decoder, which reads each field itself,
 // words the same reason as it goes.
 
-// ShapeError returns the invalid_format error for a body, decoded into the
+// Error returns the invalid_format error for a body, decoded into the
 // canonical model as body, that does not fit v, a pointer to a body type of
 // package rtm: the first field of v (in declaration order) whose value has
 // the wrong type, as `body field "history.count" has the wrong type
 // (string)` (rtm.FieldType), or rtm.BodyNotMap. It returns nil when it
 // finds no fault; the codec then answers with rtm.BodyShape.
-func ShapeError(body any, v any) *rtm.Error {
+func Error(body any, v any) *rtm.Error {
 	t := reflect.TypeOf(v)
 	if t == nil || t.Kind() != reflect.Pointer {
 		return nil

@@ -1,0 +1,4 @@
+package client
+
+// sortMembers sorts members by user id (see shellSortMembers).
+func sortMembers(ms []Member) { shellSortMembers(ms) }
