@@ -50,6 +50,10 @@ type App struct {
 	Channels []ChannelRule
 }
 
+// StoreKey names the app's channel in the store, which all apps share:
+// appkeys never contain NUL, so no two apps' channels can collide.
+func (a *App) StoreKey(channel string) string { return a.Key + "\x00" + channel }
+
 // Role returns the role of that name, if the app has it.
 func (a *App) Role(name string) (*Role, bool) {
 	r, ok := a.Roles[name]

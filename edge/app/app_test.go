@@ -263,3 +263,15 @@ func TestChannelLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestStoreKey keeps two apps' channels apart in the shared store, even
+// where one appkey and channel run into the other's.
+func TestStoreKey(t *testing.T) {
+	a, b := &App{Key: "ab"}, &App{Key: "a"}
+	if ka, kb := a.StoreKey("c"), b.StoreKey("bc"); ka == kb {
+		t.Fatalf("apps ab and a share the store key %q", ka)
+	}
+	if got := a.StoreKey("c"); got != "ab\x00c" {
+		t.Fatalf("StoreKey = %q, want %q", got, "ab\x00c")
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/session"
+	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -34,12 +37,16 @@ func (s *Server) RefuseRequest(w http.ResponseWriter, r *http.Request, status in
 	Refuse(w, status, code, reason)
 }
 
+// subprotocols are the WebSocket subprotocols the edge accepts: its
+// codecs' names.
+var subprotocols = payload.Names()
+
 // acceptOptions are the options of the WebSocket upgrade.
 func (s *Server) acceptOptions() *websocket.AcceptOptions {
 	return &websocket.AcceptOptions{
-		Subprotocols:   codecNames,
-		AnyOrigin:      s.anyOrigin,
-		OriginPatterns: s.origins,
+		Subprotocols:   subprotocols,
+		AnyOrigin:      s.origins.any,
+		OriginPatterns: s.origins.patterns,
 	}
 }
 
@@ -55,19 +62,19 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		if key == "" {
 			reason = "missing appkey query parameter"
 		}
-		s.countRefusal(rtm.CodeInvalidAppkey)
+		s.edge.Counters.Refuse(rtm.CodeInvalidAppkey)
 		s.RefuseRequest(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
 		return
 	}
 	if !s.enter() {
-		s.countRefusal(rtm.CodeUnavailable)
+		s.edge.Counters.Refuse(rtm.CodeUnavailable)
 		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
 		return
 	}
-	if n := s.active.Add(1); n > int64(s.limits.Connections) {
+	if n := s.conns.active.Add(1); n > int64(s.limits.Connections) {
 		s.leave()
-		s.countRefusal(codeTooManyConnections)
-		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(codeTooManyConnections), "edge is at its connection limit")
+		s.edge.Counters.Refuse(tally.CodeTooManyConnections)
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(tally.CodeTooManyConnections), "edge is at its connection limit")
 		return
 	}
 	id := s.newConnID()
@@ -86,25 +93,24 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 	if d := s.limits.FrameTimeout; d > 0 {
 		ws.SetFrameTimeout(d) // else the websocket package's default
 	}
-	s.counters.connectionsTotal.Add(1)
-	c := newConn(s, a, ws, r.RemoteAddr)
-	c.applyConnect(id, grant)
+	s.edge.Counters.ConnectionsTotal.Add(1)
+	c := session.New(s.edge, a, ws, r.RemoteAddr, id)
+	c.Connect(grant)
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
 	// then on are stored in its codec too.
-	s.codecOpened(c.codecIndex)
+	s.edge.Codecs.Opened(c.CodecIndex())
 	go func() {
 		defer s.leave()
 		defer s.untrack(c)
-		defer s.codecClosed(c.codecIndex)
-		c.run()
-		s.disconnected(c)
+		defer s.edge.Codecs.Closed(c.CodecIndex())
+		c.Run()
 	}()
 }
 
 // leave ends a connection attempt that enter admitted and that counted
 // itself in active.
 func (s *Server) leave() {
-	s.active.Add(-1)
-	s.wg.Done()
+	s.conns.active.Add(-1)
+	s.conns.wg.Done()
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -19,15 +21,12 @@ import (
 // The edge's own channels ($sys, $sys.*) are closed to it: see
 // isSysChannel.
 
-// jsonCodec is the index of JSON in codecs, the API's codec.
-const jsonCodec = 0
-
 // Apps returns the apps the server serves, ordered by appkey. They are
 // immutable (see app.App): the API reads their API keys and limits.
 func (s *Server) Apps() []*app.App {
 	out := make([]*app.App, 0, len(s.apps))
 	for _, k := range s.AppKeys() {
-		out = append(out, s.apps[k])
+		out = append(out, s.apps[k].App)
 	}
 	return out
 }
@@ -72,7 +71,7 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	if !ok {
 		return rtm.Position{}, fmt.Errorf("server: backend publish: unknown appkey %q", appKey)
 	}
-	if err := checkChannel(channel); err != nil {
+	if err := session.CheckChannel(channel); err != nil {
 		return rtm.Position{}, err
 	}
 	if isSysChannel(channel) {
@@ -85,28 +84,28 @@ func (s *Server) BackendPublishOnce(appKey, channel string, message any, id, exc
 	if channel == rtm.HeartbeatChannel {
 		return rtm.Position{}, nil
 	}
-	payload, size, err := encodePayload(nil, message, jsonCodec, s.payloadCodecs(jsonCodec))
+	data, size, err := payload.Encode(nil, message, payload.JSON, s.edge.Codecs.Codecs(payload.JSON))
 	if err != nil {
 		return rtm.Position{}, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
 	}
 	if max := a.MaxMessage(); size > max {
 		return rtm.Position{}, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
 	}
-	key := storeKey(a, channel)
-	pos, p, err := s.chlog.Channel(key).Append(chanlog.Message{Payload: payload, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
+	key := a.StoreKey(channel)
+	pos, p, err := s.edge.ChanLog.Channel(key).Append(chanlog.Message{Payload: data, Origin: exclude, ID: id, Limit: a.ChannelLimit()})
 	if p != nil {
-		ctx, cancel := s.requestContext(context.Background())
+		ctx, cancel := s.edge.RequestContext(context.Background())
 		pos, err = p.Wait(ctx)
 		cancel()
 	}
 	switch {
 	case errors.Is(err, store.ErrChannelLimit):
-		return rtm.Position{}, channelQuotaError(a)
+		return rtm.Position{}, session.ChannelQuotaError(a.App)
 	case err != nil:
 		return rtm.Position{}, s.backendRefusal(err, id)
 	}
-	s.counters.messagesIn[jsonCodec].Add(1)
-	s.traffic[a.Key].messagesIn.Add(1)
+	s.edge.Counters.MessagesIn[payload.JSON].Add(1)
+	a.Traffic.MessagesIn.Add(1)
 	return pos, nil
 }
 
@@ -120,14 +119,14 @@ func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rt
 	if !ok {
 		return "", nil, false, fmt.Errorf("server: backend read: unknown appkey %q", appKey)
 	}
-	if err := checkChannel(channel); err != nil {
+	if err := session.CheckChannel(channel); err != nil {
 		return "", nil, false, err
 	}
 	asked := ""
 	if at != nil {
 		asked = at.String()
 	}
-	r, err := s.readAt(ctx, storeKey(a, channel), at, asked, jsonCodec)
+	r, err := s.edge.ReadAt(ctx, a.StoreKey(channel), at, asked, payload.JSON)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -145,12 +144,12 @@ func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]str
 	if !ok {
 		return nil, false, fmt.Errorf("server: backend channels: unknown appkey %q", appKey)
 	}
-	base := storeKey(a, "")
+	base := a.StoreKey("")
 	from := ""
 	if after != "" {
 		from = base + after
 	}
-	keys, more := s.store.ChannelNames(base+prefix, from, limit)
+	keys, more := s.edge.Store.ChannelNames(base+prefix, from, limit)
 	for i, k := range keys {
 		keys[i] = k[len(base):]
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -23,15 +24,15 @@ const MaxCloseReasonBytes = 123
 
 // matching returns the app's open connections with id connection (when
 // set) and user (when set); at least one must be set.
-func (s *Server) matching(appKey, connection, user string) ([]*conn, error) {
+func (s *Server) matching(appKey, connection, user string) ([]*session.Session, error) {
 	if connection == "" && user == "" {
 		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "name a connection or a user")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*conn
-	for c := range s.conns {
-		if c.app.Key != appKey || (connection != "" && c.who.id != connection) || (user != "" && c.userID() != user) {
+	s.conns.mu.Lock()
+	defer s.conns.mu.Unlock()
+	var out []*session.Session
+	for c := range s.conns.open {
+		if c.AppKey() != appKey || (connection != "" && c.ID() != connection) || (user != "" && c.UserID() != user) {
 			continue
 		}
 		out = append(out, c)
@@ -56,7 +57,7 @@ func (s *Server) BackendDisconnect(appKey, connection, user, reason string) (int
 		return 0, err
 	}
 	for _, c := range conns {
-		c.closeWith(StatusBackendDisconnect, reason)
+		c.CloseWith(StatusBackendDisconnect, reason)
 	}
 	return len(conns), nil
 }
@@ -67,7 +68,7 @@ func (s *Server) BackendDisconnect(appKey, connection, user, reason string) (int
 // position to resume from (the subscribe hook, if any, decides a
 // resubscribe). It returns how many subscriptions it ended.
 func (s *Server) BackendUnsubscribe(appKey, connection, user, channel string) (int, error) {
-	if err := checkChannel(channel); err != nil {
+	if err := session.CheckChannel(channel); err != nil {
 		return 0, err
 	}
 	conns, err := s.matching(appKey, connection, user)
@@ -76,13 +77,7 @@ func (s *Server) BackendUnsubscribe(appKey, connection, user, channel string) (i
 	}
 	n := 0
 	for _, c := range conns {
-		n += c.endChannel(channel, reasonBackendUnsubscribe)
+		n += c.EndChannel(channel, reasonBackendUnsubscribe)
 	}
 	return n, nil
-}
-
-// endChannel ends the connection's live subscriptions to channel (see
-// endSubscriptions) and returns how many.
-func (c *conn) endChannel(channel, reason string) int {
-	return c.endSubscriptions(func(sub *subscription) bool { return sub.channel == channel }, reason)
 }

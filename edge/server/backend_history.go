@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -34,22 +36,22 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 	if !ok {
 		return HistoryPage{}, fmt.Errorf("server: backend history: unknown appkey %q", appKey)
 	}
-	if err := checkChannel(channel); err != nil {
+	if err := session.CheckChannel(channel); err != nil {
 		return HistoryPage{}, err
 	}
-	key := storeKey(a, channel)
+	key := a.StoreKey(channel)
 	asked := ""
 	if at != nil {
 		asked = at.String()
 	}
 	var page HistoryPage
-	err := s.chlog.History(ctx, key, at, count, limit, func(frames []store.Frame, epoch uint64, more bool) error {
+	err := s.edge.ChanLog.History(ctx, key, at, count, limit, func(frames []store.Frame, epoch uint64, more bool) error {
 		var err error
 		page, err = s.historyPage(frames, epoch, more)
 		return err
 	})
 	if err != nil {
-		return HistoryPage{}, expiredOr(err, asked)
+		return HistoryPage{}, session.ExpiredOr(err, asked)
 	}
 	return page, nil
 }
@@ -58,7 +60,7 @@ func (s *Server) BackendHistory(ctx context.Context, appKey, channel string, at 
 func (s *Server) historyPage(frames []store.Frame, epoch uint64, more bool) (HistoryPage, error) {
 	page := HistoryPage{Messages: make([]HistoryMessage, 0, len(frames))}
 	for _, f := range frames {
-		msg, err := payloadFor(f.Data, jsonCodec)
+		msg, err := payload.In(f.Data, payload.JSON)
 		if err != nil {
 			return HistoryPage{}, fmt.Errorf("server: history: %w", err)
 		}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -17,19 +19,25 @@ import (
 //     with 1001 "going away", spread over Limits.DrainSpread so that
 //     their reconnects do not land on the next edge in one storm.
 
+// drainState is how a drain ends its waits early.
+type drainState struct {
+	hurry chan struct{} // closed by Hurry: a drain's spread ends at once
+	once  sync.Once
+}
+
 // BeginDrain makes Ready report that the edge is draining, while it keeps
 // serving; Shutdown follows. It is idempotent.
 func (s *Server) BeginDrain() {
-	s.mu.Lock()
-	s.unready = true
-	s.mu.Unlock()
+	s.conns.mu.Lock()
+	s.conns.unready = true
+	s.conns.mu.Unlock()
 }
 
 // Hurry ends the waits of a drain: Shutdown closes at once the
 // connections its spread has not reached yet (an operator's second
 // signal). It is idempotent, and may come before Shutdown.
 func (s *Server) Hurry() {
-	s.hurryOnce.Do(func() { close(s.hurry) })
+	s.drain.once.Do(func() { close(s.drain.hurry) })
 }
 
 // closeSpread tells every connection of conns to go away, the i-th of n
@@ -37,7 +45,7 @@ func (s *Server) Hurry() {
 // hurried), and returns once all are told or ctx ends (Shutdown then
 // drops the rest). Those due together are closed together, so that even
 // 100,000 connections over a few seconds cost no timer per connection.
-func (s *Server) closeSpread(ctx context.Context, conns []*conn) {
+func (s *Server) closeSpread(ctx context.Context, conns []*session.Session) {
 	spread, n := s.limits.DrainSpread, len(conns)
 	if spread <= 0 || n < 2 {
 		closeAll(conns)
@@ -57,7 +65,7 @@ func (s *Server) closeSpread(ctx context.Context, conns []*conn) {
 		t.Reset(time.Until(start.Add(step * time.Duration(next))))
 		select {
 		case <-t.C:
-		case <-s.hurry:
+		case <-s.drain.hurry:
 			closeAll(conns[next:])
 			return
 		case <-ctx.Done():
@@ -67,8 +75,8 @@ func (s *Server) closeSpread(ctx context.Context, conns []*conn) {
 }
 
 // closeAll tells every connection of conns to go away.
-func closeAll(conns []*conn) {
+func closeAll(conns []*session.Session) {
 	for _, c := range conns {
-		c.closeWith(websocket.StatusGoingAway, goingAway)
+		c.CloseWith(websocket.StatusGoingAway, goingAway)
 	}
 }

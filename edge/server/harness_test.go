@@ -23,13 +23,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func init() {
-	server.ServeEdge = func(tb testing.TB, opts *server.Options) (*server.Server, string) {
-		e := servertest.Start(tb, opts, nil)
-		return e.Server, e.URL
-	}
-}
-
 // fakeClock is a store clock the tests move by hand.
 type fakeClock = storetest.Clock
 

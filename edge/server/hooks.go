@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -13,43 +12,30 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/hook"
-	jsoncodec "github.com/sluicehq/sluice/shared/codec/json"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // What the edge does with its apps' hooks (edge/hook): the connect hook
 // is asked in accept, before the upgrade, on the HTTP handler's
-// goroutine; the subscribe and publish hooks on the connection's reader,
-// which they hold for at most the hook timeout; events are posted
-// without blocking anyone.
+// goroutine; the subscribe and publish hooks on the connection's reader
+// (edge/session), which they hold for at most the hook timeout; events
+// are posted without blocking anyone.
 
-// hookState is the server's part of the hooks: one *hook.Hooks per app
-// with any (read-only after New), the occupancy of the apps that post
-// events, and the connection ids.
-type hookState struct {
-	hooks    map[string]*hook.Hooks
-	occupied map[string]*occupancy // by appkey, for the apps with an events sender
-	run      string                // this edge run's prefix of connection ids
-	seq      atomic.Uint64         // the last connection id's number
+// connIDs names the connections: a prefix of this edge run's, so that
+// two edges (or two runs) do not share ids, and a sequence number.
+type connIDs struct {
+	run string        // this edge run's prefix of connection ids
+	seq atomic.Uint64 // the last connection id's number
 }
 
-// identity is who a connection is: its id, and the user and info its
-// connect hook gave. Set in accept before the connection runs, then
-// read-only, so read without a lock (by the server API too).
-type identity struct {
-	id    string
-	hooks *hook.Hooks // the app's, nil without: no map lookup per request
-	occ   *occupancy  // the app's, nil without events
-}
-
-// startHooks makes every app's hooks, starting their events senders.
+// startHooks makes the hooks of every app of apps, starting their events
+// senders, with their channels' occupancy for the apps that post events.
 func (s *Server) startHooks(apps []*app.App) error {
-	s.hk.hooks = make(map[string]*hook.Hooks)
-	s.hk.occupied = make(map[string]*occupancy)
-	s.hk.run = strconv.FormatUint(rand.Uint64()>>24, 36)
+	s.ids.run = strconv.FormatUint(rand.Uint64()>>24, 36)
 	for _, a := range apps {
-		h, err := hook.New(a.Key, a.Hooks, &hook.Options{Edge: s.hk.run, Logger: s.log})
+		h, err := hook.New(a.Key, a.Hooks, &hook.Options{Edge: s.ids.run, Logger: s.log})
 		if err != nil {
 			s.closeHooks(context.Background())
 			return fmt.Errorf("server: app %q: hooks: %w", a.Key, err)
@@ -57,9 +43,10 @@ func (s *Server) startHooks(apps []*app.App) error {
 		if h == nil {
 			continue
 		}
-		s.hk.hooks[a.Key] = h
+		sa := s.apps[a.Key]
+		sa.Hooks = h
 		if ev := h.Events(); ev != nil {
-			s.hk.occupied[a.Key] = &occupancy{events: ev, subs: make(map[string]int)}
+			sa.Occupancy = hook.NewOccupancy(ev)
 		}
 	}
 	return nil
@@ -69,8 +56,10 @@ func (s *Server) startHooks(apps []*app.App) error {
 // every events sender.
 func (s *Server) closeHooks(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, h := range s.hk.hooks {
-		wg.Go(func() { h.Close(ctx) })
+	for _, a := range s.apps {
+		if h := a.Hooks; h != nil {
+			wg.Go(func() { h.Close(ctx) })
+		}
 	}
 	wg.Wait()
 }
@@ -78,22 +67,28 @@ func (s *Server) closeHooks(ctx context.Context) {
 // HookStats returns each app's hook and event counts, by appkey, for the
 // apps that have hooks.
 func (s *Server) HookStats() map[string]hook.Stats {
-	out := make(map[string]hook.Stats, len(s.hk.hooks))
-	for k, h := range s.hk.hooks {
-		out[k] = h.Stats()
+	out := make(map[string]hook.Stats)
+	for k, a := range s.apps {
+		if a.Hooks != nil {
+			out[k] = a.Hooks.Stats()
+		}
 	}
 	return out
 }
 
 // Events returns the events sender of an app (presence posts its joins
 // and leaves there); nil, whose Post does nothing, when the app has none.
-func (s *Server) Events(appKey string) *hook.Events { return s.hk.hooks[appKey].Events() }
+func (s *Server) Events(appKey string) *hook.Events {
+	if a := s.apps[appKey]; a != nil {
+		return a.Hooks.Events()
+	}
+	return nil
+}
 
 // newConnID returns a connection id unique to this edge's run: the run's
-// random prefix, so that two edges (or two runs) do not share ids, and a
-// sequence number.
+// random prefix and a sequence number.
 func (s *Server) newConnID() string {
-	return s.hk.run + "." + strconv.FormatUint(s.hk.seq.Add(1), 36)
+	return s.ids.run + "." + strconv.FormatUint(s.ids.seq.Add(1), 36)
 }
 
 // handshakeHeaders are the upgrade's own headers, not the client's
@@ -107,8 +102,8 @@ var handshakeHeaders = map[string]bool{
 // the answer to apply, or false once it has refused the request: 403
 // authorization_denied when the backend denied, 503 unavailable when
 // the hook failed and failures deny.
-func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App, id string) (*hook.ConnectAnswer, bool) {
-	h := s.hk.hooks[a.Key]
+func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *session.App, id string) (*hook.ConnectAnswer, bool) {
+	h := a.Hooks
 	if !h.Has(hook.HookConnect) {
 		return nil, true
 	}
@@ -142,10 +137,10 @@ func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App,
 	case ans.Allow:
 		return ans, true
 	case err != nil:
-		s.countRefusal(rtm.CodeUnavailable)
+		s.edge.Counters.Refuse(rtm.CodeUnavailable)
 		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), ans.Reason)
 	default:
-		s.countRefusal(rtm.CodeAuthorizationDenied)
+		s.edge.Counters.Refuse(rtm.CodeAuthorizationDenied)
 		reason := ans.Reason
 		if reason == "" {
 			reason = "the app refused this connection"
@@ -156,151 +151,6 @@ func (s *Server) connectHook(w http.ResponseWriter, r *http.Request, a *app.App,
 }
 
 func joinValues(vs []string) string { return strings.Join(vs, ", ") }
-
-// connectHookRole names the role of a connection whose connect hook gave
-// explicit permissions.
-const connectHookRole = "connect_hook"
-
-// applyConnect gives a new connection its identity and the grant its
-// connect hook answered; before the connection runs.
-func (c *conn) applyConnect(id string, ans *hook.ConnectAnswer) {
-	c.who.id = id
-	c.who.hooks, c.who.occ = c.srv.hk.hooks[c.app.Key], c.srv.hk.occupied[c.app.Key]
-	if ans == nil {
-		return
-	}
-	if ans.User != "" {
-		// One identity for presence, the hooks and the server API: the
-		// user the connect hook named, until a JWT names another.
-		var info any
-		if len(ans.Info) > 0 {
-			_ = json.Unmarshal(ans.Info, &info) // the hook package checked it is JSON
-		}
-		c.setUser(ans.User, info, false)
-	}
-	switch {
-	case ans.Permissions != nil:
-		c.role = connectHookRole
-		c.perms = app.Permissions{Publish: ans.Permissions.Publish, Subscribe: ans.Permissions.Subscribe}
-	case ans.Role != "":
-		r, _ := c.app.Role(ans.Role) // connectHook checked it exists
-		c.role, c.perms = r.Name, r.Permissions
-	}
-}
-
-// hookDenied is the error of a request a hook denied, with the backend's
-// reason (the app's own words) or the failure's.
-func hookDenied(reason, what, channel string) error {
-	if reason == "" {
-		reason = fmt.Sprintf("the app refused to let you %s channel %q", what, channel)
-	}
-	return rtm.Errorf(rtm.CodeAuthorizationDenied, "%s", reason)
-}
-
-// askSubscribe asks the app's subscribe hook, when it has one, about a
-// subscription the connection's permissions allow.
-func (c *conn) askSubscribe(channel, id string) error {
-	h := c.who.hooks
-	if !h.Has(hook.HookSubscribe) {
-		return nil
-	}
-	c.wakeIfDue() // the replies before it need not wait for the backend
-	ans, err := h.Subscribe(c.ctx, &hook.SubscribeRequest{Appkey: c.app.Key, Connection: c.who.id,
-		User: c.userID(), Role: c.role, Channel: channel, SubscriptionID: id})
-	if err != nil {
-		c.srv.log.Warn("subscribe hook failed", "appkey", c.app.Key, "remote", c.remote, "err", err)
-	}
-	if !ans.Allow {
-		return hookDenied(ans.Reason, "subscribe to", channel)
-	}
-	return nil
-}
-
-// askPublish asks the app's publish hook, when it has one, about a
-// publish the connection's permissions allow, and returns the message to
-// publish: the client's, or the backend's replacement.
-func (c *conn) askPublish(channel string, message any) (any, error) {
-	h := c.who.hooks
-	if !h.Has(hook.HookPublish) {
-		return message, nil
-	}
-	c.wakeIfDue()
-	raw, err := (jsoncodec.Codec{}).AppendValue(nil, message)
-	if err != nil {
-		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
-	}
-	ans, err := h.Publish(c.ctx, &hook.PublishRequest{Appkey: c.app.Key, Connection: c.who.id,
-		User: c.userID(), Role: c.role, Channel: channel, Message: raw})
-	if err == nil && ans.Allow && ans.Message != nil {
-		var replaced any
-		if derr := (jsoncodec.Codec{}).DecodeBody(ans.Message, &replaced); derr != nil {
-			err = fmt.Errorf("server: the publish hook's replacement message: %w", derr)
-			ans = &hook.Answer{}
-			ans.Allow, ans.Reason = h.Failed(hook.HookPublish)
-		} else {
-			message = replaced
-		}
-	}
-	if err != nil {
-		c.srv.log.Warn("publish hook failed", "appkey", c.app.Key, "remote", c.remote, "err", err)
-	}
-	if !ans.Allow {
-		return nil, hookDenied(ans.Reason, "publish to", channel)
-	}
-	return message, nil
-}
-
-// occupancy counts an app's live subscriptions per channel on this edge,
-// to post channel_occupied at a channel's first and channel_vacated at
-// its last. mu is held while an event is posted, so that a channel's
-// events are queued in the order its counts changed. Lock order: conn.mu
-// (a connection's end closes its subscriptions under it) before
-// occupancy.mu before the events sender's.
-type occupancy struct {
-	events *hook.Events
-	mu     sync.Mutex     // guards subs
-	subs   map[string]int // channel -> live subscriptions; absent: none
-}
-
-// occupy counts sub in its channel, before it is handed over, and gives
-// it the vacate its close calls; nothing for an app without events.
-func (c *conn) occupy(sub *subscription) {
-	o := c.who.occ
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	o.subs[sub.channel]++
-	if o.subs[sub.channel] == 1 {
-		_ = o.events.Post(hook.KindChannelOccupied, hook.ChannelData{Channel: sub.channel})
-	}
-	o.mu.Unlock()
-	var once atomic.Bool
-	channel := sub.channel
-	sub.vacate = func() {
-		if !once.CompareAndSwap(false, true) {
-			return
-		}
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		if o.subs[channel]--; o.subs[channel] <= 0 {
-			delete(o.subs, channel)
-			_ = o.events.Post(hook.KindChannelVacated, hook.ChannelData{Channel: channel})
-		}
-	}
-}
-
-// disconnected posts the disconnect event of a connection that has ended.
-func (s *Server) disconnected(c *conn) {
-	ev := s.Events(c.app.Key)
-	if ev == nil {
-		return
-	}
-	c.mu.Lock()
-	code, reason := c.closeCode, c.closeReason
-	c.mu.Unlock()
-	_ = ev.Post(hook.KindDisconnect, hook.DisconnectData{Connection: c.who.id, User: c.userID(), Code: int(code), Reason: reason})
-}
 
 // StatusBackendDisconnect is the close code of a connection the app's
 // backend disconnected (the server API's disconnect): in the range RFC

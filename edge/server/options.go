@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/sluicehq/sluice/edge/chanlog"
 	"log/slog"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 )

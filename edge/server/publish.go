@@ -5,156 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
-	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/shared/rtm"
 )
-
-// heartbeatPosition is the position replied to a $heartbeat publish, which
-// stores nothing.
-var heartbeatPosition = rtm.Position{}.String()
-
-// publish serves rtm/publish and rtm/write: the message is durable in the
-// channel buffer before the ok is queued.
-func (c *conn) publish(env *rtm.Envelope) (any, error) {
-	var b rtm.PublishBody
-	if err := c.decode(env, &b); err != nil {
-		return nil, err
-	}
-	if err := checkChannel(b.Channel); err != nil {
-		return nil, err
-	}
-	if err := checkPublishOptions(env.Action, &b, c.srv.ttl); err != nil {
-		return nil, err
-	}
-	if err := c.checkWritePosition(env, &b); err != nil {
-		return nil, err
-	}
-	if b.Channel == rtm.HeartbeatChannel {
-		c.ack.Position = heartbeatPosition
-		return &c.ack, nil
-	}
-	if !c.perms.CanPublish(b.Channel) {
-		return nil, c.denied(env.Action, "publish to", b.Channel)
-	}
-	if b.Read != "" && !c.perms.CanSubscribe(b.Channel) {
-		// The previous message is a read of the channel.
-		return nil, c.denied(env.Action, "read (for read: "+b.Read+")", b.Channel)
-	}
-	var size int
-	var err error
-	if b.Message, err = c.askPublish(b.Channel, b.Message); err != nil {
-		return nil, err
-	}
-	c.scratch, size, err = encodePayload(c.scratch[:0], b.Message, c.codecIndex, c.srv.payloadCodecs(c.codecIndex))
-	if err != nil {
-		if _, ok := rtm.AsError(err); ok {
-			return nil, err
-		}
-		return nil, rtm.Errorf(rtm.CodeInvalidFormat, "message cannot be encoded")
-	}
-	if max := c.app.MaxMessage(); size > max {
-		return nil, rtm.Errorf(rtm.CodeMessageTooLarge, "message is %d bytes; this app's limit is %d", size, max)
-	}
-	origin := ""
-	if b.ExcludeSelf {
-		origin = c.who.id // the writers of its subscriptions skip it (writer.go, own)
-	}
-	if b.HasOptions() {
-		return c.publishOptions(env, &b, c.scratch, origin)
-	}
-	return c.append(env, b.Channel, c.scratch, origin)
-}
-
-// delete serves rtm/delete: the same as publishing null.
-func (c *conn) delete(env *rtm.Envelope) (any, error) {
-	var b rtm.ChannelBody
-	if err := c.decode(env, &b); err != nil {
-		return nil, err
-	}
-	if err := checkChannel(b.Channel); err != nil {
-		return nil, err
-	}
-	if err := checkRead(b.Read); err != nil {
-		return nil, err
-	}
-	if !c.perms.CanPublish(b.Channel) {
-		return nil, c.denied(env.Action, "delete in", b.Channel)
-	}
-	if b.Read != "" && !c.perms.CanSubscribe(b.Channel) {
-		return nil, c.denied(env.Action, "read (for read: "+b.Read+")", b.Channel)
-	}
-	if b.Purge || b.Read != "" {
-		return c.deleteOptions(env, &b)
-	}
-	return c.append(env, b.Channel, nullPayload, "")
-}
-
-// maxPubHandles bounds the store handles a connection caches.
-const maxPubHandles = 4096
-
-// append stores a publish from origin (the connection's id with
-// exclude_self, else "") and returns its acknowledgment; or, if the
-// channel log answers later, queues the reply once it does, in request
-// order (acks.go).
-func (c *conn) append(env *rtm.Envelope, channel string, payload []byte, origin string) (any, error) {
-	pos, p, err := c.pubHandle(channel).Append(chanlog.Message{Payload: payload, Origin: origin, Limit: c.app.ChannelLimit()})
-	if err != nil {
-		return nil, c.appendError(err)
-	}
-	if p != nil {
-		c.awaitAppend(env.Action, env.ID, p)
-		return nil, nil
-	}
-	c.srv.counters.messagesIn[c.codecIndex].Add(1)
-	c.traffic.messagesIn.Add(1)
-	c.ack.Position = pos.String()
-	return &c.ack, nil
-}
-
-// pubHandle returns the channel log's handle of the connection's
-// channel, kept for the next publish to it.
-func (c *conn) pubHandle(channel string) chanlog.Channel {
-	h := c.pubHandles[channel]
-	if h == nil {
-		if len(c.pubHandles) >= maxPubHandles || c.pubHandles == nil {
-			// A publisher spraying many channels starts over rather than
-			// holding a handle for each.
-			c.pubHandles = make(map[string]chanlog.Channel)
-		}
-		h = c.srv.chlog.Channel(storeKey(c.app, channel))
-		// A copy: a decoded body's strings may share one buffer with
-		// its message (the JSON codec's), which the key would keep.
-		c.pubHandles[strings.Clone(channel)] = h
-	}
-	return h
-}
-
-// appendError maps a store error to the client's.
-func (c *conn) appendError(err error) error {
-	if errors.Is(err, store.ErrChannelLimit) {
-		return channelQuotaError(c.app)
-	}
-	return appendError(err)
-}
-
-func appendError(err error) error {
-	if errors.Is(err, store.ErrTooLarge) {
-		return rtm.Errorf(rtm.CodeMessageTooLarge, "message does not fit in the channel buffer")
-	}
-	return err
-}
-
-// channelQuotaError refuses a publish that would create a channel past
-// the app's limit.
-func channelQuotaError(a *app.App) error {
-	return rtm.Errorf(rtm.CodeChannelQuotaExceeded,
-		"this app has %d live channels, its limit: publish to an existing channel, or wait for idle ones to expire", a.ChannelLimit())
-}
 
 // Publish appends a message to an app's channel on behalf of the edge
 // itself (for example $sys.stats), bypassing permissions and the app's
@@ -168,13 +25,13 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 	if err := rtm.ValidateChannel(channel); err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish: %w", err)
 	}
-	payload, _, err := encodePayload(nil, message, carrier, s.payloadCodecs(carrier))
+	data, _, err := payload.Encode(nil, message, payload.Carrier, s.edge.Codecs.Codecs(payload.Carrier))
 	if err != nil {
 		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishWait)
 	defer cancel()
-	pos, p, err := s.chlog.Channel(storeKey(a, channel)).Append(chanlog.Message{Payload: payload})
+	pos, p, err := s.edge.ChanLog.Channel(a.StoreKey(channel)).Append(chanlog.Message{Payload: data})
 	if p != nil {
 		pos, err = p.Wait(ctx)
 	}
@@ -184,7 +41,7 @@ func (s *Server) Publish(appKey, channel string, message any) (rtm.Position, err
 		return rtm.Position{}, fmt.Errorf("server: publish: not confirmed by the log within %v", publishWait)
 	}
 	if err != nil {
-		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, appendError(err))
+		return rtm.Position{}, fmt.Errorf("server: publish to %q: %w", channel, session.AppendError(err))
 	}
 	return pos, nil
 }
@@ -200,80 +57,4 @@ func (s *Server) AppKeys() []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// read serves rtm/read: the message at a position, or the newest one.
-func (c *conn) read(env *rtm.Envelope) (any, error) {
-	var b rtm.ReadBody
-	if err := c.decode(env, &b); err != nil {
-		return nil, err
-	}
-	if err := checkChannel(b.Channel); err != nil {
-		return nil, err
-	}
-	if !c.perms.CanSubscribe(b.Channel) {
-		return nil, c.denied(env.Action, "read", b.Channel)
-	}
-	var at *rtm.Position
-	if b.Position != "" {
-		p, err := parsePosition(b.Position)
-		if err != nil {
-			return nil, err
-		}
-		at = &p
-	}
-	return c.srv.readAt(c.ctx, storeKey(c.app, b.Channel), at, b.Position, c.codecIndex)
-}
-
-// readAt reads the message of a store key at a position, or its newest
-// when at is nil (asked is the position as the client wrote it, for
-// errors), with its message in the codec at index ci: the reply of
-// rtm/read, and of the server API's read.
-func (s *Server) readAt(ctx context.Context, key string, at *rtm.Position, asked string, ci int) (*rtm.ReadReply, error) {
-	r, err := s.chlog.Read(ctx, key, at)
-	if err != nil {
-		return nil, expiredOr(err, asked)
-	}
-	if !r.Found {
-		return &rtm.ReadReply{Position: r.Position.String(), Message: nil}, nil
-	}
-	msg, err := payloadFor(r.Frame.Data, ci)
-	if err != nil {
-		return nil, err
-	}
-	return &rtm.ReadReply{Position: r.Position.String(), Message: rtm.RawValue(msg)}, nil
-}
-
-// expiredOr maps store.ErrExpired to expired_position.
-func expiredOr(err error, pos string) error {
-	if errors.Is(err, chanlog.ErrUnreadable) {
-		return rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now; try again")
-	}
-	if errors.Is(err, store.ErrFuture) {
-		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s is beyond the channel's newest message, so it is from "+
-			"another history (another edge's, or one lost in a restart); resubscribe without it", pos)
-		e.Position = pos
-		return e
-	}
-	if errors.Is(err, store.ErrExpired) {
-		e := rtm.Errorf(rtm.CodeExpiredPosition, "position %s has expired or belongs to another history", pos)
-		e.Position = pos
-		return e
-	}
-	return err
-}
-
-// denied refuses a request the role lacks the grant for. The reply is
-// Satori's, word for word (apps compare it); what was denied goes to the
-// edge's debug log, and Sluice's own clients, which know their request,
-// say it themselves.
-func (c *conn) denied(action, what, channel string) error {
-	c.srv.log.Debug("authorization denied", "remote", c.remote, "appkey", c.app.Key, "action", action,
-		"denied", "your role may not "+what+" channel", "channel", channel)
-	return errUnauthorized()
-}
-
-// errUnauthorized is Satori's authorization_denied.
-func errUnauthorized() error {
-	return &rtm.Error{Code: rtm.CodeAuthorizationDenied, Reason: "Unauthorized"}
 }

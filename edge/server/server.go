@@ -1,45 +1,42 @@
-// Package server is the edge's front door: it accepts WebSocket connections
-// at /v2, speaks RTM v2 on them in the codec the client chose, checks apps,
-// roles and limits, appends publishes to the store and sends every
-// subscription what it reads there.
+// Package server is the edge's front door: it serves the WebSocket
+// endpoint /v2 (http.Handler), checks the appkey, the connection limit,
+// the origin and the app's connect hook before the upgrade, and hands
+// each connection to a session (edge/session) on a goroutine of its own;
+// the HTTP handler returns at once, and its goroutine serves the
+// connection no further. It makes what the sessions share (the store,
+// the channel log, the dead man's switches, the delivery engine of
+// edge/delivery, presence), keeps the open connections for a drain and
+// Shutdown, counts (Stats), and serves the server API's methods for
+// apps' backends (Backend*).
 //
-// Each connection has a reader goroutine of its own, which accept starts
-// once the connection is upgraded; the HTTP handler returns at once, and
-// its goroutine serves the connection no further. The reader handles
-// requests one at a time, so replies leave in request order, and queues
-// them in the connection's outbox. A writer, taken on demand, sends the
-// outbox's queue and what the subscriptions' cursors read: the reader
-// itself after handling what it read, a fan-out worker when the store
-// wakes an idle connection, or a writer goroutine of the connection's
-// own when either would block (outbox.go says who, and how it moves).
-//
-// Lock order: Server.mu before conn.grant.mu (grant.go) before
-// connPresence.mu (presence.go) before the presence registry's shard
-// locks before conn.mu, which guards the outbox's queue with
-// conn.live, before occupancy.mu (hooks.go) before the events sender's;
-// conn.acks.mu (acks.go) before conn.mu. fanWorker.mu (fanout.go) is a
-// leaf: Wake takes it, holding no lock of the connection's. So is
-// deadman.Switches.mu (edge/deadman), which the journal's feed takes under its own
-// lock to arm a standby: nothing calls the store or the journal holding
-// it.
+// Lock order: connSet.mu (server.go) before a session's locks (see
+// edge/session); the delivery engine's fan-out worker locks are leaves.
+// So is deadman.Switches.mu (edge/deadman), which the journal's feed
+// takes under its own lock to arm a standby: nothing calls the store or
+// the journal holding it.
 package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sluicehq/sluice/edge/deadman"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/deadman"
+	"github.com/sluicehq/sluice/edge/delivery"
+	"github.com/sluicehq/sluice/edge/filter"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/presence"
+	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -50,41 +47,37 @@ var ErrShutdown = errors.New("server: shutdown deadline passed with connections 
 // Server is an RTM v2 edge endpoint. It is an http.Handler serving the
 // WebSocket endpoint /v2; the caller owns the listener and the http.Server.
 type Server struct {
-	apps      map[string]*app.App
-	traffic   map[string]*appTraffic // per app, the same keys as apps; read-only after New
-	store     *store.Store
-	ownStore  bool
-	chlog     chanlog.Log       // the channel log: the store, or the journal and its replica
-	ttl       *deadman.Switches // the dead man's switches of publishes with ttl
-	prefixes  *prefixIndex      // the prefix subscriptions, by prefix (prefix.go)
-	limits    Limits
-	origins   []string
-	anyOrigin bool
-	log       *slog.Logger
-	firstSeen Observer // Options.FirstDelivery; nil: not measured
-	authLimit *authLimiter
-	hk        hookState          // the apps' hooks (hooks.go)
-	presence  *presence.Registry // who is in each channel
-	views     viewShares         // simple views' shared results (viewshare.go)
-	fan       *fanout            // the fan-out workers (fanout.go)
+	apps     map[string]*session.App // by appkey: the app, its counters and its hooks; read-only after New
+	edge     *session.Edge           // what every session shares: the store, the channel log, the delivery engine...
+	ownStore bool                    // the server made the store: Shutdown closes it
+	limits   Limits
+	origins  origins // who may open WebSockets from a browser
+	ids      connIDs // the connections' ids (hooks.go)
+	log      *slog.Logger
+	conns    connSet    // the open connections, for Shutdown and the server API
+	drain    drainState // drain.go
+}
 
-	// active counts open connections; written by accept and conn close.
-	active   atomic.Int64
-	counters counters
-	// codecGone is, per codec, the store's clock when its last connection
-	// closed (0: none did): a publish encodes it for codecLinger after.
-	codecGone [numCodecs]atomic.Int64
+// origins are the Origin hosts allowed to open WebSockets from a browser
+// (Options.AllowedOrigins); any: every one.
+type origins struct {
+	patterns []string
+	any      bool
+}
 
-	mu       sync.Mutex         // guards conns, unready, closing and aborting
-	conns    map[*conn]struct{} // open connections, for Shutdown
-	unready  bool               // set once by BeginDrain: not ready, still serving
-	closing  bool               // set once by Shutdown; refuses new connections
-	aborting bool               // set once Shutdown's deadline passed; drops late connections
-	wg       sync.WaitGroup     // one per connection attempt admitted by enter
+// connSet is the server's connections: those open, and the state of its
+// drain and shutdown.
+type connSet struct {
+	mu       sync.Mutex                    // guards open, unready, closing and aborting
+	open     map[*session.Session]struct{} // open connections, for Shutdown
+	unready  bool                          // set once by BeginDrain: not ready, still serving
+	closing  bool                          // set once by Shutdown; refuses new connections
+	aborting bool                          // set once Shutdown's deadline passed; drops late connections
+	wg       sync.WaitGroup                // one per connection attempt admitted by enter
 	shutOnce sync.Once
-
-	hurry     chan struct{} // closed by Hurry: a drain's spread ends at once
-	hurryOnce sync.Once
+	// active counts open connections; written by accept and a
+	// connection's end.
+	active atomic.Int64
 }
 
 // New returns a Server for the given options.
@@ -93,19 +86,11 @@ func New(opts *Options) (*Server, error) {
 		opts = &Options{}
 	}
 	s := &Server{
-		apps:      make(map[string]*app.App, len(opts.Apps)),
-		traffic:   make(map[string]*appTraffic, len(opts.Apps)),
-		limits:    opts.Limits.withDefaults(),
-		log:       opts.Logger,
-		firstSeen: opts.FirstDelivery,
-		conns:     make(map[*conn]struct{}),
-		hurry:     make(chan struct{}),
-		fan:       newFanout(),
-	}
-	s.authLimit = newAuthLimiter(s.limits.AuthFailuresPerMinute)
-	s.presence = opts.Presence
-	if s.presence == nil {
-		s.presence = presence.New()
+		apps:   make(map[string]*session.App, len(opts.Apps)),
+		limits: opts.Limits.withDefaults(),
+		log:    opts.Logger,
+		conns:  connSet{open: make(map[*session.Session]struct{})},
+		drain:  drainState{hurry: make(chan struct{})},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -117,23 +102,25 @@ func New(opts *Options) (*Server, error) {
 		if _, dup := s.apps[a.Key]; dup {
 			return nil, fmt.Errorf("server: appkey %q configured twice", a.Key)
 		}
-		s.apps[a.Key] = a
-		s.traffic[a.Key] = &appTraffic{}
+		s.apps[a.Key] = &session.App{App: a, Traffic: &tally.App{}}
 	}
 	if err := s.startHooks(opts.Apps); err != nil {
 		return nil, err
 	}
-	s.origins = opts.AllowedOrigins
-	if len(s.origins) == 0 {
-		s.origins = []string{"*"}
+	s.origins.patterns = opts.AllowedOrigins
+	if len(s.origins.patterns) == 0 {
+		s.origins.patterns = []string{"*"}
 	}
-	for _, o := range s.origins {
-		if o == "*" {
-			s.anyOrigin = true
-		}
-	}
-	s.store = opts.Store
-	if s.store == nil {
+	s.origins.any = slices.Contains(s.origins.patterns, "*")
+	s.edge = s.newEdge(opts)
+	return s, nil
+}
+
+// newEdge makes what the sessions share: the store (unless opts gives
+// one), the channel log over it, the switches, the delivery engine.
+func (s *Server) newEdge(opts *Options) *session.Edge {
+	st := opts.Store
+	if st == nil {
 		so := store.Options{}
 		if opts.StoreOptions != nil {
 			so = *opts.StoreOptions
@@ -141,27 +128,33 @@ func New(opts *Options) (*Server, error) {
 		so.Retention = s.retention
 		so.Group = StoreGroup
 		so.Epoch = chanlog.StoreEpoch(opts.Journal)
-		s.store = store.New(&so)
+		st = store.New(&so)
 		s.ownStore = true
 	}
-	s.chlog = chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: s.store,
+	reg := opts.Presence
+	if reg == nil {
+		reg = presence.New()
+	}
+	counters := &tally.Counters{}
+	chlog := chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: st,
 		Retention: s.retention, Group: StoreGroup, Log: s.log})
-	s.ttl = deadman.New(s.store, s.chlog)
-	s.chlog.OnSwitch(s.ttl.Standby)
-	s.prefixes = newPrefixIndex(s.store)
-	// With a journal the hook runs on the feed's goroutine too, as it
-	// brings channels made on other edges (under its applyMu: the hook
-	// takes only the prefix locks and the store's).
-	s.store.OnCreate(s.prefixes.created)
-	return s, nil
+	ttl := deadman.New(st, chlog)
+	chlog.OnSwitch(ttl.Standby)
+	l := s.limits
+	return session.NewEdge(session.Edge{
+		Engine: delivery.New(&delivery.Config{Store: st, ChanLog: chlog, Counters: counters, FirstDelivery: opts.FirstDelivery,
+			Logger: s.log, QueueBytes: l.QueueBytes, PrefixChannels: l.PrefixChannels}),
+		ChanLog: chlog, Store: st, TTL: ttl, Presence: reg, Views: &filter.Shares{}, Counters: counters,
+		Codecs: payload.NewUsage(st.Now), Logger: s.log,
+		Limits: session.Limits{SubscriptionsPerConnection: l.SubscriptionsPerConnection,
+			RequestsPerSecond: l.RequestsPerSecond, RequestBurst: l.RequestBurst, AuthFailures: l.AuthFailures,
+			AuthFailuresPerMinute: l.AuthFailuresPerMinute, QueueBytes: l.QueueBytes,
+			WriteTimeout: l.WriteTimeout, PingInterval: l.PingInterval},
+	})
 }
 
 // Store returns the store the server appends to.
-func (s *Server) Store() *store.Store { return s.store }
-
-// storeKey names an app's channel in the store, which all apps share:
-// appkeys never contain NUL, so no two apps' channels can collide.
-func storeKey(a *app.App, channel string) string { return a.Key + "\x00" + channel }
+func (s *Server) Store() *store.Store { return s.edge.Store }
 
 // StoreGroup is the group (store.Options.Group) of a store key: its
 // appkey, so that each app's channels are counted apart for its
@@ -202,35 +195,35 @@ const goingAway = "going away: edge shutting down"
 // for every attempt admitted, upgraded yet or not; the caller calls
 // s.wg.Done when the attempt ends.
 func (s *Server) enter() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
+	s.conns.mu.Lock()
+	defer s.conns.mu.Unlock()
+	if s.conns.closing {
 		return false
 	}
-	s.wg.Add(1)
+	s.conns.wg.Add(1)
 	return true
 }
 
 // track registers an upgraded connection. One whose upgrade raced with
 // Shutdown is told to go away at once, or dropped if Shutdown's deadline
 // has passed, so that Shutdown never waits for it beyond its deadline.
-func (s *Server) track(c *conn) {
-	s.mu.Lock()
-	s.conns[c] = struct{}{}
-	closing, aborting := s.closing, s.aborting
-	s.mu.Unlock()
+func (s *Server) track(c *session.Session) {
+	s.conns.mu.Lock()
+	s.conns.open[c] = struct{}{}
+	closing, aborting := s.conns.closing, s.conns.aborting
+	s.conns.mu.Unlock()
 	switch {
 	case aborting:
-		c.abort()
+		c.Abort()
 	case closing:
-		c.closeWith(websocket.StatusGoingAway, goingAway)
+		c.CloseWith(websocket.StatusGoingAway, goingAway)
 	}
 }
 
-func (s *Server) untrack(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
+func (s *Server) untrack(c *session.Session) {
+	s.conns.mu.Lock()
+	delete(s.conns.open, c)
+	s.conns.mu.Unlock()
 }
 
 // Shutdown stops accepting connections, closes every open one with 1001
@@ -239,40 +232,40 @@ func (s *Server) untrack(c *conn) {
 // finish or ctx to end. It closes the store if the server created it. It
 // is idempotent; later calls wait the same way.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.shutOnce.Do(func() {
-		s.mu.Lock()
-		s.closing = true
-		conns := make([]*conn, 0, len(s.conns))
-		for c := range s.conns {
+	s.conns.shutOnce.Do(func() {
+		s.conns.mu.Lock()
+		s.conns.closing = true
+		conns := make([]*session.Session, 0, len(s.conns.open))
+		for c := range s.conns.open {
 			conns = append(conns, c)
 		}
-		s.mu.Unlock()
+		s.conns.mu.Unlock()
 		s.closeSpread(ctx, conns)
 	})
 	done := make(chan struct{})
 	go func() {
-		s.wg.Wait()
+		s.conns.wg.Wait()
 		close(done)
 	}()
 	var err error
 	select {
 	case <-done:
 	case <-ctx.Done():
-		s.mu.Lock()
-		s.aborting = true
-		for c := range s.conns {
-			c.abort()
+		s.conns.mu.Lock()
+		s.conns.aborting = true
+		for c := range s.conns.open {
+			c.Abort()
 		}
-		s.mu.Unlock()
+		s.conns.mu.Unlock()
 		<-done
 		err = ErrShutdown
 	}
 	// After the connections: none arms a switch any more.
-	s.ttl.Close()
+	s.edge.TTL.Close()
 	// After the connections, so that their disconnect events are queued.
 	s.closeHooks(ctx)
 	if s.ownStore {
-		s.store.Close()
+		s.edge.Store.Close()
 	}
 	return err
 }
@@ -283,14 +276,14 @@ func (s *Server) Ready() error {
 	if s.Draining() {
 		return errors.New("draining: the edge is shutting down")
 	}
-	return s.chlog.Ready()
+	return s.edge.ChanLog.Ready()
 }
 
 // Draining reports whether BeginDrain or Shutdown has begun.
 func (s *Server) Draining() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unready || s.closing
+	s.conns.mu.Lock()
+	defer s.conns.mu.Unlock()
+	return s.conns.unready || s.conns.closing
 }
 
 func (l Limits) withDefaults() Limits {

@@ -1,6 +1,9 @@
 package server
 
-import "sync/atomic"
+import (
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/tally"
+)
 
 // Stats is a snapshot of the edge's counters, for metrics and the
 // $sys.stats channel. Counters only grow; gauges go up and down.
@@ -9,16 +12,16 @@ type Stats struct {
 	ConnectionsTotal uint64
 	// CodecConnections is the gauge of open connections per codec,
 	// indexed like Codecs.
-	CodecConnections [numCodecs]int64
+	CodecConnections [payload.NumCodecs]int64
 	Subscriptions    int64 // gauge: live subscriptions
 	// Per codec, indexed like Codecs.
-	MessagesIn   [numCodecs]uint64 // messages published (publish, write, delete)
-	BytesIn      [numCodecs]uint64 // bytes of frames read
-	MessagesOut  [numCodecs]uint64 // messages delivered in subscription data
-	BytesOut     [numCodecs]uint64 // bytes of frames written
-	OutOfSync    uint64            // subscriptions ended by out_of_sync
-	FastForward  uint64            // fast_forward skips
-	SlowCloses   uint64            // connections closed for not reading
+	MessagesIn   [payload.NumCodecs]uint64 // messages published (publish, write, delete)
+	BytesIn      [payload.NumCodecs]uint64 // bytes of frames read
+	MessagesOut  [payload.NumCodecs]uint64 // messages delivered in subscription data
+	BytesOut     [payload.NumCodecs]uint64 // bytes of frames written
+	OutOfSync    uint64                    // subscriptions ended by out_of_sync
+	FastForward  uint64                    // fast_forward skips
+	SlowCloses   uint64                    // connections closed for not reading
 	AuthFailures uint64
 	// TTLFired counts the dead man's switches (publishes with ttl) that
 	// published their ttl_message; TTLSkipped those that found something
@@ -34,61 +37,39 @@ type Stats struct {
 	TTLTakenOver, TTLPassed, TTLRetried uint64
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.
-	Refused [numRefusalCodes]uint64
+	Refused [tally.NumRefusalCodes]uint64
 	// Apps is each configured app's traffic, by appkey.
 	Apps []AppTraffic
 }
 
 // Codecs names the codecs in the order of Stats' per-codec arrays.
-func Codecs() []string { return append([]string(nil), codecNames...) }
-
-// counters are the live values behind Stats; every field is written with
-// atomic adds by the connections' goroutines.
-type counters struct {
-	connectionsTotal atomic.Uint64
-	// connections counts open connections per codec; a publish encodes
-	// its message in the codecs counted here (payloadCodecs), and for a
-	// while after the last one closed.
-	connections   [numCodecs]atomic.Int64
-	subscriptions atomic.Int64
-	messagesIn    [numCodecs]atomic.Uint64
-	bytesIn       [numCodecs]atomic.Uint64
-	messagesOut   [numCodecs]atomic.Uint64
-	bytesOut      [numCodecs]atomic.Uint64
-	outOfSync     atomic.Uint64
-	fastForward   atomic.Uint64
-	slowCloses    atomic.Uint64
-	authFailures  atomic.Uint64
-	refused       [numRefusalCodes]atomic.Uint64
-}
+func Codecs() []string { return payload.Names() }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
-	c, ttl := &s.counters, s.ttl.Stats()
+	c, ttl := s.edge.Counters, s.edge.TTL.Stats()
 	st := Stats{
-		Connections:      s.active.Load(),
-		ConnectionsTotal: c.connectionsTotal.Load(),
-		Subscriptions:    c.subscriptions.Load(),
-		OutOfSync:        c.outOfSync.Load(),
-		FastForward:      c.fastForward.Load(),
-		SlowCloses:       c.slowCloses.Load(),
-		AuthFailures:     c.authFailures.Load(),
+		Connections:      s.conns.active.Load(),
+		ConnectionsTotal: c.ConnectionsTotal.Load(),
+		Subscriptions:    c.Subscriptions.Load(),
+		OutOfSync:        c.OutOfSync.Load(),
+		FastForward:      c.FastForward.Load(),
+		SlowCloses:       c.SlowCloses.Load(),
+		AuthFailures:     c.AuthFailures.Load(),
 		TTLFired:         ttl.Fired,
 		TTLSkipped:       ttl.Skipped,
 		TTLTakenOver:     ttl.TakenOver,
 		TTLPassed:        ttl.Passed,
 		TTLRetried:       ttl.Retried,
-	}
-	for i := range c.refused {
-		st.Refused[i] = c.refused[i].Load()
+		Refused:          c.Refused(),
 	}
 	st.Apps = s.appTrafficStats()
-	for i := range numCodecs {
-		st.CodecConnections[i] = c.connections[i].Load()
-		st.MessagesIn[i] = c.messagesIn[i].Load()
-		st.BytesIn[i] = c.bytesIn[i].Load()
-		st.MessagesOut[i] = c.messagesOut[i].Load()
-		st.BytesOut[i] = c.bytesOut[i].Load()
+	for i := range payload.NumCodecs {
+		st.CodecConnections[i] = s.edge.Codecs.Open(i)
+		st.MessagesIn[i] = c.MessagesIn[i].Load()
+		st.BytesIn[i] = c.BytesIn[i].Load()
+		st.MessagesOut[i] = c.MessagesOut[i].Load()
+		st.BytesOut[i] = c.BytesOut[i].Load()
 	}
 	return st
 }

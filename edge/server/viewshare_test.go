@@ -6,7 +6,7 @@ import (
 )
 
 // TestViewSharedBySubscribers: subscriptions of one statement share its
-// results (viewshare.go), and each still gets exactly what the view makes
+// results (edge/filter's share.go), and each still gets exactly what the view makes
 // of the channel: live, after a subscription of it ended, and from history
 // by one that comes later (whose writer finds some results made and makes
 // the others).

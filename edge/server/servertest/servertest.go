@@ -4,9 +4,8 @@
 // Everything it starts stops when the test ends: the edge drains
 // (Server.Shutdown), then its HTTP server closes.
 //
-// A test of package server itself cannot import it (an import cycle); its
-// external tests (package server_test) do, and hand Start to the
-// internal ones (server.ServeEdge, in export_test.go).
+// A test of package server itself cannot import it (an import cycle);
+// its external tests (package server_test) do, as do other packages'.
 package servertest
 
 import (

@@ -1,0 +1,68 @@
+package delivery
+
+import (
+	"errors"
+
+	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// pumpLog sends the next batch of a subscription's catch-up (the history
+// its cursor does not hold, read from the log: chanlog.CatchUp), and
+// hands the subscription over to its cursor once it reached it. A log
+// that cannot be read ends the subscription with
+// rtm/subscription/error "unavailable": the client resubscribes from its
+// position.
+func (c *Conn) pumpLog(w *writer, sub *Subscription) error {
+	cu := sub.CatchUp
+	frames, done, err := cu.Read(c.ctx, maxBatchBytes)
+	if err != nil {
+		return c.failCatchUp(w, sub, err)
+	}
+	w.logFrames = true
+	err = c.send(w, sub, frames)
+	w.logFrames = false
+	if err != nil || !done {
+		return err
+	}
+	return c.endCatchUp(w, sub, cu)
+}
+
+// endCatchUp hands a subscription whose catch-up from the log is done
+// over to its cursor, or ends it out of sync if a purge overtook the
+// catch-up (chanlog.CatchUp.End).
+func (c *Conn) endCatchUp(w *writer, sub *Subscription, cu *chanlog.CatchUp) error {
+	err := cu.End(c.ctx)
+	var oos *store.OutOfSyncError
+	switch {
+	case errors.As(err, &oos):
+		sub.CatchUp = nil
+		return c.outOfSync(w, sub, err)
+	case err != nil:
+		return c.failCatchUp(w, sub, err)
+	}
+	sub.CatchUp = nil // the rest is in the cursor
+	return nil
+}
+
+// failCatchUp ends a subscription whose catch-up could not be read from
+// the log with rtm/subscription/error "unavailable": the client
+// resubscribes from its position, and misses nothing.
+func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
+	if c.ctx.Err() != nil {
+		return err
+	}
+	c.eng.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
+	pos := sub.Position()
+	c.endSub(sub)
+	w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
+		Body: &rtm.SubscriptionError{
+			Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
+			Position: pos.String(), SubscriptionID: sub.ID,
+		}})
+	if err != nil {
+		return c.Internal(err)
+	}
+	return c.write(w, w.pdu)
+}
