@@ -103,11 +103,11 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	for i, code := range c.refusal {
 		emit(refused, float64(st.Refused[i]), code)
 	}
-	emit(ttlSwitches, float64(st.TTLFired), "fired")
-	emit(ttlSwitches, float64(st.TTLSkipped), "skipped")
-	emit(ttlSwitches, float64(st.TTLTakenOver), "taken_over")
-	emit(ttlSwitches, float64(st.TTLPassed), "passed")
-	emit(ttlSwitches, float64(st.TTLRetried), "retried")
+	emit(ttlSwitches, float64(st.TTL.Fired), "fired")
+	emit(ttlSwitches, float64(st.TTL.Skipped), "skipped")
+	emit(ttlSwitches, float64(st.TTL.TakenOver), "taken_over")
+	emit(ttlSwitches, float64(st.TTL.Passed), "passed")
+	emit(ttlSwitches, float64(st.TTL.Retried), "retried")
 	for _, a := range st.Apps {
 		emit(appPublished, float64(a.MessagesIn), a.Appkey)
 		emit(appDelivered, float64(a.MessagesOut), a.Appkey)

@@ -227,32 +227,32 @@ func clusterTTL(t *testing.T, ea, eb *edge) {
 	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
 		t.Fatalf("a switch that fired: %v, want alive then dead", msgs)
 	}
-	poll.Until(t, "the switch counted as fired", func() bool { return ea.srv.Stats().TTLFired == 1 })
+	poll.Until(t, "the switch counted as fired", func() bool { return ea.srv.Stats().TTL.Fired == 1 })
 	// The other edge's standby of it finds the channel moved on (the
 	// messages below show no second dead).
-	poll.Until(t, "the other edge's standby passed", func() bool { return eb.srv.Stats().TTLPassed == 1 })
+	poll.Until(t, "the other edge's standby passed", func() bool { return eb.srv.Stats().TTL.Passed == 1 })
 	// Armed on one edge, then a publish on the other well within its 2 s.
 	a.raw(`{"action":"rtm/write","id":2,"body":{"channel":"dms","message":"alive again","ttl":2,"ttl_message":"dead"}}`, 2)
 	b.expectOK("rtm/publish", 3, map[string]any{"channel": "dms", "message": "still here"})
-	poll.Until(t, "the switch skipped", func() bool { return ea.srv.Stats().TTLSkipped == 1 })
+	poll.Until(t, "the switch skipped", func() bool { return ea.srv.Stats().TTL.Skipped == 1 })
 	// Armed on one edge, then again on the other: the second replaces it,
 	// on both (the first edge holds its standby, which passes once the
 	// other fired it).
 	a.raw(`{"action":"rtm/publish","id":4,"body":{"channel":"dms","message":"x","ttl":2,"ttl_message":"from a"}}`, 4)
 	b.raw(`{"action":"rtm/publish","id":5,"body":{"channel":"dms","message":"y","ttl":1,"ttl_message":"from b"}}`, 5)
 	poll.Until(t, "the second switch fired, the first edge's standby of it passed", func() bool {
-		return eb.srv.Stats().TTLFired == 1 && ea.srv.Stats().TTLPassed == 1
+		return eb.srv.Stats().TTL.Fired == 1 && ea.srv.Stats().TTL.Passed == 1
 	})
 	b.expectOK("rtm/publish", 6, map[string]any{"channel": "dms", "message": "end"})
 	if msgs, _ := sub.recvData("dms", 6); fmt.Sprint(msgs) != "[alive again still here x y from b end]" {
 		t.Fatalf("after the switches: %v, want alive again, still here, x, y, from b, end", msgs)
 	}
-	if st := ea.srv.Stats(); st.TTLFired != 1 || st.TTLSkipped != 1 || st.TTLTakenOver != 0 {
+	if st := ea.srv.Stats(); st.TTL.Fired != 1 || st.TTL.Skipped != 1 || st.TTL.TakenOver != 0 {
 		t.Fatalf("the first edge fired %d switches, skipped %d, took over %d; want still 1, 1 (its replaced one never came due), 0",
-			st.TTLFired, st.TTLSkipped, st.TTLTakenOver)
+			st.TTL.Fired, st.TTL.Skipped, st.TTL.TakenOver)
 	}
-	if st := eb.srv.Stats(); st.TTLTakenOver != 0 {
-		t.Fatalf("the second edge took over %d switches of a live edge", st.TTLTakenOver)
+	if st := eb.srv.Stats(); st.TTL.TakenOver != 0 {
+		t.Fatalf("the second edge took over %d switches of a live edge", st.TTL.TakenOver)
 	}
 }
 

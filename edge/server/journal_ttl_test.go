@@ -27,7 +27,7 @@ func TestJournalSwitchOutlivesItsEdge(t *testing.T) {
 		if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
 			t.Fatalf("the switch of an edge that went: %v, want alive then dead", msgs)
 		}
-		poll.Until(t, "the other edge counting its takeover", func() bool { return b.srv.Stats().TTLTakenOver == 1 })
+		poll.Until(t, "the other edge counting its takeover", func() bool { return b.srv.Stats().TTL.TakenOver == 1 })
 	})
 	t.Run("a restarted edge fires it", func(t *testing.T) {
 		node := startNode(t)
@@ -53,7 +53,7 @@ func firesAfterRestart(t *testing.T, node *journal.Node, opts *journal.Options, 
 	if msgs, _ := sub.recvData("dms", 2); fmt.Sprint(msgs) != "[alive dead]" {
 		t.Fatalf("the switch armed before the restart: %v, want alive then dead", msgs)
 	}
-	poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTLTakenOver == 1 })
+	poll.Until(t, "the restarted edge counting its takeover", func() bool { return again.srv.Stats().TTL.TakenOver == 1 })
 	return again, sub
 }
 
@@ -74,13 +74,13 @@ func TestJournalSwitchReplay(t *testing.T) {
 		}
 	}
 	p.expectOK("rtm/publish", 21, map[string]any{"channel": "hb", "message": "bye"})
-	poll.Until(t, "the last switch skipped (bye came after it)", func() bool { return a.srv.Stats().TTLSkipped == 1 })
+	poll.Until(t, "the last switch skipped (bye came after it)", func() bool { return a.srv.Stats().TTL.Skipped == 1 })
 	crash(t, a)
 	again := startJournalEdge(t, node, opts)
-	poll.Until(t, "the replayed switches' standby passed", func() bool { return again.srv.Stats().TTLPassed >= 1 })
-	if st := again.srv.Stats(); st.TTLPassed != 1 || st.TTLTakenOver != 0 || st.TTLRetried != 0 {
+	poll.Until(t, "the replayed switches' standby passed", func() bool { return again.srv.Stats().TTL.Passed >= 1 })
+	if st := again.srv.Stats(); st.TTL.Passed != 1 || st.TTL.TakenOver != 0 || st.TTL.Retried != 0 {
 		t.Fatalf("after the replay: %d standbys passed, %d took over, %d retried; want 1, 0, 0 (one held per channel)",
-			st.TTLPassed, st.TTLTakenOver, st.TTLRetried)
+			st.TTL.Passed, st.TTL.TakenOver, st.TTL.Retried)
 	}
 	sub := again.dial(t, "test", "")
 	sub.expectOK("rtm/subscribe", 1, map[string]any{"channel": "hb", "position": first})
@@ -115,8 +115,8 @@ func TestJournalSwitchOlderThanTheReplay(t *testing.T) {
 	if msgs, _ := sub.recvData("hb", 3); fmt.Sprint(msgs) != "[beat bye end]" {
 		t.Fatalf("the channel that moved on: %v, want beat, bye, end and no dead", msgs)
 	}
-	if st := again.srv.Stats(); st.TTLPassed != 0 || st.TTLTakenOver != 1 {
-		t.Fatalf("%d standbys passed and %d took over; want 0 and 1 (none held for the channel that moved on)", st.TTLPassed, st.TTLTakenOver)
+	if st := again.srv.Stats(); st.TTL.Passed != 0 || st.TTL.TakenOver != 1 {
+		t.Fatalf("%d standbys passed and %d took over; want 0 and 1 (none held for the channel that moved on)", st.TTL.Passed, st.TTL.TakenOver)
 	}
 }
 
@@ -156,7 +156,7 @@ func TestJournalSwitchAcrossALogOutage(t *testing.T) {
 		t.Fatalf("before the outage: %v", msgs)
 	}
 	node.Close()
-	poll.Until(t, "the switch tried again after the log failed it", func() bool { return e.srv.Stats().TTLRetried >= 1 })
+	poll.Until(t, "the switch tried again after the log failed it", func() bool { return e.srv.Stats().TTL.Retried >= 1 })
 	start() // the same files and port: the edge's connection comes back
 	if msgs, _ := sub.recvData("dms", 1); fmt.Sprint(msgs) != "[dead]" {
 		t.Fatalf("after the outage: %v, want dead", msgs)
@@ -166,10 +166,10 @@ func TestJournalSwitchAcrossALogOutage(t *testing.T) {
 	// retry is settled: it published, or found the first one there.
 	poll.Until(t, "the retried switch settled", func() bool {
 		st := e.srv.Stats()
-		return st.TTLTakenOver+st.TTLPassed == 1
+		return st.TTL.TakenOver+st.TTL.Passed == 1
 	})
-	if st := e.srv.Stats(); st.TTLFired != 0 || st.TTLSkipped != 0 {
-		t.Fatalf("fired %d and skipped %d: the first attempt failed its switch, the retry settled it", st.TTLFired, st.TTLSkipped)
+	if st := e.srv.Stats(); st.TTL.Fired != 0 || st.TTL.Skipped != 0 {
+		t.Fatalf("fired %d and skipped %d: the first attempt failed its switch, the retry settled it", st.TTL.Fired, st.TTL.Skipped)
 	}
 	e.dial(t, "test", "").expectOK("rtm/publish", 2, map[string]any{"channel": "dms", "message": "end"})
 	if msgs, _ := sub.recvData("dms", 1); fmt.Sprint(msgs) != "[end]" {

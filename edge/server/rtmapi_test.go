@@ -282,9 +282,9 @@ func testTTLDeadMansSwitch(t *testing.T, e *edge) {
 	}
 	// The switch counts once its append returned, which may be after
 	// the message reached the subscriber.
-	waitStats(t, e, func(st server.Stats) bool { return st.TTLFired == 1 })
-	if st := e.srv.Stats(); st.TTLSkipped != 0 {
-		t.Fatalf("skipped %d, want 0", st.TTLSkipped)
+	waitStats(t, e, func(st server.Stats) bool { return st.TTL.Fired == 1 })
+	if st := e.srv.Stats(); st.TTL.Skipped != 0 {
+		t.Fatalf("skipped %d, want 0", st.TTL.Skipped)
 	}
 	// Armed by a write, then something else is published within ttl: the
 	// two frames go out back to back, so the second is handled well
@@ -297,13 +297,13 @@ func testTTLDeadMansSwitch(t *testing.T, e *edge) {
 	if p := c.recv(); p.Action != "rtm/publish/ok" {
 		t.Fatalf("publish after it: %s %v", p.Action, p.Body)
 	}
-	waitStats(t, e, func(st server.Stats) bool { return st.TTLSkipped == 1 })
+	waitStats(t, e, func(st server.Stats) bool { return st.TTL.Skipped == 1 })
 	c.expectOK("rtm/publish", 4, map[string]any{"channel": "dms", "message": "end"})
 	if msgs, _ := sub.recvData("dms", 3); !reflect.DeepEqual(msgs, []any{"alive again", "still here", "end"}) {
 		t.Fatalf("switch disarmed by a publish: got %v, want no ttl_message", msgs)
 	}
-	if st := e.srv.Stats(); st.TTLFired != 1 {
-		t.Fatalf("fired %d, want still 1", st.TTLFired)
+	if st := e.srv.Stats(); st.TTL.Fired != 1 {
+		t.Fatalf("fired %d, want still 1", st.TTL.Fired)
 	}
 	// An armed switch does not outlive the edge (goleak, and Shutdown
 	// returning, check it).

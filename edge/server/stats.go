@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/sluicehq/sluice/edge/deadman"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/tally"
 )
@@ -14,27 +15,15 @@ type Stats struct {
 	// indexed like Codecs.
 	CodecConnections [payload.NumCodecs]int64
 	Subscriptions    int64 // gauge: live subscriptions
-	// Per codec, indexed like Codecs.
-	MessagesIn   [payload.NumCodecs]uint64 // messages published (publish, write, delete)
-	BytesIn      [payload.NumCodecs]uint64 // bytes of frames read
-	MessagesOut  [payload.NumCodecs]uint64 // messages delivered in subscription data
-	BytesOut     [payload.NumCodecs]uint64 // bytes of frames written
-	OutOfSync    uint64                    // subscriptions ended by out_of_sync
-	FastForward  uint64                    // fast_forward skips
-	SlowCloses   uint64                    // connections closed for not reading
+	CodecTraffic
+	OutOfSync    uint64 // subscriptions ended by out_of_sync
+	FastForward  uint64 // fast_forward skips
+	SlowCloses   uint64 // connections closed for not reading
 	AuthFailures uint64
-	// TTLFired counts the dead man's switches (publishes with ttl) that
-	// published their ttl_message; TTLSkipped those that found something
-	// else published on the channel first, and published nothing.
-	TTLFired, TTLSkipped uint64
-	// TTLTakenOver counts the switches whose ttl_message this edge
-	// published as a standby (ttl.go), nobody having done it: armed on
-	// another edge, on this one before a restart, or retried after the
-	// log did not take it; TTLPassed the standbys that found it done, or
-	// something else published, and published nothing; TTLRetried the
-	// times the log did not take a switch's message (it was unavailable)
-	// and the switch was armed again (2 s on, doubling to a minute).
-	TTLTakenOver, TTLPassed, TTLRetried uint64
+	// TTL counts the dead man's switches (publishes with ttl): fired,
+	// skipped (something else was published first), taken over as a
+	// standby, passed, retried (deadman.Stats says which is which).
+	TTL deadman.Stats
 	// Refused counts refused requests by error code, indexed like
 	// RefusalCodes.
 	Refused [tally.NumRefusalCodes]uint64
@@ -44,6 +33,14 @@ type Stats struct {
 
 // Codecs names the codecs in the order of Stats' per-codec arrays.
 func Codecs() []string { return payload.Names() }
+
+// CodecTraffic is an edge's traffic per codec, indexed like Codecs.
+type CodecTraffic struct {
+	MessagesIn  [payload.NumCodecs]uint64 // messages published (publish, write, delete)
+	BytesIn     [payload.NumCodecs]uint64 // bytes of frames read
+	MessagesOut [payload.NumCodecs]uint64 // messages delivered in subscription data
+	BytesOut    [payload.NumCodecs]uint64 // bytes of frames written
+}
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
@@ -56,11 +53,7 @@ func (s *Server) Stats() Stats {
 		FastForward:      c.FastForward.Load(),
 		SlowCloses:       c.SlowCloses.Load(),
 		AuthFailures:     c.AuthFailures.Load(),
-		TTLFired:         ttl.Fired,
-		TTLSkipped:       ttl.Skipped,
-		TTLTakenOver:     ttl.TakenOver,
-		TTLPassed:        ttl.Passed,
-		TTLRetried:       ttl.Retried,
+		TTL:              ttl,
 		Refused:          c.Refused(),
 	}
 	st.Apps = s.appTrafficStats()
