@@ -30,6 +30,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"github.com/sluicehq/sluice/edge/peerlimit"
 	"io"
 	"log/slog"
 	"mime"
@@ -107,7 +108,7 @@ type Handler struct {
 	api      API
 	ready    func() (bool, string)
 	sessions *sessions
-	failures *failures
+	failures *peerlimit.Failures
 	csrf     *http.CrossOriginProtection
 	log      *slog.Logger
 	mux      *http.ServeMux
@@ -134,7 +135,7 @@ func New(api API, opts *Options) *Handler {
 		ready: ready,
 		sessions: newSessions(cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), cmp.Or(opts.MaxAge, DefaultMaxAge),
 			cmp.Or(opts.MaxSessions, DefaultMaxSessions), now),
-		failures: newFailures(cmp.Or(opts.FailuresPerMinute, DefaultFailuresPerMinute), now),
+		failures: peerlimit.New(cmp.Or(opts.FailuresPerMinute, DefaultFailuresPerMinute), now),
 		csrf:     http.NewCrossOriginProtection(),
 		log:      cmp.Or(opts.Logger, slog.Default()),
 		mux:      http.NewServeMux(),
@@ -201,8 +202,8 @@ func (h *Handler) post(next http.HandlerFunc) http.HandlerFunc {
 
 // login opens a session for an API key.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	peer := peerOf(r.RemoteAddr)
-	if wait := h.failures.wait(peer); wait > 0 {
+	peer := peerlimit.Peer(r.RemoteAddr)
+	if wait := h.failures.Wait(peer); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		writeError(w, http.StatusTooManyRequests, "too_many_requests",
@@ -218,7 +219,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	appKey, ok := h.api.Authenticate(req.Key)
 	if !ok {
-		h.failures.failed(peer)
+		h.failures.Failed(peer)
 		h.log.Info("admin: login refused", "remote", r.RemoteAddr)
 		writeError(w, http.StatusUnauthorized, "authentication_failed",
 			"that is not an API key of any app on this edge (api_keys in its configuration)")

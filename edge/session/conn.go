@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"github.com/sluicehq/sluice/edge/peerlimit"
 	"io"
 	"net"
 	"os"
@@ -82,7 +83,7 @@ func New(e *Edge, a *App, ws *websocket.Conn, remote, id string) *Session {
 	c := &Session{
 		edge: e,
 		app:  a,
-		peer: peerKey(remote),
+		peer: peerlimit.Peer(remote),
 		requestState: requestState{
 			access:  access{role: app.DefaultRole, perms: a.DefaultPermissions()},
 			limiter: newBucket(e.Limits.RequestsPerSecond, e.Limits.RequestBurst),

@@ -19,6 +19,7 @@
 package session
 
 import (
+	"github.com/sluicehq/sluice/edge/peerlimit"
 	"log/slog"
 	"time"
 
@@ -48,12 +49,12 @@ type Edge struct {
 	Limits   Limits
 	Logger   *slog.Logger
 
-	authLimit *authLimiter // failed authentications per source address
+	authLimit *peerlimit.Failures // failed authentications per source address
 }
 
 // NewEdge returns e, with what it makes of its limits.
 func NewEdge(e Edge) *Edge {
-	e.authLimit = newAuthLimiter(e.Limits.AuthFailuresPerMinute)
+	e.authLimit = peerlimit.New(e.Limits.AuthFailuresPerMinute, nil)
 	return &e
 }
 

@@ -1,4 +1,6 @@
-package admin
+// Package peerlimit limits failed authentications per source address:
+// the edge's RTM logins (auth_failures_per_minute) and the admin page's.
+package peerlimit
 
 import (
 	"net"
@@ -12,12 +14,11 @@ import (
 // remembered, so that a flood of addresses cannot grow the map.
 const maxPeers = 1 << 16
 
-// failures rate limits failed logins per source address, as the edge
-// limits failed RTM authentications (limits.auth_failures_per_minute): a
-// token bucket per address that only failures take from, so that an
-// operator who types the key right is never slowed and a guesser gets a
-// few tries a minute.
-type failures struct {
+// Failures rate limits failed logins per source address
+// (limits.auth_failures_per_minute): a token bucket per address that only
+// failures take from, so that a client that gets its credentials right is
+// never slowed and a guesser gets a few tries a minute.
+type Failures struct {
 	every time.Duration // one more try per every
 	burst int
 	now   func() time.Time
@@ -26,23 +27,28 @@ type failures struct {
 	peers map[string]*rate.Limiter
 }
 
-func newFailures(perMinute int, now func() time.Time) *failures {
-	return &failures{every: time.Minute / time.Duration(perMinute), burst: perMinute, now: now,
+// New returns a limiter of perMinute failures a minute per address (the
+// burst too), on the clock now (nil: time.Now).
+func New(perMinute int, now func() time.Time) *Failures {
+	if now == nil {
+		now = time.Now
+	}
+	return &Failures{every: time.Minute / time.Duration(perMinute), burst: perMinute, now: now,
 		peers: make(map[string]*rate.Limiter)}
 }
 
-// peerOf is the address part of a request's remote "host:port". Behind
+// Peer is the address part of a request's remote "host:port". Behind
 // a reverse proxy every operator has the proxy's.
-func peerOf(remote string) string {
+func Peer(remote string) string {
 	if host, _, err := net.SplitHostPort(remote); err == nil {
 		return host
 	}
 	return remote
 }
 
-// wait returns 0 when peer may try to log in now, else how long until it
+// Wait returns 0 when peer may try to log in now, else how long until it
 // may.
-func (f *failures) wait(peer string) time.Duration {
+func (f *Failures) Wait(peer string) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.peers[peer]
@@ -56,8 +62,8 @@ func (f *failures) wait(peer string) time.Duration {
 	return time.Duration((1 - tokens) * float64(f.every))
 }
 
-// failed takes a try from peer's bucket.
-func (f *failures) failed(peer string) {
+// Failed takes a try from peer's bucket.
+func (f *Failures) Failed(peer string) {
 	now := f.now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -74,7 +80,7 @@ func (f *failures) failed(peer string) {
 
 // evictLocked makes room: it forgets the addresses whose bucket has
 // filled up again (as if never seen), or, if none has, one at random.
-func (f *failures) evictLocked(now time.Time) {
+func (f *Failures) evictLocked(now time.Time) {
 	for k, b := range f.peers {
 		if b.TokensAt(now) >= float64(f.burst) {
 			delete(f.peers, k)
