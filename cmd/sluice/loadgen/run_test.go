@@ -108,8 +108,9 @@ func checkCounts(t *testing.T, b *broker, cfg Config, lost, dups, reordered uint
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Published < 8*uint64(cfg.Inflight) {
-		t.Fatalf("published only %d messages on %d lanes", res.Published, cfg.Inflight)
+	// Over the whole run: a stall may take most of the measured window.
+	if res.Stored < 8*uint64(cfg.Inflight) {
+		t.Fatalf("stored only %d messages on %d lanes", res.Stored, cfg.Inflight)
 	}
 	if res.Lost != lost || res.Duplicates != dups || res.Reordered != reordered {
 		t.Errorf("lost %d dups %d reordered %d; want %d %d %d",
