@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman FORCE
 
 all: build
 
@@ -38,7 +38,7 @@ run: build
 # server's module does not need), which `./...` from here does not reach.
 # e2e/compare, another, runs in compare-test.
 TEST_MODULES := deploy .
-test: wasm-check chromium iproute2 strace fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
+test: wasm-check chromium iproute2 strace podman fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary sh -c 'status=0; for m in $(TEST_MODULES); do \
 	  (cd $$m && $(GO) test -json -race -count=1 -timeout 14m ./...) || status=1; done; exit $$status'
@@ -135,6 +135,34 @@ iproute2:
 # strace, and fails without it.
 strace:
 	$(call need-apt,command -v strace >/dev/null,strace,the cluster.sync tests)
+
+# The container image (Containerfile) is tested with podman
+# (deploy/image_test.go), run through runc: Debian's podman runs crun,
+# which refuses a host whose cgroups are half v1, half v2 (CI's), where
+# runc runs.
+podman:
+	$(call need-apt,command -v podman >/dev/null && command -v runc >/dev/null,podman runc ca-certificates,the container tests)
+
+# Static binaries, for the image: no cgo, no build
+# machine's paths, stripped, VERSION stamped as `make build` stamps it.
+STATIC_BUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w -X main.version=$(VERSION)'
+
+# `make image` builds the image IMAGE for this machine's architecture
+# (IMAGE_ARCH=arm64 for another: the Containerfile only copies, so no
+# emulator is needed). image-context makes what it copies, for a
+# `docker build -f Containerfile .` instead.
+IMAGE      ?= sluice:$(VERSION)
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+image: podman image-context
+	podman build --quiet --layers=false --format docker --platform linux/$(IMAGE_ARCH) \
+	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
+	  -f Containerfile -t $(IMAGE) .
+
+image-context:
+	@mkdir -p bin/image/data
+	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -o bin/image/sluice-linux-$(IMAGE_ARCH) ./cmd/sluice
+	@[ -f /etc/ssl/certs/ca-certificates.crt ] || { echo "image-context needs /etc/ssl/certs/ca-certificates.crt (Debian's ca-certificates)"; exit 1; }
+	@cp /etc/ssl/certs/ca-certificates.crt bin/image/
 
 # client-js's types, as an application compiles against them: tsc
 # --strict on an example (client-js/testdata/types), with the TypeScript
