@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman caddy FORCE
 
 all: build
 
@@ -38,7 +38,7 @@ run: build
 # server's module does not need), which `./...` from here does not reach.
 # e2e/compare, another, runs in compare-test.
 TEST_MODULES := deploy .
-test: wasm-check chromium iproute2 strace podman fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
+test: wasm-check chromium iproute2 strace podman caddy fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary sh -c 'status=0; for m in $(TEST_MODULES); do \
 	  (cd $$m && $(GO) test -json -race -count=1 -timeout 14m ./...) || status=1; done; exit $$status'
@@ -136,12 +136,23 @@ iproute2:
 strace:
 	$(call need-apt,command -v strace >/dev/null,strace,the cluster.sync tests)
 
-# The container image (Containerfile) is tested with podman
-# (deploy/image_test.go), run through runc: Debian's podman runs crun,
+# The container image (Containerfile) and the three-edge compose file
+# (deploy/compose.yaml) are tested with podman (deploy/image_test.go,
+# deploy/compose_test.go), run through runc: Debian's podman runs crun,
 # which refuses a host whose cgroups are half v1, half v2 (CI's), where
-# runc runs.
+# runc runs. podman-compose starts the compose file, and CNI's dnsname
+# plugin lets its containers find each other by service name.
 podman:
-	$(call need-apt,command -v podman >/dev/null && command -v runc >/dev/null,podman runc ca-certificates,the container tests)
+	$(call need-apt,command -v podman >/dev/null && command -v runc >/dev/null && command -v podman-compose >/dev/null && [ -x /usr/lib/cni/dnsname ],podman runc podman-compose golang-github-containernetworking-plugin-dnsname ca-certificates,the container tests)
+
+# The compose file's load balancer is Caddy; its test runs it in an
+# image of a Caddy built here (bin/caddy, static), pinned like
+# staticcheck, since it cannot count on reaching an image registry.
+CADDY := github.com/caddyserver/caddy/v2/cmd/caddy@v2.11.9
+caddy:
+	@[ "$$($(GO) version -m bin/caddy 2>/dev/null | awk '$$1 == "mod" {print $$3}')" = "$(lastword $(subst @, ,$(CADDY)))" ] || \
+	  { echo "Building $(CADDY) into bin/ for the compose test (once)"; \
+	    GOBIN=$(CURDIR)/bin CGO_ENABLED=0 $(GO) install -trimpath -ldflags='-s -w' $(CADDY); }
 
 # Static binaries, for the image: no cgo, no build
 # machine's paths, stripped, VERSION stamped as `make build` stamps it.

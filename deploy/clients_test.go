@@ -100,6 +100,14 @@ func (ch *chatter) wentDown() bool {
 	return slices.Contains(ch.states, client.Disconnected)
 }
 
+// reconnected reports whether the connection went down and up again.
+func (ch *chatter) reconnected() bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	i := slices.Index(ch.states, client.Disconnected)
+	return i >= 0 && slices.Contains(ch.states[i:], client.Connected)
+}
+
 // check fails t unless the subscription delivered every acknowledged
 // number once, in the order acknowledged, nothing else but the
 // unacknowledged (once each), with no gap and no error.

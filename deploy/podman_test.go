@@ -1,7 +1,8 @@
 package deploy
 
-// The container tests run the image (image_test.go) with podman, as root
-// (rootful: published ports). `make podman` installs what they need.
+// The container tests run the image (image_test.go) and the compose file
+// (compose_test.go) with podman, as root (rootful: published ports, CNI
+// networks). `make podman` installs what they need.
 
 import (
 	"bytes"
@@ -21,11 +22,13 @@ import (
 const imageVersion = "v0.0.0-image.test"
 
 // containers is podman as these tests run it: the image built by `make
-// image` from this tree, and the environment every podman command gets.
+// image` from this tree, Caddy's image for the compose file, and the
+// environment every podman command gets.
 type containers struct {
 	env   []string
 	image string // localhost/sluice-test:PID
-	dir   string // containers.conf
+	caddy string // localhost/sluice-test-caddy:PID
+	dir   string // containers.conf, the Caddy image's context
 }
 
 var (
@@ -39,13 +42,13 @@ var (
 // every test of the process shares them; TestMain removes them.
 func podmanRuntime(t *testing.T) *containers {
 	t.Helper()
-	for _, tool := range []string{"podman", "runc"} {
+	for _, tool := range []string{"podman", "runc", "podman-compose"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the container tests need %s: `make podman` installs it (as root)", tool)
 		}
 	}
 	if os.Geteuid() != 0 {
-		t.Fatal("the container tests run podman as root (published ports); this is not root")
+		t.Fatal("the container tests run podman as root (published ports, CNI networks); this is not root")
 	}
 	podmanOnce.Do(func() { podmanRT, podmanErr = newContainers() })
 	if podmanErr != nil {
@@ -84,15 +87,56 @@ func newContainers() (*containers, error) {
 	c := &containers{
 		env:   append(os.Environ(), "CONTAINERS_CONF="+conf),
 		image: fmt.Sprintf("localhost/sluice-test:%d", os.Getpid()),
+		caddy: fmt.Sprintf("localhost/sluice-test-caddy:%d", os.Getpid()),
 		dir:   dir,
 	}
-	_, err = c.run("make", "-C", "..", "--no-print-directory", "image", "IMAGE="+c.image, "VERSION="+imageVersion)
-	return c, err
+	if _, err := c.run("make", "-C", "..", "--no-print-directory", "image", "IMAGE="+c.image, "VERSION="+imageVersion); err != nil {
+		return c, err
+	}
+	if err := c.buildCaddy(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// caddyfile is the Caddy image: Caddy's own image (FROM its builder
+// stage) runs the same binary with this command and these directories,
+// and Caddy files nothing else.
+const caddyfile = `FROM scratch
+COPY caddy /usr/bin/caddy
+ENV XDG_CONFIG_HOME=/config XDG_DATA_HOME=/data HOME=/
+WORKDIR /srv
+CMD ["/usr/bin/caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"]
+`
+
+// buildCaddy builds the image of the compose file's load balancer from
+// the Caddy `make caddy` builds, since a test cannot count on reaching
+// an image registry.
+func (c *containers) buildCaddy() error {
+	if _, err := c.run("make", "-C", "..", "--no-print-directory", "caddy"); err != nil {
+		return err
+	}
+	ctx := filepath.Join(c.dir, "caddy")
+	if err := os.MkdirAll(ctx, 0o755); err != nil {
+		return err
+	}
+	bin, err := os.ReadFile("../bin/caddy")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ctx, "caddy"), bin, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte(caddyfile), 0o644); err != nil {
+		return err
+	}
+	_, err = c.run("podman", "build", "--quiet", "--layers=false", "-t", c.caddy, ctx)
+	return err
 }
 
 // close removes the images and the directory.
 func (c *containers) close() {
-	c.run("podman", "rmi", "--force", c.image)
+	c.run("podman", "rmi", "--force", c.image, c.caddy)
 	os.RemoveAll(c.dir)
 }
 
