@@ -20,7 +20,7 @@ BENCHCOUNT ?= 6
 # fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman caddy FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman caddy release release-check release-binaries release-image release-sums FORCE
 
 all: build
 
@@ -154,7 +154,7 @@ caddy:
 	  { echo "Building $(CADDY) into bin/ for the compose test (once)"; \
 	    GOBIN=$(CURDIR)/bin CGO_ENABLED=0 $(GO) install -trimpath -ldflags='-s -w' $(CADDY); }
 
-# Static binaries, for the image: no cgo, no build
+# Static binaries, for the image and the releases: no cgo, no build
 # machine's paths, stripped, VERSION stamped as `make build` stamps it.
 STATIC_BUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w -X main.version=$(VERSION)'
 
@@ -174,6 +174,49 @@ image-context:
 	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -o bin/image/sluice-linux-$(IMAGE_ARCH) ./cmd/sluice
 	@[ -f /etc/ssl/certs/ca-certificates.crt ] || { echo "image-context needs /etc/ssl/certs/ca-certificates.crt (Debian's ca-certificates)"; exit 1; }
 	@cp /etc/ssl/certs/ca-certificates.crt bin/image/
+
+# `make release VERSION=vX.Y.Z` writes to RELEASE_DIR the binaries of
+# RELEASE_PLATFORMS with that version stamped, the npm package of
+# client-js, the image for linux/amd64 and linux/arm64 as OCI archives
+# (when podman is here; their manifest list is left in podman's storage
+# as sluice:VERSION, to push), and SHA256SUMS of them all. CHANGELOG
+# must have the version's section first ("## vX.Y.Z - DATE").
+CHANGELOG         ?= CHANGELOG.md
+RELEASE_DIR       ?= bin/release/$(VERSION)
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_IMAGE_ARCHS ?= amd64 arm64
+release: release-check release-binaries npm-pack release-image
+	cp bin/sluicehq-sluice-$(VERSION:v%=%).tgz $(RELEASE_DIR)/
+	$(MAKE) --no-print-directory release-sums
+	@echo "release $(VERSION): $(RELEASE_DIR)"; cat $(RELEASE_DIR)/SHA256SUMS
+
+release-check:
+	@echo "$(VERSION)" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+	  { echo "release: VERSION=$(VERSION) is not a release tag vX.Y.Z (make release VERSION=v1.2.3)"; exit 1; }
+	@grep -Eq '^## $(subst .,\.,$(VERSION))( |$$)' $(CHANGELOG) || \
+	  { echo "release: $(CHANGELOG) has no section \"## $(VERSION)\": write what changed first"; exit 1; }
+
+release-binaries:
+	@mkdir -p $(RELEASE_DIR)
+	@for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  echo "sluice $(VERSION) for $$os/$$arch"; \
+	  GOOS=$$os GOARCH=$$arch $(STATIC_BUILD) -o $(RELEASE_DIR)/sluice-$(VERSION)-$$os-$$arch ./cmd/sluice || exit 1; \
+	done
+
+release-image:
+	@if ! command -v podman >/dev/null; then echo "release: no podman here, so no image (make podman installs it, as root)"; exit 0; fi; \
+	podman manifest exists sluice:$(VERSION) && podman manifest rm sluice:$(VERSION) >/dev/null; \
+	podman manifest create sluice:$(VERSION) >/dev/null || exit 1; \
+	for a in $(RELEASE_IMAGE_ARCHS); do \
+	  $(MAKE) --no-print-directory image IMAGE_ARCH=$$a IMAGE=sluice:$(VERSION)-$$a || exit 1; \
+	  podman manifest add sluice:$(VERSION) containers-storage:localhost/sluice:$(VERSION)-$$a >/dev/null || exit 1; \
+	  rm -f $(RELEASE_DIR)/sluice-$(VERSION)-image-linux-$$a.tar; \
+	  podman save --quiet --format oci-archive -o $(RELEASE_DIR)/sluice-$(VERSION)-image-linux-$$a.tar sluice:$(VERSION)-$$a || exit 1; \
+	done; \
+	echo "the image's manifest list: podman manifest push --all sluice:$(VERSION) docker://REGISTRY/sluice:$(VERSION)"
+
+release-sums:
+	cd $(RELEASE_DIR) && rm -f SHA256SUMS && files=$$(ls) && sha256sum $$files > SHA256SUMS
 
 # client-js's types, as an application compiles against them: tsc
 # --strict on an example (client-js/testdata/types), with the TypeScript
