@@ -12,8 +12,14 @@ WASM_DIR := client-js/dist
 # same bytes (`make wasm-check` compares); a go command of another release
 # fetches this one through the module proxy (GOTOOLCHAIN).
 WASM_GO  := go1.26.8
-# What `sluice version` says of a binary made here (-buildvcs may be off).
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# What `sluice version` says of a binary made here is the version `go
+# install` records for the same commit (internal/version): a release tag
+# on a tagged commit, else the commit's pseudo-version, "+dirty" with
+# uncommitted changes. internal/version/stamp computes it from git and
+# build writes it in with -ldflags, since the go command records nothing
+# in a git worktree or with -buildvcs=false. VERSION=v1.2.3 reports that
+# release instead (a tree without its tag).
+VERSION  ?=
 FUZZTIME ?= 2m
 BENCHCOUNT ?= 6
 # staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go run`
@@ -25,7 +31,9 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 all: build
 
 build: wasm
-	$(GO) build -ldflags='-X main.version=$(VERSION)' -o $(BIN) ./cmd/sluice
+	@stamp=$$($(GO) run ./internal/version/stamp -version='$(VERSION)') && \
+	echo "$(GO) build -ldflags='$$stamp' -o $(BIN) ./cmd/sluice" && \
+	$(GO) build -ldflags="$$stamp" -o $(BIN) ./cmd/sluice
 
 run: build
 	./$(BIN) edge
@@ -67,11 +75,11 @@ WASM_TEST_PKGS := ./wasm/bridge/
 wasm-test: node
 	GOOS=js GOARCH=wasm $(GO) test -count=1 -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" $(WASM_TEST_PKGS)
 
-# The browser client: sluice.wasm (stripped), brotli-compressed, and the
-# wasm_exec.js of the same Go release. Files whose content did not change
-# keep their date, so the slow brotli pass runs only after a change.
+# The browser client: sluice.wasm (stripped), brotli- and gzip-compressed,
+# and the wasm_exec.js of the same Go release. Files whose content did not
+# change keep their date, so the slow brotli pass runs only after a change.
 WASM_ENV := GOTOOLCHAIN=$(WASM_GO) GOOS=js GOARCH=wasm
-wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/wasm_exec.js
+wasm: $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/wasm_exec.js
 
 $(WASM_DIR)/sluice.wasm: FORCE
 	$(WASM_ENV) $(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $@.tmp ./wasm/cmd/sluice-wasm
@@ -80,7 +88,8 @@ $(WASM_DIR)/sluice.wasm: FORCE
 $(WASM_DIR)/wasm_exec.js: FORCE
 	@src="$$(GOTOOLCHAIN=$(WASM_GO) $(GO) env GOROOT)/lib/wasm/wasm_exec.js"; cmp -s "$$src" $@ || cp "$$src" $@
 
-$(WASM_DIR)/%.br: $(WASM_DIR)/%
+# One run writes both (a pattern rule's targets are made together).
+$(WASM_DIR)/%.br $(WASM_DIR)/%.gz: $(WASM_DIR)/%
 	$(GO) run ./client-js/internal/precompress $<
 
 # The committed client files must be what `make wasm` builds from this
@@ -96,16 +105,18 @@ wasm-check:
 	  fi; \
 	done; echo "wasm-check: $(WASM_DIR) is what make wasm builds"
 
-# The npm package, versioned as the release: bin/sluicehq-sluice-V.tgz,
-# with V the VERSION without its v (a VERSION that is not a release tag,
-# such as a bare commit, gives 0.0.0-dev.VERSION). `npm publish
+# The npm package, versioned as the binary built with it: bin/sluicehq-sluice-V.tgz,
+# with V what `bin/sluice version --short` says without its v (as the
+# edge's own /sluice.tgz is), so 1.2.3 at a release's tag (or with
+# VERSION=v1.2.3), else the commit's pseudo-version. `npm publish
 # bin/sluicehq-sluice-V.tgz` publishes it; `npm install` installs it.
-npm-pack: wasm node
-	@v="$(VERSION)"; case "$$v" in v[0-9]*) v="$${v#v}";; [0-9]*) ;; *) v="0.0.0-dev.$${v:-unknown}";; esac; \
+# Without the scripts: the package holds what they make.
+npm-pack: build node
+	@v="$$(./$(BIN) version --short)" && v="$${v#v}" && \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" bin; \
-	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts LICENSE "$$stage/"; \
-	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
-	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts.prepack && \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
+	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
+	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts && \
 	npm pack --loglevel=error --pack-destination "$(CURDIR)/bin"
 
 # The browser tests (e2e/browser_*_test.go) drive a real headless Chromium.
@@ -226,13 +237,15 @@ typecheck: node
 	cd $(TYPES_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(TYPES_DIR) && ./node_modules/.bin/tsc -p . && echo "typecheck: tsc --strict passed on $(TYPES_DIR)/example.ts"
 
+# Node.js and npm: for the type check, the js/wasm tests and the
+# package's tests in Node.js (e2e/node_test.go, e2e/browser_bundle_test.go).
 node:
 	@if command -v npm >/dev/null; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then \
-	  echo "Installing Node.js and npm for the type check"; \
+	  echo "Installing Node.js and npm for the type check and the Node.js tests"; \
 	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm; \
 	else \
-	  echo "The type check needs npm and this is not root:"; \
+	  echo "The type check and the Node.js tests need node and npm, and this is not root:"; \
 	  echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends nodejs npm"; \
 	  exit 1; \
 	fi

@@ -13,8 +13,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // generated are the package's files that `make wasm` builds and the
-// repository does not hold, by what the repository holds instead.
-var generated = map[string]string{"dist/sluice.wasm": "dist/sluice.wasm.br"}
+// repository does not hold, by what the repository holds instead (which
+// install.mjs decodes them from).
+var generated = map[string]string{"dist/sluice.wasm": "dist/sluice.wasm.br", "dist/sluice.wasm.gz": "dist/sluice.wasm.br"}
 
 // exists checks a file of the package is in this directory, or what it is
 // built from.
@@ -65,11 +66,24 @@ func TestPackageJSON(t *testing.T) {
 			continue
 		}
 		var path string
-		if err := json.Unmarshal(target, &path); err != nil {
-			t.Errorf("exports[%q] = %s, want a path", sub, target)
+		if err := json.Unmarshal(target, &path); err == nil {
+			exists(t, "exports", path)
 			continue
 		}
-		exists(t, "exports", path)
+		var typed struct{ Types, Default string }
+		if err := json.Unmarshal(target, &typed); err != nil || typed.Types == "" || typed.Default == "" {
+			t.Errorf("exports[%q] = %s, want a path or {types, default}", sub, target)
+			continue
+		}
+		exists(t, "exports", typed.Types)
+		exists(t, "exports", typed.Default)
+	}
+	// The bundler recipe `import wasmURL from
+	// "@sluicehq/sluice/dist/sluice.wasm"` compiles only with a declaration
+	// (make typecheck compiles it).
+	var wasm struct{ Types string }
+	if err := json.Unmarshal(p.Exports["./dist/sluice.wasm"], &wasm); err != nil || wasm.Types != "./dist/sluice.wasm.d.ts" {
+		t.Errorf(`exports["./dist/sluice.wasm"] = %s, want types ./dist/sluice.wasm.d.ts`, p.Exports["./dist/sluice.wasm"])
 	}
 }
 

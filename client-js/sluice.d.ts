@@ -1,4 +1,5 @@
-// Type declarations of sluice.js, the browser client of Sluice.
+// Type declarations of sluice.js, the JavaScript client of Sluice (browsers,
+// Web Workers, Node.js).
 
 /**
  * A message: any value of Sluice's data model. Objects and arrays nest up
@@ -56,8 +57,21 @@ export declare const States: readonly State[];
 
 /** Where to find the WebAssembly files; by default beside sluice.js, in dist/. */
 export interface LoadOptions {
+  /**
+   * sluice.wasm's URL: http(s) (fetched), or file: (read from disk, in
+   * Node.js; the default there is the package's own file).
+   */
   wasmURL?: string;
   wasmExecURL?: string;
+  /**
+   * The WebSocket class, for a runtime that has none: Node.js before 22
+   * (`import { WebSocket } from "ws"`). Where the runtime has one
+   * (browsers, workers, Node.js 22, Deno, Bun), it is used and this is
+   * ignored; otherwise it is installed as globalThis.WebSocket, which the
+   * client looks up when sluice.wasm starts. Without either, load and
+   * connect reject with invalid_options.
+   */
+  WebSocket?: new (url: string, protocols?: string | string[]) => unknown;
 }
 
 export interface ConnectOptions extends LoadOptions {

@@ -1,7 +1,8 @@
-// Sluice for the browser: live channels with automatic reconnect and
-// gap-free resume. The client itself is Go compiled to WebAssembly
-// (sluice.wasm, with the wasm_exec.js of the same Go release); this module
-// loads it once and gives it a Promise and event API.
+// Sluice for the browser, Web Workers and Node.js: live channels with
+// automatic reconnect and gap-free resume. The client itself is Go
+// compiled to WebAssembly (sluice.wasm, with the wasm_exec.js of the same
+// Go release); this module loads it once and gives it a Promise and event
+// API.
 //
 //   import { Sluice } from "/sluice.js";
 //   const client = await Sluice.connect("wss://edge.example.com", {
@@ -69,12 +70,17 @@ function toSluiceError(e) {
 let loading = null;
 
 /**
- * load fetches and starts sluice.wasm once per page; connect calls it.
- * Call it yourself to start the download early or to load sluice.wasm
- * from elsewhere ({wasmURL}).
+ * load fetches and starts sluice.wasm once per page (or worker, or Node.js
+ * process); connect calls it. Call it yourself to start the download
+ * early or to load sluice.wasm from elsewhere ({wasmURL}).
  */
 export function load(options = {}) {
   if (!loading) {
+    try {
+      installWebSocket(options.WebSocket);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     loading = boot(options).catch((e) => {
       loading = null; // let a later call try again
       throw new SluiceError(`sluice: could not load the WebAssembly client: ${e && e.message ? e.message : e}`, {
@@ -84,6 +90,24 @@ export function load(options = {}) {
     });
   }
   return loading;
+}
+
+/**
+ * installWebSocket makes sure there is a globalThis.WebSocket, which the
+ * client looks up when sluice.wasm starts. Browsers, workers, Deno, Bun
+ * and Node.js 22 have one, which is used; Node.js 20 has none (unless run
+ * with --experimental-websocket), so the caller passes a class with the
+ * standard API, such as the ws package's, and it is installed there.
+ */
+function installWebSocket(given) {
+  if (typeof globalThis.WebSocket === "function") return;
+  if (typeof given !== "function") {
+    throw new SluiceError(
+      'sluice: this runtime has no WebSocket (Node.js before 22): pass one, as {WebSocket} (`import { WebSocket } from "ws"`)',
+      { code: "invalid_options" },
+    );
+  }
+  globalThis.WebSocket = given;
 }
 
 async function boot({ wasmURL, wasmExecURL }) {
@@ -108,6 +132,8 @@ async function boot({ wasmURL, wasmExecURL }) {
 }
 
 async function instantiate(url, imports) {
+  const fs = url.startsWith("file:") ? builtin("fs/promises") : null;
+  if (fs) return WebAssembly.instantiate(await readModule(fs, url), imports);
   const response = fetch(url, { credentials: "same-origin" });
   if (WebAssembly.instantiateStreaming) {
     try {
@@ -120,10 +146,57 @@ async function instantiate(url, imports) {
   const r = await response;
   if (!r.ok) {
     throw new Error(
-      `${url}: HTTP ${r.status} ${await r.text()} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
+      `${url}: HTTP ${r.status}${excerpt(await r.text())} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
     );
   }
   return WebAssembly.instantiate(await r.arrayBuffer(), imports);
+}
+
+/**
+ * excerpt is the start of an error page, as text on one line, for an error
+ * message: enough to tell a proxy's page from the server's (an edge's
+ * says what to build), not a whole HTML document.
+ */
+function excerpt(body) {
+  const text = body
+    .replace(/<(script|style)[^]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (!text) return "";
+  return `: "${text.length > 160 ? text.slice(0, 160) + "..." : text}"`;
+}
+
+/**
+ * builtin returns a module of Node.js (or of Bun or Deno, which offer the
+ * same call), or null elsewhere. process.getBuiltinModule (Node.js 20.16,
+ * 22.3) rather than import("node:..."), which bundlers for the browser
+ * refuse to resolve.
+ */
+function builtin(name) {
+  const p = globalThis.process;
+  return typeof p?.getBuiltinModule === "function" ? p.getBuiltinModule(name) : null;
+}
+
+/**
+ * readModule reads sluice.wasm from a file: URL, where fetch cannot read
+ * (Node.js): the package's own dist/sluice.wasm, by default. A checkout of
+ * Sluice holds only dist/sluice.wasm.br until `make wasm` (or npm's
+ * install of the folder) writes it: that is decoded instead.
+ */
+async function readModule(fs, url) {
+  try {
+    return await fs.readFile(new URL(url));
+  } catch (e) {
+    if (e?.code !== "ENOENT") throw e;
+    let br;
+    try {
+      br = await fs.readFile(new URL(url + ".br"));
+    } catch {
+      throw new Error(`${e.message} (in a checkout of Sluice, run \`make wasm\`; or pass {wasmURL})`, { cause: e });
+    }
+    return builtin("zlib").brotliDecompressSync(br);
+  }
 }
 
 /** Emitter is the small event registry of clients and subscriptions. */
@@ -200,7 +273,7 @@ export class Client extends Emitter {
   }
 
   async _connect(url) {
-    const { onState, onError, onGap, wasmURL, wasmExecURL, suspendOnPageHide, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, ...goOptions } = this.#options;
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;

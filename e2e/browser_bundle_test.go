@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -96,7 +97,14 @@ func installFromEdge(t *testing.T, e *cmdEdge) string {
 	if !bytes.Equal(got, want) {
 		t.Fatal("npm installed a dist/sluice.wasm that is not client-js/dist/sluice.wasm.br decoded")
 	}
-	for _, name := range []string{"sluice.js", "sluice.d.ts", "dist/wasm_exec.js"} {
+	zr, err := gzip.NewReader(bytes.NewReader(readFile(t, filepath.Join(pkg, "dist", "sluice.wasm.gz"))))
+	if err != nil {
+		t.Fatalf("dist/sluice.wasm.gz: %v", err)
+	}
+	if gz, err := io.ReadAll(zr); err != nil || !bytes.Equal(gz, want) {
+		t.Fatalf("npm installed a dist/sluice.wasm.gz that is not sluice.wasm gzipped: %v", err)
+	}
+	for _, name := range []string{"sluice.js", "sluice.d.ts", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts"} {
 		a, errA := os.ReadFile(filepath.Join(pkg, name))
 		b, errB := os.ReadFile(filepath.Join("..", "client-js", name))
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {
@@ -106,13 +114,18 @@ func installFromEdge(t *testing.T, e *cmdEdge) string {
 	return filepath.Join(dir, "node_modules")
 }
 
-func copyFile(t *testing.T, from, to string) {
+func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(from)
+	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
+	return b
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.WriteFile(to, readFile(t, from), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -253,8 +266,8 @@ func TestBrowserBundle(t *testing.T) {
 		s := serveSite(t, bundleSite(t, modules, `const wasmURL = undefined;`))
 		p := openSite(t, b, s)
 		got := evalJS[roundTrip](p, `bundled.roundTrip("`+e.url+`", "`+browserAppkey+`", "open.bundle.missing")`)
-		if got.OK || got.Code != "load_failed" || !strings.Contains(got.Message.(string), "pass {wasmURL}") {
-			t.Fatalf("without sluice.wasm: %+v, want load_failed saying to pass {wasmURL}", got)
+		if msg, _ := got.Message.(string); got.OK || got.Code != "load_failed" || !strings.Contains(msg, "pass {wasmURL}") || !strings.Contains(msg, "HTTP 404") {
+			t.Fatalf("without sluice.wasm: %+v, want load_failed with the status, saying to pass {wasmURL}", got)
 		}
 	})
 

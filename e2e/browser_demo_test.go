@@ -3,6 +3,7 @@ package e2e
 // The demo pages the edge serves at /, driven through their own UI.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -121,13 +122,63 @@ func seedDemo(t *testing.T, e *cmdEdge) {
 	}
 }
 
-// fitsWidth is true when the page does not overflow its window sideways
-// and every button, pill and input shows all of itself.
-const fitsWidth = `document.documentElement.scrollWidth <= window.innerWidth &&
-	[...document.querySelectorAll("button, .pill, .member, input")].every((e) => {
+// overflowJS lists what does not fit the window sideways: the page, when
+// it scrolls sideways; each element reaching past the window's right edge,
+// but for the content of a box that scrolls (a code block); and each
+// button, pill or input not wholly shown: past the window, cut off by a
+// box that hides its overflow, or clipping its own content (the chat's
+// Send once read "Se"). Empty when everything fits.
+const overflowJS = `(() => {
+	const w = window.innerWidth, out = [];
+	const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") +
+		(typeof e.className === "string" && e.className ? "." + e.className.trim().split(/\s+/).join(".") : "");
+	const boxes = (e) => {
+		const bs = [];
+		for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+			const o = getComputedStyle(a).overflowX;
+			if (o !== "visible") bs.push({box: a, scrolls: o === "auto" || o === "scroll"});
+		}
+		return bs;
+	};
+	const sw = document.documentElement.scrollWidth;
+	if (sw > w) out.push("the page scrolls sideways: scrollWidth " + sw + " of " + w);
+	for (const e of document.body.querySelectorAll("*")) {
 		const r = e.getBoundingClientRect();
-		return r.width === 0 || (r.left >= 0 && r.right <= window.innerWidth && e.scrollWidth <= e.clientWidth + 1);
-	})`
+		if (r.width > 0 && r.right > w + 0.5 && !boxes(e).some((b) => b.scrolls))
+			out.push(name(e) + " reaches " + Math.round(r.right) + " px");
+	}
+	for (const e of document.querySelectorAll("button, .pill, .member, input")) {
+		const r = e.getBoundingClientRect();
+		if (r.width === 0) continue;
+		if (r.left < 0 || r.right > w + 0.5) out.push(name(e) + " is not all in the window: " + Math.round(r.left) + " to " + Math.round(r.right) + " px");
+		for (const b of boxes(e)) {
+			const br = b.box.getBoundingClientRect();
+			if (!b.scrolls && (r.left < br.left - 0.5 || r.right > br.right + 0.5))
+				out.push(name(e) + " is cut off by " + name(b.box) + ": " + Math.round(r.left) + " to " + Math.round(r.right) + " px in " + Math.round(br.left) + " to " + Math.round(br.right));
+		}
+		if (e.scrollWidth > e.clientWidth + 1) out.push(name(e) + " clips its content: scrollWidth " + e.scrollWidth + " of " + e.clientWidth);
+	}
+	return out;
+})()`
+
+// fitWidth sets the tab's window to width CSS pixels and waits until the
+// page fits it (overflowJS), failing with what does not.
+func fitWidth(p *tab, page string, width int64) {
+	p.t.Helper()
+	p.run(fmt.Sprintf("a %d px wide window", width), chromedp.EmulateViewport(width, 900))
+	ctx, cancel := context.WithTimeout(p.ctx, pageTimeout)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](overflowJS+".length === 0",
+		chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(pageTimeout)))
+	if err != nil {
+		p.t.Fatalf("%s does not fit %d px (%v):\n  %s", page, width, err, strings.Join(evalJS[[]string](p, overflowJS), "\n  "))
+	}
+}
+
+// demoWidths are the window widths the demo pages must fit, in CSS
+// pixels: a phone's (the iPhone SE's, among the narrowest in use), a small
+// tablet's and a laptop's.
+var demoWidths = []int64{375, 500, 1280}
 
 func testDemoPages(t *testing.T, b *chrome) {
 	e := startDemoEdge(t)
@@ -171,11 +222,13 @@ func testDemoPages(t *testing.T, b *chrome) {
 		}
 		path := p.screenshot("demo-" + pg.name)
 		t.Logf("%s: screenshot %s", pg.path, path)
-		// A phone-wide window: nothing overflows sideways, and no button
-		// or pill clips its text (the chat's Send once read "Se").
-		p.run("a 500 px wide window", chromedp.EmulateViewport(500, 900))
-		p.waitJS(pg.name+" to fit 500 px", fitsWidth)
-		t.Logf("%s at 500 px: screenshot %s", pg.path, p.screenshot("demo-"+pg.name+"-500"))
+		// A phone's window (375 px), a small tablet's and a desktop's:
+		// nothing overflows sideways, and no button or pill clips its text
+		// (the chat's Send once read "Se" at 500 px).
+		for _, width := range demoWidths {
+			fitWidth(p, pg.path, width)
+			t.Logf("%s at %d px: screenshot %s", pg.path, width, p.screenshot(fmt.Sprintf("demo-%s-%d", pg.name, width)))
+		}
 		if errs := p.consoleErrors(); len(errs) > 0 {
 			t.Errorf("%s logged errors:\n%s", pg.path, strings.Join(errs, "\n"))
 		}

@@ -105,6 +105,8 @@ func TestBrowser(t *testing.T) {
 		{name: "ChatSurvivesEdgeRestart", run: testChatSurvivesRestart},
 		{name: "ChatPresence", run: testChatPresence},
 		{name: "ChatBackForwardCache", run: testChatBackForwardCache},
+		{name: "Worker", run: testWorker},
+		{name: "AdminPage", run: testAdminPage},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -67,7 +68,17 @@ func clusterFlags(t *testing.T, name string, routePorts []int, i int) []string {
 	}
 	return []string{"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", name,
 		"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
-		"--cluster-routes", strings.Join(routes, ","), "--node-name", "n" + strconv.Itoa(i)}
+		"--cluster-routes", strings.Join(routes, ","), "--node-name", "n" + strconv.Itoa(i),
+		"--cluster-feed", clusterFeed()}
+}
+
+// clusterFeed is the feed the cluster tests' edges run: SLUICE_E2E_FEED
+// (all or interest), default all.
+func clusterFeed() string {
+	if f := os.Getenv("SLUICE_E2E_FEED"); f != "" {
+		return f
+	}
+	return "all"
 }
 
 // leader returns the index of the edge whose node leads the stream,

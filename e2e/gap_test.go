@@ -73,9 +73,10 @@ func TestResumeGapCarriesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publishRange(t, pub, "short.gap", 1, 1)
-	poll.Until(t, "message 1", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
-	asked := s.Position()
+	// The position moves past a message once its handler has returned,
+	// after the log has it: wait for the position, not the log.
+	asked := publishRange(t, pub, "short.gap", 1, 1).Next()
+	poll.Until(t, "the position to pass message 1", func() bool { return s.Position() == asked })
 	px.refuse(true)
 	px.cut()
 	publishRange(t, pub, "short.gap", 2, 3) // never read by the subscriber, then gone
@@ -83,7 +84,7 @@ func TestResumeGapCarriesOn(t *testing.T) {
 	px.refuse(false)
 	poll.Until(t, "the gap", func() bool { _, g, _ := l.get(); return len(g) == 1 })
 	last := publishRange(t, pub, "short.gap", 4, 4)
-	poll.Until(t, "message 4", func() bool { ev, _, _ := l.get(); return len(ev) == 3 })
+	poll.Until(t, "the position to pass message 4", func() bool { return s.Position() == last.Next() })
 
 	events, gaps, errs := l.get()
 	if want := []string{"msg:1", "gap", "msg:4"}; !slices.Equal(events, want) || len(errs) != 0 {
@@ -99,8 +100,8 @@ func TestResumeGapCarriesOn(t *testing.T) {
 	if g.Resumed == asked || g.Resumed.Epoch != last.Epoch || g.Resumed.Offset > last.Offset {
 		t.Errorf("resumed at %v, want another slot than %v, at most %v (message 4)", g.Resumed, asked, last)
 	}
-	if s.Err() != nil || s.Position() != last.Next() {
-		t.Errorf("subscription: err %v, position %v; want live after message 4 (%v)", s.Err(), s.Position(), last.Next())
+	if s.Err() != nil {
+		t.Errorf("subscription ended: %v; want live after message 4", s.Err())
 	}
 }
 
@@ -126,15 +127,16 @@ func TestEdgeRestartGap(t *testing.T) {
 		subs[ch] = s
 	}
 	onA := dial(t, a.url, client.Options{AppKey: a.appkey})
-	for ch, l := range logs {
-		if _, err := onA.Publish(ctx, ch, "before"); err != nil {
-			t.Fatal(err)
-		}
-		poll.Until(t, ch+" to get the message before the restart", func() bool { ev, _, _ := l.get(); return len(ev) == 1 })
-	}
+	// What each subscription will ask the new edge for: the position
+	// after the message, which it takes once the handler has returned.
 	asked := map[string]rtm.Position{}
 	for ch, s := range subs {
-		asked[ch] = s.Position()
+		p, err := onA.Publish(ctx, ch, "before")
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked[ch] = p.Next()
+		poll.Until(t, ch+" to pass the message before the restart", func() bool { return s.Position() == asked[ch] })
 	}
 
 	a.kill()

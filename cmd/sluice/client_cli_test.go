@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // subLines runs sub with args until it printed n lines and returns them.
@@ -63,6 +66,18 @@ func TestSubAfterResumes(t *testing.T) {
 	}
 	if got, want := out.lines()[0], `{"position":"`+fourth[0]+`","message":4}`; got != want {
 		t.Errorf("sub --after the newest printed %s first, want %s", got, want)
+	}
+}
+
+// TestSubAfterExpiredNamesIt: an expired --after P is reported with P,
+// the position typed, not P's offset + 1, which sub asks the edge for.
+func TestSubAfterExpiredNamesIt(t *testing.T) {
+	url := startTestEdge(t)
+	var out, errw bytes.Buffer
+	code := run([]string{"sub", "--url", url, "chat", "--after", "1:99999"}, stdio{out: &out, errw: &errw})
+	want := "sluice sub: expired_position: position 1:99999 has expired or belongs to another history (sub --after 1:99999)\n"
+	if code != 1 || errw.String() != want {
+		t.Errorf("sub --after 1:99999 exited %d with %q, want 1 with %q", code, errw.String(), want)
 	}
 }
 
@@ -159,5 +174,26 @@ func TestHelpOneStyle(t *testing.T) {
 				t.Errorf("help in package flag's default style: %q", help)
 			}
 		})
+	}
+}
+
+// TestAfterError: the edge's reason has the position sub asked for (P's
+// offset + 1) replaced with P, and only where it is a whole position; a
+// reason that does not name it (another RTM server's) is left alone.
+func TestAfterError(t *testing.T) {
+	typed, asked := rtm.Position{Epoch: 1, Offset: 9}, rtm.Position{Epoch: 1, Offset: 10}
+	for reason, want := range map[string]string{
+		"position 1:10 has expired":         "expired_position: position 1:9 has expired (sub --after 1:9)",
+		"1:10 expired; oldest is 11:100":    "expired_position: 1:9 expired; oldest is 11:100 (sub --after 1:9)",
+		"position 11:100 is not 1:100":      "expired_position: position 11:100 is not 1:100",
+		"Position expired (Satori wording)": "expired_position: Position expired (Satori wording)",
+	} {
+		err := afterError(fmt.Errorf("client: subscribe: %w", rtm.Errorf(rtm.CodeExpiredPosition, "%s", reason)), typed, asked)
+		if err.Error() != want {
+			t.Errorf("afterError(%q) = %q, want %q", reason, err.Error(), want)
+		}
+		if _, ok := rtm.AsError(err); !ok {
+			t.Errorf("afterError(%q) lost the *rtm.Error", reason)
+		}
 	}
 }

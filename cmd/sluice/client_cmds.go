@@ -141,6 +141,15 @@ func cliError(err error) error {
 	return err
 }
 
+// checkChannel refuses a CHANNEL argument the edge would refuse, as a
+// usage error (exit 2, nothing sent), with the rule it breaks.
+func checkChannel(name string) error {
+	if err := rtm.ChannelFormatError(name); err != nil {
+		return fmt.Errorf("%w: CHANNEL %q: %s", errUsage, name, err.Reason)
+	}
+	return nil
+}
+
 // parseMessage reads a message argument or input line: a JSON value, or
 // with asString the text itself as a string. Text that is not JSON is
 // refused rather than sent as a string, so that a typo in a JSON value

@@ -181,6 +181,10 @@ func TestClientCommandUsage(t *testing.T) {
 		{name: "sub secret without role", args: []string{"sub", "--secret", "s", "chat"}},
 		{name: "read role and token", args: []string{"read", "--role", "admin", "--secret", "s", "--token", "t", "chat"}},
 		{name: "sub position and after", args: []string{"sub", "chat", "--position", "1:1", "--after", "1:1"}},
+		// Refused here as the edge would, before dialing (no edge runs).
+		{name: "pub empty channel", args: []string{"pub", "--url", "ws://127.0.0.1:1", "", `{"a":1}`}},
+		{name: "sub empty channel", args: []string{"sub", "--url", "ws://127.0.0.1:1", ""}},
+		{name: "read channel with a control character", args: []string{"read", "--url", "ws://127.0.0.1:1", "a\nb"}},
 		{name: "token grants nothing", args: []string{"token", "--jwt-key", strings.Repeat("k", 32)}},
 		{name: "token two keys", args: []string{"token", "--role", "r", "--jwt-key", "k", "--jwt-key-file", "f"}},
 		{name: "token info not JSON", args: []string{"token", "--role", "r", "--jwt-key", strings.Repeat("k", 32), "--info", "{name: Ann}"}},

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -42,5 +44,33 @@ func TestDeployCommandLine(t *testing.T) {
 	}
 	if cfg.Cluster.DataDir != "/var/lib/sluice/data" {
 		t.Fatalf("data dir %q, want a durable edge in the unit's state directory", cfg.Cluster.DataDir)
+	}
+}
+
+// repoPath is a path in the repository named in a comment, such as
+// docs/configuration.md or cmd/sluice/edgecmd/config*.go; an absolute
+// path (/etc/sluice/edge.yaml) is the host's, not one of these.
+var repoPath = regexp.MustCompile("(?:^|[\\s(`])((?:[\\w.-]+/)+[\\w.*-]+\\.(?:go|md|yaml|service))")
+
+// TestDeployFilesNameRealFiles: the files the deployment examples send
+// their reader to exist (deploy/edge.yaml once named a config.go that
+// did not).
+func TestDeployFilesNameRealFiles(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"edge.yaml", "sluice.service"} {
+		data, err := os.ReadFile("../../deploy/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, m := range repoPath.FindAllStringSubmatch(string(data), -1) {
+			found++
+			if got, _ := filepath.Glob(filepath.Join("../..", m[1])); len(got) == 0 {
+				t.Errorf("deploy/%s names %s, which does not exist", name, m[1])
+			}
+		}
+		if name == "edge.yaml" && found == 0 {
+			t.Errorf("deploy/edge.yaml names no file of the repository: where are its keys documented?")
+		}
 	}
 }

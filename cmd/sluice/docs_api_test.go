@@ -7,20 +7,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/cmd/sluice/edgecmd"
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
 	"github.com/sluicehq/sluice/internal/doctext"
 )
 
 // TestDocsAPIExamples runs each curl line of the server API page's
 // block (docs/server-api.md), as pasted into a shell, against `sluice
-// edge` with the configuration reference's configuration (whose api_keys
-// the block's KEY is): each answers JSON that is no error, with the keys
-// of the answer the page shows after it (where it shows one on a line).
+// edge` as `make run` starts it: the embedded default configuration, whose
+// demo app has the development API key the block's KEY is. Each answers
+// JSON that is no error, with the keys of the answer the page shows after
+// it (where it shows one on a line).
 func TestDocsAPIExamples(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Fatalf("this test runs docs/server-api.md's curl examples (apt-get install curl): %v", err)
 	}
-	cfg := edgecmdtest.Config(t, configBlock(t))
+	cfg := edgecmd.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	e := edgecmdtest.StartConfig(t, cfg, nil)
 	lines := strings.Split(doctext.Block(t, "docs/server-api.md", "# Server API (for backends)\n", "sh"), "\n")
@@ -29,6 +31,9 @@ func TestDocsAPIExamples(t *testing.T) {
 	for i, line := range lines {
 		switch {
 		case strings.HasPrefix(line, "KEY="):
+			if key := strings.Fields(line)[0]; key != "KEY="+edgecmd.DemoAPIKey {
+				t.Fatalf("docs/server-api.md sets %s, not the development key `make run` prints (%s)", key, edgecmd.DemoAPIKey)
+			}
 			env = append(env, strings.Fields(line)[0])
 			continue
 		case strings.HasPrefix(line, "EDGE="):

@@ -19,7 +19,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 		return err
 	}
 	if f.checkPath != "" {
-		return reportConfig(s, cfg, f.checkPath)
+		return reportConfig(s, cfg, f.checkPath, f.strict)
 	}
 	return edgecmd.Run(ctx, cfg, &edgecmd.Options{Stdout: s.out, Stderr: s.errw, ReadyFile: f.readyFile, Version: Version(), Program: program()})
 }
@@ -27,6 +27,7 @@ func runEdge(ctx context.Context, args []string, s stdio) error {
 // edgeFlags are the edge's flags that are not configuration.
 type edgeFlags struct {
 	checkPath string // --check-config's file: validate, report, exit
+	strict    bool   // --strict: with --check-config, a warning fails the check
 	readyFile string // --ready-file's path, "" for none
 }
 
@@ -45,6 +46,7 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:8080, :443 with TLS, or the config's listen)")
 	configPath := fs.String("config", "", "YAML config file (default: embedded single-node config with app \"demo\")")
 	checkPath := fs.String("check-config", "", "validate this YAML config file (with the other flags given), print its warnings and exit: 0 if valid")
+	strict := fs.Bool("strict", false, "with --check-config: exit 1 on any warning too (a placeholder jwt_key, ...)")
 	readyFile := fs.String("ready-file", "", "once listening, write the edge's URL, addresses, appkeys and pid to this file as JSON; removed on exit")
 	logLevel := fs.String("log-level", "", "log level: debug, info, warn, error (default info)")
 	logFormat := fs.String("log-format", "", "log format: text or json (default text)")
@@ -61,11 +63,8 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	if err := setFromEnv(fs, os.LookupEnv); err != nil {
 		return nil, edgeFlags{}, err
 	}
-	if *checkPath != "" {
-		if *configPath != "" && *configPath != *checkPath {
-			return nil, edgeFlags{}, fmt.Errorf("%w: --check-config %s and --config %s name different files", errUsage, *checkPath, *configPath)
-		}
-		*configPath = *checkPath
+	if err := checkFlags(*checkPath, configPath, *strict); err != nil {
+		return nil, edgeFlags{}, err
 	}
 	cfg := edgecmd.DefaultConfig()
 	if *configPath != "" {
@@ -93,21 +92,40 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 		// when it may have been either.
 		where := "config " + *configPath
 		fs.Visit(func(f *flag.Flag) {
-			if f.Name != "config" && f.Name != "check-config" && f.Name != "ready-file" {
+			if f.Name != "config" && f.Name != "check-config" && f.Name != "strict" && f.Name != "ready-file" {
 				where = "config " + *configPath + " with the command line's flags"
 			}
 		})
 		return nil, edgeFlags{}, fmt.Errorf("%s: %w", where, err)
 	}
-	return cfg, edgeFlags{checkPath: *checkPath, readyFile: *readyFile}, nil
+	return cfg, edgeFlags{checkPath: *checkPath, strict: *strict, readyFile: *readyFile}, nil
+}
+
+// checkFlags checks --check-config's flags and makes its file the one
+// loaded: --config may name it too, no other; --strict is for it alone.
+func checkFlags(checkPath string, configPath *string, strict bool) error {
+	switch {
+	case strict && checkPath == "":
+		return fmt.Errorf("%w: --strict is for --check-config FILE", errUsage)
+	case checkPath == "":
+		return nil
+	case *configPath != "" && *configPath != checkPath:
+		return fmt.Errorf("%w: --check-config %s and --config %s name different files", errUsage, checkPath, *configPath)
+	}
+	*configPath = checkPath
+	return nil
 }
 
 // reportConfig is what --check-config prints of a valid configuration:
-// its warnings on stderr, then one line on stdout.
-func reportConfig(s stdio, cfg *edgecmd.Config, path string) error {
+// its warnings on stderr, then one line on stdout; with strict, a
+// warning fails the check (exit 1) instead, as a deploy script wants.
+func reportConfig(s stdio, cfg *edgecmd.Config, path string, strict bool) error {
 	ws := cfg.Warnings()
 	for _, w := range ws {
 		fmt.Fprintf(s.errw, "warning: %s\n", w)
+	}
+	if strict && len(ws) > 0 {
+		return fmt.Errorf("config %s: valid, but with %d warning(s), which --strict refuses", path, len(ws))
 	}
 	what := "valid"
 	if len(ws) > 0 {

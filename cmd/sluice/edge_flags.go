@@ -33,7 +33,7 @@ func (o *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.key, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&o.certDir, "cert-dir", "", "where ACME accounts and certificates are stored (default ~/.local/share/sluice/certs)")
 	fs.StringVar(&o.httpListen, "http-listen", "", `HTTP address for ACME http-01 and redirects to HTTPS, or "off" (default :80 with TLS)`)
-	fs.StringVar(&o.adminListen, "admin-listen", "", "address of the admin listener: /metrics, /healthz, /readyz, /debug/pprof/ (default none)")
+	fs.StringVar(&o.adminListen, "admin-listen", "", "address of the admin listener: /metrics, /healthz, /readyz, /debug/pprof/, the server API and the admin page at /admin/ (default none)")
 }
 
 // apply writes the flags given over the configuration.
@@ -66,7 +66,7 @@ func override(fs []flagValue) {
 
 // clusterFlags are the edge's durability and cluster flags.
 type clusterFlags struct {
-	dataDir, name, listen, nodeName              string
+	dataDir, name, listen, nodeName, feed        string
 	tlsCert, tlsKey, tlsCA                       string
 	natsCreds, natsToken, natsUser, natsPassword string
 	natsCA, natsCert, natsKey                    string
@@ -82,6 +82,7 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
+	fs.StringVar(&o.feed, "cluster-feed", "", "what this edge receives of the log: all (default) or interest, the channels its clients use")
 	fs.StringVar(&o.tlsCert, "cluster-tls-cert", "", "PEM certificate chain this node presents on its routes (with --cluster-tls-key and --cluster-tls-ca): routes over TLS, verified both ways")
 	fs.StringVar(&o.tlsKey, "cluster-tls-key", "", "PEM private key of --cluster-tls-cert")
 	fs.StringVar(&o.tlsCA, "cluster-tls-ca", "", "PEM certificate of the cluster's CA, which every node's route certificate must chain to")
@@ -104,7 +105,7 @@ func (o *clusterFlags) apply(c *edgecmd.Config) {
 		{o.nodeName, &c.Cluster.NodeName}, {o.tlsCert, &c.Cluster.TLS.CertFile}, {o.tlsKey, &c.Cluster.TLS.KeyFile},
 		{o.tlsCA, &c.Cluster.TLS.CAFile}, {o.natsCreds, &c.NATS.CredsFile}, {o.natsToken, &c.NATS.Token},
 		{o.natsUser, &c.NATS.User}, {o.natsPassword, &c.NATS.Password}, {o.natsCA, &c.NATS.CAFile},
-		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile},
+		{o.natsCert, &c.NATS.CertFile}, {o.natsKey, &c.NATS.KeyFile}, {o.feed, &c.Cluster.Feed},
 	})
 	if len(o.routes) > 0 {
 		c.Cluster.Routes = o.routes

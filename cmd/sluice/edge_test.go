@@ -21,6 +21,18 @@ func TestCheckConfig(t *testing.T) {
 		!strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") {
 		t.Errorf("deploy/edge.yaml: exit %d, stdout %q, stderr %q", code, out, errw)
 	}
+	// --strict, as the deployment recipe runs it: the warning fails.
+	code, out, errw = runSluice("edge", "--check-config", deploy, "--strict")
+	if code != 1 || out != "" || !strings.Contains(errw, "warning: apps[0].jwt_key: it looks like a placeholder") ||
+		!strings.HasSuffix(errw, "sluice edge: config "+deploy+": valid, but with 1 warning(s), which --strict refuses\n") {
+		t.Errorf("deploy/edge.yaml --strict: exit %d, stdout %q, stderr %q", code, out, errw)
+	}
+	if code, out, errw := runSluice("edge", "--check-config", good, "--strict"); code != 0 || out != "config "+good+": valid\n" || errw != "" {
+		t.Errorf("a valid file without warnings, --strict: exit %d, stdout %q, stderr %q", code, out, errw)
+	}
+	if code, _, errw := runSluice("edge", "--strict"); code != 2 || !strings.Contains(errw, "--strict is for --check-config") {
+		t.Errorf("--strict alone: exit %d, stderr %q", code, errw)
+	}
 	bad := edgecmdtest.WriteConfig(t, "apps:\n  - appkey: my-app\n    roles:\n      default: {publsh: [\"*\"]}\n")
 	if code, out, errw := runSluice("edge", "--check-config", bad); code != 1 || out != "" || !strings.Contains(errw, "publsh") {
 		t.Errorf("an unknown key: exit %d, stdout %q, stderr %q", code, out, errw)

@@ -8,7 +8,7 @@
 //	sluice token --appkey A --role R              mint a JWT
 //	sluice bench SCENARIO                         measure an RTM v2 endpoint
 //	sluice health [--ready]                       ask an edge's /healthz or /readyz
-//	sluice version                                print the version
+//	sluice version (--version, -v)                print the version
 package main
 
 import (
@@ -56,7 +56,7 @@ commands:
   token    mint a JWT:           sluice token --appkey A --role R --jwt-key K
   bench    load generator:       sluice bench fanout|channels|idle|publish
   health   ask /healthz:         sluice health [--url URL] [--ready]
-  version  print the version
+  version  version, commit, Go release and protocol (also: sluice --version, -v)
 
 Run "sluice <command> -h" for a command's flags.
 `
@@ -75,9 +75,13 @@ func run(args []string, s stdio) int {
 		}
 		return 0
 	}
-	cmd, ok := commands[args[0]]
+	name := args[0]
+	if versionFlags[name] {
+		name = "version" // sluice --version is sluice version
+	}
+	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(s.errw, "sluice: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(s.errw, "sluice: unknown command %q\n\n%s", name, usage)
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -89,17 +93,15 @@ func run(args []string, s stdio) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(s.errw, "sluice %s: %v\n", args[0], err)
+		fmt.Fprintf(s.errw, "sluice %s: %v\n", name, err)
 		return 2
 	}
-	fmt.Fprintf(s.errw, "sluice %s: %v\n", args[0], err)
+	fmt.Fprintf(s.errw, "sluice %s: %v\n", name, err)
 	return 1
 }
 
+// versionFlags are the spellings of `sluice version` as a flag.
+var versionFlags = map[string]bool{"--version": true, "-version": true, "-v": true}
+
 // errUsage marks errors in how a command was called.
 var errUsage = errors.New("usage")
-
-func runVersion(_ context.Context, _ []string, s stdio) error {
-	_, err := fmt.Fprintf(s.out, "sluice %s\n", Version())
-	return err
-}

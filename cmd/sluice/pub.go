@@ -32,6 +32,9 @@ func runPub(ctx context.Context, args []string, s stdio) error {
 		return fmt.Errorf("%w: want CHANNEL [MESSAGE|-]", errUsage)
 	}
 	channel := pos[0]
+	if err := checkChannel(channel); err != nil {
+		return err
+	}
 	var single any
 	if len(pos) == 2 && pos[1] != "-" {
 		// Checked before dialing: a bad argument sends nothing.

@@ -26,6 +26,9 @@ func runRead(ctx context.Context, args []string, s stdio) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("%w: want CHANNEL", errUsage)
 	}
+	if err := checkChannel(pos[0]); err != nil {
+		return err
+	}
 	c, err := cf.dial(ctx, s)
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func TestReadyFile(t *testing.T) {
 	if info.URL != "ws://"+info.Listen || info.Admin == "" || info.HTTP != "" || !slices.Equal(info.AppKeys, []string{"demo"}) || info.PID != os.Getpid() {
 		t.Errorf("ready file %+v", info)
 	}
-	for _, line := range []string{"Sluice edge " + Version() + " serving RTM v2\n", "  url:    " + info.URL + "\n", "  admin:  http://" + info.Admin + "/metrics\n", "  appkey: demo\n"} {
+	for _, line := range []string{"Sluice edge " + Version() + " serving RTM v2\n", "  url:    " + info.URL + "\n", "  admin:  http://" + info.Admin + "/admin/ (the admin page; metrics at /metrics)\n", "  appkey: demo\n"} {
 		if !strings.Contains(out.String(), line) {
 			t.Errorf("banner lacks %q:\n%s", line, out.String())
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -105,6 +106,9 @@ func parseSub(args []string, s stdio) (*subFlags, string, error) {
 	case f.period < 0 || f.period > 60:
 		return nil, "", fmt.Errorf("%w: --period %d is not from 1 to 60 seconds", errUsage, f.period)
 	case len(pos) == 1:
+		if err := checkChannel(pos[0]); err != nil {
+			return nil, "", err
+		}
 		return f, pos[0], nil
 	case len(pos) == 0 && f.filter != "":
 		return f, "", nil
@@ -153,6 +157,9 @@ func runSub(ctx context.Context, args []string, s stdio) error {
 	}
 	sub, err := c.Subscribe(ctx, channel, opts, handler)
 	if err != nil {
+		if f.after.p != nil {
+			return afterError(err, *f.after.p, *start)
+		}
 		return cliError(err)
 	}
 	select {
@@ -186,4 +193,23 @@ func warnGap(w io.Writer, g client.Gap) {
 	}
 	fmt.Fprintf(w, "sluice sub: warning: messages may be missing (%s): %s; continuing at %s instead of %s\n",
 		skipped, g.Reason, g.Resumed, g.Requested)
+}
+
+// afterError words the edge's refusal of `sub --after P` with P, as the
+// user typed it: sub asks for the message after P, at P's offset + 1
+// (runSub), and the edge's reason names that position, which the user
+// never saw ("position 1:100000 has expired" for --after 1:99999). When P
+// + 1 has expired, so has P, or it belongs to another history.
+func afterError(err error, typed, asked rtm.Position) error {
+	re, ok := rtm.AsError(err)
+	if !ok {
+		return err
+	}
+	at := regexp.MustCompile(`(^|[^0-9])` + regexp.QuoteMeta(asked.String()) + `($|[^0-9])`)
+	if !at.MatchString(re.Reason) {
+		return cliError(err)
+	}
+	worded := *re
+	worded.Reason = at.ReplaceAllString(re.Reason, "${1}"+typed.String()+"${2}") + " (sub --after " + typed.String() + ")"
+	return &protoError{err: err, re: &worded}
 }

@@ -1,57 +1,55 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"runtime/debug"
 	"sync"
+
+	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/version"
 )
 
-// version is set at release time with -ldflags "-X main.version=v1.2.3";
-// when it is not, Version reads what the Go toolchain recorded.
-var version = ""
+// Set by the Makefile with -ldflags -X (go run ./internal/version/stamp):
+// the version of the commit checked out, as package version computes it
+// from git, the commit and its time (RFC 3339). Empty in a binary built
+// otherwise, which reports what the go command recorded.
+var (
+	stampVersion    = ""
+	stampCommit     = ""
+	stampCommitTime = ""
+)
 
-// Version is what `sluice version`, the banner and sluice_build_info
-// report.
-var Version = sync.OnceValue(func() string {
+// build is what this binary knows of its build (package version's scheme).
+var build = sync.OnceValue(func() version.Build {
 	info, _ := debug.ReadBuildInfo()
-	return versionOf(version, info)
+	return version.Resolve(version.Stamp{Version: stampVersion, Commit: stampCommit, Time: stampCommitTime}, info)
 })
 
-// versionOf picks the most precise version known: the one set with
-// -ldflags; else the main module's version, which `go install
-// github.com/sluicehq/sluice/cmd/sluice@v1.2.3` records as v1.2.3 and
-// `go build` in a git checkout as a pseudo-version naming the commit
-// (v0.0.0-20261201113523-7c490e839c4e, "+dirty" with uncommitted
-// changes); else the bare VCS revision, when the toolchain recorded one
-// but no version ("(devel)"); else "dev" (built with -buildvcs=false,
-// or outside a checkout).
-func versionOf(ldflags string, info *debug.BuildInfo) string {
-	if ldflags != "" {
-		return ldflags
+// Version is what `sluice version`, the banner, sluice_build_info and the
+// npm package at /sluice.tgz (without its v) report.
+func Version() string { return build().Version }
+
+// runVersion prints the version, commit, Go release and protocol; with
+// --short the version alone (what `make npm-pack` versions the package
+// with).
+func runVersion(_ context.Context, args []string, s stdio) error {
+	fs := newFlagSet("version", "version [--short]\n\n"+
+		"Prints the version (a release's, or the pseudo-version of the commit the binary\n"+
+		"was built from, as `go install ...@COMMIT` records it), the commit, the Go\n"+
+		"release and the protocol with its codecs.", s)
+	short := fs.Bool("short", false, "print the version alone")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if info == nil {
-		return "dev"
+	if len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, pos[0])
 	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
+	if *short {
+		_, err = fmt.Fprintln(s.out, Version())
+		return err
 	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return "dev-" + rev
+	_, err = fmt.Fprint(s.out, build().Text(server.Codecs()))
+	return err
 }

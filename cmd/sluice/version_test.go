@@ -2,51 +2,41 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"runtime/debug"
+	"runtime"
+	"strings"
 	"testing"
 )
 
-func TestVersionOf(t *testing.T) {
-	const rev = "7c490e839c4e84d7326540a28d4ece9d48edac2c"
-	vcs := func(modified string) []debug.BuildSetting {
-		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
-	}
-	for _, tt := range []struct {
-		name    string
-		ldflags string
-		info    *debug.BuildInfo
-		want    string
-	}{
-		{name: "ldflags win", ldflags: "v1.4.0", info: &debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}}, want: "v1.4.0"},
-		{name: "go install at a tag", info: &debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}}, want: "v1.3.0"},
-		{name: "go build in a checkout", info: &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201113523-7c490e839c4e+dirty"}, Settings: vcs("true")}, want: "v0.0.0-20261201113523-7c490e839c4e+dirty"},
-		{name: "revision without a version", info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, want: "dev-7c490e839c4e"},
-		{name: "dirty revision without a version", info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")}, want: "dev-7c490e839c4e+dirty"},
-		{name: "nothing recorded", info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev"},
-		{name: "no build info", want: "dev"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := versionOf(tt.ldflags, tt.info); got != tt.want {
-				t.Errorf("versionOf = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestVersionCommand checks that `sluice version` prints what the build
-// info of this very binary says (the test binary has one too).
+// TestVersionCommand checks that `sluice version`, `sluice --version` and
+// `sluice -v` print the same four lines: the version this binary reports
+// everywhere (Version), its commit, the Go release and the protocol; and
+// that --short prints the version alone.
 func TestVersionCommand(t *testing.T) {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		t.Fatal("the test binary has no build info")
+	var first string
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-v"}, {"-version"}} {
+		var out, errw bytes.Buffer
+		if code := run(args, stdio{out: &out, errw: &errw}); code != 0 {
+			t.Fatalf("sluice %s exited %d: %s", strings.Join(args, " "), code, errw.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != 4 || lines[0] != "sluice "+Version() ||
+			!strings.HasPrefix(lines[1], "  commit:   ") ||
+			lines[2] != "  go:       "+runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH ||
+			lines[3] != "  protocol: RTM v2 (codecs json, cbor, msgpack)" {
+			t.Errorf("sluice %s printed %q, want the version, commit, go and protocol lines", args[0], out.String())
+		}
+		if first == "" {
+			first = out.String()
+		} else if out.String() != first {
+			t.Errorf("sluice %s printed %q, sluice version %q", args[0], out.String(), first)
+		}
 	}
-	var out bytes.Buffer
-	if err := runVersion(context.Background(), nil, stdio{out: &out, errw: &out}); err != nil {
-		t.Fatal(err)
+	var out, errw bytes.Buffer
+	if code := run([]string{"version", "--short"}, stdio{out: &out, errw: &errw}); code != 0 || out.String() != Version()+"\n" {
+		t.Errorf("sluice version --short exited %d and printed %q, want %q", code, out.String(), Version()+"\n")
 	}
-	want := "sluice " + versionOf(version, info) + "\n"
-	if out.String() != want {
-		t.Errorf("sluice version printed %q, want %q", out.String(), want)
+	errw.Reset()
+	if code := run([]string{"version", "now"}, stdio{out: &out, errw: &errw}); code != 2 {
+		t.Errorf("sluice version now exited %d (%s), want 2 (usage)", code, errw.String())
 	}
 }

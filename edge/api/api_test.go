@@ -74,6 +74,22 @@ func TestAuth(t *testing.T) {
 	}
 }
 
+// TestAuthenticate: a key alone names its app as it does in a request;
+// anything else (empty, a prefix, a key with more) names none.
+func TestAuthenticate(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	for key, want := range map[string]string{
+		alphaKey: "alpha", alphaNewKey: "alpha", betaKey: "beta",
+		"": "", alphaKey[:10]: "", alphaKey + "x": "", "apikey " + alphaKey: "",
+	} {
+		got, ok := e.api.Authenticate(key)
+		if got != want || ok != (want != "") {
+			t.Errorf("Authenticate(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+}
+
 // TestRefusals: every refusal of a request is a JSON error body with its
 // status.
 func TestRefusals(t *testing.T) {

@@ -36,6 +36,16 @@ func (k *keyring) authenticate(hd http.Header) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	appKey, ok := k.lookup(key)
+	if !ok {
+		return "", &Error{Status: http.StatusUnauthorized, Code: CodeAuthenticationFailed, Reason: "invalid API key"}
+	}
+	return appKey, nil
+}
+
+// lookup returns the appkey key names, comparing its digest with every
+// key's.
+func (k *keyring) lookup(key string) (string, bool) {
 	d := sha256.Sum256([]byte(key))
 	found := -1
 	for i := range k.digests {
@@ -43,9 +53,20 @@ func (k *keyring) authenticate(hd http.Header) (string, error) {
 		found = subtle.ConstantTimeSelect(eq, i, found)
 	}
 	if found < 0 {
-		return "", &Error{Status: http.StatusUnauthorized, Code: CodeAuthenticationFailed, Reason: "invalid API key"}
+		return "", false
 	}
-	return k.apps[found], nil
+	return k.apps[found], true
+}
+
+// Authenticate returns the appkey an API key names, compared as a
+// request's key is (in constant time, against every key of every app), or
+// false when it names none: for a login that takes an API key (the admin
+// page) without telling more about the keys than the API does.
+func (h *Handler) Authenticate(key string) (appKey string, ok bool) {
+	if key == "" {
+		return "", false
+	}
+	return h.keys.lookup(key)
 }
 
 // presented returns the key of X-API-Key, or of Authorization with the

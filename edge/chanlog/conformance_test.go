@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/chanlog/chanlogtest"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/store/storetest"
@@ -37,8 +38,20 @@ func TestMemoryConformance(t *testing.T) {
 // the journal's replica.
 func TestJournaledConformance(t *testing.T) {
 	t.Parallel()
-	chanlogtest.Run(t, func(t *testing.T, retention func(string) store.Retention) chanlogtest.Env {
-		j := journaltest.Open(t, journaltest.Node(t), nil)
+	chanlogtest.Run(t, journaled(nil))
+}
+
+// The journaled log fed by interest: the store holds the channels the
+// log's requests and subscriptions follow, no other.
+func TestJournaledByInterestConformance(t *testing.T) {
+	t.Parallel()
+	chanlogtest.Run(t, journaled(&journal.Options{Interest: true}))
+}
+
+// journaled returns the environments of a journaled log with opts.
+func journaled(opts *journal.Options) func(t *testing.T, retention func(string) store.Retention) chanlogtest.Env {
+	return func(t *testing.T, retention func(string) store.Retention) chanlogtest.Env {
+		j := journaltest.Open(t, journaltest.Node(t), opts)
 		st, clock := newStore(t, retention, j.Epoch())
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -53,5 +66,5 @@ func TestJournaledConformance(t *testing.T) {
 		l := chanlog.NewJournaled(chanlog.JournalConfig{Journal: j, Store: st, Retention: retention,
 			Group: group, Log: journaltest.Logger()})
 		return chanlogtest.Env{Log: l, Store: st, Clock: clock}
-	})
+	}
 }

@@ -2,6 +2,7 @@ package chanlog
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -102,6 +103,28 @@ type Journal interface {
 	// DuplicatesWindow is how long a msgID, once stored, keeps a
 	// publish with the same one from being stored again.
 	DuplicatesWindow() time.Duration
+	// Interest reports whether the server's store holds only the
+	// channels followed (Follow): the feed brings a channel while some
+	// request or subscription needs it.
+	Interest() bool
+	// Follow has the server's store hold key's messages from now until
+	// release, and returns once it holds every message of key the log
+	// had acknowledged when Follow was called.
+	Follow(ctx context.Context, key string) (release func(), err error)
+	// Applied returns the offset up to which the server's store holds
+	// key's messages (every channel's, without interest), and whether
+	// it holds key at all.
+	Applied(key string) (uint64, bool)
+	// AppChannels reports whether the log holds key's channel, and how
+	// many channels of key's group it holds (for an interest-fed store,
+	// which holds only some of them).
+	AppChannels(ctx context.Context, key string) (has bool, n int, err error)
+	// WatchPrefix has the server's store hold every channel under
+	// prefix, as Log.Watch says.
+	WatchPrefix(ctx context.Context, prefix string, limit int) (release func(), more bool, err error)
+	// Shown returns the highest offset this edge has acknowledged or
+	// applied: what a copy of the log answering its reads must hold.
+	Shown() uint64
 }
 
 // Journaled is the log of a durable or clustered edge: the journal is
@@ -150,6 +173,15 @@ func (l *Journaled) OnSwitch(f func(key string, at rtm.Position, stored time.Tim
 	l.j.OnSwitch(func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool) {
 		f(key, rtm.Position{Epoch: l.epoch(), Offset: offset}, stored, ttl, message, replayed)
 	})
+}
+
+// Watch has the journal bring the channels under prefix.
+func (l *Journaled) Watch(ctx context.Context, prefix string, limit int) (func(), bool, error) {
+	release, more, err := l.j.WatchPrefix(ctx, prefix, limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return release, more, nil
 }
 
 // New returns the log of cfg: journaled with a journal, else the memory

@@ -26,7 +26,7 @@ func (l *Journaled) logRead(ctx context.Context, key string, at *rtm.Position) (
 	defer cancel()
 	j, ret, now := l.j, l.retention(key).Normalized(), l.st.Now()
 	if at == nil {
-		if err := l.logCaughtUp(ctx, l.st.Applied()); err != nil {
+		if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
 			return store.Frame{}, false, err
 		}
 		f, ok, err := j.Last(ctx, key, 0)
@@ -60,7 +60,7 @@ func (l *Journaled) leaderRead(ctx context.Context, key string, from uint64) (st
 // the log, or ErrExpired if the messages from there on are no longer all
 // readable.
 func (l *Journaled) logFirst(ctx context.Context, key string, from uint64, ret store.Retention, now int64) (store.Frame, bool, error) {
-	if err := l.logCaughtUp(ctx, l.st.Applied()); err != nil {
+	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
 		return store.Frame{}, false, err
 	}
 	if err := l.checkReadable(ctx, key, from); err != nil {
@@ -137,7 +137,7 @@ func (l *Journaled) logHistoryStart(ctx context.Context, key string, sp logSpan)
 	if sp.before == 1 {
 		return 0, false, nil // nothing is older than the log's first offset
 	}
-	if err := l.logCaughtUp(ctx, l.st.Applied()); err != nil {
+	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
 		return 0, false, err
 	}
 	start, found, err := l.logWalk(ctx, key, sp)
@@ -249,15 +249,17 @@ func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Rea
 		// purge it answered "none" while this edge had shown a newer
 		// message; the chaos test's stale-read.)
 		actx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
-		err := l.awaitAcknowledged(actx)
+		release, err := l.caughtUp(actx, key)
 		cancel()
 		if err != nil {
 			return Reading{}, err
 		}
+		defer release()
 	}
+	applied := l.applied(key)
 	f, found, err := l.st.Read(key, at)
 	switch {
-	case at != nil && l.j.Shared() && at.Epoch == epoch && at.Offset > l.st.Applied():
+	case at != nil && l.j.Shared() && at.Epoch == epoch && at.Offset > applied:
 		// A position another edge handed out that this edge has not
 		// applied yet: the log's leader has it.
 		f, found, err = l.leaderRead(ctx, key, at.Offset)
@@ -269,7 +271,7 @@ func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Rea
 	if err != nil {
 		return Reading{}, err
 	}
-	r := Reading{Frame: f, Found: found, Position: rtm.Position{Epoch: epoch, Offset: l.st.Applied() + 1}}
+	r := Reading{Frame: f, Found: found, Position: rtm.Position{Epoch: epoch, Offset: applied + 1}}
 	switch {
 	case found:
 		r.Position.Offset = f.Offset
@@ -306,7 +308,7 @@ func (l *Journaled) History(ctx context.Context, key string, at *rtm.Position, c
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	if err := l.logCaughtUp(ctx, l.st.Applied()); err != nil {
+	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
 		return err
 	}
 	if err := l.checkReadable(ctx, key, from); err != nil {

@@ -14,17 +14,30 @@ import (
 // start, else from the log up to the replica. What it waits for of the
 // log shares one deadline, the log's publish timeout.
 func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start) (*store.Cursor, *CatchUp, error) {
-	st, j := l.st, l.j
-	ctx, cancel := context.WithTimeout(ctx, j.PublishTimeout())
+	ctx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
 	defer cancel()
+	// As a live or history subscribe does, a subscribe at a position
+	// first has the replica apply what the log had acknowledged (a purge
+	// another edge made among it) before the position is judged.
+	release, err := l.caughtUp(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	cur, cu, err := l.subscribe(ctx, key, start)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	cur.OnClose(release)
+	return cur, cu, nil
+}
+
+// subscribe is Subscribe once the replica has caught up.
+func (l *Journaled) subscribe(ctx context.Context, key string, start store.Start) (*store.Cursor, *CatchUp, error) {
+	st, j := l.st, l.j
 	switch {
 	case start.Position != nil:
-		// As a live or history subscribe does: a purge another edge had
-		// acknowledged is applied here before the position is judged.
-		if err := l.awaitAcknowledged(ctx); err != nil {
-			return nil, nil, err
-		}
-		if err := l.checkFuture(ctx, *start.Position); err != nil {
+		if err := l.checkFuture(ctx, key, *start.Position); err != nil {
 			return nil, nil, err
 		}
 		cur, err := st.Subscribe(key, start)
@@ -44,16 +57,31 @@ func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start
 		}
 		return l.withCatchUp(key, from)
 	case start.HistoryCount > 0 || start.HistoryAge > 0:
-		if err := l.awaitAcknowledged(ctx); err != nil {
-			return nil, nil, err
-		}
 		return l.history(ctx, key, start)
-	}
-	if err := l.awaitAcknowledged(ctx); err != nil {
-		return nil, nil, err
 	}
 	cur, err := st.Subscribe(key, start)
 	return cur, nil, err
+}
+
+// caughtUp waits until the replica holds every message of key the log
+// had acknowledged when it was called (awaitAcknowledged), and has it
+// go on holding the channel until release (Journal.Follow) where the
+// store holds only the channels followed.
+func (l *Journaled) caughtUp(ctx context.Context, key string) (release func(), err error) {
+	if !l.j.Interest() {
+		return func() {}, l.awaitAcknowledged(ctx)
+	}
+	release, err = l.j.Follow(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return release, nil
+}
+
+// applied is the offset up to which the replica holds key.
+func (l *Journaled) applied(key string) uint64 {
+	a, _ := l.j.Applied(key)
+	return a
 }
 
 // awaitAcknowledged waits, where other edges write to the log, until
@@ -161,8 +189,8 @@ func (l *Journaled) history(ctx context.Context, key string, start store.Start) 
 // elected for longer): a position beyond both the leader's answer and
 // this edge's replica is waited for, within ctx, and refused only if it
 // stays beyond. Without a leader's answer, ErrUnreadable.
-func (l *Journaled) checkFuture(ctx context.Context, p rtm.Position) error {
-	if p.Epoch != l.j.Epoch() || p.Offset <= l.st.Applied()+1 {
+func (l *Journaled) checkFuture(ctx context.Context, key string, p rtm.Position) error {
+	if p.Epoch != l.j.Epoch() || p.Offset <= l.applied(key)+1 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
@@ -171,7 +199,7 @@ func (l *Journaled) checkFuture(ctx context.Context, p rtm.Position) error {
 	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
 		_, last, err := l.j.Bounds(ctx)
 		switch {
-		case err == nil && p.Offset <= last+1, p.Offset <= l.st.Applied()+1:
+		case err == nil && p.Offset <= last+1, p.Offset <= l.applied(key)+1:
 			return nil
 		case err == nil && !l.j.Shared():
 			return store.ErrFuture // the only writer's log: no other copy is ahead
@@ -196,10 +224,17 @@ func (l *Journaled) Oldest(ctx context.Context, key string) (*store.Cursor, *Cat
 	ret := l.retention(key).Normalized()
 	ctx, cancel := context.WithTimeout(ctx, l.j.PublishTimeout())
 	defer cancel()
-	if err := l.awaitAcknowledged(ctx); err != nil {
+	release, err := l.caughtUp(ctx, key)
+	if err != nil {
 		return nil, nil, err
 	}
-	return l.history(ctx, key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
+	cur, cu, err := l.history(ctx, key, store.Start{HistoryCount: ret.HistoryCount, HistoryAge: ret.TTL})
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	cur.OnClose(release)
+	return cur, cu, nil
 }
 
 // withCatchUp opens a cursor at from if the replica holds it; else at the

@@ -57,6 +57,20 @@ func (l *Journaled) admit(key string, limit int) error {
 	if limit <= 0 || l.st.Has(key) {
 		return nil
 	}
+	if l.j.Interest() {
+		// The replica holds the channels this edge follows: the log
+		// holds the group's.
+		ctx, cancel := context.WithTimeout(context.Background(), logTimeout)
+		defer cancel()
+		has, n, err := l.j.AppChannels(ctx, key)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %w", store.ErrNotStored, err)
+		case has || n < limit:
+			return nil
+		}
+		return store.ErrChannelLimit
+	}
 	if l.st.Channels(l.group(key)) < int64(limit) {
 		return nil
 	}
@@ -260,7 +274,14 @@ func (l *Journaled) Purge(ctx context.Context, key string, buf []byte) (store.Pr
 			if !dropped.Found {
 				dropped = p // none: nothing to drop
 			}
-			return dropped, l.awaitApplied(ctx)
+			if !l.j.Interest() {
+				return dropped, l.awaitApplied(ctx)
+			}
+			release, err := l.caughtUp(ctx, key)
+			if err == nil {
+				release()
+			}
+			return dropped, err
 		}
 		// A copy: the next read reuses the buffer.
 		dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}

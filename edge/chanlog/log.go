@@ -58,6 +58,12 @@ type Log interface {
 	// (nil: the newest count), the history's epoch, and whether more
 	// follow. The frames are valid only during the call.
 	History(ctx context.Context, key string, at *rtm.Position, count, limit int, page func(frames []store.Frame, epoch uint64, more bool) error) error
+	// Watch has the log bring this edge every channel whose key starts
+	// with prefix, those it holds (at most limit of them: more says there
+	// were more, and nothing is watched) and those made later, until
+	// release: a prefix subscription's interest. A log that brings every
+	// channel anyway does nothing.
+	Watch(ctx context.Context, prefix string, limit int) (release func(), more bool, err error)
 	// OnSwitch sets the function told of each dead man's switch another
 	// edge armed (the message at at of key, stored at stored; replayed:
 	// stored before the log opened); it must not block. A log of one

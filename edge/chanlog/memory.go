@@ -116,3 +116,8 @@ func (m *Memory) Ready() error { return nil }
 // Windows are zero: nothing waits, and the store keeps what the
 // channels' rules do.
 func (m *Memory) Windows() Windows { return Windows{} }
+
+// Watch does nothing: the store is the log, every channel in it.
+func (m *Memory) Watch(context.Context, string, int) (func(), bool, error) {
+	return func() {}, false, nil
+}

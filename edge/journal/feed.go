@@ -98,6 +98,11 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.st, f.handles = st, make(map[string]*store.Channel)
 	f.applyMu.Unlock()
 	f.fed.Store(true)
+	if j.opts.Interest {
+		j.startInterest(st)
+		j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch, "feed", "interest")
+		return nil
+	}
 	var info *jetstream.StreamInfo
 	var msgs []store.Frame
 	since := time.Now().Add(-j.opts.Replay)

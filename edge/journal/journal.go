@@ -123,6 +123,12 @@ type Options struct {
 	// and be restarted. See ErrStreamLost.
 	OnLost func(error)
 
+	// Interest says the feed brings this edge only the channels it has
+	// interest in (Follow), through the stream's RePublish, instead of
+	// every message through one ordered consumer (interest.go). Default
+	// false: every channel.
+	Interest bool
+
 	// watchEvery is how often the watchdog asks the stream for its
 	// state; default watchEvery. Tests lengthen it to show that a check
 	// does not wait for it.
@@ -168,6 +174,11 @@ func (o *Options) normalize() Options {
 	if n.Logger == nil {
 		n.Logger = slog.Default()
 	}
+	if n.Interest {
+		// The interest feed reads every channel it follows from the
+		// stream; a sole writer's own appends are the ordered feed's.
+		n.SoleWriter = false
+	}
 	if n.watchEvery <= 0 {
 		n.watchEvery = watchEvery
 	}
@@ -193,6 +204,9 @@ type Journal struct {
 	counters counters
 	reach    reach // what the watchdog's looks at the stream found (ready.go)
 	acked    ackedLooks
+
+	interest *interest // the interest feed (Options.Interest), set by Start
+	counts   channelCounts
 
 	lost     atomic.Pointer[error]      // set once by loseStream
 	switchFn atomic.Pointer[SwitchFunc] // OnSwitch's
@@ -235,6 +249,9 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		Duplicates:  o.Duplicates,
 		AllowDirect: true,
 	}
+	if o.Interest {
+		cfg.RePublish = republishConfig(o.Stream)
+	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = -1
 	}
@@ -254,8 +271,11 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 }
 
 // retry runs fn until it succeeds or ctx ends: a cluster that is forming,
-// or electing a stream leader, answers nothing for a few seconds.
+// or electing a stream leader, answers nothing for a few seconds. That
+// wait is logged once at info; past retryPatience it is a warning, again
+// each time the wait doubles.
 func (j *Journal) retry(ctx context.Context, what string, fn func(context.Context) error) error {
+	start, warnAt := time.Now(), retryPatience
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := fn(actx)
@@ -263,7 +283,15 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		if err == nil {
 			return nil
 		}
-		j.log.Warn("waiting for JetStream", "stream", j.opts.Stream, "to", what, "err", err)
+		switch waited := time.Since(start); {
+		case waited >= warnAt:
+			warnAt *= 2
+			j.log.Warn("still waiting for JetStream", "stream", j.opts.Stream, "to", what, "waited", waited.Round(time.Second), "err", err)
+		case wait == 100*time.Millisecond: // the first failure
+			j.log.Info("waiting for JetStream (a cluster answers once a quorum of its nodes is up)", "stream", j.opts.Stream, "to", what, "err", err)
+		default:
+			j.log.Debug("waiting for JetStream", "stream", j.opts.Stream, "to", what, "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("journal: %s: %w (last error: %v)", what, ctx.Err(), err)
@@ -271,6 +299,10 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		}
 	}
 }
+
+// retryPatience is how long retry waits for JetStream before it warns: a
+// cluster whose nodes start together forms within seconds.
+const retryPatience = 30 * time.Second
 
 // ensure creates the stream, or finds it and raises its limits to what
 // this edge's rules need. It never lowers them: the edges of a cluster
@@ -300,7 +332,11 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 		j.log.Warn("journal: the stream's limits are looser than this edge's rules need; keeping them (lower them with the nats CLI if no edge needs them)",
 			"stream", cfg.Name, "max_age", want.MaxAge, "edge_max_age", cfg.MaxAge, "max_bytes", want.MaxBytes, "edge_max_bytes", cfg.MaxBytes)
 	}
-	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates {
+	if cfg.RePublish != nil && cur.RePublish == nil {
+		// An edge fed by interest needs it; the others ignore it.
+		want.RePublish = cfg.RePublish
+	}
+	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates && want.RePublish == cur.RePublish {
 		return s, nil
 	}
 	return j.js.UpdateStream(actx, want)
@@ -328,6 +364,9 @@ func (j *Journal) Close() {
 		close(j.stop)
 		j.acked.close()
 		j.feed.close()
+		if i := j.interest; i != nil {
+			i.close()
+		}
 		j.pub.close()
 	})
 	j.wg.Wait()

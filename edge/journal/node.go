@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -56,8 +55,10 @@ type NodeOptions struct {
 	// about 14% less CPU per publish (BenchmarkPublishPipelined: 15.4 against
 	// 17.9 µs).
 	ClientListen string
-	// Logger receives the server's logs at warn and above (debug with
-	// Debug); default slog.Default().
+	// Logger receives the server's logs: notices at debug (more with
+	// Debug), warnings and errors at their level but for a forming
+	// cluster's waits and a down peer's retries (natsLogger); default
+	// slog.Default().
 	Logger *slog.Logger
 	Debug  bool
 	// ReadyTimeout bounds how long StartNode waits for the server to
@@ -138,7 +139,7 @@ func StartNode(opts *NodeOptions) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	nl := &natsLogger{log: log.With("component", "nats"), fatal: make(chan string, 1)}
+	nl := newNATSLogger(log)
 	srv.SetLoggerV2(nl, opts.Debug, false, false)
 	srv.Start()
 	if err := serverReady(srv, nl.fatal, opts.ReadyTimeout); err != nil {
@@ -277,32 +278,3 @@ func splitHostPort(addr string) (string, int, error) {
 	}
 	return host, port, nil
 }
-
-// natsLogger adapts the NATS server's logger to slog: notices are debug
-// (the server is chatty), warnings and errors keep their level.
-type natsLogger struct {
-	log   *slog.Logger
-	fatal chan string // the first fatal message, for StartNode
-}
-
-func (l *natsLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
-func (l *natsLogger) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
-func (l *natsLogger) Fatalf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
-	l.log.Error(msg)
-	select {
-	case l.fatal <- msg:
-	default:
-	}
-}
-func (l *natsLogger) Errorf(format string, v ...any) {
-	msg := fmt.Sprintf(format, v...)
-	if strings.HasPrefix(msg, "Error trying to connect to route") {
-		// The other nodes are not up yet, or restarting: NATS retries.
-		l.log.Warn(msg)
-		return
-	}
-	l.log.Error(msg)
-}
-func (l *natsLogger) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
-func (l *natsLogger) Tracef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

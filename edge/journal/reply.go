@@ -170,5 +170,9 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 		// Out of pending, so no send has it: it is the waiter's now.
 		w.req = r
 	}
+	if i := p.j.interest; i != nil {
+		i.acked(w)
+		return
+	}
 	p.j.feed.acked(w)
 }

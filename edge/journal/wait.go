@@ -23,6 +23,9 @@ type waiter struct {
 	// req, when set, is the publish's request, which call recycles
 	// (req.go): data is its buffer.
 	req *pubReq
+	// purge says the message is a purge marker (the interest feed backs
+	// it with the channel's purge chain, follow.go).
+	purge bool
 }
 
 // call completes the publish: stored at seq. The waiter is done then:

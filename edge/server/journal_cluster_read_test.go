@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -65,7 +66,7 @@ func clusterConns(t *testing.T) []*rawClient {
 	nodes := journaltest.Cluster(t, 3)
 	conns := make([]*rawClient, 3)
 	for i, n := range nodes {
-		conns[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3}).dial(t, "test", "")
+		conns[i] = startJournalEdge(t, n, &journal.Options{Replicas: 3, Interest: os.Getenv("SLUICE_E2E_FEED") == "interest"}).dial(t, "test", "")
 	}
 	return conns
 }

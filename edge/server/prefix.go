@@ -106,6 +106,9 @@ type prefixGroup struct {
 	// closed is set by close (under mu); overflow once a channel past
 	// Limits.PrefixChannels matched, which the writer ends the subscription on.
 	closed, overflow atomic.Bool
+	// unwatch ends the log's watch of the prefix (chanlog.Log.Watch); set
+	// before the group is shared.
+	unwatch func()
 }
 
 // attach opens a child on the channel of key, unless it has one.
@@ -174,6 +177,9 @@ func (g *prefixGroup) close() {
 	for _, k := range kids {
 		k.cursor.Close()
 	}
+	if g.unwatch != nil {
+		g.unwatch()
+	}
 }
 
 // startPrefix makes sub a prefix subscription: it registers its group,
@@ -183,9 +189,22 @@ func (g *prefixGroup) close() {
 func (c *conn) startPrefix(sub *subscription, start store.Start) error {
 	key := storeKey(c.app, sub.channel)
 	g := &prefixGroup{c: c, parent: sub, key: key, x: c.srv.prefixes, names: make(map[string]bool)}
+	limit := c.srv.limits.PrefixChannels
+	// The log brings the channels under the prefix into the store (an
+	// edge fed by interest holds only those its clients use), those it
+	// holds now among them, which then attach through the store's
+	// OnCreate as they are made here.
+	unwatch, more, err := c.srv.chlog.Watch(c.ctx, key, limit)
+	switch {
+	case err != nil:
+		return rtm.Errorf(rtm.CodeUnavailable, "cannot list the channels that start with %q: %v", sub.channel, err)
+	case more:
+		return rtm.Errorf(rtm.CodeSubscriptionQuotaExceeded, "more than %d channels start with %q; subscribe to a longer prefix",
+			limit, sub.channel)
+	}
+	g.unwatch = unwatch
 	sub.group, sub.named = g, true
 	c.srv.prefixes.add(g)
-	limit := c.srv.limits.PrefixChannels
 	names, more := c.srv.store.ChannelNames(key, "", limit)
 	if more {
 		g.close()

@@ -37,6 +37,7 @@ type channel struct {
 	appends   uint64 // mu: messages appended
 	dead      bool   // mu: forgotten; users retry with a fresh channel
 	protected bool   // mu: the head is kept only by history retention
+	followed  bool   // mu: a feed by interest appends to it (Follow); never forgotten then
 	// drained says the store limit evicted the channel's last block: its
 	// readers lost its messages anyway, so once no cursor is open it is
 	// forgotten at once (a flood of publishes to distinct channels leaves
@@ -63,9 +64,10 @@ type channel struct {
 	// group counts the live channels of the channel's group; immutable,
 	// lowered when the channel is forgotten.
 	group *atomic.Int64
-	// base is the store's applied offset when the channel was created: a
-	// replica holds the channel's messages after it, not those before
-	// (MovedOn). Immutable; here, where the 256 bytes had room.
+	// base is the store's applied offset when the channel was created,
+	// or where Follow started it: a replica holds the channel's messages
+	// after it, not those before (MovedOn). mu; here, where the 256 bytes
+	// had room.
 	base uint64
 }
 
@@ -140,7 +142,7 @@ func newAnchor(ch *channel) *block {
 
 // empty reports whether the channel holds no blocks and no cursors. mu.
 func (ch *channel) empty() bool {
-	return len(ch.q.Load().blocks) == 0 && ch.cursors == 0
+	return len(ch.q.Load().blocks) == 0 && ch.cursors == 0 && !ch.followed
 }
 
 // write appends one frame; the caller holds mu and has checked the offset.

@@ -44,7 +44,14 @@ type Cursor struct {
 
 	closed atomic.Bool // set once by Close; checked by Read and Wait
 	armed  bool        // ch.waits.mu: in ch.waits.armed, waiting for a Wake
+	// onClose runs once Close is done: what the cursor's opener holds for
+	// it (an interest in the channel's feed) is let go.
+	onClose func()
 }
+
+// OnClose sets f to run once, after the cursor closes. Set it before
+// handing the cursor on.
+func (c *Cursor) OnClose(f func()) { c.onClose = f }
 
 // Origins reports whether a frame the last Read returned has an origin
 // (Frame.Origin): a reader acting on origins looks at no frame when none
@@ -204,6 +211,9 @@ func (c *Cursor) Close() {
 	ch.mu.Unlock()
 	if forget {
 		ch.s.forget(ch, ch.s.clockNow())
+	}
+	if c.onClose != nil {
+		c.onClose()
 	}
 }
 

@@ -83,6 +83,12 @@ type Store struct {
 	applied  atomic.Uint64
 	coarse   atomic.Int64 // unix nanos, refreshed by the background goroutine when coarseOn
 	coarseOn bool         // immutable: Append reads coarse instead of the clock
+	// coarseUsed says coarse was read since the last refresh; coarseIdle
+	// that the refreshes paused (coarse unread for coarseIdleTicks), and
+	// coarseWake restarts them (see coarseClock).
+	coarseUsed atomic.Bool
+	coarseIdle atomic.Bool
+	coarseWake chan struct{}
 
 	nt notifier // wakes armed cursors for the appenders
 
@@ -130,6 +136,7 @@ func New(opts *Options) *Store {
 	s.epochBase = uint64(s.clockNow() / 1e3)
 	s.coarseOn = s.opts.Clock == nil && s.opts.SweepInterval > 0 && s.opts.TimeResolution > 0
 	s.coarse.Store(s.clockNow())
+	s.coarseWake = make(chan struct{}, 1)
 	s.wg.Go(s.notify)
 	if s.opts.SweepInterval > 0 {
 		s.wg.Go(s.sweepLoop)
@@ -156,11 +163,10 @@ func (s *Store) Close() error {
 func (s *Store) sweepLoop() {
 	sweep := time.NewTicker(s.opts.SweepInterval)
 	defer sweep.Stop()
-	var tick <-chan time.Time
+	var c coarseClock
 	if s.coarseOn {
-		t := time.NewTicker(s.opts.TimeResolution)
-		defer t.Stop()
-		tick = t.C
+		c.start(s.opts.TimeResolution)
+		defer c.stop()
 	}
 	for {
 		select {
@@ -168,8 +174,58 @@ func (s *Store) sweepLoop() {
 			return
 		case <-sweep.C:
 			s.Sweep()
-		case <-tick:
-			s.coarse.Store(time.Now().UnixNano())
+		case <-c.tick:
+			s.raiseCoarse(time.Now().UnixNano())
+			c.refreshed(s)
+		case <-s.coarseWake:
+			c.start(s.opts.TimeResolution)
+		}
+	}
+}
+
+// coarseIdleTicks is how many refreshes of the coarse clock nobody reads
+// before they pause: an edge without traffic then wakes a thousand times
+// less a second (its CPU counts against what a cluster's idle edges
+// cost).
+const coarseIdleTicks = 64
+
+// coarseClock is the sweeper's ticker of the coarse clock.
+type coarseClock struct {
+	t      *time.Ticker
+	tick   <-chan time.Time
+	unread int
+}
+
+func (c *coarseClock) start(d time.Duration) {
+	if c.t == nil {
+		c.t = time.NewTicker(d)
+		c.tick, c.unread = c.t.C, 0
+	}
+}
+
+func (c *coarseClock) stop() {
+	if c.t != nil {
+		c.t.Stop()
+		c.t, c.tick = nil, nil
+	}
+}
+
+// refreshed counts a refresh nobody read since the last, and pauses the
+// ticker after coarseIdleTicks of them: stampNow then reads the clock
+// and wakes it.
+func (c *coarseClock) refreshed(s *Store) {
+	if s.coarseUsed.Swap(false) {
+		c.unread = 0
+		return
+	}
+	if c.unread++; c.unread >= coarseIdleTicks {
+		s.coarseIdle.Store(true)
+		c.stop()
+		if s.coarseUsed.Load() {
+			// Read while pausing: that reader may have seen coarseIdle
+			// false and taken a stale coarse; go on refreshing.
+			s.coarseIdle.Store(false)
+			c.start(s.opts.TimeResolution)
 		}
 	}
 }
@@ -224,10 +280,43 @@ func (s *Store) Stamp() int64 { return s.stampNow() }
 // stampNow is the time Append gives a message: the coarse clock when it
 // runs, else an exact reading.
 func (s *Store) stampNow() int64 {
-	if s.coarseOn {
-		return s.coarse.Load()
+	if !s.coarseOn {
+		return s.clockNow()
 	}
-	return s.clockNow()
+	if !s.coarseUsed.Load() {
+		s.coarseUsed.Store(true) // a store only once a refresh, not per append
+	}
+	if s.coarseIdle.Load() {
+		return s.wakeCoarse()
+	}
+	return s.coarse.Load()
+}
+
+// raiseCoarse sets the coarse clock to now unless it is past it (two
+// goroutines write it: stamps never go back), and returns its value.
+func (s *Store) raiseCoarse(now int64) int64 {
+	for {
+		old := s.coarse.Load()
+		if now <= old {
+			return old
+		}
+		if s.coarse.CompareAndSwap(old, now) {
+			return now
+		}
+	}
+}
+
+// wakeCoarse reads the clock for a stamp while the coarse clock's
+// refreshes are paused, and restarts them.
+func (s *Store) wakeCoarse() int64 {
+	now := s.raiseCoarse(time.Now().UnixNano())
+	if s.coarseIdle.CompareAndSwap(true, false) {
+		select {
+		case s.coarseWake <- struct{}{}:
+		default:
+		}
+	}
+	return now
 }
 
 // shardIndex picks a shard from the name's length and its first and last

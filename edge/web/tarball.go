@@ -20,15 +20,20 @@ import (
 const tarballPath = "/sluice.tgz"
 
 // tarballFiles are the package's files, by their path in the package and
-// in the embedded tree. package.json is rewritten (tarball).
+// in the embedded tree. package.json is rewritten (tarball); the files
+// the tree does not embed (sluice.wasm and its gzip) are given.
 var tarballFiles = []struct{ pkg, embedded string }{
 	{"package.json", "package.json"},
 	{"README.md", "README.md"},
 	{"LICENSE", "LICENSE"},
+	{"install.mjs", "install.mjs"},
 	{"sluice.js", "sluice.js"},
 	{"sluice.d.ts", "sluice.d.ts"},
 	{"dist/wasm_exec.js", "dist/wasm_exec.js"},
-	{"dist/sluice.wasm", "dist/sluice.wasm"},
+	{"dist/sluice.wasm", ""},
+	{"dist/sluice.wasm.br", "dist/sluice.wasm.br"},
+	{"dist/sluice.wasm.gz", ""},
+	{"dist/sluice.wasm.d.ts", "dist/sluice.wasm.d.ts"},
 }
 
 // npmEpoch is the date npm gives every file of the packages it packs; a
@@ -36,18 +41,25 @@ var tarballFiles = []struct{ pkg, embedded string }{
 // edge of one version.
 var npmEpoch = time.Date(1985, time.October, 26, 8, 15, 0, 0, time.UTC)
 
-// tarball builds the npm package of the embedded files: what `npm pack`
-// makes of client-js after `make wasm`, with version as its version and
-// without the scripts (prepack builds dist/, which is built).
-func tarball(fsys fs.FS, version string, wasm []byte) ([]byte, error) {
+// tarball builds the npm package of the embedded files and the generated
+// ones (by their path in the package): what `npm pack` makes of client-js
+// after `make wasm`, with version as its version and without the scripts
+// (prepack builds dist/ and install decodes it, which is done).
+func tarball(fsys fs.FS, version string, generated map[string][]byte) ([]byte, error) {
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level cannot fail; see asset.compress
 	tw := tar.NewWriter(zw)
 	for _, f := range tarballFiles {
-		data, err := fs.ReadFile(fsys, f.embedded)
+		var data []byte
+		var err error
+		if f.embedded == "" {
+			if data = generated[f.pkg]; data == nil {
+				err = fmt.Errorf("%s: %w", f.pkg, fs.ErrNotExist)
+			}
+		} else {
+			data, err = fs.ReadFile(fsys, f.embedded)
+		}
 		switch {
-		case f.pkg == "dist/sluice.wasm":
-			data, err = wasm, nil
 		case err != nil:
 			return nil, err
 		case f.pkg == "package.json":
@@ -114,8 +126,8 @@ func npmVersion(v string) string {
 }
 
 // tarballAsset makes the package an asset, sent as it is (it is gzip).
-func tarballAsset(fsys fs.FS, version string, wasm []byte) (*asset, error) {
-	data, err := tarball(fsys, npmVersion(version), wasm)
+func tarballAsset(fsys fs.FS, version string, generated map[string][]byte) (*asset, error) {
+	data, err := tarball(fsys, npmVersion(version), generated)
 	if err != nil {
 		return nil, fmt.Errorf("web: the npm package: %w", err)
 	}

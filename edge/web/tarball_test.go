@@ -61,6 +61,8 @@ func packageFS() fstest.MapFS {
 	fs["package.json"] = &fstest.MapFile{Data: []byte(`{"name": "@sluicehq/sluice", "version": "0.0.0-dev", "files": ["sluice.js"], "scripts": {"prepack": "make -C .. wasm"}}`)}
 	fs["README.md"] = &fstest.MapFile{Data: []byte("# readme")}
 	fs["LICENSE"] = &fstest.MapFile{Data: []byte("Apache License")}
+	fs["install.mjs"] = &fstest.MapFile{Data: []byte("// decodes dist/sluice.wasm.br")}
+	fs["dist/sluice.wasm.d.ts"] = &fstest.MapFile{Data: []byte("declare const wasmURL: string;")}
 	return fs
 }
 
@@ -83,14 +85,23 @@ func TestTarball(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	want := []string{"package/LICENSE", "package/README.md", "package/dist/sluice.wasm", "package/dist/wasm_exec.js", "package/package.json", "package/sluice.d.ts", "package/sluice.js"}
+	want := []string{"package/LICENSE", "package/README.md", "package/dist/sluice.wasm", "package/dist/sluice.wasm.br",
+		"package/dist/sluice.wasm.d.ts", "package/dist/sluice.wasm.gz", "package/dist/wasm_exec.js",
+		"package/install.mjs", "package/package.json", "package/sluice.d.ts", "package/sluice.js"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tarball files %v, want %v", names, want)
 	}
 	if !bytes.Equal(files["package/dist/sluice.wasm"], wasmBytes) {
 		t.Error("dist/sluice.wasm is not sluice.wasm.br decoded")
 	}
-	for _, name := range []string{"sluice.js", "dist/wasm_exec.js", "LICENSE"} {
+	zr, err := gzip.NewReader(bytes.NewReader(files["package/dist/sluice.wasm.gz"]))
+	if err != nil {
+		t.Fatalf("dist/sluice.wasm.gz: %v", err)
+	}
+	if gz, err := io.ReadAll(zr); err != nil || !bytes.Equal(gz, wasmBytes) {
+		t.Errorf("dist/sluice.wasm.gz is not sluice.wasm gzipped: %v", err)
+	}
+	for _, name := range []string{"sluice.js", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts", "install.mjs", "LICENSE"} {
 		if !bytes.Equal(files["package/"+name], fsys[name].Data) {
 			t.Errorf("%s differs from the embedded file", name)
 		}

@@ -150,7 +150,7 @@ func load(fsys fs.FS, name string) (*asset, error) {
 
 // tarball returns the npm package, built on first request (some 300 ms:
 // sluice.wasm is decoded and compressed again), or nil when a file of it
-// is missing.
+// is missing. Its sluice.wasm.gz is the one the edge serves.
 func (h *Handler) tarball() *asset {
 	h.tgzOnce.Do(func() {
 		wasm := h.assets["dist/sluice.wasm"]
@@ -161,7 +161,11 @@ func (h *Handler) tarball() *asset {
 		if err != nil {
 			return
 		}
-		h.tgz, _ = tarballAsset(h.fsys, h.version, data)
+		gz, encoding, _ := wasm.pick("gzip")
+		if encoding != "gzip" {
+			return // not reached: 3.6 MB of WebAssembly compress
+		}
+		h.tgz, _ = tarballAsset(h.fsys, h.version, map[string][]byte{"dist/sluice.wasm": data, "dist/sluice.wasm.gz": gz})
 	})
 	return h.tgz
 }

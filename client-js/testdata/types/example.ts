@@ -2,6 +2,9 @@
 // tsc --strict: what must compile does, and each @ts-expect-error line is
 // a mistake the types must catch (tsc fails if it compiles).
 import { Sluice, SluiceError, type PresenceMember, type MessageInfo, type Position, type Presence, type PresencePage, type State, type Value } from "@sluicehq/sluice";
+// The bundler recipe of the package README: the module's URL, as
+// esbuild's file loader gives it (dist/sluice.wasm.d.ts).
+import wasmURL from "@sluicehq/sluice/dist/sluice.wasm";
 
 // Messages typed with interfaces, as applications write them.
 interface ChatMessage {
@@ -103,3 +106,12 @@ client.subscribe<ChatReceived>("chat", (m) => console.log(m.body));
 console.log((await client.read<Reading>("sensors")).message.values);
 
 await client.close();
+
+// Where sluice.wasm is, and a WebSocket class for a runtime without one
+// (Node.js 20: the ws package's, say).
+const url: string = wasmURL;
+await Sluice.load({ wasmURL: url, WebSocket });
+const other = await Sluice.connect("wss://edge.example.com", { appkey: "demo", wasmURL, WebSocket });
+await other.close();
+// @ts-expect-error WebSocket is a class, not an instance
+await Sluice.load({ WebSocket: new WebSocket("wss://edge.example.com") });

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 
 	"github.com/sluicehq/sluice/cmd/sluice/readyfile"
 	"github.com/sluicehq/sluice/edge/app"
@@ -36,6 +37,7 @@ type banner struct {
 	version string
 	lines   [][2]string // name, value
 	appkeys []string
+	apiKey  string // the development API key an app holds (DemoAPIKey), "" for none
 	try     string // the commands to try, "" for none
 }
 
@@ -57,12 +59,17 @@ func bannerOf(o Options, l *listeners, cfg *Config, opts *server.Options, dur *d
 		add("store", fmt.Sprintf("%s (JetStream stream %s, epoch %d)", dur.desc, dur.j.Stream(), dur.j.Epoch()))
 	}
 	if l.admin != "" {
-		add("admin", "http://"+l.admin+"/metrics")
+		add("admin", "http://"+l.admin+"/admin/ (the admin page; metrics at /metrics)")
 	}
 	demoApp := false
 	for _, a := range opts.Apps {
 		b.appkeys = append(b.appkeys, a.Key)
 		demoApp = demoApp || a.Key == app.Demo().Key
+		// The development key alone: it is public (docs/server-api.md);
+		// an app's own keys are secrets, never printed.
+		if slices.Contains(a.APIKeys, DemoAPIKey) {
+			b.apiKey = DemoAPIKey
+		}
 	}
 	if demoApp {
 		// The demo chat's room #lobby: what the CLI prints, the page shows.
@@ -81,6 +88,9 @@ func (b banner) print(w io.Writer) {
 	for _, k := range b.appkeys {
 		fmt.Fprintf(w, "  appkey: %s\n", k)
 	}
+	if b.apiKey != "" {
+		fmt.Fprintf(w, "  api key: %s (development key of the server API, POST /api/...)\n", b.apiKey)
+	}
 	if b.try != "" {
 		fmt.Fprintf(w, "Try:  %s\n", b.try)
 	}
@@ -93,6 +103,9 @@ func (b banner) attrs() []any {
 		as = append(as, l[0], l[1])
 	}
 	as = append(as, "appkeys", b.appkeys)
+	if b.apiKey != "" {
+		as = append(as, "api_key", b.apiKey)
+	}
 	if b.try != "" {
 		as = append(as, "try", b.try)
 	}

@@ -50,6 +50,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		// random, token-locked loopback port) has no other writer: the
 		// edge appends its own acknowledged publishes (journal.Options).
 		SoleWriter: d.node != nil && !cl.clustered() && cl.ClientListen == "",
+		Interest:   cl.Feed == FeedInterest,
 	})
 	if err == nil {
 		// Presence in a bucket beside the stream, replicated like it: a

@@ -198,11 +198,14 @@ func orNone(d *Duration) time.Duration {
 }
 
 // DefaultConfig returns the embedded configuration: listen on
-// 127.0.0.1:8080 (ListenAddr), serve the demo app (see app.Demo), every
-// limit at its default, info logs as text.
+// 127.0.0.1:8080 (ListenAddr), serve the demo app (see app.Demo) with the
+// development API key (DemoAPIKey), every limit at its default, info
+// logs as text.
 func DefaultConfig() *Config {
+	demo := appConfigOf(app.Demo())
+	demo.APIKeys = []string{DemoAPIKey}
 	return &Config{
-		Apps: []AppConfig{appConfigOf(app.Demo())},
+		Apps: []AppConfig{demo},
 		Log:  LogConfig{Level: "info", Format: "text"},
 	}
 }

@@ -71,7 +71,18 @@ type ClusterConfig struct {
 	// SyncPolicy): "always", or an interval. It is the embedded node's
 	// only: with nats.urls the NATS servers' own sync_interval applies.
 	Sync SyncPolicy `yaml:"sync,omitempty"`
+	// Feed is what each edge receives of the stream: "all" (default),
+	// every message through one ordered consumer; or "interest", the
+	// channels its clients use, through the stream's republished
+	// messages (docs/cluster.md).
+	Feed string `yaml:"feed,omitempty"`
 }
+
+// Feeds of ClusterConfig.Feed.
+const (
+	FeedAll      = "all"
+	FeedInterest = "interest"
+)
 
 // NATSConfig points the edge at an external NATS cluster instead of an
 // embedded node (production: edges and NATS scaled apart).
@@ -179,6 +190,9 @@ func (c *Config) validateCluster() error {
 	}
 	if err := cl.checkSync(len(n.URLs) > 0); err != nil {
 		return err
+	}
+	if cl.Feed != "" && cl.Feed != FeedAll && cl.Feed != FeedInterest {
+		return fmt.Errorf("cluster.feed: %q is not %q or %q", cl.Feed, FeedAll, FeedInterest)
 	}
 	if cl.MaxBytes < 0 {
 		return fmt.Errorf("cluster.max_bytes: %d is negative", cl.MaxBytes)

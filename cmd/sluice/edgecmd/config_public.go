@@ -6,6 +6,52 @@ import (
 	"slices"
 )
 
+// DemoAPIKey is the demo app's server API key in the default
+// configuration, a development key: the banner prints it and
+// docs/server-api.md's examples use it, so that they work against `make
+// run`. It is public, so Warnings names it on an edge that serves beyond
+// loopback (demoKeyWarnings).
+const DemoAPIKey = "sluice-demo-development-api-key"
+
+// demoKeyWarnings warns of an app holding DemoAPIKey while the server API
+// is served beyond loopback (the main listener, or the admin one): anyone
+// who read the docs can publish to, read and disconnect its users.
+func (c *Config) demoKeyWarnings() []string {
+	var exposed []string
+	for _, addr := range []string{c.ListenAddr(), c.Admin.Listen} {
+		if addr != "" && !loopback(addr) {
+			exposed = append(exposed, addr)
+		}
+	}
+	if len(exposed) == 0 {
+		return nil
+	}
+	var ws []string
+	for i, a := range c.Apps {
+		if slices.Contains(a.APIKeys, DemoAPIKey) {
+			ws = append(ws, fmt.Sprintf("apps[%d] (%q) has the development API key %q, which the docs publish, on %v: "+
+				"anyone who reaches it can use the server API as the app's backend (publish, read, disconnect its users); "+
+				"configure the app with api_keys of its own (--config)", i, a.Appkey, DemoAPIKey, exposed))
+		}
+	}
+	return ws
+}
+
+// loopback reports whether a listen address (host:port) is only reachable
+// from this host: a loopback IP or localhost. An empty host is every
+// interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // An edge serving TLS on a public address is a production edge, and two
 // defaults that suit a laptop expose it there: allowed_origins ["*"]
 // beside a connect hook, and /metrics on the public listener. Warnings

@@ -252,8 +252,10 @@ func TestDefaultConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ServerOptions: %v", err)
 	}
-	if len(opts.Apps) != 1 || !reflect.DeepEqual(opts.Apps[0], app.Demo()) {
-		t.Fatalf("apps = %+v, want exactly app.Demo()", opts.Apps)
+	demoApp := app.Demo()
+	demoApp.APIKeys = []string{DemoAPIKey} // the development key, which the banner prints
+	if len(opts.Apps) != 1 || !reflect.DeepEqual(opts.Apps[0], demoApp) {
+		t.Fatalf("apps = %+v, want exactly app.Demo() with the development API key", opts.Apps)
 	}
 	demo := opts.Apps[0]
 	if p := demo.DefaultPermissions(); !p.CanPublish("chat") || !p.CanSubscribe("chat") || !p.CanSubscribe("$sys.stats") || p.CanPublish("$sys.stats") || p.CanSubscribe("$sys.other") {

@@ -73,7 +73,8 @@ type TLSConfig struct {
 // AdminConfig is the operators' listener.
 type AdminConfig struct {
 	// Listen is the address of the admin listener, host:port, serving
-	// /metrics, /healthz, /readyz and Go's profiler under /debug/pprof/.
+	// /metrics, /healthz, /readyz, Go's profiler under /debug/pprof/, the
+	// server API and the admin page at /admin/.
 	// Default none: /metrics, /healthz and /readyz are served on the main
 	// listener. When set, /metrics moves here: keep it private (such as
 	// 127.0.0.1:9090). An edge serving TLS on a public address without it

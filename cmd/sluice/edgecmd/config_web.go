@@ -41,6 +41,7 @@ func (c *Config) Warnings() []string {
 			ws = append(ws, w)
 		}
 	}
+	ws = append(ws, c.demoKeyWarnings()...)
 	return append(ws, c.exposureWarnings()...)
 }
 

@@ -63,8 +63,13 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := e.out.String()
-		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat.lobby ") {
+		if !strings.Contains(out, "  demo:   "+base+"\n") || !strings.Contains(out, "Try:  sluice sub chat.lobby ") ||
+			!strings.Contains(out, "  api key: "+DemoAPIKey+" ") {
 			t.Errorf("banner of the default edge:\n%s", out)
+		}
+		// On loopback, the development key is no warning.
+		if logs := e.logs.String(); strings.Contains(logs, "level=WARN") {
+			t.Errorf("logs of the default edge:\n%s", logs)
 		}
 	})
 	t.Run("program", func(t *testing.T) {
@@ -91,19 +96,21 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rec); err != nil {
 			t.Fatalf("the banner with JSON logs is no JSON object: %v\n%s", err, out)
 		}
-		if rec["url"] != e.url || rec["msg"] != "sluice edge serving RTM v2" || rec["try"] == nil {
+		if rec["url"] != e.url || rec["msg"] != "sluice edge serving RTM v2" || rec["try"] == nil || rec["api_key"] != DemoAPIKey {
 			t.Errorf("the banner's record %v: want the msg, url %s and the commands to try", rec, e.url)
 		}
 	})
 	t.Run("configured", func(t *testing.T) {
 		t.Parallel()
-		e := startTestEdge(t, "apps:\n  - appkey: my-app\n")
+		e := startTestEdge(t, "apps:\n  - appkey: my-app\n    api_keys: [my-own-secret-api-key-0123]\n")
 		base := "http://" + e.addr + "/"
 		if _, err := e.stop(t); err != nil {
 			t.Fatal(err)
 		}
 		out := e.out.String()
-		if !strings.Contains(out, "  demo:   "+base+"?appkey=my-app\n") || strings.Contains(out, "Try:") || !strings.Contains(out, "  appkey: my-app\n") {
+		// An app's own API keys are secrets: never in the banner.
+		if !strings.Contains(out, "  demo:   "+base+"?appkey=my-app\n") || strings.Contains(out, "Try:") || !strings.Contains(out, "  appkey: my-app\n") ||
+			strings.Contains(out, "api key") || strings.Contains(out, "my-own-secret") {
 			t.Errorf("banner of an edge serving my-app:\n%s", out)
 		}
 	})
@@ -133,4 +140,24 @@ func TestBannerDescribesTheEdge(t *testing.T) {
 			t.Errorf("logs of an edge with a weak jwt_key:\n%s", logs)
 		}
 	})
+}
+
+// TestDevelopmentAPIKeyWarned: the demo app's development API key is
+// public, so an edge serving the server API beyond loopback (the main
+// listener or the admin one) warns of it, and one on loopback does not.
+func TestDevelopmentAPIKeyWarned(t *testing.T) {
+	t.Parallel()
+	c := DefaultConfig()
+	for listen, warned := range map[string]bool{"127.0.0.1:8080": false, "[::1]:8080": false, "localhost:8080": false,
+		":8080": true, "0.0.0.0:8080": true, "192.0.2.1:8080": true} {
+		c.Listen = listen
+		ws := strings.Join(c.Warnings(), "\n")
+		if got := strings.Contains(ws, `apps[0] ("demo") has the development API key`); got != warned {
+			t.Errorf("listen %s: warnings %q, want the development key's: %v", listen, ws, warned)
+		}
+	}
+	c.Listen, c.Admin.Listen = "127.0.0.1:8080", ":9090" // the admin listener serves the API too
+	if ws := c.Warnings(); len(ws) != 1 || !strings.Contains(ws[0], "[:9090]") {
+		t.Errorf("admin listen :9090: warnings %q, want the development key's", ws)
+	}
 }

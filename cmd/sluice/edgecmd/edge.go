@@ -98,6 +98,7 @@ func Start(ctx context.Context, cfg *Config, opts *Options) (*Edge, error) {
 	e.stopping, e.beginStop = context.WithCancelCause(context.Background())
 	run, err := e.start(ctx, cfg, sopts)
 	if err != nil {
+		err = busyPortHint(err)
 		e.beginStop(err)
 		return nil, err
 	}

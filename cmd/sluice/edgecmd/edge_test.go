@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,5 +125,52 @@ func TestShutdownDrainsAsSIGTERM(t *testing.T) {
 	}
 	if err := e.Close(); err != nil {
 		t.Errorf("Close after Shutdown: %v", err)
+	}
+}
+
+// TestRestartWhileDrainingSaysSo: an edge started on the port of one that
+// is draining (SIGTERM, then at once a restart) fails, and its error says
+// that a draining edge may hold the port, as "address already in use"
+// alone does not.
+func TestRestartWhileDrainingSaysSo(t *testing.T) {
+	old := startTestEdge(t, "limits:\n  drain_delay: 30s\n  drain_spread: 0s\n  shutdown_timeout: 5s\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- old.Shutdown(ctx) }()
+	poll.Until(t, "/readyz answers 503 draining", func() bool {
+		code, _ := httpGet(t, "http://"+old.addr+"/readyz")
+		return code == http.StatusServiceUnavailable
+	})
+	cfg := DefaultConfig()
+	cfg.Listen = old.addr
+	e, err := Start(context.Background(), cfg, nil)
+	if err == nil {
+		e.Close()
+		t.Fatal("an edge started on the port of one draining")
+	}
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "an edge may still be draining on this port") {
+		t.Errorf("start on a draining edge's port: %v, want address in use and that an edge may be draining", err)
+	}
+	cancel() // the old edge's drain, cut short
+	if err := poll.Recv(t, "Shutdown to return", shut); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := old.Wait(); err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+}
+
+// TestBusyPortHint: the hint is added to a port in use, as an error value
+// (the listeners') or as text (the embedded NATS node's), and to nothing
+// else.
+func TestBusyPortHint(t *testing.T) {
+	nats := errors.New("journal: start node: Error listening on router port: 6222 - listen tcp 127.0.0.1:6222: bind: address already in use")
+	if got := busyPortHint(nats); !strings.Contains(got.Error(), "an edge may still be draining on this port") {
+		t.Errorf("busyPortHint(NATS's error) = %v", got)
+	}
+	other := errors.New("listen tcp: lookup nowhere: no such host")
+	if got := busyPortHint(other); got != other {
+		t.Errorf("busyPortHint(%v) = %v, want it unchanged", other, got)
 	}
 }

@@ -11,9 +11,12 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/admin"
 	"github.com/sluicehq/sluice/edge/api"
 	"github.com/sluicehq/sluice/edge/metrics"
 	"github.com/sluicehq/sluice/edge/server"
@@ -102,8 +105,9 @@ func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.
 }
 
 // openAdmin opens the admin listener when configured. It serves the
-// server API too, for backends on the operators' network.
-func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend http.Handler) error {
+// server API too, for backends on the operators' network, and the admin
+// page, which uses that API with the key an operator logs in with.
+func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend *api.Handler) error {
 	if cfg.Admin.Listen == "" {
 		return nil
 	}
@@ -115,6 +119,10 @@ func (l *listeners) openAdmin(cfg *Config, m *metrics.Metrics, backend http.Hand
 	mux := http.NewServeMux()
 	mux.Handle("/", adminHandler(l.ready, m.Handler()))
 	mux.Handle(api.Prefix, backend)
+	mux.Handle(admin.Prefix, admin.New(backend, &admin.Options{Ready: l.ready, Logger: l.log,
+		FailuresPerMinute: cfg.Limits.AuthFailuresPerMinute}))
+	// The listener's root, which served nothing, leads to the page.
+	mux.Handle("GET /{$}", http.RedirectHandler(admin.Prefix, http.StatusFound))
 	l.add(ln, mux)
 	return nil
 }
@@ -183,6 +191,20 @@ func (l *listeners) listen(addr string) (net.Listener, error) {
 		return nil, err
 	}
 	return l.peers.listener(ln), nil
+}
+
+// busyPortHint adds to an error of a port in use (the edge's listeners',
+// or the embedded NATS node's, whose error is text) its likely cause: an
+// edge stopped with SIGTERM keeps its ports while it drains, for its
+// drain_delay (5 s by default) and then while it closes its connections,
+// so a restart right after the kill finds them taken.
+func busyPortHint(err error) error {
+	if !errors.Is(err, syscall.EADDRINUSE) && !strings.Contains(err.Error(), "address already in use") {
+		return err
+	}
+	return fmt.Errorf("%w (an edge may still be draining on this port: after SIGTERM one serves on for its "+
+		"limits.drain_delay, 5s by default, then closes its connections within limits.shutdown_timeout; "+
+		"wait for it to exit, or see what holds the port with `ss -ltnp`)", err)
 }
 
 // add pairs a listener with a server for its handler. Every listener has

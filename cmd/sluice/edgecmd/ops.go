@@ -45,8 +45,8 @@ func addOps(mux *http.ServeMux, ready readiness, metrics http.Handler) {
 	}
 }
 
-// adminHandler routes the admin listener: health, metrics and Go's
-// profiler.
+// adminHandler routes the admin listener's operational endpoints: health,
+// metrics and Go's profiler (openAdmin adds the API and the admin page).
 func adminHandler(ready readiness, metrics http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	addOps(mux, ready, metrics)

@@ -24,19 +24,10 @@ func (res *Result) WriteText(w io.Writer) error {
 	cs := res.Connect
 	row("connect", "%d of %d in %.2fs (%s/s), dial+subscribe p50 %s p99 %s",
 		cs.Connected, cs.Attempted, cs.Seconds, Count(cs.Rate), Millis(cs.Latency.P50), Millis(cs.Latency.P99))
-	row("window", "%.2fs", res.Window)
-	if c.Scenario != Idle {
-		row("published", "%d (%s/s), ack p50 %s p99 %s", res.Published, Count(res.PublishRate),
-			Millis(res.PublishLatency.P50), Millis(res.PublishLatency.P99))
-		row("delivered", "%d (%s/s)", res.Delivered, Count(res.DeliverRate))
-		l := res.Latency
-		row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
-			Millis(l.P99), Millis(l.P999), Millis(l.Max))
-		integrity := fmt.Sprintf("lost %d, duplicated %d, reordered %d (of %d owed)", res.Lost, res.Duplicates, res.Reordered, res.Expected)
-		if res.Unconfirmed > 0 {
-			integrity += fmt.Sprintf("; %d publishes unconfirmed (no known outcome: not owed)", res.Unconfirmed)
-		}
-		row("integrity", "%s", integrity)
+	if c.Scenario == Idle {
+		row("window", "%.2fs", res.Window)
+	} else {
+		res.writeTraffic(row)
 		for i, n := range res.Nodes {
 			row(fmt.Sprintf("node %d", i+1), "%s", n.text(i == 0))
 		}
@@ -67,13 +58,35 @@ func (res *Result) WriteText(w io.Writer) error {
 	return err
 }
 
+// writeTraffic writes the rows of a scenario with traffic, in two spans
+// said in so many words: the window's figures (rates, latencies) and the
+// whole run's (what was owed, lost), which also count the warm-up before
+// the window and the drain after.
+func (res *Result) writeTraffic(row func(name, format string, args ...any)) {
+	row("window", "%.2fs measured, after a %s warm-up: published, delivered and latency count the window alone",
+		res.Window, res.Config.Warmup)
+	row("published", "%d messages in the window (%s/s), ack p50 %s p99 %s", res.Published, Count(res.PublishRate),
+		Millis(res.PublishLatency.P50), Millis(res.PublishLatency.P99))
+	row("delivered", "%d deliveries in the window (%s/s): one per message per subscriber of its channel",
+		res.Delivered, Count(res.DeliverRate))
+	l := res.Latency
+	row("latency", "p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", Millis(l.P50), Millis(l.P90),
+		Millis(l.P99), Millis(l.P999), Millis(l.Max))
+	integrity := fmt.Sprintf("whole run (warm-up, window, drain): %d messages stored, so %d deliveries owed; "+
+		"lost %d, duplicated %d, reordered %d", res.Stored, res.Expected, res.Lost, res.Duplicates, res.Reordered)
+	if res.Unconfirmed > 0 {
+		integrity += fmt.Sprintf("; %d publishes unconfirmed (no known outcome: not owed)", res.Unconfirmed)
+	}
+	row("integrity", "%s", integrity)
+}
+
 // text is the node's line of the table.
 func (n *NodeResult) text(publishers bool) string {
 	name := n.Name
 	if publishers {
 		name += " (publishers)"
 	}
-	return fmt.Sprintf("%s: %d subscribers, delivered %d (%s/s), p50 %s  p99 %s, lost %d of %d owed",
+	return fmt.Sprintf("%s: %d subscribers, delivered %d in the window (%s/s), p50 %s  p99 %s, lost %d of the run's %d owed",
 		name, n.Subscribers, n.Delivered, Count(n.DeliverRate), Millis(n.Latency.P50), Millis(n.Latency.P99), n.Lost, n.Expected)
 }
 

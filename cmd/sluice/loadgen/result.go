@@ -25,6 +25,10 @@ type Result struct {
 	Latency        LatencyStats `json:"latency"`
 	PublishLatency LatencyStats `json:"publish_latency"`
 
+	// Stored is the messages stored over the whole run (warm-up, window
+	// and drain): acknowledged, or sent without asking for an
+	// acknowledgment; not those whose publish has no known outcome.
+	Stored uint64 `json:"stored"`
 	// Expected is the deliveries owed over the whole run: for every
 	// subscriber, the messages stored on its channel (acknowledged, or
 	// sent without asking for an acknowledgment), and those whose
@@ -140,8 +144,12 @@ func (r *run) finish(interrupted bool) {
 func (r *run) countLoss() {
 	res := &r.res
 	for _, l := range r.lanes {
+		for i := range l.channels {
+			res.Stored += l.seqs[i]
+		}
 		for _, u := range l.unsure {
 			res.Unconfirmed += uint64(len(u))
+			res.Stored -= uint64(len(u))
 		}
 	}
 	for _, s := range r.subs {

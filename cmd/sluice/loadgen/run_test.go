@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -270,7 +271,17 @@ func TestRunReportsTicksAndTheWindow(t *testing.T) {
 	if err := res.WriteText(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"fake: fanout", "delivered", "lost 0, duplicated 0, reordered 0"} {
+	// What each figure counts is said: the window's, then the whole
+	// run's messages stored and the deliveries they owe, one to each of
+	// the channel's 4 subscribers, which add up.
+	if res.Stored == 0 || res.Expected != 4*res.Stored || res.Published > res.Stored {
+		t.Errorf("stored %d, owed %d, published in the window %d: want 4 owed per stored message, and the window within the run",
+			res.Stored, res.Expected, res.Published)
+	}
+	for _, want := range []string{"fake: fanout", "published, delivered and latency count the window alone",
+		fmt.Sprintf("%d messages in the window", res.Published), fmt.Sprintf("%d deliveries in the window", res.Delivered),
+		fmt.Sprintf("whole run (warm-up, window, drain): %d messages stored, so %d deliveries owed", res.Stored, res.Expected),
+		"lost 0, duplicated 0, reordered 0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# feed-cpu.sh measures what each edge of a cluster spends on the feed
+# (issue 31): one durable edge serving NATS on loopback (the log) and two
+# edges on --nats; sluice bench runs every client on the second edge, and
+# the third serves nobody. It prints each edge's CPU seconds (from /proc,
+# user + system, over the bench) and RSS before and after.
+#
+#   e2e/scripts/feed-cpu.sh [all|interest] [bench flags...]
+#
+# Default bench: channels --channels 200 --per-channel 5 --rate 2000
+# --codec json --duration 30s. Needs bin/sluice (make build).
+set -euo pipefail
+feed=${1:-interest}
+shift || true
+bench=("$@")
+if [ ${#bench[@]} -eq 0 ]; then
+	bench=(--channels 200 --per-channel 5 --rate 2000 --codec json --duration 30s)
+fi
+bin=${SLUICE:-./bin/sluice}
+dir=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+nats=$(port)
+printf 'cluster:\n  client_listen: 127.0.0.1:%s\n  feed: %s\n' "$nats" "$feed" >"$dir/log.yaml"
+start() { # name args...
+	local name=$1
+	shift
+	"$bin" edge --ready-file "$dir/$name.ready" "$@" >"$dir/$name.out" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 600); do
+		[ -s "$dir/$name.ready" ] && return
+		sleep 0.1
+	done
+	echo "edge $name did not get ready:" >&2
+	cat "$dir/$name.out" >&2
+	exit 1
+}
+start log --listen 127.0.0.1:0 --data-dir "$dir/data" --config "$dir/log.yaml"
+served=$(port)
+start served --listen "127.0.0.1:$served" --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed"
+start idle --listen 127.0.0.1:0 --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${IDLE_FLAGS:-}
+cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
+rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
+names=(log served idle)
+declare -A c0 r0
+for i in 0 1 2; do
+	c0[$i]=$(cpu "${pids[$i]}")
+	r0[$i]=$(rss "${pids[$i]}")
+done
+if [ -n "${IDLE_PROFILE:-}" ]; then
+	# A CPU profile of the idle edge over the bench (IDLE_FLAGS must give it
+	# --admin-listen at IDLE_PROFILE's host:port).
+	curl -s -o "${IDLE_PROFILE_OUT:-idle.pprof}" "http://$IDLE_PROFILE/debug/pprof/profile?seconds=25" &
+	prof=$!
+fi
+"$bin" bench channels --url "ws://127.0.0.1:$served" "${bench[@]}" >"$dir/bench.txt"
+[ -z "${prof:-}" ] || wait "$prof"
+echo "feed: $feed; bench: sluice bench channels ${bench[*]} on the served edge"
+grep -iE 'delivered|published' "$dir/bench.txt" | head -4 || true
+printf '%-8s %10s %12s %12s\n' edge cpu_s rss_before rss_after
+for i in 0 1 2; do
+	c1=$(cpu "${pids[$i]}")
+	printf '%-8s %10.2f %10s MB %9s MB\n' "${names[$i]}" "$(echo "$c1 - ${c0[$i]}" | bc)" "${r0[$i]}" "$(rss "${pids[$i]}")"
+done

@@ -1,0 +1,499 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// The interest feed (Options.Interest) brings an edge the messages of the
+// channels it has interest in, not the whole stream: the stream
+// republishes every message it stores on a core NATS subject
+// (RePublish, sluicefeed.<stream>.<app>.<channel>), and the edge
+// subscribes to the subjects of the channels its clients use, for as long
+// as they do. A core subscription costs no Raft proposal, unlike a
+// JetStream consumer per channel (CLUSTER.md), and the edge without a
+// client receives nothing.
+//
+// Core NATS may drop a message (a slow consumer, a reconnection, a
+// stream leader lost between storing a message and republishing it), so
+// each republished message names the channel's previous one
+// (Nats-Last-Sequence): a message whose previous one the edge has not
+// applied waits while the gap is read from the stream, and an
+// acknowledgment the feed does not bring soon (the gap no later message
+// shows) reads it too. A channel's follow starts at its newest message
+// as the stream's leader holds it; what came before is the log's to
+// serve (catch-up), as for a channel this edge has never held.
+//
+// Purge markers (purge.go) are republished on the channel's purge
+// subject, which its follow subscribes to beside the channel's.
+
+// feedPrefix starts the subjects the stream republishes its messages on.
+const feedPrefix = "sluicefeed."
+
+// Republish headers (nats-server's JSStream, JSSubject, JSSequence,
+// JSTimeStamp, JSLastSequence).
+const (
+	hdrSubject = "Nats-Subject"
+	hdrSeq     = "Nats-Sequence"
+	hdrTime    = "Nats-Time-Stamp"
+	hdrLastSeq = "Nats-Last-Sequence"
+)
+
+// followLinger is how long a channel stays followed after its last
+// subscriber left: a client that reconnects, or a page that reloads,
+// finds it still there instead of paying its start again.
+const followLinger = 5 * time.Second
+
+// fillAfter is how long an acknowledgment (or a message past a gap)
+// waits for the feed before the gap is read from the stream.
+const fillAfter = 250 * time.Millisecond
+
+// inbound bounds the republished messages queued for the dispatcher;
+// past it NATS reports a slow consumer, and every follow is refilled.
+const inbound = 1 << 16
+
+// interest is the journal's interest feed: the follows of the channels
+// this edge has interest in.
+type interest struct {
+	j   *Journal
+	st  *store.Store
+	in  chan *nats.Msg
+	mu  sync.Mutex // guards follows and the follows' refs and subs
+	fol map[string]*follow
+	// watches are the prefix subscriptions' interest, by app (watch.go).
+	watches map[string]*appWatch
+	// shown is the highest sequence this edge acknowledged or applied:
+	// what a read of the log waits for the answering copy to hold.
+	shown atomic.Uint64
+}
+
+// republishConfig is the stream's RePublish for the interest feed.
+func republishConfig(stream string) *jetstream.RePublish {
+	return &jetstream.RePublish{Source: subjectPrefix + ">", Destination: feedPrefix + stream + ".>"}
+}
+
+// feedSubject is the subject a message of the stream subject subj is
+// republished on.
+func (j *Journal) feedSubject(subj string) string {
+	return feedPrefix + j.opts.Stream + "." + strings.TrimPrefix(subj, subjectPrefix)
+}
+
+// startInterest starts the interest feed of st: nothing is followed yet.
+func (j *Journal) startInterest(st *store.Store) {
+	i := &interest{j: j, st: st, in: make(chan *nats.Msg, inbound), fol: make(map[string]*follow)}
+	j.interest = i
+	j.feed.markCaughtUp() // nothing to replay: a follow starts at the newest
+	j.wg.Go(i.dispatch)
+	j.wg.Go(i.watch)
+}
+
+// Interest reports whether the journal feeds its store by interest:
+// the store then holds the channels being followed (Follow), each from
+// where its follow started.
+func (j *Journal) Interest() bool { return j.opts.Interest }
+
+// Shown returns the highest sequence this edge acknowledged or applied.
+func (j *Journal) Shown() uint64 {
+	if i := j.interest; i != nil {
+		return i.shown.Load()
+	}
+	return j.feed.st.Applied()
+}
+
+// noteShown raises shown to seq.
+func (i *interest) noteShown(seq uint64) {
+	for {
+		old := i.shown.Load()
+		if seq <= old || i.shown.CompareAndSwap(old, seq) {
+			return
+		}
+	}
+}
+
+// Follow makes the store hold key's messages from now on, until release
+// is called, and returns once it holds every message of key (and has
+// applied every purge of it) that the stream's leader held when Follow
+// was called. applied then is the sequence up to which the store holds
+// the channel's messages. Calls are counted: the feed stops after the
+// last release (and followLinger).
+func (j *Journal) Follow(ctx context.Context, key string) (release func(), err error) {
+	i := j.interest
+	if i == nil {
+		return func() {}, nil
+	}
+	i.mu.Lock()
+	f := i.fol[key]
+	fresh := f == nil
+	if fresh {
+		if f, err = i.newFollow(key); err != nil {
+			i.mu.Unlock()
+			return nil, err
+		}
+		i.fol[key] = f
+	}
+	f.refs++
+	i.mu.Unlock()
+	release = sync.OnceFunc(func() { i.release(f) })
+	if fresh {
+		if err = i.start(ctx, f); err == nil {
+			i.recheckSoon(f)
+		}
+	} else {
+		err = i.catchUp(ctx, f)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// Applied returns the sequence up to which the store holds key's
+// messages, and false if key is not followed.
+func (j *Journal) Applied(key string) (uint64, bool) {
+	i := j.interest
+	if i == nil {
+		return j.feed.st.Applied(), true
+	}
+	i.mu.Lock()
+	f := i.fol[key]
+	i.mu.Unlock()
+	if f == nil {
+		return 0, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied, f.started
+}
+
+// newFollow subscribes to key's subjects. i.mu.
+func (i *interest) newFollow(key string) (*follow, error) {
+	f := &follow{i: i, key: key, h: i.st.Channel(key), ready: make(chan struct{})}
+	subj := Subject(key)
+	for n, s := range []string{subj, purgeSubject(key)} {
+		sub, err := i.j.nc.ChanSubscribe(i.j.feedSubject(s), i.in)
+		if err != nil {
+			f.unsubscribe()
+			return nil, fmt.Errorf("journal: follow %s: %w", subj, err)
+		}
+		f.subs[n] = sub
+	}
+	return f, nil
+}
+
+// start starts f at key's newest message and purge marker, as the
+// stream's leader holds them, with the channel's recent messages read
+// from the stream (preload), then applies what came meanwhile.
+func (i *interest) start(ctx context.Context, f *follow) error {
+	var pre []store.Frame
+	last, purged, through, err := i.leaderLasts(ctx, f.key)
+	if err == nil {
+		pre, err = i.preload(ctx, f.key, last, through)
+	}
+	// Nothing of the channel up to its last purge marker, nor before
+	// the preloaded messages, is in the store: it starts after them.
+	applied := max(last.Offset, purged)
+	base := applied
+	if len(pre) > 0 {
+		base = max(pre[0].Offset-1, purged)
+	}
+	if err == nil {
+		err = i.st.Follow(f.key, base)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		f.err = err
+		close(f.ready)
+		return err
+	}
+	for _, fr := range pre {
+		if fr.Offset > base {
+			f.storeLocked(feedMsg{seq: fr.Offset, t: time.Unix(0, fr.Time), origin: string(fr.Origin), data: fr.Data})
+		}
+	}
+	f.applied, f.purged, f.started = applied, purged, true
+	i.noteShown(applied)
+	held := f.held
+	f.held = nil
+	for _, m := range held {
+		f.applyLocked(m)
+	}
+	f.drainLocked()
+	close(f.ready)
+	return nil
+}
+
+// recheckSoon compares a new follow with the stream's leader twice in
+// its first second: its subscription reaches the leader's server a
+// little after the follow starts (NATS propagates interest over routes
+// as it can), and a message the leader republished before that never
+// came. Without a later message to show the gap, it would come only
+// with the next refill.
+func (i *interest) recheckSoon(f *follow) {
+	i.j.wg.Go(func() {
+		for _, d := range []time.Duration{fillAfter, 4 * fillAfter} {
+			t := time.NewTimer(d)
+			select {
+			case <-i.j.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			last, purged, _, err := i.leaderLasts(ctx, f.key)
+			cancel()
+			if err == nil {
+				f.want(last.Offset, purged)
+			}
+		}
+	})
+}
+
+// maxPreload bounds the messages a follow reads from the stream as it
+// starts; older ones are the log's to serve.
+const maxPreload = 10000
+
+// preload returns the channel's messages after its last purge (through)
+// and within the journal's replay window, up to last, the newest as the
+// stream's leader holds it: what the store would hold of the channel had
+// the edge followed it all along. A history or read just after a publish
+// elsewhere is then served from the store; from the log, a copy that
+// lags the leader (direct gets are answered by any replica) left the
+// newest messages out. Here a copy's answer is checked against last and
+// asked again until it reaches it.
+func (i *interest) preload(ctx context.Context, key string, last store.Frame, through uint64) ([]store.Frame, error) {
+	// On the store's clock, which its reads judge retention by.
+	since := time.Unix(0, i.st.Now()).Add(-i.j.opts.Replay)
+	if last.Offset == 0 || last.Offset <= through || time.Unix(0, last.Time).Before(since) {
+		return nil, nil
+	}
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		pre, ok, err := i.readRecent(ctx, key, since, last.Offset, through)
+		if err != nil || ok {
+			return pre, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("journal: follow %s: the log's copy stays behind %d: %w", Subject(key), last.Offset, ctx.Err())
+		case <-time.After(pause):
+		}
+	}
+}
+
+// readRecent is one try of preload: ok is false if the copy that
+// answered had not reached last.
+func (i *interest) readRecent(ctx context.Context, key string, since time.Time, last, through uint64) ([]store.Frame, bool, error) {
+	first, found, err := i.j.FirstSince(ctx, key, since)
+	if err != nil {
+		return nil, false, err
+	}
+	if !found || first.Offset > last {
+		return nil, false, nil // the copy lacks last, newer than since
+	}
+	var pre []store.Frame
+	for from := max(first.Offset, through+1); ; {
+		frames, more, err := i.j.Next(ctx, key, from, fillBatch, 0)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, fr := range frames {
+			if fr.Offset > last {
+				return trimPreload(pre), true, nil
+			}
+			pre = append(pre, fr)
+		}
+		if len(pre) > 0 && pre[len(pre)-1].Offset == last {
+			return trimPreload(pre), true, nil
+		}
+		if len(frames) == 0 || more == 0 {
+			return nil, false, nil
+		}
+		from = frames[len(frames)-1].Offset + 1
+	}
+}
+
+// trimPreload keeps the newest maxPreload messages.
+func trimPreload(pre []store.Frame) []store.Frame {
+	if len(pre) > maxPreload {
+		return pre[len(pre)-maxPreload:]
+	}
+	return pre
+}
+
+// catchUp waits until f has started and holds what the stream's leader
+// holds of its channel now.
+func (i *interest) catchUp(ctx context.Context, f *follow) error {
+	select {
+	case <-f.ready:
+	case <-ctx.Done():
+		return fmt.Errorf("journal: follow %s: %w", Subject(f.key), ctx.Err())
+	}
+	if f.err != nil {
+		return f.err
+	}
+	last, purged, _, err := i.leaderLasts(ctx, f.key)
+	if err != nil {
+		return err
+	}
+	return f.await(ctx, last.Offset, purged)
+}
+
+// leaderLasts returns key's newest message and the sequence of its
+// newest purge marker with the offset that marker purged through, as the
+// stream's leader holds them (zero: none).
+func (i *interest) leaderLasts(ctx context.Context, key string) (last store.Frame, purged, through uint64, err error) {
+	last, _, _, err = i.j.Latest(ctx, key, 0)
+	if err != nil {
+		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", Subject(key), err)
+	}
+	ps := purgeSubject(key)
+	pm, _, found, err := i.j.leaderGet(ctx, ps, &msgGetRequest{LastFor: ps})
+	if err != nil {
+		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", Subject(key), err)
+	}
+	if found {
+		purged = pm.Offset
+		through, _ = strconv.ParseUint(string(pm.Data), 10, 64)
+	}
+	return last, purged, through, nil
+}
+
+// release drops one interest in f's channel; the last one stops the
+// follow after followLinger, unless a new one came meanwhile.
+func (i *interest) release(f *follow) {
+	i.mu.Lock()
+	f.refs--
+	idle := f.refs == 0
+	i.mu.Unlock()
+	if !idle {
+		return
+	}
+	t := time.NewTimer(followLinger)
+	i.j.wg.Go(func() {
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-i.j.stop:
+		}
+		i.mu.Lock()
+		defer i.mu.Unlock()
+		if f.refs > 0 || i.fol[f.key] != f {
+			return
+		}
+		delete(i.fol, f.key)
+		f.unsubscribe()
+		// Under i.mu: a new follow of the channel starts after this.
+		i.st.Unfollow(f.key)
+		f.stop(fmt.Errorf("%w: the channel is no longer followed", ErrUnavailable))
+	})
+}
+
+// Following returns how many channels the edge follows.
+func (j *Journal) Following() int {
+	i := j.interest
+	if i == nil {
+		return 0
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return len(i.fol)
+}
+
+// watch looks at the stream every second, as the ordered feed's
+// watchdog does (stream lost, leader reachable), fails the
+// acknowledgments the feed did not back in time, and refills every
+// follow when the connection may have dropped republished messages (a
+// reconnection) and every refillEvery otherwise (a slow consumer, a
+// leader lost between storing a message and republishing it), until the
+// journal stops.
+func (i *interest) watch() {
+	tick := time.NewTicker(i.j.opts.watchEvery)
+	defer tick.Stop()
+	reconnects, last := i.j.nc.Stats().Reconnects, time.Now()
+	for {
+		select {
+		case <-i.j.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		info := i.j.checkEpoch(ctx)
+		cancel()
+		if i.j.Lost() != nil {
+			return
+		}
+		if info != nil {
+			i.j.reach.noteLook(info, info.State.LastSeq, time.Now())
+		}
+		now := time.Now()
+		for _, f := range i.follows() {
+			f.expire(now)
+		}
+		if r := i.j.nc.Stats().Reconnects; r != reconnects || now.Sub(last) >= refillEvery {
+			reconnects, last = r, now
+			i.refillAll()
+		}
+	}
+}
+
+// refillEvery is how often every follow is compared with the stream's
+// leader when nothing showed a loss.
+const refillEvery = 10 * time.Second
+
+// follows returns the follows.
+func (i *interest) follows() []*follow {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	fs := make([]*follow, 0, len(i.fol))
+	for _, f := range i.fol {
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// refillAll has every started follow compare itself with the stream's
+// leader and read what it lacks.
+func (i *interest) refillAll() {
+	for _, f := range i.follows() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		last, purged, _, err := i.leaderLasts(ctx, f.key)
+		cancel()
+		if err != nil {
+			if !errors.Is(err, nats.ErrConnectionClosed) {
+				i.j.log.Debug("journal: interest feed: compare with the leader", "err", err)
+			}
+			continue
+		}
+		f.want(last.Offset, purged)
+	}
+}
+
+// close ends every follow: the edge stops.
+func (i *interest) close() {
+	i.mu.Lock()
+	fs := i.fol
+	i.fol = make(map[string]*follow)
+	for _, f := range fs {
+		f.unsubscribe()
+	}
+	for _, w := range i.watches {
+		w.unsubscribe()
+	}
+	i.watches = nil
+	i.mu.Unlock()
+	for _, f := range fs {
+		f.stop(fmt.Errorf("%w: journal closed", ErrUnavailable))
+	}
+}
