@@ -15,8 +15,9 @@ const envPrefix = "SLUICE_"
 
 // notFromEnv are the flags that no variable sets: --check-config asks for
 // a one-off report and exit, which an environment set for a service
-// would turn on for every start.
-var notFromEnv = map[string]bool{"check-config": true}
+// would turn on for every start; --strict qualifies --check-config
+// alone, so from a service's environment it would refuse every start.
+var notFromEnv = map[string]bool{"check-config": true, "strict": true}
 
 // flagEnv names flag's variable: SLUICE_ and the flag in capitals, each
 // '-' an '_' (--data-dir: SLUICE_DATA_DIR).

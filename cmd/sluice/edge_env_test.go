@@ -46,13 +46,15 @@ func TestEdgeFlagsFromEnvironment(t *testing.T) {
 }
 
 // TestCheckConfigNotFromEnvironment: an environment kept for a service
-// must not turn every start into a check that exits.
+// must not turn every start into a check that exits, nor into a usage
+// error (--strict without --check-config).
 func TestCheckConfigNotFromEnvironment(t *testing.T) {
 	s := stdio{in: strings.NewReader(""), out: io.Discard, errw: io.Discard}
 	t.Setenv("SLUICE_CHECK_CONFIG", filepath.Join(t.TempDir(), "edge.yaml"))
+	t.Setenv("SLUICE_STRICT", "true")
 	_, f, err := edgeConfig(nil, s)
-	if err != nil || f.checkPath != "" {
-		t.Fatalf("with SLUICE_CHECK_CONFIG set: check %q, %v; want a plain start", f.checkPath, err)
+	if err != nil || f.checkPath != "" || f.strict {
+		t.Fatalf("with SLUICE_CHECK_CONFIG and SLUICE_STRICT set: check %q, strict %v, %v; want a plain start", f.checkPath, f.strict, err)
 	}
 }
 
