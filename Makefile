@@ -166,25 +166,37 @@ caddy:
 	    GOBIN=$(CURDIR)/bin CGO_ENABLED=0 $(GO) install -trimpath -ldflags='-s -w' $(CADDY); }
 
 # Static binaries, for the image and the releases: no cgo, no build
-# machine's paths, stripped, VERSION stamped as `make build` stamps it.
-STATIC_BUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w -X main.version=$(VERSION)'
+# machine's paths, stripped, and stamped as `make build` stamps (the
+# commit's version, or VERSION's): a recipe sets stamp=$$($(STAMP))
+# first, in the same shell.
+STAMP        = $(GO) run ./internal/version/stamp -version='$(VERSION)'
+STATIC_BUILD = CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w $$stamp"
 
-# `make image` builds the image IMAGE for this machine's architecture
+# `make image` builds the image IMAGE (default sluice:V, V the version
+# its binary says, "+" made "-") for this machine's architecture
 # (IMAGE_ARCH=arm64 for another: the Containerfile only copies, so no
-# emulator is needed). image-context makes what it copies, for a
-# `docker build -f Containerfile .` instead.
-IMAGE      ?= sluice:$(VERSION)
+# emulator is needed), labelled with that version and commit.
+# image-context makes what it copies, for a `docker build -f
+# Containerfile .` instead; bin/image/stamp keeps the binary's stamp.
+IMAGE      ?=
 IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
 image: podman image-context
+	@stamp=$$(cat bin/image/stamp) && \
+	version=$$(echo "$$stamp" | sed -n 's/.*main\.stampVersion=\([^ ]*\).*/\1/p') && \
+	revision=$$(echo "$$stamp" | sed -n 's/.*main\.stampCommit=\([^ ]*\).*/\1/p') && \
+	image='$(IMAGE)' && image=$${image:-sluice:$$(echo "$${version:-dev}" | tr + -)} && \
+	echo "podman build --platform linux/$(IMAGE_ARCH) -f Containerfile -t $$image ." && \
 	podman build --quiet --layers=false --format docker --platform linux/$(IMAGE_ARCH) \
-	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown) \
-	  -f Containerfile -t $(IMAGE) .
+	  --build-arg VERSION="$${version:-unknown}" --build-arg REVISION="$${revision:-unknown}" \
+	  -f Containerfile -t "$$image" .
 
 image-context:
 	@mkdir -p bin/image/data
-	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -o bin/image/sluice-linux-$(IMAGE_ARCH) ./cmd/sluice
 	@[ -f /etc/ssl/certs/ca-certificates.crt ] || { echo "image-context needs /etc/ssl/certs/ca-certificates.crt (Debian's ca-certificates)"; exit 1; }
 	@cp /etc/ssl/certs/ca-certificates.crt bin/image/
+	@stamp=$$($(STAMP)) && echo "$$stamp" > bin/image/stamp && \
+	echo "static build of ./cmd/sluice for linux/$(IMAGE_ARCH): bin/image/sluice-linux-$(IMAGE_ARCH) ($$stamp)" && \
+	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -o bin/image/sluice-linux-$(IMAGE_ARCH) ./cmd/sluice
 
 # `make release VERSION=vX.Y.Z` writes to RELEASE_DIR the binaries of
 # RELEASE_PLATFORMS with that version stamped, the npm package of
@@ -204,12 +216,14 @@ release: release-check release-binaries npm-pack release-image
 release-check:
 	@echo "$(VERSION)" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
 	  { echo "release: VERSION=$(VERSION) is not a release tag vX.Y.Z (make release VERSION=v1.2.3)"; exit 1; }
+	@$(STAMP) >/dev/null
 	@grep -Eq '^## $(subst .,\.,$(VERSION))( |$$)' $(CHANGELOG) || \
 	  { echo "release: $(CHANGELOG) has no section \"## $(VERSION)\": write what changed first"; exit 1; }
 
 release-binaries:
 	@mkdir -p $(RELEASE_DIR)
-	@for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	@stamp=$$($(STAMP)) || exit 1; \
+	for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
 	  echo "sluice $(VERSION) for $$os/$$arch"; \
 	  GOOS=$$os GOARCH=$$arch $(STATIC_BUILD) -o $(RELEASE_DIR)/sluice-$(VERSION)-$$os-$$arch ./cmd/sluice || exit 1; \
 	done

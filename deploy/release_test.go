@@ -32,7 +32,7 @@ func makeRelease(t *testing.T, args ...string) (string, bool) {
 // and checks its line in SHA256SUMS.
 func TestReleaseBinaries(t *testing.T) {
 	t.Parallel()
-	const version = "v9.8.7-release.test"
+	const version = "v1.9.8-release.test"
 	dir := t.TempDir()
 	platform := runtime.GOOS + "/" + runtime.GOARCH
 	if out, ok := makeRelease(t, "release-binaries", "release-sums",
@@ -78,6 +78,8 @@ func TestReleaseCheck(t *testing.T) {
 		{"v1.2", false, "is not a release tag"},
 		{"1.2.3", false, "is not a release tag"},
 		{"d78b534-dirty", false, "is not a release tag"},
+		// The module's path has no /v2: the go command takes no v2 tag.
+		{"v2.0.0", false, "is not a version of this module"},
 	} {
 		out, ok := makeRelease(t, "release-check", "VERSION="+tc.version, "CHANGELOG="+changelog)
 		if ok != tc.ok || !strings.Contains(out, tc.says) {
