@@ -37,8 +37,8 @@ type composeProject struct {
 	grace string   // their stop_grace_period
 }
 
-// composeOverride runs Caddy from the image of the Caddy `make caddy`
-// builds, instead of the registry's.
+// composeOverride runs Caddy from the image of Debian's Caddy that
+// buildCaddy assembles, instead of the registry's.
 const composeOverride = "services:\n  lb:\n    image: %s\n"
 
 // startCompose copies the compose file and what it mounts to a

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +47,9 @@ func podmanRuntime(t *testing.T) *containers {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the container tests need %s: `make podman` installs it (as root)", tool)
 		}
+	}
+	if _, err := os.Stat(caddyBinary); err != nil {
+		t.Fatalf("the compose test runs Debian's Caddy: `make caddy` installs it (as root): %v", err)
 	}
 	if os.Geteuid() != 0 {
 		t.Fatal("the container tests run podman as root (published ports, CNI networks); this is not root")
@@ -99,39 +103,78 @@ func newContainers() (*containers, error) {
 	return c, nil
 }
 
-// caddyfile is the Caddy image: Caddy's own image (FROM its builder
-// stage) runs the same binary with this command and these directories,
-// and Caddy files nothing else.
-const caddyfile = `FROM scratch
-COPY caddy /usr/bin/caddy
+// caddyBinary is Debian's Caddy, which `make caddy` installs: the
+// compose file's load balancer in the tests.
+const caddyBinary = "/usr/bin/caddy"
+
+// caddyContainerfile is the Caddy image: Caddy's own image runs the
+// binary with this command and these directories; root/ holds the binary
+// and its libraries at their paths.
+const caddyContainerfile = `FROM scratch
+COPY root/ /
 ENV XDG_CONFIG_HOME=/config XDG_DATA_HOME=/data HOME=/
 WORKDIR /srv
 CMD ["/usr/bin/caddy", "run", "--config", "/etc/caddy/Caddyfile", "--adapter", "caddyfile"]
 `
 
-// buildCaddy builds the image of the compose file's load balancer from
-// the Caddy `make caddy` builds, since a test cannot count on reaching
-// an image registry.
+// buildCaddy builds the image of the compose file's load balancer, since
+// a test cannot count on reaching an image registry: Debian's Caddy,
+// linked dynamically, with the libraries ldd names (the loader, libc,
+// libzstd), FROM scratch.
 func (c *containers) buildCaddy() error {
-	if _, err := c.run("make", "-C", "..", "--no-print-directory", "caddy"); err != nil {
-		return err
-	}
-	ctx := filepath.Join(c.dir, "caddy")
-	if err := os.MkdirAll(ctx, 0o755); err != nil {
-		return err
-	}
-	bin, err := os.ReadFile("../bin/caddy")
+	libs, err := sharedLibraries(caddyBinary)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(ctx, "caddy"), bin, 0o755); err != nil {
-		return err
+	ctx := filepath.Join(c.dir, "caddy")
+	for _, f := range append(libs, caddyBinary) {
+		data, err := os.ReadFile(f) // through symbolic links: the file itself
+		if err != nil {
+			return fmt.Errorf("the Caddy image: %w", err)
+		}
+		dst := filepath.Join(ctx, "root", f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o755); err != nil {
+			return err
+		}
 	}
-	if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte(caddyfile), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ctx, "Containerfile"), []byte(caddyContainerfile), 0o644); err != nil {
 		return err
 	}
 	_, err = c.run("podman", "build", "--quiet", "--layers=false", "-t", c.caddy, ctx)
 	return err
+}
+
+// sharedLibraries returns the paths of the shared libraries and the
+// dynamic loader that ldd names for bin.
+func sharedLibraries(bin string) ([]string, error) {
+	out, err := exec.Command("ldd", bin).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("ldd %s: %w\n%s", bin, err, out)
+	}
+	var libs []string
+	for line := range strings.Lines(string(out)) {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", the
+		// loader as "/lib64/ld-linux-x86-64.so.2 (0x...)", the kernel's
+		// vDSO with no path.
+		f := strings.Fields(line)
+		if i := slices.Index(f, "=>"); i >= 0 {
+			f = f[i+1:]
+		}
+		switch {
+		case len(f) == 0:
+		case strings.HasPrefix(f[0], "/"):
+			libs = append(libs, f[0])
+		case f[0] == "not":
+			return nil, fmt.Errorf("ldd %s: a library is missing:\n%s", bin, out)
+		}
+	}
+	if len(libs) == 0 {
+		return nil, fmt.Errorf("ldd %s names no library:\n%s", bin, out)
+	}
+	return libs, nil
 }
 
 // close removes the images and the directory.
