@@ -22,11 +22,19 @@ WASM_GO  := go1.26.8
 VERSION  ?=
 FUZZTIME ?= 2m
 BENCHCOUNT ?= 6
-# staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go run`
-# fetches and builds it once into the module and build caches.
+# staticcheck, pinned to a release that knows Go 1.26 (2026.2.2); `go
+# install` fetches and builds it once into the module and build caches.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# How the static binaries (the image's, the releases') are compiled: no
+# cgo, no build machine's paths. vet, staticcheck and the e2e tests'
+# binary compile the tree the same way, so that the build cache holds one
+# compilation of it without -race, not two: a static build from a cold
+# cache took 160 s of CPU here, after vet's compilation, with cgo on, had
+# done the same work. The tree has no cgo, so they see the same files.
+STATIC_ENV   := CGO_ENABLED=0
+STATIC_FLAGS := -trimpath
 
-.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis FORCE
+.PHONY: tidy-check commit-check npm-pack all build run test chaos wasm-test vet staticcheck fmt-check typecheck node bench bench-compare compare-test compare-quick fuzz clean wasm wasm-check chromium iproute2 strace redis image image-context podman caddy release release-check release-binaries release-image release-sums FORCE
 
 all: build
 
@@ -46,7 +54,7 @@ run: build
 # server's module does not need), which `./...` from here does not reach.
 # e2e/compare, another, runs in compare-test.
 TEST_MODULES := deploy .
-test: wasm-check chromium iproute2 strace fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
+test: wasm-check chromium iproute2 strace podman caddy fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary sh -c 'status=0; for m in $(TEST_MODULES); do \
 	  (cd $$m && $(GO) test -json -race -count=1 -timeout 14m ./...) || status=1; done; exit $$status'
@@ -162,6 +170,102 @@ iproute2:
 strace:
 	$(call need-apt,command -v strace >/dev/null,strace,the cluster.sync tests)
 
+# The container image (Containerfile) and the three-edge compose file
+# (deploy/compose.yaml) are tested with podman (deploy/image_test.go,
+# deploy/compose_test.go), run through runc: Debian's podman runs crun,
+# which refuses a host whose cgroups are half v1, half v2 (CI's), where
+# runc runs. podman-compose starts the compose file, and CNI's dnsname
+# plugin lets its containers find each other by service name.
+podman:
+	$(call need-apt,command -v podman >/dev/null && command -v runc >/dev/null && command -v podman-compose >/dev/null && [ -x /usr/lib/cni/dnsname ],podman runc podman-compose golang-github-containernetworking-plugin-dnsname ca-certificates,the container tests)
+
+# The compose file's load balancer is Caddy. Its test runs Debian's
+# (/usr/bin/caddy, 2.6) in an image it assembles of the binary and the
+# libraries ldd names, FROM scratch, since a test cannot count on
+# reaching an image registry. On a host that systemd runs, the package
+# also starts its caddy.service (a page on :80), which the test does not
+# use: `systemctl disable --now caddy` stops it.
+caddy:
+	$(call need-apt,[ -x /usr/bin/caddy ],caddy,the compose test)
+
+# Static binaries, for the image and the releases: no cgo, no build
+# machine's paths, stripped, and stamped as `make build` stamps (the
+# commit's version, or VERSION's): a recipe sets stamp=$$($(STAMP))
+# first, in the same shell.
+STAMP        = $(GO) run ./internal/version/stamp -version='$(VERSION)'
+STATIC_BUILD = $(STATIC_ENV) $(GO) build $(STATIC_FLAGS) -ldflags="-s -w $$stamp"
+
+# `make image` builds the image IMAGE (default sluice:V, V the version
+# its binary says, "+" made "-") for this machine's architecture
+# (IMAGE_ARCH=arm64 for another: the Containerfile only copies, so no
+# emulator is needed), labelled with that version and commit.
+# image-context makes what it copies, for a `docker build -f
+# Containerfile .` instead; bin/image/stamp keeps the binary's stamp.
+IMAGE      ?=
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+image: podman image-context
+	@stamp=$$(cat bin/image/stamp) && \
+	version=$$(echo "$$stamp" | sed -n 's/.*main\.stampVersion=\([^ ]*\).*/\1/p') && \
+	revision=$$(echo "$$stamp" | sed -n 's/.*main\.stampCommit=\([^ ]*\).*/\1/p') && \
+	image='$(IMAGE)' && image=$${image:-sluice:$$(echo "$${version:-dev}" | tr + -)} && \
+	echo "podman build --platform linux/$(IMAGE_ARCH) -f Containerfile -t $$image ." && \
+	podman build --quiet --layers=false --format docker --platform linux/$(IMAGE_ARCH) \
+	  --build-arg VERSION="$${version:-unknown}" --build-arg REVISION="$${revision:-unknown}" \
+	  -f Containerfile -t "$$image" .
+
+image-context:
+	@mkdir -p bin/image/data
+	@[ -f /etc/ssl/certs/ca-certificates.crt ] || { echo "image-context needs /etc/ssl/certs/ca-certificates.crt (Debian's ca-certificates)"; exit 1; }
+	@cp /etc/ssl/certs/ca-certificates.crt bin/image/
+	@stamp=$$($(STAMP)) && echo "$$stamp" > bin/image/stamp && \
+	echo "static build of ./cmd/sluice for linux/$(IMAGE_ARCH): bin/image/sluice-linux-$(IMAGE_ARCH) ($$stamp)" && \
+	GOOS=linux GOARCH=$(IMAGE_ARCH) $(STATIC_BUILD) -o bin/image/sluice-linux-$(IMAGE_ARCH) ./cmd/sluice
+
+# `make release VERSION=vX.Y.Z` writes to RELEASE_DIR the binaries of
+# RELEASE_PLATFORMS with that version stamped, the npm package of
+# client-js, the image for linux/amd64 and linux/arm64 as OCI archives
+# (when podman is here; their manifest list is left in podman's storage
+# as sluice:VERSION, to push), and SHA256SUMS of them all. CHANGELOG
+# must have the version's section first ("## vX.Y.Z - DATE").
+CHANGELOG         ?= CHANGELOG.md
+RELEASE_DIR       ?= bin/release/$(VERSION)
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+RELEASE_IMAGE_ARCHS ?= amd64 arm64
+release: release-check release-binaries npm-pack release-image
+	cp bin/sluicehq-sluice-$(VERSION:v%=%).tgz $(RELEASE_DIR)/
+	$(MAKE) --no-print-directory release-sums
+	@echo "release $(VERSION): $(RELEASE_DIR)"; cat $(RELEASE_DIR)/SHA256SUMS
+
+release-check:
+	@echo "$(VERSION)" | grep -Eq '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+	  { echo "release: VERSION=$(VERSION) is not a release tag vX.Y.Z (make release VERSION=v1.2.3)"; exit 1; }
+	@$(STAMP) >/dev/null
+	@grep -Eq '^## $(subst .,\.,$(VERSION))( |$$)' $(CHANGELOG) || \
+	  { echo "release: $(CHANGELOG) has no section \"## $(VERSION)\": write what changed first"; exit 1; }
+
+release-binaries:
+	@mkdir -p $(RELEASE_DIR)
+	@stamp=$$($(STAMP)) || exit 1; \
+	for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; \
+	  echo "sluice $(VERSION) for $$os/$$arch"; \
+	  GOOS=$$os GOARCH=$$arch $(STATIC_BUILD) -o $(RELEASE_DIR)/sluice-$(VERSION)-$$os-$$arch ./cmd/sluice || exit 1; \
+	done
+
+release-image:
+	@if ! command -v podman >/dev/null; then echo "release: no podman here, so no image (make podman installs it, as root)"; exit 0; fi; \
+	podman manifest exists sluice:$(VERSION) && podman manifest rm sluice:$(VERSION) >/dev/null; \
+	podman manifest create sluice:$(VERSION) >/dev/null || exit 1; \
+	for a in $(RELEASE_IMAGE_ARCHS); do \
+	  $(MAKE) --no-print-directory image IMAGE_ARCH=$$a IMAGE=sluice:$(VERSION)-$$a || exit 1; \
+	  podman manifest add sluice:$(VERSION) containers-storage:localhost/sluice:$(VERSION)-$$a >/dev/null || exit 1; \
+	  rm -f $(RELEASE_DIR)/sluice-$(VERSION)-image-linux-$$a.tar; \
+	  podman save --quiet --format oci-archive -o $(RELEASE_DIR)/sluice-$(VERSION)-image-linux-$$a.tar sluice:$(VERSION)-$$a || exit 1; \
+	done; \
+	echo "the image's manifest list: podman manifest push --all sluice:$(VERSION) docker://REGISTRY/sluice:$(VERSION)"
+
+release-sums:
+	cd $(RELEASE_DIR) && rm -f SHA256SUMS && files=$$(ls) && sha256sum $$files > SHA256SUMS
+
 # client-js's types, as an application compiles against them: tsc
 # --strict on an example (client-js/testdata/types), with the TypeScript
 # its package-lock.json pins, installed by npm ci.
@@ -210,16 +314,18 @@ commit-check:
 	echo "commit-check: commit subjects are within 72 characters"
 
 vet:
-	$(GO) vet ./...
-	cd deploy && $(GO) vet ./...
+	$(STATIC_ENV) $(GO) vet $(STATIC_FLAGS) ./...
+	cd deploy && $(STATIC_ENV) $(GO) vet $(STATIC_FLAGS) ./...
 	GOOS=js GOARCH=wasm $(GO) vet $(WASM_PKGS)
 
-# Twice: the js-only files of wasm/ are seen only with GOOS=js, and the
-# tool itself must then be a host binary (go run would build it for js).
+# Twice: the js-only files of wasm/ are seen only with GOOS=js. The tool
+# is a host binary, built once; the packages it loads are compiled as
+# the static build compiles them (STATIC_ENV, STATIC_FLAGS through the
+# GOFLAGS its `go list` reads).
 staticcheck:
-	$(GO) run $(STATICCHECK) ./...
-	cd deploy && $(GO) run $(STATICCHECK) ./...
 	GOBIN=$(CURDIR)/bin $(GO) install $(STATICCHECK)
+	$(STATIC_ENV) GOFLAGS="$$GOFLAGS $(STATIC_FLAGS)" bin/staticcheck ./...
+	cd deploy && $(STATIC_ENV) GOFLAGS="$$GOFLAGS $(STATIC_FLAGS)" ../bin/staticcheck ./...
 	GOOS=js GOARCH=wasm bin/staticcheck ./wasm/...
 
 # Benchmarks of the hot paths; pipe two runs through benchstat to compare.

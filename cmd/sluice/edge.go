@@ -35,7 +35,9 @@ const edgeUsage = `edge [flags]
 
 Serves RTM v2 over WebSocket, the demo pages and the browser client. Without
 --config: the app "demo" on 127.0.0.1:8080, in memory. Flags override the
-config file. Stops on SIGINT or SIGTERM, draining connections first.`
+config file. Each flag may be set in the environment instead, as SLUICE_ and
+its name in capitals (SLUICE_CONFIG, SLUICE_DATA_DIR); the command line wins.
+Stops on SIGINT or SIGTERM, draining connections first.`
 
 // edgeConfig parses the edge's flags and loads its configuration: the
 // file's (or the default), with the flags given written over it.
@@ -57,6 +59,9 @@ func edgeConfig(args []string, s stdio) (*edgecmd.Config, edgeFlags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, edgeFlags{}, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if err := setFromEnv(fs, os.LookupEnv); err != nil {
+		return nil, edgeFlags{}, err
 	}
 	if err := checkFlags(*checkPath, configPath, *strict); err != nil {
 		return nil, edgeFlags{}, err

@@ -7,6 +7,7 @@
 //	sluice read CHANNEL [--position P]            read one message
 //	sluice token --appkey A --role R              mint a JWT
 //	sluice bench SCENARIO                         measure an RTM v2 endpoint
+//	sluice health [--ready]                       ask an edge's /healthz or /readyz
 //	sluice version (--version, -v)                print the version
 package main
 
@@ -40,6 +41,7 @@ var commands = map[string]command{
 	"api":     runAPI,
 	"token":   runToken,
 	"bench":   runBench,
+	"health":  runHealth,
 	"version": runVersion,
 }
 
@@ -53,6 +55,7 @@ commands:
   api      server HTTP API:      sluice api METHOD '{json}' --api-key K
   token    mint a JWT:           sluice token --appkey A --role R --jwt-key K
   bench    load generator:       sluice bench fanout|channels|idle|publish
+  health   ask /healthz:         sluice health [--url URL] [--ready]
   version  version, commit, Go release and protocol (also: sluice --version, -v)
 
 Run "sluice <command> -h" for a command's flags.
