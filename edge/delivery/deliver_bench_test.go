@@ -1,20 +1,16 @@
 package delivery
 
 import (
-	"context"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluicehq/sluice/edge/filter"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/tally"
-	"github.com/sluicehq/sluice/shared/websocket"
+	"github.com/sluicehq/sluice/internal/wstest"
 )
 
 // discardObserver is a first-delivery histogram that keeps nothing.
@@ -54,7 +50,7 @@ func newDeliveryRigFrom(tb testing.TB, origin func(c *Conn, i int) string) *deli
 	eng := New(&Config{Store: st, Counters: &tally.Counters{}, FirstDelivery: discardObserver{},
 		Logger: slog.New(slog.DiscardHandler), QueueBytes: 1 << 20, PrefixChannels: 4096})
 	c := &Conn{}
-	c.Init(eng, serverSide(tb), "edge.1", "127.0.0.1:1", &tally.App{}, nil)
+	c.Init(eng, wstest.ServerSide(tb), "edge.1", "127.0.0.1:1", &tally.App{}, nil)
 	r := &deliveryRig{c: c, st: st}
 	msg := strings.Repeat("x", 128)
 	msgs := make([]any, 16)
@@ -74,34 +70,6 @@ func newDeliveryRigFrom(tb testing.TB, origin func(c *Conn, i int) string) *deli
 		r.stored = slices.Clone(r.frames)
 	}
 	return r
-}
-
-// serverSide returns the edge's side of a WebSocket connection over
-// loopback, in JSON; both sides close when tb ends.
-func serverSide(tb testing.TB) *websocket.Conn {
-	tb.Helper()
-	accepted := make(chan *websocket.Conn, 1)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			tb.Error(err)
-		}
-		accepted <- ws
-	}))
-	tb.Cleanup(hs.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { client.CloseNow() })
-	ws := <-accepted
-	if ws == nil {
-		tb.FailNow()
-	}
-	tb.Cleanup(func() { ws.CloseNow() })
-	return ws
 }
 
 // storeFrom stores msgs on channel (from origins[i] each, nil: none), in

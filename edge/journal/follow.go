@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,20 +112,10 @@ func (i *interest) deliver(m *nats.Msg) {
 
 // hold keeps fm, in sequence order, for later. mu.
 func (f *follow) hold(fm feedMsg) {
-	n, found := slices.BinarySearchFunc(f.held, fm.seq, func(a feedMsg, seq uint64) int { return cmpU(a.seq, seq) })
+	n, found := slices.BinarySearchFunc(f.held, fm.seq, func(a feedMsg, seq uint64) int { return cmp.Compare(a.seq, seq) })
 	if !found {
 		f.held = slices.Insert(f.held, n, fm)
 	}
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // applyLocked applies fm if it follows what the store holds, else holds
@@ -378,7 +369,7 @@ func (f *follow) read(ctx context.Context, from, to, pfrom, pto uint64) (msgs []
 			}
 		}
 	}
-	slices.SortFunc(msgs, func(a, b feedMsg) int { return cmpU(a.seq, b.seq) })
+	slices.SortFunc(msgs, func(a, b feedMsg) int { return cmp.Compare(a.seq, b.seq) })
 	return msgs, true, nil
 }
 

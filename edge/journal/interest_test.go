@@ -34,6 +34,21 @@ func followFor(t *testing.T, j *Journal, key string) {
 	t.Cleanup(release)
 }
 
+// followCut follows key and cuts its feed of the channel's messages, as
+// a slow consumer or a lost leader would lose them; it returns the
+// follow.
+func followCut(t *testing.T, j *Journal, key string) *follow {
+	t.Helper()
+	followFor(t, j, key)
+	j.interest.mu.Lock()
+	defer j.interest.mu.Unlock()
+	f := j.interest.fol[key]
+	if err := f.subs[0].Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // held returns the offsets and payloads the store holds of key from
 // position at on.
 func held(t *testing.T, st *store.Store, key string, at rtm.Position) []string {
@@ -111,15 +126,7 @@ func TestInterestFollowStartsAfterOldMessages(t *testing.T) {
 func TestInterestFeedFillsAGap(t *testing.T) {
 	pub, edge, st := interestPair(t)
 	const key = "app\x00gappy"
-	followFor(t, edge, key)
-	f := edge.interest.fol[key]
-	// Lose the republished messages for a while, as a slow consumer or a
-	// lost leader would.
-	edge.interest.mu.Lock()
-	if err := f.subs[0].Unsubscribe(); err != nil {
-		t.Fatal(err)
-	}
-	edge.interest.mu.Unlock()
+	f := followCut(t, edge, key)
 	var want []string
 	for k := range 3 {
 		seq := publish(t, pub, key, fmt.Sprint("lost", k))
@@ -248,13 +255,7 @@ func TestInterestAnnouncesSwitchesToEveryEdge(t *testing.T) {
 func TestInterestRefillFindsALostLastMessage(t *testing.T) {
 	pub, edge, st := interestPair(t)
 	const key = "app\x00quiet"
-	followFor(t, edge, key)
-	f := edge.interest.fol[key]
-	edge.interest.mu.Lock()
-	if err := f.subs[0].Unsubscribe(); err != nil {
-		t.Fatal(err)
-	}
-	edge.interest.mu.Unlock()
+	followCut(t, edge, key)
 	var want []string
 	var last uint64
 	for k := range 2 {

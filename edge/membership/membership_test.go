@@ -1,13 +1,9 @@
 package membership
 
 import (
-	"context"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -16,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/tally"
+	"github.com/sluicehq/sluice/internal/wstest"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -30,26 +27,7 @@ func connection(tb testing.TB) (*delivery.Conn, *store.Store) {
 	tb.Cleanup(func() { st.Close() })
 	eng := delivery.New(&delivery.Config{Store: st, Counters: &tally.Counters{},
 		Logger: slog.New(slog.DiscardHandler), QueueBytes: 1 << 20, PrefixChannels: 16})
-	accepted := make(chan *websocket.Conn, 1)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			tb.Error(err)
-		}
-		accepted <- ws
-	}))
-	tb.Cleanup(hs.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { client.CloseNow() })
-	ws := <-accepted
-	if ws == nil {
-		tb.FailNow()
-	}
+	ws := wstest.ServerSide(tb)
 	c := &delivery.Conn{}
 	c.Init(eng, ws, "edge.1", "127.0.0.1:1", &tally.App{}, nil)
 	tb.Cleanup(func() {
