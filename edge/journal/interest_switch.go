@@ -42,5 +42,11 @@ func (i *interest) watchSwitches() (err error) {
 		// for a timer of whole seconds.
 		i.j.announceSwitch(seq, m.Header.Get(hdrSubject), time.Now(), m.Header.Get(SwitchHeader), false)
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// The subscription reaches the server with the connection's next
+	// write: wait for it, so that the edge hears of the switches armed
+	// once it serves (a busy machine delayed it past an arming publish).
+	return i.j.nc.FlushTimeout(5 * time.Second)
 }
