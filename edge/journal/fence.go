@@ -124,7 +124,7 @@ func (p *publisher) fenced(tok uint64, r *pubReq, seq uint64) {
 		return
 	}
 	p.j.counters.fenced.Add(1)
-	p.j.feed.acked(waiter{seq: seq, id: r.id, deadline: time.Now().Add(maxFeedWait),
+	p.j.backAck(waiter{seq: seq, id: r.id, deadline: time.Now().Add(maxFeedWait),
 		done: func(uint64, error) {}, subj: fenceSubject})
 	if p.settled(r, "fenced at "+strconv.FormatUint(seq, 10)) {
 		return

@@ -170,12 +170,21 @@ func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
 		// Out of pending, so no send has it: it is the waiter's now.
 		w.req = r
 	}
-	if i := p.j.interest; i != nil {
+	if p.j.interest != nil {
 		if v := r.msg.Header.Get(SwitchHeader); v != "" {
 			p.j.announceArmed(r.msg.Subject, seq, v)
 		}
+	}
+	p.j.backAck(w)
+}
+
+// backAck hands w, a publish JetStream acknowledged, to whichever feed
+// backs it: the interest feed's follow of its channel, or the ordered
+// feed.
+func (j *Journal) backAck(w waiter) {
+	if i := j.interest; i != nil {
 		i.acked(w)
 		return
 	}
-	p.j.feed.acked(w)
+	j.feed.acked(w)
 }
