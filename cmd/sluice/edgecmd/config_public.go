@@ -19,7 +19,7 @@ const DemoAPIKey = "sluice-demo-development-api-key"
 func (c *Config) demoKeyWarnings() []string {
 	var exposed []string
 	for _, addr := range []string{c.ListenAddr(), c.Admin.Listen} {
-		if addr != "" && !loopback(addr) {
+		if addr != "" && !onLoopback(addr) {
 			exposed = append(exposed, addr)
 		}
 	}
@@ -35,21 +35,6 @@ func (c *Config) demoKeyWarnings() []string {
 		}
 	}
 	return ws
-}
-
-// loopback reports whether a listen address (host:port) is only reachable
-// from this host: a loopback IP or localhost. An empty host is every
-// interface.
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // An edge serving TLS on a public address is a production edge, and two
