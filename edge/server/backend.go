@@ -54,7 +54,7 @@ func isSysChannel(channel string) bool {
 
 // BackendPublishOnce is BackendPublish with an id naming the message
 // (none: ""). With a journal, a message whose id the log stored within
-// its duplicates window (journal.Options.Duplicates, 2 min by default),
+// its duplicates window (journal.Options.Duplicates, 30 s by default),
 // through any edge, is not stored again: the answer is the first one's
 // position. id must name the message's content too (the first message
 // stored with it is the one kept). Without a journal the id is not used:

@@ -44,7 +44,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	maxAge, replay := logRetention(apps)
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
-		PublishTimeout: time.Duration(cl.PublishTimeout), Replay: replay, Logger: log, AckLatency: ack,
+		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: time.Duration(cl.Duplicates), Replay: replay, Logger: log, AckLatency: ack,
 		OnLost: lost,
 		// A durable single node whose NATS only this edge can reach (a
 		// random, token-locked loopback port) has no other writer: the

@@ -1,6 +1,7 @@
 package edgecmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -67,6 +68,13 @@ type ClusterConfig struct {
 	// it fails with "unavailable", saying whether the message may have
 	// been stored (README: Order and fate of publishes). Default 20s.
 	PublishTimeout Duration `yaml:"publish_timeout,omitempty"`
+	// Duplicates is the stream's window for recognising a publish sent
+	// again with the same Msg-Id: an edge's retry after no answer, or a
+	// server API request retried with its idempotency_key on another
+	// edge. JetStream holds about 100 bytes per publish in it (30 MB at
+	// 10,000 publishes a second). Default journal.DefaultDuplicates. A
+	// stream keeps the longest window any of its edges asked for.
+	Duplicates Duration `yaml:"duplicates,omitempty"`
 	// Sync is when the embedded node fsyncs JetStream's files (see
 	// SyncPolicy): "always", or an interval. It is the embedded node's
 	// only: with nats.urls the NATS servers' own sync_interval applies.
@@ -104,6 +112,27 @@ type NATSConfig struct {
 
 // durable reports whether the edge keeps its channels in JetStream.
 func (c *Config) durable() bool { return c.Cluster.DataDir != "" || len(c.NATS.URLs) > 0 }
+
+// DurableStoreBytes is limits.store_bytes's default on a durable edge.
+// The log keeps every message there, so the store is a cache of the
+// newest ones, and a read or a resume older than it reads the log: it
+// need not hold every channel's ttl as an edge in memory must. 32 MiB
+// holds 70 s (the longest ttl and grace of the demo app) of 2,500
+// publishes a second of 128 bytes, the newest 10 s of 20,000 a second
+// (where 1 GiB, the default in memory, was a third of a durable edge's
+// 1 GB of RSS).
+const DurableStoreBytes = 32 << 20
+
+// storeBytes is the store's bound: limits.store_bytes, else its default.
+func (c *Config) storeBytes() int64 {
+	switch {
+	case c.Limits.StoreBytes > 0:
+		return int64(c.Limits.StoreBytes)
+	case c.durable():
+		return DurableStoreBytes
+	}
+	return store.DefaultStoreBytes
+}
 
 // clustered reports whether the embedded node joins a cluster.
 func (c *ClusterConfig) clustered() bool {
@@ -185,8 +214,8 @@ func (c *Config) validateCluster() error {
 	if cl.ClientListen != "" && !onLoopback(cl.ClientListen) {
 		return fmt.Errorf("cluster.client_listen %s: the embedded node serves NATS clients with no authentication, so only on loopback (127.0.0.1:PORT)", cl.ClientListen)
 	}
-	if t := time.Duration(cl.PublishTimeout); t < 0 || t >= journal.DefaultDuplicates {
-		return fmt.Errorf("cluster.publish_timeout: %v must be positive and under %v (the log's window for recognising a retry)", t, journal.DefaultDuplicates)
+	if err := cl.checkWindows(); err != nil {
+		return err
 	}
 	if err := cl.checkSync(len(n.URLs) > 0); err != nil {
 		return err
@@ -222,14 +251,11 @@ func (c *Config) validateCluster() error {
 // replica would then skip it. A stored message holds up to one encoding
 // per codec (three) and a small header.
 func (c *Config) checkReplicaFits() error {
-	channel, all := int64(c.Limits.ChannelBytes), int64(c.Limits.StoreBytes)
+	channel := int64(c.Limits.ChannelBytes)
 	if channel <= 0 {
 		channel = store.DefaultChannelBytes
 	}
-	if all <= 0 {
-		all = store.DefaultStoreBytes
-	}
-	mem := min(channel, all)
+	mem := min(channel, c.storeBytes())
 	for i, a := range c.Apps {
 		msg := int64(a.MaxMessageBytes)
 		if msg <= 0 {
@@ -241,6 +267,24 @@ func (c *Config) checkReplicaFits() error {
 	}
 	return nil
 }
+
+// checkWindows refuses a publish_timeout that would let an edge send a
+// publish again after the log forgot its Msg-Id, which could store it
+// twice: the journal keeps its retries within 3/4 of the window.
+func (cl *ClusterConfig) checkWindows() error {
+	dup := cmp.Or(time.Duration(cl.Duplicates), journal.DefaultDuplicates)
+	if dup < minDuplicates {
+		return fmt.Errorf("cluster.duplicates: %v is under %v: the log would forget a publish before an edge stops sending it again", dup, minDuplicates)
+	}
+	if t := time.Duration(cl.PublishTimeout); t < 0 || t > dup*3/4 {
+		return fmt.Errorf("cluster.publish_timeout: %v must be positive and at most 3/4 of cluster.duplicates (%v), the log's window for recognising a retry", t, dup)
+	}
+	return nil
+}
+
+// minDuplicates is the least cluster.duplicates: 4/3 of a publish_timeout
+// of 15 s (a leader election with time to spare).
+const minDuplicates = 20 * time.Second
 
 // resolveCluster makes the section's relative paths relative to dir.
 func (c *Config) resolveCluster(dir string) {

@@ -375,6 +375,10 @@ func TestValidate(t *testing.T) {
 		{name: "cluster without data dir", edit: func(c *Config) { c.Cluster.Name, c.Cluster.Listen = "c", "127.0.0.1:6222" }, want: "cluster:"},
 		{name: "embedded and external NATS", edit: func(c *Config) { c.Cluster.DataDir, c.NATS.URLs = "/tmp/x", []string{"nats://h:4222"} }, want: "nats.urls"},
 		{name: "publish timeout past the duplicates window", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.PublishTimeout = "/tmp/x", Duration(3*time.Minute) }, want: "cluster.publish_timeout:"},
+		{name: "publish timeout past 3/4 of a set window", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.Duplicates, c.Cluster.PublishTimeout = "/tmp/x", Duration(time.Minute), Duration(50*time.Second)
+		}, want: "cluster.publish_timeout: 50s must be positive and at most 3/4 of cluster.duplicates (1m0s)"},
+		{name: "duplicates window too short", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(5*time.Second) }, want: "cluster.duplicates: 5s is under 20s"},
 		{name: "routes open to other hosts without a token", edit: func(c *Config) {
 			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "0.0.0.0:6222"
 		}, want: "cluster.listen 0.0.0.0:6222"},
