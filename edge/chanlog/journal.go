@@ -74,6 +74,10 @@ type Journal interface {
 	Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error)
 	// Last returns the newest message of key at or before upTo (0: any).
 	Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error)
+	// Newest returns key's newest message, unless purged, as a copy of
+	// the log that holds it up to offset need reads it; reached is false
+	// when the copy that answered lags behind need (ask again).
+	Newest(ctx context.Context, key string, need uint64) (f store.Frame, found, reached bool, err error)
 	// FirstSince returns the oldest message of key stored at or after t.
 	FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error)
 	// Shared reports whether other edges write to the log, so that a

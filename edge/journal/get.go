@@ -33,6 +33,32 @@ const getTimeout = 10 * time.Second
 // one, whose pending count (messages matching past the last returned) it
 // returns. A request that matches nothing returns no frames.
 func (j *Journal) get(ctx context.Context, req *getRequest) ([]store.Frame, uint64, error) {
+	var frames []store.Frame
+	end, err := j.visit(ctx, req, func(m *nats.Msg) error {
+		f, err := frameOf(m)
+		frames = append(frames, f)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return frames, end.pending, nil
+}
+
+// batchEnd is what a direct get's end-of-batch marker says.
+type batchEnd struct {
+	// pending counts the messages matching past the last one returned.
+	pending uint64
+	// upTo is, for a multi-last request, the sequence the answer holds
+	// up to: without UpToSeq, the last one of the copy that answered.
+	upTo uint64
+}
+
+// visit sends a direct get and calls each for every message of its
+// answer: one for a plain request, up to the end-of-batch marker for a
+// batch (or multi-last) one, whose figures it returns. A request that
+// matches nothing calls each never and returns a zero batchEnd.
+func (j *Journal) visit(ctx context.Context, req *getRequest, each func(*nats.Msg) error) (batchEnd, error) {
 	j.counters.reads.Add(1)
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -41,44 +67,42 @@ func (j *Journal) get(ctx context.Context, req *getRequest) ([]store.Frame, uint
 	}
 	data, err := json.Marshal(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+		return batchEnd{}, fmt.Errorf("journal: direct get: %w", err)
 	}
 	inbox := j.nc.NewRespInbox()
 	sub, err := j.nc.SubscribeSync(inbox)
 	if err != nil {
-		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+		return batchEnd{}, fmt.Errorf("journal: direct get: %w", err)
 	}
 	defer sub.Unsubscribe()
 	if err := j.nc.PublishRequest(j.direct, inbox, data); err != nil {
-		return nil, 0, fmt.Errorf("journal: direct get: %w", err)
+		return batchEnd{}, fmt.Errorf("journal: direct get: %w", err)
 	}
 	batch := req.Batch > 0 || len(req.MultiLastFor) > 0
-	var frames []store.Frame
 	for {
 		m, err := sub.NextMsgWithContext(ctx)
 		if err != nil {
-			return nil, 0, fmt.Errorf("journal: direct get from %s: %w", j.opts.Stream, err)
+			return batchEnd{}, fmt.Errorf("journal: direct get from %s: %w", j.opts.Stream, err)
 		}
 		if len(m.Data) == 0 {
 			switch st := m.Header.Get("Status"); st {
 			case "404":
-				return frames, 0, nil
+				return batchEnd{}, nil
 			case "204": // end of batch
 				np, _ := strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
-				return frames, np, nil
+				upTo, _ := strconv.ParseUint(m.Header.Get("Nats-UpTo-Sequence"), 10, 64)
+				return batchEnd{pending: np, upTo: upTo}, nil
 			case "":
 			default:
-				return nil, 0, fmt.Errorf("journal: direct get from %s: status %s %s",
+				return batchEnd{}, fmt.Errorf("journal: direct get from %s: status %s %s",
 					j.opts.Stream, st, m.Header.Get("Description"))
 			}
 		}
-		f, err := frameOf(m)
-		if err != nil {
-			return nil, 0, err
+		if err := each(m); err != nil {
+			return batchEnd{}, err
 		}
-		frames = append(frames, f)
 		if !batch {
-			return frames, 0, nil
+			return batchEnd{}, nil
 		}
 	}
 }
@@ -125,6 +149,47 @@ func (j *Journal) FirstSince(ctx context.Context, key string, t time.Time) (stor
 		return store.Frame{}, false, err
 	}
 	return fs[0], true, nil
+}
+
+// Newest returns the channel's newest message as a copy of the log that
+// holds the stream up to need reads it; reached is false when the copy
+// that answered lags behind need (JetStream answers direct gets from any
+// replica, and one may lag this edge's feed). One multi-last request
+// asks for the channel's newest message and its newest purge marker
+// together, so the answer is one copy's at one moment, and a message
+// the marker purged is no answer even from a copy that has not applied
+// the stream's purge yet (the marker is stored first, purge.go). When
+// neither exists, the answer says nothing of the copy, and Reached is
+// asked (of a copy: the one answering may differ).
+func (j *Journal) Newest(ctx context.Context, key string, need uint64) (f store.Frame, found, reached bool, err error) {
+	subj, psubj := Subject(key), purgeSubject(key)
+	var through uint64
+	end, err := j.visit(ctx, &getRequest{MultiLastFor: []string{subj, psubj}, Batch: 2}, func(m *nats.Msg) error {
+		if m.Header.Get("Nats-Subject") == psubj {
+			n, err := strconv.ParseUint(string(m.Data), 10, 64)
+			if err != nil {
+				return fmt.Errorf("journal: purge marker of %s: %w", subj, err)
+			}
+			through = n
+			return nil
+		}
+		var err error
+		f, err = frameOf(m)
+		found = err == nil
+		return err
+	})
+	switch {
+	case err != nil:
+		return store.Frame{}, false, false, err
+	case end.upTo == 0:
+		reached, err = j.Reached(ctx, need)
+		return store.Frame{}, false, reached, err
+	case end.upTo < need:
+		return store.Frame{}, false, false, nil
+	case found && f.Offset <= through:
+		return store.Frame{}, false, true, nil // purged
+	}
+	return f, found, true, nil
 }
 
 // Reached reports whether the server answering direct gets holds the
