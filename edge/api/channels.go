@@ -16,7 +16,7 @@ type ChannelsAnswer struct {
 }
 
 // channels lists the app's live channels by prefix.
-func (h *Handler) channels(_ *http.Request, appKey string, body []byte) (any, error) {
+func (h *Handler) channels(r *http.Request, appKey string, body []byte) (any, error) {
 	var req channelsRequest
 	if err := decode(body, &req); err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (h *Handler) channels(_ *http.Request, appKey string, body []byte) (any, er
 	if limit == 0 {
 		limit = DefaultHistoryLimit
 	}
-	names, more, err := h.srv.BackendChannels(appKey, req.Prefix, req.After, limit)
+	names, more, err := h.srv.BackendChannels(r.Context(), appKey, req.Prefix, req.After, limit)
 	if err != nil {
 		return nil, err
 	}

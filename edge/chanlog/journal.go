@@ -123,6 +123,10 @@ type Journal interface {
 	// many channels of key's group it holds (for an interest-fed store,
 	// which holds only some of them).
 	AppChannels(ctx context.Context, key string) (has bool, n int, err error)
+	// ChannelKeys returns, in byte order, up to limit keys of the
+	// channels the log holds that start with prefix and sort after
+	// after, and whether more follow.
+	ChannelKeys(ctx context.Context, prefix, after string, limit int) ([]string, bool, error)
 	// WatchPrefix has the server's store hold every channel under
 	// prefix, as Log.Watch says.
 	WatchPrefix(ctx context.Context, prefix string, limit int) (release func(), more bool, err error)
@@ -186,6 +190,20 @@ func (l *Journaled) Watch(ctx context.Context, prefix string, limit int) (func()
 		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	return release, more, nil
+}
+
+// Channels lists the store's channels, or the log's where the store
+// holds only those this edge follows.
+func (l *Journaled) Channels(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
+	if !l.j.Interest() {
+		keys, more := l.st.ChannelNames(prefix, after, limit)
+		return keys, more, nil
+	}
+	keys, more, err := l.j.ChannelKeys(ctx, prefix, after, limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	}
+	return keys, more, nil
 }
 
 // New returns the log of cfg: journaled with a journal, else the memory

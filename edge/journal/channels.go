@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,28 +34,13 @@ type channelCount struct {
 func (j *Journal) AppChannels(ctx context.Context, key string) (has bool, n int, err error) {
 	subj := Subject(key)
 	app := subj[:strings.LastIndexByte(subj, '.')]
+	if err := j.countChannels(ctx, app); err != nil {
+		return false, 0, err
+	}
 	c := &j.counts
 	c.mu.Lock()
-	cc, ok := c.apps[app]
-	c.mu.Unlock()
-	if !ok || time.Since(cc.at) > countEvery {
-		info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(app+".*"))
-		if err != nil {
-			return false, 0, fmt.Errorf("journal: count the channels of %s: %w", app, err)
-		}
-		cc = channelCount{subjects: info.State.Subjects, at: time.Now()}
-		if cc.subjects == nil {
-			cc.subjects = make(map[string]uint64)
-		}
-		c.mu.Lock()
-		if c.apps == nil || len(c.apps) > 1024 {
-			c.apps = make(map[string]channelCount)
-		}
-		c.apps[app] = cc
-		c.mu.Unlock()
-	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
+	cc := c.apps[app]
 	_, has = cc.subjects[subj]
 	n = len(cc.subjects)
 	if !has && cc.subjects != nil {
@@ -64,4 +50,59 @@ func (j *Journal) AppChannels(ctx context.Context, key string) (has bool, n int,
 		cc.subjects[subj] = 0
 	}
 	return has, n, nil
+}
+
+// countChannels lists, unless listed within countEvery, the channels the
+// stream holds of app (the subject prefix of its channels).
+func (j *Journal) countChannels(ctx context.Context, app string) error {
+	c := &j.counts
+	c.mu.Lock()
+	cc, ok := c.apps[app]
+	c.mu.Unlock()
+	if ok && time.Since(cc.at) <= countEvery {
+		return nil
+	}
+	info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(app+".*"))
+	if err != nil {
+		return fmt.Errorf("journal: count the channels of %s: %w", app, err)
+	}
+	cc = channelCount{subjects: info.State.Subjects, at: time.Now()}
+	if cc.subjects == nil {
+		cc.subjects = make(map[string]uint64)
+	}
+	c.mu.Lock()
+	if c.apps == nil || len(c.apps) > 1024 {
+		c.apps = make(map[string]channelCount)
+	}
+	c.apps[app] = cc
+	c.mu.Unlock()
+	return nil
+}
+
+// ChannelKeys returns, in byte order, up to limit store keys of the
+// channels the stream holds that start with prefix (which names an app
+// and the start of a channel name) and sort after after: an
+// interest-fed store holds only the channels it follows. The list is
+// the one AppChannels counts, at most countEvery old, and may name a
+// channel that another request of this edge was about to make then.
+func (j *Journal) ChannelKeys(ctx context.Context, prefix, after string, limit int) (keys []string, more bool, err error) {
+	subj := Subject(prefix)
+	app := subj[:strings.LastIndexByte(subj, '.')]
+	if err := j.countChannels(ctx, app); err != nil {
+		return nil, false, err
+	}
+	c := &j.counts
+	c.mu.Lock()
+	for s, msgs := range c.apps[app].subjects {
+		key, ok := keyOf(s)
+		if ok && msgs > 0 && strings.HasPrefix(key, prefix) && key > after {
+			keys = append(keys, key)
+		}
+	}
+	c.mu.Unlock()
+	slices.Sort(keys)
+	if len(keys) > limit {
+		return keys[:limit], true, nil
+	}
+	return keys, false, nil
 }

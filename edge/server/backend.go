@@ -134,12 +134,13 @@ func (s *Server) BackendRead(ctx context.Context, appKey, channel string, at *rt
 	return r.Position, raw, found, nil
 }
 
-// BackendChannels lists an app's live channels in this edge's store (the
-// channels max_channels counts; with a journal the store replicates every
-// channel the log keeps) whose names start with prefix and sort after
-// after, in byte order, up to limit, and whether more follow (pass the
-// last name back as after).
-func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]string, bool, error) {
+// BackendChannels lists an app's live channels (the channels
+// max_channels counts: this edge's store's, which replicates every
+// channel the log keeps, or the log's where the store holds only those
+// this edge follows) whose names start with prefix and sort after after,
+// in byte order, up to limit, and whether more follow (pass the last
+// name back as after).
+func (s *Server) BackendChannels(ctx context.Context, appKey, prefix, after string, limit int) ([]string, bool, error) {
 	a, ok := s.apps[appKey]
 	if !ok {
 		return nil, false, fmt.Errorf("server: backend channels: unknown appkey %q", appKey)
@@ -149,7 +150,11 @@ func (s *Server) BackendChannels(appKey, prefix, after string, limit int) ([]str
 	if after != "" {
 		from = base + after
 	}
-	keys, more := s.edge.Store.ChannelNames(base+prefix, from, limit)
+	keys, more, err := s.edge.ChanLog.Channels(ctx, base+prefix, from, limit)
+	if err != nil {
+		s.log.Warn("listing channels from the log", "app", appKey, "err", err)
+		return nil, false, rtm.Errorf(rtm.CodeUnavailable, "the cluster's log cannot be read now to list the channels; try again")
+	}
 	for i, k := range keys {
 		keys[i] = k[len(base):]
 	}

@@ -205,3 +205,36 @@ func anyStrings(ms []any) []string {
 	}
 	return out
 }
+
+// The server API's channels, on an edge fed by interest, lists the
+// channels the log holds, not only those the edge follows: here an edge
+// that never followed any lists those another edge published to, by
+// prefix and in pages.
+func TestInterestListsChannelsItDoesNotFollow(t *testing.T) {
+	es := interestEdges(t, 2, nil)
+	pub := es[0].dial(t, "test", "")
+	want := []string{"room.a", "room.b", "room.c", "zeta"}
+	for i, ch := range want {
+		pub.expectOK("rtm/publish", i+1, map[string]any{"channel": ch, "message": i})
+	}
+	ctx := t.Context()
+	var got []string
+	after := ""
+	for {
+		page, more, err := es[1].srv.BackendChannels(ctx, "test", "room.", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, page...)
+		if !more {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	if !slices.Equal(got, want[:3]) {
+		t.Fatalf("channels under room. on an edge following none: %q, want %q", got, want[:3])
+	}
+	if all, more, err := es[1].srv.BackendChannels(ctx, "test", "", "", 10); err != nil || more || !slices.Equal(all, want) {
+		t.Fatalf("all channels: %q more %v, %v; want %q", all, more, err, want)
+	}
+}
