@@ -99,9 +99,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.applyMu.Unlock()
 	f.fed.Store(true)
 	if j.opts.Interest {
-		j.startInterest(st)
-		j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch, "feed", "interest")
-		return nil
+		return j.startInterest(ctx, st)
 	}
 	var info *jetstream.StreamInfo
 	var msgs []store.Frame

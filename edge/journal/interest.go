@@ -92,15 +92,32 @@ func (j *Journal) feedSubject(subj string) string {
 }
 
 // startInterest starts the interest feed of st: nothing is followed yet.
-func (j *Journal) startInterest(st *store.Store) {
+func (j *Journal) startInterest(ctx context.Context, st *store.Store) error {
 	i := &interest{j: j, st: st, in: make(chan *nats.Msg, inbound), fol: make(map[string]*follow)}
 	j.interest = i
 	if err := i.watchSwitches(); err != nil {
 		j.log.Warn("journal: the other edges' switches will not be announced here", "err", err)
 	}
+	// The switches armed before the edge heard the announcements: the
+	// last message of each channel up to the stream's newest now. One
+	// armed since is announced, perhaps twice (a standby is set once).
+	var info *jetstream.StreamInfo
+	err := j.retry(ctx, "find the switches armed before", func(ctx context.Context) (err error) {
+		info, err = j.stream.Info(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !info.TimeStamp.IsZero() {
+		j.skew = time.Until(info.TimeStamp)
+	}
 	j.feed.markCaughtUp() // nothing to replay: a follow starts at the newest
 	j.wg.Go(i.dispatch)
 	j.wg.Go(i.watch)
+	j.wg.Go(func() { j.recoverSwitches(info.State.LastSeq+1, info.State.FirstSeq) })
+	j.log.Info("journal feed started", "stream", j.opts.Stream, "epoch", j.epoch, "feed", "interest")
+	return nil
 }
 
 // Interest reports whether the journal feeds its store by interest:

@@ -99,6 +99,20 @@ func TestRecoverSwitches(t *testing.T) {
 	want["app\x00last"] = last
 	j.Close()
 
+	// An edge that starts: on the ordered feed after its replay, on the
+	// interest feed from the stream's newest message (it replays
+	// nothing).
+	for _, interest := range []bool{false, true} {
+		t.Run(fmt.Sprintf("interest=%v", interest), func(t *testing.T) {
+			checkRecovered(t, n, &Options{Replay: time.Millisecond, Interest: interest}, want)
+		})
+	}
+}
+
+// checkRecovered starts a journal with opts on n and checks that it
+// announces, as replayed, the switches of want (key: the arming message's
+// sequence) and no other, and deletes the scan's consumer.
+func checkRecovered(t *testing.T, n *Node, opts *Options, want map[string]uint64) {
 	type announced struct {
 		offset   uint64
 		ttl      int64
@@ -114,7 +128,8 @@ func TestRecoverSwitches(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	again, err := Open(ctx, nc, &Options{Replay: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	opts.Logger = slog.New(slog.DiscardHandler)
+	again, err := Open(ctx, nc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
