@@ -17,16 +17,7 @@ bench=("$@")
 if [ ${#bench[@]} -eq 0 ]; then
 	bench=(--channels 200 --per-channel 5 --rate 2000 --codec json --duration 30s)
 fi
-bin=${SLUICE:-./bin/sluice}
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+source "$(dirname "$0")/lib.sh"
 nats=$(port)
 printf 'cluster:\n  client_listen: 127.0.0.1:%s\n  feed: %s\n' "$nats" "$feed" >"$dir/log.yaml"
 start() { # name args...
