@@ -73,12 +73,12 @@ func clusterFlags(t *testing.T, name string, routePorts []int, i int) []string {
 }
 
 // clusterFeed is the feed the cluster tests' edges run: SLUICE_E2E_FEED
-// (all or interest), default all.
+// (all or interest), default interest (the edges' own default).
 func clusterFeed() string {
 	if f := os.Getenv("SLUICE_E2E_FEED"); f != "" {
 		return f
 	}
-	return "all"
+	return "interest"
 }
 
 // leader returns the index of the edge whose node leads the stream,

@@ -82,7 +82,7 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
-	fs.StringVar(&o.feed, "cluster-feed", "", "what this edge receives of the log: all (default) or interest, the channels its clients use")
+	fs.StringVar(&o.feed, "cluster-feed", "", "what this edge receives of the log: interest, the channels its clients use, or all (default: interest where edges share the log, all on a single durable node)")
 	fs.StringVar(&o.tlsCert, "cluster-tls-cert", "", "PEM certificate chain this node presents on its routes (with --cluster-tls-key and --cluster-tls-ca): routes over TLS, verified both ways")
 	fs.StringVar(&o.tlsKey, "cluster-tls-key", "", "PEM private key of --cluster-tls-cert")
 	fs.StringVar(&o.tlsCA, "cluster-tls-ca", "", "PEM certificate of the cluster's CA, which every node's route certificate must chain to")

@@ -42,15 +42,16 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	cl := &cfg.Cluster
 	warnPayload(apps, d.nc.MaxPayload(), log)
 	maxAge, replay := logRetention(apps)
+	// A durable single node whose NATS only this edge can reach (a
+	// random, token-locked loopback port) has no other writer: the edge
+	// appends its own acknowledged publishes (journal.Options).
+	sole := d.node != nil && !cl.clustered() && cl.ClientListen == ""
 	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: time.Duration(cl.Duplicates), Replay: replay, Logger: log, AckLatency: ack,
-		OnLost: lost,
-		// A durable single node whose NATS only this edge can reach (a
-		// random, token-locked loopback port) has no other writer: the
-		// edge appends its own acknowledged publishes (journal.Options).
-		SoleWriter: d.node != nil && !cl.clustered() && cl.ClientListen == "",
-		Interest:   cl.Feed == FeedInterest,
+		OnLost:     lost,
+		SoleWriter: sole,
+		Interest:   cl.interest(sole),
 	})
 	if err == nil {
 		// Presence in a bucket beside the stream, replicated like it: a

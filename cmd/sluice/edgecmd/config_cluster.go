@@ -79,11 +79,20 @@ type ClusterConfig struct {
 	// SyncPolicy): "always", or an interval. It is the embedded node's
 	// only: with nats.urls the NATS servers' own sync_interval applies.
 	Sync SyncPolicy `yaml:"sync,omitempty"`
-	// Feed is what each edge receives of the stream: "all" (default),
-	// every message through one ordered consumer; or "interest", the
+	// Feed is what each edge receives of the stream: "interest", the
 	// channels its clients use, through the stream's republished
-	// messages (docs/cluster.md).
+	// messages; or "all", every message through one ordered consumer
+	// (docs/cluster.md). Default interest where edges share the log (a
+	// cluster, nats.urls, client_listen), all on a single durable node,
+	// which appends its own publishes as its stream's sole writer.
 	Feed string `yaml:"feed,omitempty"`
+}
+
+// interest reports whether the edge is fed by interest: so configured,
+// or by default where other edges may write to the log (soleWriter
+// false).
+func (cl *ClusterConfig) interest(soleWriter bool) bool {
+	return cl.Feed == FeedInterest || cl.Feed == "" && !soleWriter
 }
 
 // Feeds of ClusterConfig.Feed.
