@@ -30,10 +30,10 @@ type DeflateOptions struct {
 	Threshold int
 }
 
-// DefaultDeflateThreshold is DeflateOptions.Threshold's default: JSON
-// chat messages (100-200 bytes) gain 10-30% from deflate without context
-// takeover, objects of a kilobyte or more a half or more (see
-// docs/benchmarks).
+// DefaultDeflateThreshold is DeflateOptions.Threshold's default: a JSON
+// chat message's frame (about 240 bytes) shrinks by a quarter without
+// context takeover, for some 15 µs of CPU, while a 2 KiB JSON object's
+// shrinks 3.5 times (docs/benchmarks/README.md).
 const DefaultDeflateThreshold = 256
 
 // threshold returns the effective threshold of o.
