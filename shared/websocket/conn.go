@@ -276,7 +276,11 @@ func (c *Conn) appendDeflatedFrame(dst []byte, op Opcode, payload []byte) ([]byt
 	if c.client {
 		room = MaxHeader
 	}
-	dst = slices.Grow(dst, room+len(payload))
+	// Room for the payload stored as it is, with the block headers of
+	// deflate's stored blocks (5 bytes per 64 KiB) and the flush: the
+	// flate writer's appends then never reallocate, even when the
+	// payload does not compress.
+	dst = slices.Grow(dst, room+len(payload)+len(payload)>>10+64)
 	out, ok := appendDeflated(dst[:start+room], payload)
 	if !ok {
 		return out[:start], false

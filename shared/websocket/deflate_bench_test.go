@@ -38,6 +38,20 @@ var deflateSamples = []struct {
 }{
 	{"chat", []byte(chatJSON)},
 	{"2KiB", object2K(1)},
+	{"random4KiB", random(4 << 10)}, // sent as it is: it does not shrink
+}
+
+// random is n bytes that do not compress.
+func random(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(1)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return b
 }
 
 // BenchmarkAppendDeflated lays out compressed frames (a server's, every
