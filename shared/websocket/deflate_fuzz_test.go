@@ -82,3 +82,33 @@ func TestInflateReuse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReadMessageDeflate is FuzzReadMessageClient on a connection that
+// negotiated permessage-deflate: the inflating reader behind frames that
+// arrive in chunks, with control frames between fragments and RSV1
+// where it may and may not be.
+func FuzzReadMessageDeflate(f *testing.F) {
+	z := compress(f, []byte(chatJSON))
+	cat := func(fs ...[]byte) []byte { return bytes.Join(fs, nil) }
+	seeds := [][]byte{
+		wireFrame(true, 0x40, OpText, false, z),
+		cat(wireFrame(false, 0x40, OpBinary, false, z[:7]), wireFrame(true, 0, OpPing, false, []byte("p")),
+			wireFrame(true, 0, OpContinuation, false, z[7:])),
+		cat(wireFrame(true, 0, OpText, false, []byte("plain")), wireFrame(true, 0x40, OpText, false, z)),
+		wireFrame(true, 0x40, OpBinary, false, compress(f, make([]byte, 300))), // inflates past the limit
+		cat(wireFrame(false, 0x40, OpText, false, z[:3]), wireFrame(true, 0x40, OpContinuation, false, z[3:])),
+		wireFrame(true, 0x40, OpPing, false, nil),
+		wireFrame(true, 0x40, OpText, false, []byte{0xff, 0xff}),
+	}
+	for i, s := range seeds {
+		f.Add(byte(i%5), s)
+	}
+	f.Fuzz(func(t *testing.T, chunk byte, data []byte) {
+		if len(data) > maxFuzzInput {
+			return
+		}
+		c, m := fuzzClient(chunk, data)
+		c.setDeflate(&DeflateOptions{})
+		fuzzRead(t, c, m, true)
+	})
+}
