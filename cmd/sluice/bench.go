@@ -31,6 +31,7 @@ type benchFlags struct {
 	drain      durationOrSeconds
 	sample     durationOrSeconds
 	jsonOut    bool
+	deflate    bool // offer permessage-deflate
 	quiet      bool
 	verbose    bool
 	edgePID    int
@@ -95,6 +96,7 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.IntVar(&c.Window, "window", 0, "messages a lane keeps in flight, not yet received by every subscriber (default 64)")
 	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; fanout and channels 64, publish 16)")
 	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
+	fs.BoolVar(&f.deflate, "deflate", false, "offer permessage-deflate on every connection (the app must enable it: apps[].deflate)")
 	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
 	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 256)")
 	fs.Var(&f.warmup, "warmup", "publishing before the measured window (default 1s; idle none)")
@@ -166,7 +168,7 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	}
 	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, MoreURLs: more, Options: client.Options{
 		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
-		Codec: f.common.codec, Logger: logger,
+		Codec: f.common.codec, Logger: logger, Deflate: f.deflate,
 	}}
 	opts := &loadgen.Options{} // GOGC=400 unless GOGC is set (Options.GCPercent)
 	opts.Server, opts.Metrics = edgeProbes(ctx, f, s.errw)

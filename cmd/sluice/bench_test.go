@@ -89,6 +89,11 @@ func TestBenchAgainstEdge(t *testing.T) {
 				t.Errorf("connected %d at %.0f/s, want 30 at about 300/s", res.Connect.Connected, res.Connect.Rate)
 			}
 		}},
+		{"fanout deflate offered", []string{"fanout", "--deflate", "--codec", "json", "--subscribers", "5", "--duration", "0.4"}, func(t *testing.T, res *loadgen.Result) {
+			if res.Delivered == 0 {
+				t.Errorf("delivered %d", res.Delivered)
+			}
+		}},
 		{"publish no ack", []string{"publish", "--no-ack", "--subscribers", "2", "--duration", "0.4"}, func(t *testing.T, res *loadgen.Result) {
 			if res.Published == 0 || res.Delivered == 0 {
 				t.Errorf("published %d, delivered %d", res.Published, res.Delivered)

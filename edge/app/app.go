@@ -48,6 +48,13 @@ type App struct {
 	// Channels are retention rules, the first whose pattern matches wins;
 	// a channel no rule matches gets the store's defaults.
 	Channels []ChannelRule
+	// Deflate negotiates permessage-deflate with the app's WebSocket
+	// clients that offer it (browsers do); default off.
+	Deflate bool
+	// DeflateThreshold is the size of a WebSocket message (an encoded
+	// PDU) below which it is sent uncompressed; 0 means
+	// websocket.DefaultDeflateThreshold.
+	DeflateThreshold int
 }
 
 // StoreKey names the app's channel in the store, which all apps share:

@@ -16,7 +16,7 @@ func changesRig(tb testing.TB) *deliveryRig {
 		msgs[i] = strings.Repeat(string(rune('a'+i%2)), 128)
 	}
 	cur := r.storeFrom(tb, "bench.alt", nil, msgs...)
-	frames := r.read(tb, cur)
+	frames := r.read(tb, cur, 16)
 	r.sub = &Subscription{ID: "bench", Channel: "bench.alt", Cursor: cur, Options: Options{Changes: &ValueChanges{}}}
 	r.frames = frames
 	return r

@@ -47,6 +47,10 @@ type socket struct {
 	codec      codec.Codec
 	codecIndex int // of the connection's codec (edge/payload)
 	op         websocket.Opcode
+	// deflate is the threshold from which ws compresses a message
+	// (permessage-deflate), -1 when it does not: connections with the
+	// same value frame a PDU as the same bytes (shared.go).
+	deflate int
 }
 
 // peer is who is at the other end: the connection's id (the origin its
@@ -88,6 +92,10 @@ func (c *Conn) Init(e *Engine, ws *websocket.Conn, id, remote string, traffic *t
 	c.socket = socket{ws: ws, codec: cd, codecIndex: ci, op: websocket.OpText}
 	if cd.Binary() {
 		c.op = websocket.OpBinary
+	}
+	c.deflate = -1
+	if th, ok := ws.Deflate(); ok {
+		c.deflate = th
 	}
 	c.peer = peer{id: id, remote: remote, traffic: traffic}
 	if owner == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/internal/wstest"
+	"github.com/sluicehq/sluice/shared/websocket"
 )
 
 // discardObserver is a first-delivery histogram that keeps nothing.
@@ -31,6 +32,7 @@ type deliveryRig struct {
 	stored []store.Frame
 	st     *store.Store
 	views  filter.Shares
+	wire   int // bytes the last send laid out
 }
 
 // newDeliveryRig starts the engine and the subscriber; everything stops
@@ -45,24 +47,31 @@ func newDeliveryRig(tb testing.TB) *deliveryRig {
 // none), as exclude_self and exclude_connection store them; nil: none.
 func newDeliveryRigFrom(tb testing.TB, origin func(c *Conn, i int) string) *deliveryRig {
 	tb.Helper()
+	msgs := make([]any, 16)
+	for i := range msgs {
+		msgs[i] = strings.Repeat("x", 128)
+	}
+	return newRig(tb, wstest.ServerSide(tb), msgs, origin)
+}
+
+// newRig is newDeliveryRigFrom on the WebSocket ws, with msgs stored.
+func newRig(tb testing.TB, ws *websocket.Conn, msgs []any, origin func(c *Conn, i int) string) *deliveryRig {
+	tb.Helper()
 	st := store.New(&store.Options{})
 	tb.Cleanup(func() { st.Close() })
 	eng := New(&Config{Store: st, Counters: &tally.Counters{}, FirstDelivery: discardObserver{},
 		Logger: slog.New(slog.DiscardHandler), QueueBytes: 1 << 20, PrefixChannels: 4096})
 	c := &Conn{}
-	c.Init(eng, wstest.ServerSide(tb), "edge.1", "127.0.0.1:1", &tally.App{}, nil)
+	c.Init(eng, ws, "edge.1", "127.0.0.1:1", &tally.App{}, nil)
 	r := &deliveryRig{c: c, st: st}
-	msg := strings.Repeat("x", 128)
-	msgs := make([]any, 16)
-	origins := make([]string, 16)
+	origins := make([]string, len(msgs))
 	for i := range msgs {
-		msgs[i] = msg
 		if origin != nil {
 			origins[i] = origin(c, i)
 		}
 	}
 	r.sub = &Subscription{ID: "bench", Channel: "bench", Cursor: r.storeFrom(tb, "bench", origins, msgs...)}
-	r.frames = r.read(tb, r.sub.Cursor)
+	r.frames = r.read(tb, r.sub.Cursor, len(msgs))
 	w := writers.Get().(*writer)
 	tb.Cleanup(func() { writers.Put(w) })
 	r.w = w
@@ -99,12 +108,12 @@ func (r *deliveryRig) storeFrom(tb testing.TB, channel string, origins []string,
 	return cur
 }
 
-// read reads the 16 messages stored on cur.
-func (r *deliveryRig) read(tb testing.TB, cur *store.Cursor) []store.Frame {
+// read reads the n messages stored on cur.
+func (r *deliveryRig) read(tb testing.TB, cur *store.Cursor, n int) []store.Frame {
 	tb.Helper()
-	frames, err := cur.Read(make([]store.Frame, 0, 16), 0)
-	if err != nil || len(frames) != 16 {
-		tb.Fatalf("read %d frames, %v; want 16", len(frames), err)
+	frames, err := cur.Read(make([]store.Frame, 0, n), 0)
+	if err != nil || len(frames) != n {
+		tb.Fatalf("read %d frames, %v; want %d", len(frames), err, n)
 	}
 	return frames
 }
@@ -118,6 +127,7 @@ func (r *deliveryRig) send(tb testing.TB) {
 	if err := r.c.sendData(r.w, r.sub, r.frames); err != nil {
 		tb.Fatal(err)
 	}
+	r.wire = len(r.w.out)
 	r.w.out = r.w.out[:0]
 }
 

@@ -29,8 +29,11 @@ func (sf *sharedFrames) reset() {
 //
 // The frame is the same bytes for two deliveries when they carry the same
 // stored frames in the same codec, under the same subscription id, as
-// the same WebSocket opcode, and nothing of the connection's own changes
-// them. So only plain subscriptions share it: no view, no value_changes
+// the same WebSocket opcode with the same permessage-deflate threshold
+// (or none: without context takeover a compressed message does not
+// depend on the connection), and nothing of the connection's own changes
+// them. A message compressed for one subscriber is so compressed once
+// for all those the worker serves. So only plain subscriptions share it: no view, no value_changes
 // filter, no prefix (whose PDUs name the channel), and a batch in which no
 // message has an origin (exclude_self: which messages a connection gets
 // depends on who it is); those encode their own, as before.
@@ -47,6 +50,7 @@ type sharedFrame struct {
 	id          string // the subscription id
 	codec       int    // codecIndex
 	op          websocket.Opcode
+	deflate     int    // the connection's socket.deflate
 	frame       []byte // the WebSocket frame of the PDU
 	pdu         int    // bytes of the PDU in frame (counters.bytesOut)
 	msgs        int    // messages in the PDU (counters.messagesOut)
@@ -65,14 +69,14 @@ func (c *Conn) shareable(w *writer, sub *Subscription, frames []store.Frame) boo
 func (sf *sharedFrame) matches(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64) bool {
 	return sf.first != nil && sf.n == len(frames) &&
 		sameBytes(sf.first, frames[0].Data) && sameBytes(sf.last, frames[len(frames)-1].Data) &&
-		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.id == sub.ID
+		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.deflate == c.deflate && sf.id == sub.ID
 }
 
 // keep keeps pdu, the data PDU c encoded for frames of sub, framed, for
 // the next deliveries of the same frames.
 func (sf *sharedFrame) keep(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64, pdu []byte, msgs int) {
 	sf.first, sf.last, sf.n = frames[0].Data, frames[len(frames)-1].Data, len(frames)
-	sf.epoch, sf.codec, sf.op, sf.id = epoch, c.codecIndex, c.op, sub.ID
+	sf.epoch, sf.codec, sf.op, sf.deflate, sf.id = epoch, c.codecIndex, c.op, c.deflate, sub.ID
 	sf.frame = c.ws.AppendFrame(sf.frame[:0], c.op, pdu)
 	sf.pdu, sf.msgs = len(pdu), msgs
 }

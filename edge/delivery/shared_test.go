@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/internal/wstest"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
 
@@ -26,7 +27,37 @@ func (r *deliveryRig) sendOut(tb testing.TB, c *Conn, sub *Subscription, frames 
 // like is a connection that sends as c does (the fields sendData reads),
 // but in codec i with opcode op.
 func like(c *Conn, i int, op websocket.Opcode) *Conn {
-	return &Conn{eng: c.eng, socket: socket{ws: c.ws, codec: payload.Codec(i), codecIndex: i, op: op}, peer: c.peer}
+	return &Conn{eng: c.eng, socket: socket{ws: c.ws, codec: payload.Codec(i), codecIndex: i, op: op, deflate: c.deflate}, peer: c.peer}
+}
+
+// deflating is like(c) on a WebSocket of its own that negotiated
+// permessage-deflate, compressing every message.
+func deflating(tb testing.TB, c *Conn) *Conn {
+	ws := wstest.ServerSideWith(tb,
+		&websocket.AcceptOptions{Deflate: &websocket.DeflateOptions{Threshold: -1}},
+		&websocket.DialOptions{Deflate: &websocket.DeflateOptions{}})
+	d := like(c, c.codecIndex, c.op)
+	d.ws = ws
+	d.deflate, _ = ws.Deflate()
+	return d
+}
+
+// TestSharedFrameDeflate checks that a frame compressed for one
+// connection that negotiated permessage-deflate goes to another one that
+// did (no context takeover: the same bytes), and that the frame is
+// compressed.
+func TestSharedFrameDeflate(t *testing.T) {
+	r := newDeliveryRig(t)
+	d1, d2 := deflating(t, r.c), deflating(t, r.c)
+	var sf sharedFrames
+	first := r.sendOut(t, d1, r.sub, r.frames, &sf)
+	if len(first) == 0 || first[0]&0x40 == 0 {
+		t.Fatalf("the frame for a deflating connection is not compressed: %x", first[:min(8, len(first))])
+	}
+	want := r.sendOut(t, d2, r.sub, r.frames, nil)
+	if got := r.sendOut(t, d2, r.sub, r.frames, &sf); !bytes.Equal(got, want) || !bytes.Equal(got, first) {
+		t.Fatalf("the second deflating connection got %d bytes, its own frame is %d, the kept one %d", len(got), len(want), len(first))
+	}
 }
 
 // TestSharedFrame checks that a worker's kept frame goes only to a
@@ -50,6 +81,7 @@ func TestSharedFrame(t *testing.T) {
 		{name: "other codec", conn: like(r.c, payload.Carrier, r.c.op), sub: sub, frames: r.frames},
 		{name: "other opcode", conn: like(r.c, r.c.codecIndex, websocket.OpBinary), sub: sub, frames: r.frames},
 		{name: "another connection alike", conn: like(r.c, r.c.codecIndex, r.c.op), sub: sub, frames: r.frames, hit: true},
+		{name: "deflate negotiated", conn: deflating(t, r.c), sub: sub, frames: r.frames},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

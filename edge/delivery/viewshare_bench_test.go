@@ -21,7 +21,7 @@ func newViewRig(tb testing.TB, n int, statement string) (*deliveryRig, []*Subscr
 	}
 	key := "demo\x00zoo"
 	cur := r.storeFrom(tb, "zoo", nil, msgs...)
-	r.frames = r.read(tb, cur)
+	r.frames = r.read(tb, cur, 16)
 	subs := make([]*Subscription, n)
 	for i := range subs {
 		subs[i] = &Subscription{ID: "zoo", Channel: "zoo", Cursor: cur}

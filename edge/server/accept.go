@@ -83,7 +83,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		s.leave()
 		return
 	}
-	ws, err := websocket.Accept(w, r, s.acceptOptions())
+	opts := s.acceptOptions()
+	if a.Deflate {
+		opts.Deflate = &websocket.DeflateOptions{Threshold: a.DeflateThreshold}
+	}
+	ws, err := websocket.Accept(w, r, opts)
 	if err != nil {
 		// Accept has answered a bad handshake or a forbidden origin.
 		s.leave()

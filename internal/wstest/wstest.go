@@ -19,9 +19,16 @@ import (
 // close its side first, gracefully).
 func ServerSide(tb testing.TB) *websocket.Conn {
 	tb.Helper()
+	return ServerSideWith(tb, nil, nil)
+}
+
+// ServerSideWith is ServerSide with the options of each side (nil:
+// defaults), e.g. to negotiate permessage-deflate.
+func ServerSideWith(tb testing.TB, accept *websocket.AcceptOptions, dial *websocket.DialOptions) *websocket.Conn {
+	tb.Helper()
 	accepted := make(chan *websocket.Conn, 1)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		ws, err := websocket.Accept(w, r, accept)
 		if err != nil {
 			tb.Error(err)
 		}
@@ -30,7 +37,7 @@ func ServerSide(tb testing.TB) *websocket.Conn {
 	tb.Cleanup(hs.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), nil)
+	client, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http"), dial)
 	if err != nil {
 		tb.Fatal(err)
 	}

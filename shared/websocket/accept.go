@@ -34,6 +34,9 @@ type AcceptOptions struct {
 	// ReadBufferSize is the connection's read buffer (default 1 KiB);
 	// larger messages are read straight into the caller's buffer.
 	ReadBufferSize int
+	// Deflate, when set, accepts a client's permessage-deflate offer;
+	// nil (the default) declines every offer.
+	Deflate *DeflateOptions
 }
 
 // ErrHandshake is wrapped by the errors of Accept that answered the
@@ -58,6 +61,10 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 		return nil, fmt.Errorf("%w: %w", ErrHandshake, err)
 	}
 	sub := selectSubprotocol(r, opts.Subprotocols)
+	ext := ""
+	if opts.Deflate != nil {
+		ext = acceptDeflate(r.Header)
+	}
 
 	nc, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -72,14 +79,7 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 		nc.Close()
 		return nil, fmt.Errorf("websocket hijack: clear deadlines: %w", err)
 	}
-	resp := make([]byte, 0, 160)
-	resp = append(resp, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
-	resp = append(resp, acceptKey(key)...)
-	if sub != "" {
-		resp = append(resp, "\r\nSec-WebSocket-Protocol: "...)
-		resp = append(resp, sub...)
-	}
-	resp = append(resp, "\r\n\r\n"...)
+	resp := handshakeResponse(key, sub, ext)
 	if _, err := nc.Write(resp); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("websocket handshake: %w", err)
@@ -97,7 +97,28 @@ func Accept(w http.ResponseWriter, r *http.Request, opts *AcceptOptions) (*Conn,
 		pending, _ := brw.Reader.Peek(n)
 		src = io.MultiReader(bytes.NewReader(bytes.Clone(pending)), nc)
 	}
-	return newConn(nc, bufio.NewReaderSize(src, size), false, sub), nil
+	c := newConn(nc, bufio.NewReaderSize(src, size), false, sub)
+	if ext != "" {
+		c.setDeflate(opts.Deflate)
+	}
+	return c, nil
+}
+
+// handshakeResponse is the 101 answer to an upgrade with the client's
+// key, and the subprotocol and extensions chosen ("" for none).
+func handshakeResponse(key, sub, ext string) []byte {
+	resp := make([]byte, 0, 256)
+	resp = append(resp, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "...)
+	resp = append(resp, acceptKey(key)...)
+	if sub != "" {
+		resp = append(resp, "\r\nSec-WebSocket-Protocol: "...)
+		resp = append(resp, sub...)
+	}
+	if ext != "" {
+		resp = append(resp, "\r\nSec-WebSocket-Extensions: "...)
+		resp = append(resp, ext...)
+	}
+	return append(resp, "\r\n\r\n"...)
 }
 
 // checkUpgrade validates the upgrade request; it returns the client's key

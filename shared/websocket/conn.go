@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,12 @@ type Conn struct {
 	hdr             [MaxHeader]byte
 	ctl             [maxControlPayload]byte
 
+	// permessage-deflate, set by the handshake before the Conn is
+	// shared: deflate says it was negotiated; data messages of
+	// deflateMin bytes or more are sent compressed.
+	deflate    bool
+	deflateMin int
+
 	pongs  atomic.Uint64 // pong frames received
 	onPong func()        // called by the reader after each pong; set before reading
 
@@ -62,6 +69,25 @@ func newConn(nc net.Conn, br *bufio.Reader, client bool, subprotocol string) *Co
 		readLimit: 32 << 10, frameTimeout: DefaultFrameTimeout}
 	c.try.init(c)
 	return c
+}
+
+// setDeflate turns permessage-deflate on, as the handshake negotiated.
+func (c *Conn) setDeflate(o *DeflateOptions) {
+	c.deflate, c.deflateMin = true, o.threshold()
+}
+
+// Deflate reports whether permessage-deflate was negotiated and, if so,
+// the size from which AppendFrame compresses a message. Two connections
+// with the same answer frame a message as the same bytes (no context
+// takeover), so a caller may copy one's frame for the other.
+func (c *Conn) Deflate() (threshold int, ok bool) { return c.deflateMin, c.deflate }
+
+// rsvOK returns the reserved bits a data frame may carry.
+func (c *Conn) rsvOK() byte {
+	if c.deflate {
+		return rsv1Bit
+	}
+	return 0
 }
 
 // Subprotocol returns the negotiated subprotocol, "" if none.
@@ -139,126 +165,6 @@ func (c *Conn) OnPong(f func()) { c.onPong = f }
 
 // Pongs returns how many pong frames have been read.
 func (c *Conn) Pongs() uint64 { return c.pongs.Load() }
-
-// ReadMessage reads the next data message into dst[:0] (grown as needed)
-// and returns its type and bytes. It answers pings and the peer's close
-// on the way. Errors: *CloseError when the peer closed, *ProtocolError
-// when the peer broke the protocol (a close frame saying so has been
-// sent; a frame stalled past the frame timeout is one), else the network
-// error. After an error the connection is done.
-func (c *Conn) ReadMessage(dst []byte) (Opcode, []byte, error) {
-	dst = dst[:0]
-	limit := uint64(c.readLimit) // fixed for the message: len(dst) <= limit
-	var op Opcode                // of the message being assembled; 0: none yet
-	for {
-		h, err := c.readHeader()
-		if err != nil {
-			if op != 0 && errors.Is(err, io.EOF) {
-				// Between the fragments of a message: cut off too.
-				err = fmt.Errorf("websocket read: %w", io.ErrUnexpectedEOF)
-			}
-			return 0, dst, err
-		}
-		if err := c.checkHeader(h); err != nil {
-			return 0, dst, err
-		}
-		if h.op.control() {
-			if err := c.readControl(h); err != nil {
-				return 0, dst, err
-			}
-			continue
-		}
-		switch {
-		case h.op == OpContinuation && op == 0:
-			return 0, dst, c.fail(StatusProtocolError, "continuation frame without a message to continue")
-		case h.op != OpContinuation && op != 0:
-			return 0, dst, c.fail(StatusProtocolError, "new message inside a fragmented message")
-		case h.op == OpText, h.op == OpBinary:
-			op = h.op
-		case h.op != OpContinuation:
-			return 0, dst, c.fail(StatusProtocolError, fmt.Sprintf("unknown opcode %d", h.op))
-		}
-		// No overflow: both terms are below 1<<63 (checkHeader).
-		if uint64(len(dst))+h.length > limit {
-			return 0, dst, c.fail(StatusMessageTooBig, fmt.Sprintf("message larger than %d bytes", c.readLimit))
-		}
-		n := len(dst)
-		if dst, err = c.readPayload(dst, int(h.length)); err != nil {
-			return 0, dst, err
-		}
-		if h.masked {
-			mask(dst[n:], h.key, 0)
-		}
-		if h.fin {
-			// Text is not checked for UTF-8 here: the caller's decoder
-			// answers a malformed message and the connection stays usable.
-			return op, dst, nil
-		}
-	}
-}
-
-// readHeader reads one frame header.
-func (c *Conn) readHeader() (header, error) {
-	b := c.hdr[:]
-	if n, err := io.ReadFull(c.br, b[:2]); err != nil {
-		if err := c.readRest(b[n:2], err); err != nil {
-			return header{}, err
-		}
-	}
-	h := header{
-		fin:    b[0]&finBit != 0,
-		rsv:    b[0] & rsvBits,
-		op:     Opcode(b[0] & 0x0F),
-		masked: b[1]&maskBit != 0,
-		length: uint64(b[1] &^ maskBit),
-	}
-	ext := 0 // bytes of extended length
-	switch h.length {
-	case 126:
-		ext = 2
-	case 127:
-		ext = 8
-	}
-	n := ext
-	if h.masked {
-		n += 4
-	}
-	if n == 0 {
-		return h, nil
-	}
-	if k, err := io.ReadFull(c.br, b[2:2+n]); err != nil {
-		if err := c.readRest(b[2+k:2+n], midFrame(err)); err != nil {
-			return h, err
-		}
-	}
-	switch ext {
-	case 2:
-		h.length = uint64(binary.BigEndian.Uint16(b[2:]))
-	case 8:
-		h.length = binary.BigEndian.Uint64(b[2:])
-	}
-	if h.masked {
-		h.key = binary.LittleEndian.Uint32(b[2+ext:])
-	}
-	return h, nil
-}
-
-// checkHeader applies the rules every frame must follow.
-func (c *Conn) checkHeader(h header) error {
-	switch {
-	case h.rsv != 0:
-		return c.fail(StatusProtocolError, "reserved bits set but no extension was negotiated")
-	case !c.client && !h.masked:
-		return c.fail(StatusProtocolError, "client frames must be masked")
-	case c.client && h.masked:
-		return c.fail(StatusProtocolError, "server frames must not be masked")
-	case h.length>>63 != 0:
-		return c.fail(StatusProtocolError, "frame length has its most significant bit set")
-	case h.op.control() && (!h.fin || h.length > maxControlPayload):
-		return c.fail(StatusProtocolError, "control frame fragmented or longer than 125 bytes")
-	}
-	return nil
-}
 
 // readControl reads and acts on a control frame.
 func (c *Conn) readControl(h header) error {
@@ -339,18 +245,60 @@ func (c *Conn) fail(code StatusCode, reason string) error {
 }
 
 // AppendFrame appends a final frame of type op carrying payload to dst,
-// as Write will send it (masked when this is a client).
+// as Write will send it (masked when this is a client). With
+// permessage-deflate, a data message from the threshold on is compressed
+// when that makes it shorter. It is safe from several goroutines.
 func (c *Conn) AppendFrame(dst []byte, op Opcode, payload []byte) []byte {
+	if c.deflate && !op.control() && len(payload) >= c.deflateMin {
+		if out, ok := c.appendDeflatedFrame(dst, op, payload); ok {
+			return out
+		}
+	}
 	if !c.client {
-		dst = appendHeader(dst, op, len(payload), false, 0)
+		dst = appendHeader(dst, op, 0, len(payload), false, 0)
 		return append(dst, payload...)
 	}
 	key := newMaskKey()
-	dst = appendHeader(dst, op, len(payload), true, key)
+	dst = appendHeader(dst, op, 0, len(payload), true, key)
 	n := len(dst)
 	dst = append(dst, payload...)
 	mask(dst[n:], key, 0)
 	return dst
+}
+
+// appendDeflatedFrame appends a compressed frame of payload, or reports
+// false when compressing does not make it shorter. The header's length is
+// known only once the payload is compressed: the compressed bytes go
+// after room for the longest header and are moved back behind the real
+// one, which costs less than a buffer of their own.
+func (c *Conn) appendDeflatedFrame(dst []byte, op Opcode, payload []byte) ([]byte, bool) {
+	start, room := len(dst), MaxHeader-4
+	if c.client {
+		room = MaxHeader
+	}
+	// Room for the payload stored as it is, with the block headers of
+	// deflate's stored blocks (5 bytes per 64 KiB) and the flush: the
+	// flate writer's appends then never reallocate, even when the
+	// payload does not compress.
+	dst = slices.Grow(dst, room+len(payload)+len(payload)>>10+64)
+	out, ok := appendDeflated(dst[:start+room], payload)
+	if !ok {
+		return out[:start], false
+	}
+	n := len(out) - start - room
+	var key uint32
+	if c.client {
+		key = newMaskKey()
+	}
+	var hb [MaxHeader]byte
+	hdr := appendHeader(hb[:0], op, rsv1Bit, n, c.client, key)
+	copy(out[start+len(hdr):], out[start+room:])
+	copy(out[start:], hdr)
+	out = out[:start+len(hdr)+n]
+	if c.client {
+		mask(out[start+len(hdr):], key, 0)
+	}
+	return out, true
 }
 
 // Write sends b, whole frames made by AppendFrame, in one write. Writes

@@ -28,6 +28,10 @@ type DialOptions struct {
 	ReadBufferSize int
 	// NetDial opens the TCP connection (default: a net.Dialer's).
 	NetDial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Deflate, when set, offers permessage-deflate without context
+	// takeover either way; the server may decline it. nil (the default)
+	// offers nothing.
+	Deflate *DeflateOptions
 }
 
 // HandshakeError is a server's refusal of the upgrade: its HTTP status
@@ -133,6 +137,9 @@ func exchange(nc net.Conn, u *url.URL, opts *DialOptions) (*Conn, error) {
 		b.WriteString("\r\nSec-WebSocket-Protocol: ")
 		b.WriteString(strings.Join(opts.Subprotocols, ", "))
 	}
+	if opts.Deflate != nil {
+		b.WriteString("\r\nSec-WebSocket-Extensions: " + deflateOffer)
+	}
 	b.WriteString("\r\n")
 	opts.Header.Write(&b) // drops invalid names, turns line breaks in values into spaces
 	b.WriteString("\r\n")
@@ -164,5 +171,13 @@ func exchange(nc net.Conn, u *url.URL, opts *DialOptions) (*Conn, error) {
 	if sub != "" && !slices.ContainsFunc(opts.Subprotocols, func(o string) bool { return strings.EqualFold(o, sub) }) {
 		return nil, fmt.Errorf("websocket handshake: server chose subprotocol %q, which was not offered", sub)
 	}
-	return newConn(nc, br, true, sub), nil
+	deflate, err := checkDeflateAnswer(resp.Header, opts.Deflate != nil)
+	if err != nil {
+		return nil, fmt.Errorf("websocket handshake: %w", err)
+	}
+	c := newConn(nc, br, true, sub)
+	if deflate {
+		c.setDeflate(opts.Deflate)
+	}
+	return c, nil
 }

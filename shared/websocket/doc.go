@@ -24,10 +24,12 @@
 // client Sluice would use: sluice.wasm speaks through the browser's own
 // WebSocket.
 //
-// What is deliberately left out: compression (permessage-deflate; small
-// real-time messages gain little and pay CPU per subscriber), and
-// extensions of any kind (a frame with RSV bits set is a protocol error).
-// Fragmented messages from the peer are read; this side never fragments.
+// Extensions: permessage-deflate (RFC 7692) only, when both sides ask for
+// it (AcceptOptions.Deflate, DialOptions.Deflate), and always without
+// context takeover, so that a connection holds no compressor between
+// messages (see DeflateOptions); any other reserved bit is a protocol
+// error. Fragmented messages from the peer are read; this side never
+// fragments.
 //
 // Reading is for one goroutine at a time; writing is safe from several
 // (Write serializes whole buffers), so the reader can answer pings while

@@ -26,6 +26,9 @@ func (op Opcode) control() bool { return op&0x8 != 0 }
 const (
 	finBit  = 0x80
 	rsvBits = 0x70
+	// rsv1Bit marks the first frame of a compressed message
+	// (permessage-deflate, RFC 7692 section 6).
+	rsv1Bit = 0x40
 	maskBit = 0x80
 
 	// MaxHeader is the longest frame header: 2 bytes, an 8-byte length
@@ -35,14 +38,14 @@ const (
 	maxControlPayload = 125
 )
 
-// appendHeader appends a final frame's header for a payload of n bytes;
-// masked frames (a client's) carry key.
-func appendHeader(dst []byte, op Opcode, n int, masked bool, key uint32) []byte {
+// appendHeader appends a final frame's header for a payload of n bytes,
+// with the reserved bits rsv; masked frames (a client's) carry key.
+func appendHeader(dst []byte, op Opcode, rsv byte, n int, masked bool, key uint32) []byte {
 	var mb byte
 	if masked {
 		mb = maskBit
 	}
-	dst = append(dst, finBit|byte(op))
+	dst = append(dst, finBit|rsv|byte(op))
 	switch {
 	case n <= 125:
 		dst = append(dst, mb|byte(n))

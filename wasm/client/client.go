@@ -124,6 +124,7 @@ func (c *Client) connect(ctx context.Context) (*conn, error) {
 	defer cancel()
 	t, err := c.dial(ctx, c.url, dialConfig{
 		subprotocols: []string{c.codec.Name()}, header: c.opts.HTTPHeader, netDial: c.opts.NetDial,
+		deflate: c.opts.Deflate,
 	})
 	if err != nil {
 		return nil, errtext.Wrap("client: dial "+c.url, err)

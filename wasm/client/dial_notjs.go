@@ -22,11 +22,15 @@ import (
 // {"error":"invalid_appkey",...}) is returned as an *rtm.Error so callers
 // can tell it from a network error.
 func dialWebSocket(ctx context.Context, url string, cfg dialConfig) (transport, error) {
-	ws, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+	opts := &websocket.DialOptions{
 		Subprotocols: cfg.subprotocols,
 		Header:       http.Header(cfg.header),
 		NetDial:      cfg.netDial,
-	})
+	}
+	if cfg.deflate {
+		opts.Deflate = &websocket.DeflateOptions{}
+	}
+	ws, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		var he *websocket.HandshakeError
 		if errors.As(err, &he) {

@@ -62,6 +62,10 @@ type Options struct {
 	// (not in browsers). A load generator uses it to spread connections
 	// over several loopback source addresses.
 	NetDial NetDialFunc
+	// Deflate offers permessage-deflate (RFC 7692, no context takeover)
+	// in the handshake; the edge accepts it for apps that enable it.
+	// Default off. Not in browsers, whose WebSocket offers it by itself.
+	Deflate bool
 }
 
 // Defaults of Options.

@@ -42,6 +42,7 @@ type dialConfig struct {
 	subprotocols []string
 	header       map[string][]string // not settable in browsers; ignored there
 	netDial      NetDialFunc         // ignored in browsers
+	deflate      bool                // ignored in browsers
 }
 
 // dialFunc opens a transport; Client.dial defaults to dialWebSocket and

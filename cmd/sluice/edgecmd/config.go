@@ -84,6 +84,13 @@ type AppConfig struct {
 	// publishes to existing channels go on. In a cluster each edge counts
 	// the channels its replica holds. Default 100000; -1: no limit.
 	MaxChannels int `yaml:"max_channels,omitempty"`
+	// Deflate negotiates permessage-deflate (RFC 7692, without context
+	// takeover) with the app's WebSocket clients that offer it. Default
+	// off (docs/configuration.md says why).
+	Deflate bool `yaml:"deflate,omitempty"`
+	// DeflateThreshold: WebSocket messages (encoded PDUs) smaller than
+	// this are sent uncompressed. Default 256B.
+	DeflateThreshold Size `yaml:"deflate_threshold,omitempty"`
 	// JWTKey is an HMAC secret (HS256, HS384, HS512) of at least 32 bytes
 	// enabling the jwt auth extension. Default none: jwt is refused with
 	// auth_method_not_allowed. Exclusive with JWTKeyFile.
@@ -391,6 +398,13 @@ func (ac *AppConfig) build(dir string) (*app.App, error) {
 	if err := fitsInt(ac.MaxMessageBytes); err != nil {
 		return nil, fmt.Errorf("max_message_bytes: %w", err)
 	}
+	if ac.DeflateThreshold < 0 {
+		return nil, fmt.Errorf("deflate_threshold: %d is negative", ac.DeflateThreshold)
+	}
+	if err := fitsInt(ac.DeflateThreshold); err != nil {
+		return nil, fmt.Errorf("deflate_threshold: %w", err)
+	}
+	a.Deflate, a.DeflateThreshold = ac.Deflate, int(ac.DeflateThreshold)
 	if a.MaxMessageBytes == 0 {
 		a.MaxMessageBytes = app.DefaultMaxMessageBytes
 	}

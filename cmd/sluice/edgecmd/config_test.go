@@ -30,6 +30,8 @@ listen: 0.0.0.0:9000
 apps:
   - appkey: chat-app
     max_message_bytes: 32KiB
+    deflate: true
+    deflate_threshold: 1KiB
     jwt_key: "0123456789abcdef0123456789abcdef"
     jwt_leeway: 5s
     api_keys: ["backend-key-0123456789", "rotated-key-0123456789"]
@@ -106,11 +108,13 @@ func TestLoadFullConfig(t *testing.T) {
 	want := &Config{
 		Listen: "0.0.0.0:9000",
 		Apps: []AppConfig{{
-			Appkey:          "chat-app",
-			MaxMessageBytes: 32 << 10,
-			JWTKey:          "0123456789abcdef0123456789abcdef",
-			JWTLeeway:       Duration(5 * time.Second),
-			APIKeys:         []string{"backend-key-0123456789", "rotated-key-0123456789"},
+			Appkey:           "chat-app",
+			MaxMessageBytes:  32 << 10,
+			Deflate:          true,
+			DeflateThreshold: 1 << 10,
+			JWTKey:           "0123456789abcdef0123456789abcdef",
+			JWTLeeway:        Duration(5 * time.Second),
+			APIKeys:          []string{"backend-key-0123456789", "rotated-key-0123456789"},
 			Roles: map[string]RoleConfig{
 				"default": {Publish: []string{"lobby"}, Subscribe: []string{"*"}},
 				"admin":   {Secret: "s3cret", Publish: []string{"*", "$*"}, Subscribe: []string{"*", "$*"}},
@@ -351,6 +355,7 @@ func TestValidate(t *testing.T) {
 		{name: "duplicate appkey", edit: func(c *Config) { c.Apps = append(c.Apps, c.Apps[0]) }, want: "apps[1].appkey:"},
 		{name: "bad subscribe pattern", edit: func(c *Config) { c.Apps[0].Roles["default"] = RoleConfig{Subscribe: []string{"x", "", "y"}} }, want: "apps[0].roles.default.subscribe[1]:"},
 		{name: "channel limit below -1", edit: func(c *Config) { c.Apps[0].MaxChannels = -2 }, want: "apps[0].max_channels:"},
+		{name: "negative deflate threshold", edit: func(c *Config) { c.Apps[0].DeflateThreshold = -1 }, want: "apps[0].deflate_threshold:"},
 		{name: "bad channel pattern", edit: func(c *Config) { c.Apps[0].Channels = []ChannelConfig{{Pattern: "**"}} }, want: "apps[0].channels[0].pattern:"},
 		{name: "negative history", edit: func(c *Config) {
 			c.Apps[0].Channels = []ChannelConfig{{Pattern: "*", History: HistoryConfig{Count: ptr(-1)}}}
