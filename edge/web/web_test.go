@@ -30,6 +30,8 @@ func testFS() fstest.MapFS {
 		"dist/wasm_exec.js":    {Data: []byte("globalThis.Go = class {};")},
 		"sluice.js":            {Data: []byte(strings.Repeat("export const x = 1;\n", 200))},
 		"sluice.d.ts":          {Data: []byte("export type Position = string;")},
+		"lib/base.js":          {Data: []byte("export class SluiceError extends Error {}")},
+		"lib/subscription.js":  {Data: []byte(`import { SluiceError } from "./base.js";`)},
 		"demo/index.html":      {Data: []byte("<!doctype html><title>Sluice</title>")},
 		"demo/chat.html":       {Data: []byte("<!doctype html><title>chat</title>")},
 		"demo/dashboard.html":  {Data: []byte("<!doctype html><title>dashboard</title>")},

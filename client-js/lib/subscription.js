@@ -1,0 +1,151 @@
+// A live subscription (Client.subscribe). Internal: import Subscription
+// from sluice.js.
+
+import { Emitter, SluiceError, toSluiceError } from "./base.js";
+
+/** Subscription is a live subscription; see Client.subscribe. */
+export class Subscription extends Emitter {
+  #api;
+  #client;
+  #n = 0;
+  #position = null;
+  #state = "pending";
+  #error = null;
+  // With presence: the members by user id and the counts, kept from the
+  // events (which may come before ready resolves).
+  #members = new Map();
+  #users = 0;
+  #connections = 0;
+
+  constructor(client, api, cn, channel, options, handler) {
+    super();
+    if (typeof handler !== "function") throw new TypeError("subscribe needs a handler function");
+    this.#client = client;
+    this.#api = api;
+    this.channel = channel;
+    this.id = options.id || channel;
+    this.#position = options.position || null;
+    const onMessage = (message, info) => {
+      if (info.endOfBatch) this.#position = info.position;
+      try {
+        handler(message, info);
+      } catch (e) {
+        this.#report(new SluiceError(`sluice: the handler of ${this.id} threw: ${e && e.message ? e.message : e}`, {
+          code: "handler_error",
+          subscriptionId: this.id,
+          cause: e,
+        }));
+      }
+    };
+    const onError = (e) => {
+      const err = toSluiceError(e);
+      err.subscriptionId = err.subscriptionId || this.id;
+      this.#end(err);
+    };
+    const onInfo = (info) => this.emit("info", info);
+    // A gap: the subscription carries on, but messages may be missing
+    // (after a reconnect whose position the edge no longer had, unless
+    // strict). Heard on the subscription and on its client.
+    const onGap = (gap) => {
+      this.emit("gap", gap);
+      this.#client.emit("gap", gap);
+    };
+    // With options.presence: "members" once the channel's members are
+    // known, then "join" and "leave" for each change (after a reconnect,
+    // only what changed meanwhile), and "count" when guests (connections
+    // without a user id) come or go.
+    const onPresence = (kind, value, users, connections) => {
+      this.#users = users;
+      this.#connections = connections;
+      if (kind === "members") this.#members = new Map(value.map((m) => [m.userId, m]));
+      else if (kind === "join") this.#members.set(value.userId, value);
+      else if (kind === "leave") this.#members.delete(value.userId);
+      if (kind === "count") this.emit("count", { users, connections });
+      else this.emit(kind, value);
+    };
+    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap, onPresence).then(
+      (r) => {
+        this.#n = r.sub;
+        this.id = r.id;
+        if (this.#state === "pending") this.#state = "live";
+        this.#position = this.#position || r.position;
+        return this;
+      },
+      (e) => {
+        const err = toSluiceError(e);
+        err.subscriptionId = err.subscriptionId || this.id;
+        this.#end(err);
+        throw err;
+      },
+    );
+    // Refusals are reported as "error" events; awaiting ready is optional,
+    // so an ignored ready must not show up as an unhandled rejection.
+    this.ready.catch(() => {});
+  }
+
+  /** state is "pending" (not yet accepted), "live" or "ended". */
+  get state() {
+    return this.#state;
+  }
+
+  /** error is why the subscription ended because of the edge, else null. */
+  get error() {
+    return this.#error;
+  }
+
+  /**
+   * position is where the subscription would continue: after the last
+   * batch of messages handed to the handler. Subscribing again there
+   * ({position}) continues without gap or duplicate.
+   */
+  get position() {
+    if (this.#n && this.#state === "live") {
+      const p = this.#api.position(this.#n);
+      if (p) this.#position = p;
+    }
+    return this.#position;
+  }
+
+  /**
+   * presence returns the channel's members as this subscription knows them
+   * (subscribe with {presence: true}): {members: [{userId, info,
+   * connections}] in user id order, users, connections}. A user with
+   * several connections is one member.
+   */
+  presence() {
+    const members = [...this.#members.values()].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
+    return { members, users: this.#users, connections: this.#connections };
+  }
+
+  /** unsubscribe ends the subscription here and on the edge. */
+  async unsubscribe() {
+    try {
+      await this.ready;
+    } catch {
+      return; // never started
+    }
+    const p = this.position;
+    try {
+      await this.#api.unsubscribe(this.#n);
+    } catch (e) {
+      throw toSluiceError(e);
+    } finally {
+      this.#position = p;
+      this.#state = "ended";
+    }
+  }
+
+  #end(err) {
+    if (this.#state === "ended") return;
+    this.#state = "ended";
+    this.#error = err;
+    this.#report(err);
+  }
+
+  #report(err) {
+    const heard = this.emit("error", err);
+    if (!this.#client.emit("error", err) && !heard) {
+      console.error(err); // nobody listens: never fail silently
+    }
+  }
+}
