@@ -15,6 +15,7 @@
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
 import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
+import { resumeStore } from "./lib/resume.js";
 import { Subscription } from "./lib/subscription.js";
 
 export { SluiceError, Subscription };
@@ -199,6 +200,7 @@ export class Client extends Emitter {
   #options;
   #n = 0;
   #state = "connecting";
+  #resume = null; // where subscriptions keep their positions ({resume})
 
   constructor(api, options) {
     super();
@@ -210,7 +212,9 @@ export class Client extends Emitter {
   }
 
   async _connect(url) {
-    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, resume, resumeKey, ...goOptions } =
+      this.#options;
+    this.#resume = resumeStore(resume, { url, appkey: goOptions.appkey, resumeKey });
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
@@ -286,7 +290,7 @@ export class Client extends Emitter {
    */
   subscribe(channel, options, handler) {
     if (typeof options === "function") [options, handler] = [{}, options];
-    return new Subscription(this, this.#api, this.#n, channel, options || {}, handler);
+    return new Subscription(this, this.#api, this.#n, channel, options || {}, handler, this.#resume);
   }
 
   /**

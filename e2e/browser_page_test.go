@@ -221,11 +221,18 @@ var harnessJS = sync.OnceValues(func() ([]byte, error) {
 // openHarness opens the edge's landing page and installs the harness.
 func (p *tab) openHarness() {
 	p.t.Helper()
+	p.open("/")
+	p.openHarnessHere()
+}
+
+// openHarnessHere installs the harness in the page p has now (one that
+// loaded again, say).
+func (p *tab) openHarnessHere() {
+	p.t.Helper()
 	js, err := harnessJS()
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.open("/")
 	evalJS[bool](p, string(js)+"; true")
 }
 

@@ -98,6 +98,7 @@ func TestBrowser(t *testing.T) {
 		{name: "PagePublishesEveryKind", run: testPagePublishes},
 		{name: "ChatBothWays", run: testChatBothWays},
 		{name: "ResumeAfterDrop", run: testResumeAfterDrop},
+		{name: "ResumeAcrossReload", run: testResumeAcrossReload},
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},

@@ -89,6 +89,28 @@ window.harness = (() => {
       return sub.position;
     });
 
+  // subscribeLogged subscribes and keeps every message in sessionStorage,
+  // so that what a page saw outlives the page: a page that loads again
+  // (and the harness with it) appends to what the one before it logged.
+  h.subscribeLogged = (channel, options) =>
+    outcome(async () => {
+      const log = h.logged();
+      const sub = h.client.subscribe(channel, options || {}, (msg) => {
+        log.push(encode(msg));
+        sessionStorage.setItem("harness.log", JSON.stringify(log));
+      });
+      h.subs[channel] = sub;
+      await sub.ready;
+      return sub.position;
+    });
+  h.logged = () => JSON.parse(sessionStorage.getItem("harness.log") || "[]");
+  h.loggedCount = () => h.logged().length;
+  // resumeKeys are the keys sluice.js keeps positions under ({resume}).
+  h.resumeKeys = (kind) => {
+    const storage = kind === "local" ? localStorage : sessionStorage;
+    return Object.keys(storage).filter((k) => k.startsWith("sluice.resume:"));
+  };
+
   h.publish = (channel, value) => outcome(() => h.client.publish(channel, decode(value)));
 
   // publishBad publishes a value that has no message form.

@@ -34,6 +34,7 @@ var hashedFiles = []struct{ name, plain string }{
 	{"dist/sluice.wasm", "/sluice.wasm"},
 	{"dist/wasm_exec.js", "/wasm_exec.js"},
 	{"lib/base.js", "/lib/base.js"},
+	{"lib/resume.js", "/lib/resume.js"},
 	{"lib/subscription.js", "/lib/subscription.js"},
 	{"sluice.js", "/sluice.js"},
 }

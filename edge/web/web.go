@@ -62,6 +62,7 @@ var routes = map[string]string{
 
 	// The modules sluice.js imports, where it imports them from.
 	"/lib/base.js":         "lib/base.js",
+	"/lib/resume.js":       "lib/resume.js",
 	"/lib/subscription.js": "lib/subscription.js",
 }
 

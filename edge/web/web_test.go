@@ -31,6 +31,7 @@ func testFS() fstest.MapFS {
 		"sluice.js":            {Data: []byte(strings.Repeat("export const x = 1;\n", 200))},
 		"sluice.d.ts":          {Data: []byte("export type Position = string;")},
 		"lib/base.js":          {Data: []byte("export class SluiceError extends Error {}")},
+		"lib/resume.js":        {Data: []byte(`import { SluiceError } from "./base.js";`)},
 		"lib/subscription.js":  {Data: []byte(`import { SluiceError } from "./base.js";`)},
 		"demo/index.html":      {Data: []byte("<!doctype html><title>Sluice</title>")},
 		"demo/chat.html":       {Data: []byte("<!doctype html><title>chat</title>")},
