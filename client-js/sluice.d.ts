@@ -125,6 +125,17 @@ export interface ConnectOptions extends LoadOptions {
    */
   resume?: "session" | "local";
   /**
+   * Run the client in a SharedWorker, so that the tabs of this origin that
+   * connect to the same URL with the same options share one WebSocket, one
+   * sluice.wasm and one edge subscription per channel and options (a tab
+   * subscribing with a position or history, or resuming, gets one of its
+   * own, from there). The API is the same; where SharedWorker is missing,
+   * or refused (sluice.js from another origin than the page's), the tab
+   * connects on its own. A tab that closes leaves its subscriptions; the
+   * last one to close closes the connection. Default false.
+   */
+  shared?: boolean;
+  /**
    * What keeps one page's saved positions apart from another's, beside the
    * edge URL, appkey and subscription id; default location.pathname. Set it
    * for a single-page application whose path changes (one key for all its

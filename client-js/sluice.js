@@ -16,6 +16,7 @@
 
 import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
 import { resumeStore } from "./lib/resume.js";
+import { sharedAPI } from "./lib/shared.js";
 import { Subscription } from "./lib/subscription.js";
 
 export { SluiceError, Subscription };
@@ -179,7 +180,9 @@ export class Sluice {
    * ws(s)://, http(s):// or relative to the page ("/" is the page's edge).
    */
   static async connect(url, options = {}) {
-    const api = await load(options);
+    // {shared}: the client of the tabs' shared worker; where there is
+    // none, this tab's own.
+    const api = (options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL())) || (await load(options));
     const client = new Client(api, options);
     await client._connect(resolveURL(url));
     return client;
@@ -212,7 +215,7 @@ export class Client extends Emitter {
   }
 
   async _connect(url) {
-    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, resume, resumeKey, ...goOptions } =
+    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, resume, resumeKey, shared, ...goOptions } =
       this.#options;
     this.#resume = resumeStore(resume, { url, appkey: goOptions.appkey, resumeKey });
     try {

@@ -99,6 +99,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ChatBothWays", run: testChatBothWays},
 		{name: "ResumeAfterDrop", run: testResumeAfterDrop},
 		{name: "ResumeAcrossReload", run: testResumeAcrossReload},
+		{name: "SharedTabs", run: testSharedTabs},
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},

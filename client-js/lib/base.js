@@ -35,6 +35,17 @@ export function toSluiceError(e) {
   return new SluiceError(String(e));
 }
 
+/** plainError makes an error something postMessage can copy (lib/shared.js). */
+export function plainError(e) {
+  return {
+    message: String(e?.message ?? e),
+    code: e?.code || "error",
+    reason: e?.reason || "",
+    position: e?.position || null,
+    subscriptionId: e?.subscriptionId || null,
+  };
+}
+
 /** Emitter is the small event registry of clients and subscriptions. */
 export class Emitter {
   #listeners = new Map();

@@ -36,6 +36,8 @@ var hashedFiles = []struct{ name, plain string }{
 	{"lib/base.js", "/lib/base.js"},
 	{"lib/resume.js", "/lib/resume.js"},
 	{"lib/subscription.js", "/lib/subscription.js"},
+	{"lib/worker.js", "/lib/worker.js"},
+	{"lib/shared.js", "/lib/shared.js"},
 	{"sluice.js", "/sluice.js"},
 }
 

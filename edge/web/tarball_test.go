@@ -88,7 +88,7 @@ func TestTarball(t *testing.T) {
 	slices.Sort(names)
 	want := []string{"package/LICENSE", "package/README.md", "package/dist/sluice.wasm", "package/dist/sluice.wasm.br",
 		"package/dist/sluice.wasm.d.ts", "package/dist/sluice.wasm.gz", "package/dist/wasm_exec.js",
-		"package/install.mjs", "package/lib/base.js", "package/lib/resume.js", "package/lib/subscription.js", "package/package.json", "package/sluice.d.ts", "package/sluice.js"}
+		"package/install.mjs", "package/lib/base.js", "package/lib/resume.js", "package/lib/shared.js", "package/lib/subscription.js", "package/lib/worker.js", "package/package.json", "package/sluice.d.ts", "package/sluice.js"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tarball files %v, want %v", names, want)
 	}

@@ -63,6 +63,8 @@ var routes = map[string]string{
 	// The modules sluice.js imports, where it imports them from.
 	"/lib/base.js":         "lib/base.js",
 	"/lib/resume.js":       "lib/resume.js",
+	"/lib/shared.js":       "lib/shared.js",
+	"/lib/worker.js":       "lib/worker.js",
 	"/lib/subscription.js": "lib/subscription.js",
 }
 

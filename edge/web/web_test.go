@@ -33,6 +33,8 @@ func testFS() fstest.MapFS {
 		"lib/base.js":          {Data: []byte("export class SluiceError extends Error {}")},
 		"lib/resume.js":        {Data: []byte(`import { SluiceError } from "./base.js";`)},
 		"lib/subscription.js":  {Data: []byte(`import { SluiceError } from "./base.js";`)},
+		"lib/shared.js":        {Data: []byte(`new SharedWorker(new URL("./worker.js", import.meta.url));`)},
+		"lib/worker.js":        {Data: []byte(`import { Sluice } from "../sluice.js";`)},
 		"demo/index.html":      {Data: []byte("<!doctype html><title>Sluice</title>")},
 		"demo/chat.html":       {Data: []byte("<!doctype html><title>chat</title>")},
 		"demo/dashboard.html":  {Data: []byte("<!doctype html><title>dashboard</title>")},

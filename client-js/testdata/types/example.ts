@@ -117,7 +117,7 @@ await other.close();
 await Sluice.load({ WebSocket: new WebSocket("wss://edge.example.com") });
 
 // Positions kept across page loads.
-const resumed = await Sluice.connect("wss://edge.example.com", { appkey: "demo", resume: "session", resumeKey: "app" });
+const resumed = await Sluice.connect("wss://edge.example.com", { appkey: "demo", resume: "session", resumeKey: "app", shared: true });
 await resumed.close();
 // @ts-expect-error resume is "session" or "local"
 await Sluice.connect("wss://edge.example.com", { appkey: "demo", resume: true });

@@ -1,0 +1,136 @@
+package e2e
+
+// {shared: true}: the tabs of an origin share one client in a
+// SharedWorker: one WebSocket, one sluice.wasm, one subscription per
+// channel.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/poll"
+	"github.com/sluicehq/sluice/wasm/client"
+)
+
+// edgeGauges reads the connections and subscriptions the edge at url
+// (ws://...) has now, from its /metrics.
+func edgeGauges(t *testing.T, url string) (conns, subs int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), pageTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http"+strings.TrimPrefix(url, "ws")+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseFloat(value, 64)
+		switch name {
+		case "sluice_server_connections":
+			conns = int(n)
+		case "sluice_server_subscriptions":
+			subs = int(n)
+		}
+	}
+	return conns, subs
+}
+
+// waitGauges waits until the edge has conns connections and subs
+// subscriptions.
+func waitGauges(t *testing.T, url string, conns, subs int) {
+	t.Helper()
+	var c, s int
+	poll.UntilNil(t, fmt.Sprintf("%d connections and %d subscriptions on the edge", conns, subs), func() error {
+		if c, s = edgeGauges(t, url); c != conns || s != subs {
+			return fmt.Errorf("%d connections, %d subscriptions", c, s)
+		}
+		return nil
+	})
+}
+
+// sharedTabs opens n tabs of one browser context on the edge's page, each
+// connected with {shared: true} to url and subscribed to channel.
+func sharedTabs(t *testing.T, b *chrome, e *cmdEdge, url, appkey, channel string, n int) (owner *tab, tabs []*tab) {
+	t.Helper()
+	owner = b.newTab(t, e.url) // holds the browser context; its siblings close on their own
+	for i := range n {
+		p := owner.sibling(t)
+		p.name = fmt.Sprintf("tab %d", i+1)
+		p.openHarness()
+		harnessMust[string](p, "connect", url, jsConnectOptions(appkey, map[string]any{"shared": true}))
+		harnessMust[string](p, "subscribe", channel, map[string]any{})
+		if evalJS[bool](p, "harness.wasmLoaded()") {
+			t.Fatalf("%s fetched sluice.wasm itself: not shared", p)
+		}
+		tabs = append(tabs, p)
+	}
+	return owner, tabs
+}
+
+// publishInts publishes from..to to channel.
+func publishInts(t *testing.T, pub *client.Client, channel string, from, to int) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for i := from; i <= to; i++ {
+		if _, err := pub.Publish(ctx, channel, int64(i)); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+}
+
+// checkInts checks that a tab received exactly 1..to, in order.
+func checkInts(t *testing.T, p *tab, to int) {
+	t.Helper()
+	p.waitJS(fmt.Sprintf("messages up to %d", to), fmt.Sprintf("harness.count() >= %d", to))
+	got := tabMessages(p, 0)
+	if len(got) != to {
+		t.Fatalf("%s received %d messages, want %d", p, len(got), to)
+	}
+	for i, r := range got {
+		if r.Msg != float64(i+1) {
+			t.Fatalf("%s: message %d is %v, want %d: a gap or a duplicate", p, i, r.Msg, i+1)
+		}
+	}
+}
+
+// testSharedTabs: two and three tabs of one origin cost the edge one
+// connection and one subscription; each gets every message; closing one
+// keeps the others subscribed; closing all closes the connection.
+func testSharedTabs(t *testing.T, b *chrome) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprintf("%dTabs", n), func(t *testing.T) {
+			e := startBrowserEdge(t)
+			_, tabs := sharedTabs(t, b, e, e.url, browserAppkey, "open.shared", n)
+			waitGauges(t, e.url, 1, 1)
+			pub := browserPublisher(t, e)
+			publishInts(t, pub, "open.shared", 1, 50)
+			for _, p := range tabs {
+				checkInts(t, p, 50)
+			}
+			tabs[0].close()
+			waitGauges(t, e.url, 2, 1) // the shared client and the publisher
+			publishInts(t, pub, "open.shared", 51, 100)
+			for _, p := range tabs[1:] {
+				checkInts(t, p, 100)
+			}
+			for _, p := range tabs[1:] {
+				p.close()
+			}
+			waitGauges(t, e.url, 1, 0) // the publisher alone
+		})
+	}
+}
