@@ -134,3 +134,38 @@ func testSharedTabs(t *testing.T, b *chrome) {
 		})
 	}
 }
+
+// testSharedTabsRestart: three shared tabs, connected through a proxy to
+// a durable edge, which is killed and started again on its data: the
+// worker's one client reconnects and resumes, and every tab gets every
+// message once, without a gap.
+func testSharedTabsRestart(t *testing.T, b *chrome) {
+	s := startBrowserEdge(t) // serves the pages (the origin of the worker)
+	dir := t.TempDir()
+	d := startEdgeProcess(t, "--data-dir", dir)
+	px := newProxy(t, strings.TrimPrefix(d.url, "ws://"))
+	_, tabs := sharedTabs(t, b, s, px.url(), d.appkey, "durable", 3)
+	waitGauges(t, d.url, 1, 1)
+	pub := dial(t, d.url, client.Options{AppKey: d.appkey})
+	publishInts(t, pub, "durable", 1, 30)
+	for _, p := range tabs {
+		checkInts(t, p, 30)
+	}
+	d.kill()
+	pub.Close()
+	d2 := startEdgeProcess(t, "--data-dir", dir)
+	px.retarget(strings.TrimPrefix(d2.url, "ws://"))
+	px.cut() // anything the kill left half-open
+	pub2 := dial(t, d2.url, client.Options{AppKey: d2.appkey})
+	publishInts(t, pub2, "durable", 31, 60)
+	for _, p := range tabs {
+		checkInts(t, p, 60)
+		if gaps := evalJS[[]any](p, "harness.gaps"); len(gaps) != 0 {
+			t.Errorf("%s heard of gaps %v across a restart that kept every message", p, gaps)
+		}
+	}
+	waitGauges(t, d2.url, 2, 1) // the worker's client, resubscribed once, and the publisher
+	if px.accepted() != 2 {
+		t.Errorf("the proxy forwarded %d connections, want 2: one per edge, for all the tabs", px.accepted())
+	}
+}

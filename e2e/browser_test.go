@@ -100,6 +100,8 @@ func TestBrowser(t *testing.T) {
 		{name: "ResumeAfterDrop", run: testResumeAfterDrop},
 		{name: "ResumeAcrossReload", run: testResumeAcrossReload},
 		{name: "SharedTabs", run: testSharedTabs},
+		{name: "SharedTabsEdgeRestart", run: testSharedTabsRestart},
+		{name: "TabMemory", run: testTabMemory},
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},
 		{name: "DemoPages", run: testDemoPages},
