@@ -169,3 +169,29 @@ func testSharedTabsRestart(t *testing.T, b *chrome) {
 		t.Errorf("the proxy forwarded %d connections, want 2: one per edge, for all the tabs", px.accepted())
 	}
 }
+
+// testSharedTabBackForwardCache: a shared tab that goes into the
+// back/forward cache leaves the worker (dispatched pagehide and pageshow
+// with persisted, rather than relying on Chromium to keep the page):
+// its client shows "disconnected" meanwhile, and back, it gets what was
+// published meanwhile, once, then what comes next.
+func testSharedTabBackForwardCache(t *testing.T, b *chrome) {
+	e := startBrowserEdge(t)
+	_, tabs := sharedTabs(t, b, e, e.url, browserAppkey, "open.bfcache", 2)
+	away := tabs[0]
+	evalJS[bool](away, `dispatchEvent(new PageTransitionEvent("pagehide", {persisted: true})), true`)
+	away.waitJS("the client to show it is away", `harness.state() === "disconnected"`)
+	pub := browserPublisher(t, e)
+	publishInts(t, pub, "open.bfcache", 1, 20)
+	checkInts(t, tabs[1], 20)
+	if n := evalJS[int](away, "harness.count()"); n != 0 {
+		t.Fatalf("%s received %d messages while away", away, n)
+	}
+	evalJS[bool](away, `dispatchEvent(new PageTransitionEvent("pageshow", {persisted: true})), true`)
+	away.waitJS("the client back", `harness.state() === "connected"`)
+	checkInts(t, away, 20)
+	publishInts(t, pub, "open.bfcache", 21, 30)
+	for _, p := range tabs {
+		checkInts(t, p, 30)
+	}
+}

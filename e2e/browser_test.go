@@ -101,6 +101,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ResumeAcrossReload", run: testResumeAcrossReload},
 		{name: "SharedTabs", run: testSharedTabs},
 		{name: "SharedTabsEdgeRestart", run: testSharedTabsRestart},
+		{name: "SharedTabBackForwardCache", run: testSharedTabBackForwardCache},
 		{name: "TabMemory", run: testTabMemory},
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},

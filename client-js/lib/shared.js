@@ -48,8 +48,17 @@ class SharedAPI {
     worker.addEventListener("error", (ev) => this.#fail(ev.message || "the shared worker failed to start"));
     // A tab that goes (closed, reloaded, navigated away) leaves the
     // worker's clients and subscriptions; the last one to leave closes
-    // the connection.
-    addEventListener("pagehide", () => this.#port.postMessage({ op: "bye" }));
+    // the connection. One the back/forward cache keeps (persisted) leaves
+    // too, frozen, and comes back: its clients join again and its
+    // subscriptions resume from their positions.
+    addEventListener("pagehide", (ev) => {
+      this.#port.postMessage({ op: "bye" });
+      if (!ev.persisted) return;
+      for (const c of this.#clients.values()) this.#setState(c, "disconnected");
+    });
+    addEventListener("pageshow", (ev) => {
+      if (ev.persisted) this.#back().catch((e) => console.error("sluice: back from the back/forward cache:", e));
+    });
   }
 
   #fail(message) {
@@ -77,10 +86,7 @@ class SharedAPI {
     }
     if (m.ev === "state") {
       const c = this.#clients.get(m.cn);
-      if (c && c.state !== m.state) {
-        c.state = m.state;
-        c.onState(m.state);
-      }
+      if (c) this.#setState(c, m.state);
       return;
     }
     if (m.ev === "token") {
@@ -89,6 +95,28 @@ class SharedAPI {
     }
     const s = this.#subs.get(m.sn);
     if (s) this.#event(m.sn, s, m);
+  }
+
+  #setState(c, state) {
+    if (c.state === state) return;
+    c.state = state;
+    c.onState(state);
+  }
+
+  /**
+   * back joins the worker again after the back/forward cache: each client
+   * connects, each subscription resumes after the last batch this tab
+   * handled (a subscription of its own, from there).
+   */
+  async #back() {
+    for (const [cn, c] of this.#clients) {
+      this.#setState(c, "reconnecting");
+      await this.#request({ op: "connect", cn, ...c.args });
+    }
+    for (const [sn, s] of this.#subs) {
+      const options = { ...s.args.options, history: undefined, position: s.position || s.args.options.position };
+      await this.#request({ op: "subscribe", sn, cn: s.args.cn, channel: s.args.channel, options });
+    }
   }
 
   /** event hands a subscription's event to its callbacks. */
@@ -135,10 +163,11 @@ class SharedAPI {
     const cn = ++this.#n;
     const { token, ...rest } = options;
     const tokenFunction = typeof token === "function";
-    this.#clients.set(cn, { state: "connecting", onState, token });
+    const args = { url, wasmURL: this.#wasmURL, tokenFunction, options: tokenFunction ? rest : options };
+    this.#clients.set(cn, { state: "connecting", onState, token, args });
     onState("connecting");
     try {
-      await this.#request({ op: "connect", cn, url, wasmURL: this.#wasmURL, tokenFunction, options: tokenFunction ? rest : options });
+      await this.#request({ op: "connect", cn, ...args });
     } catch (e) {
       this.#clients.delete(cn);
       throw e;
@@ -172,7 +201,7 @@ class SharedAPI {
 
   async subscribe(cn, channel, options, onMessage, onError, onInfo, onGap, onPresence) {
     const sn = ++this.#n;
-    const s = { position: null, callbacks: { onMessage, onError, onInfo, onGap, onPresence } };
+    const s = { position: null, callbacks: { onMessage, onError, onInfo, onGap, onPresence }, args: { cn, channel, options } };
     this.#subs.set(sn, s);
     try {
       const r = await this.#request({ op: "subscribe", cn, sn, channel, options });

@@ -20,7 +20,6 @@ let loaded = null;
 
 globalThis.onconnect = (ev) => {
   const port = ev.ports[0];
-  tabs.set(port, { clients: new Map(), subs: new Map() });
   port.onmessage = (m) => handle(port, m.data);
 };
 
@@ -37,6 +36,8 @@ async function handle(port, m) {
     leave(port);
     return;
   }
+  // A tab back from the back/forward cache, which said bye, joins again.
+  if (!tabs.has(port)) tabs.set(port, { clients: new Map(), subs: new Map() });
   try {
     const value = await run(port, m);
     port.postMessage({ rid: m.rid, ok: true, value });
@@ -47,7 +48,6 @@ async function handle(port, m) {
 
 async function run(port, m) {
   const tab = tabs.get(port);
-  if (!tab) throw new Error("this tab has left");
   switch (m.op) {
     case "connect":
       return connect(port, tab, m);
