@@ -164,10 +164,10 @@ func testSharedTabsRestart(t *testing.T, b *chrome) {
 			t.Errorf("%s heard of gaps %v across a restart that kept every message", p, gaps)
 		}
 	}
-	waitGauges(t, d2.url, 2, 1) // the worker's client, resubscribed once, and the publisher
-	if px.accepted() != 2 {
-		t.Errorf("the proxy forwarded %d connections, want 2: one per edge, for all the tabs", px.accepted())
-	}
+	// One client for all the tabs, resubscribed once, and the publisher.
+	// (Not the proxy's count of connections: the client's attempts while
+	// no edge served count there too.)
+	waitGauges(t, d2.url, 2, 1)
 }
 
 // testSharedTabBackForwardCache: a shared tab that goes into the

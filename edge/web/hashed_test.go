@@ -172,3 +172,21 @@ func checkImports(t *testing.T, h *Handler) {
 		t.Errorf("from /sluice.js: %d files, want sluice.wasm, wasm_exec.js and the modules under lib/", len(seen))
 	}
 }
+
+// TestRelative checks the relative names addHashed looks for and writes.
+func TestRelative(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ from, to, want string }{
+		{".", "dist/sluice.wasm", "./dist/sluice.wasm"},
+		{"/", "/sluice.0123.wasm", "./sluice.0123.wasm"},
+		{"lib", "lib/base.js", "./base.js"},
+		{"/lib", "/lib/base.0123.js", "./base.0123.js"},
+		{"lib", "sluice.js", "../sluice.js"},
+		{"lib", "dist/sluice.wasm", "../dist/sluice.wasm"},
+		{"a/b", "a/c.js", "../c.js"},
+	} {
+		if got := relative(tt.from, tt.to); got != tt.want {
+			t.Errorf("relative(%q, %q) = %q, want %q", tt.from, tt.to, got, tt.want)
+		}
+	}
+}
