@@ -6,12 +6,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluicehq/sluice/internal/poll"
+	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
 
@@ -100,4 +102,54 @@ func testResumeAcrossReload(t *testing.T, b *chrome) {
 			}
 		})
 	}
+}
+
+// testResumeExpired: a page that loads again after its saved position
+// expired subscribes as it asked, and a "gap" event names the position
+// it could not resume from.
+func testResumeExpired(t *testing.T, b *chrome) {
+	e := startBrowserEdge(t)
+	pub := browserPublisher(t, e)
+	ctx := ctxFor(t)
+	p := b.newTab(t, e.url)
+	opts := jsConnectOptions(browserAppkey, map[string]any{"resume": "session"})
+	p.openHarness()
+	harnessMust[string](p, "connect", e.url, opts)
+	harnessMust[string](p, "subscribeLogged", "short.resume", map[string]any{})
+	pad := strings.Repeat("x", 400) // fills 1 KiB blocks, so old ones can expire
+	if _, err := pub.Publish(ctx, "short.resume", pad); err != nil {
+		t.Fatal(err)
+	}
+	p.waitJS("the message", "harness.loggedCount() === 1")
+	saved := evalJS[string](p, `harness.position("short.resume")`)
+	p.run("reload", chromedp.Reload())
+	at, err := rtm.ParsePosition(saved)
+	if err != nil {
+		t.Fatalf("position %q: %v", saved, err)
+	}
+	for range 6 {
+		if _, err := pub.Publish(ctx, "short.resume", pad); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Until(t, "the saved position to expire", func() bool {
+		_, _, err := pub.Read(ctx, "short.resume", client.AtPosition(at))
+		return codeOf(err) == rtm.CodeExpiredPosition
+	})
+	p.openHarnessHere()
+	harnessMust[string](p, "connect", e.url, opts)
+	harnessMust[string](p, "subscribeLogged", "short.resume", map[string]any{})
+	p.waitJS("the gap event", "harness.gaps.length > 0")
+	type gap struct {
+		Requested string `json:"requested"`
+		Resumed   string `json:"resumed"`
+	}
+	gaps := evalJS[[]gap](p, "harness.gaps")
+	if len(gaps) != 1 || gaps[0].Requested != saved || gaps[0].Resumed == "" {
+		t.Fatalf("gap events %+v, want one from %s", gaps, saved)
+	}
+	if _, err := pub.Publish(ctx, "short.resume", "after"); err != nil {
+		t.Fatal(err)
+	}
+	p.waitJS("the message after the gap", `harness.logged().at(-1) === "after"`)
 }

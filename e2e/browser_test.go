@@ -99,6 +99,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ChatBothWays", run: testChatBothWays},
 		{name: "ResumeAfterDrop", run: testResumeAfterDrop},
 		{name: "ResumeAcrossReload", run: testResumeAcrossReload},
+		{name: "ResumeExpired", run: testResumeExpired},
 		{name: "SharedTabs", run: testSharedTabs},
 		{name: "SharedTabsEdgeRestart", run: testSharedTabsRestart},
 		{name: "SharedTabBackForwardCache", run: testSharedTabBackForwardCache},
