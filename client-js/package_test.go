@@ -25,8 +25,8 @@ func exists(t *testing.T, what, name string) {
 	if src, ok := generated[name]; ok {
 		name = src
 	}
-	if _, err := os.Stat(name); err != nil {
-		t.Errorf("package.json %s names %s: %v", what, name, err)
+	if m, err := filepath.Glob(name); err != nil || len(m) == 0 {
+		t.Errorf("package.json %s names %s: no such file (%v)", what, name, err)
 	}
 }
 

@@ -108,6 +108,40 @@ export interface ConnectOptions extends LoadOptions {
    * "disconnected" meanwhile; calls wait for the return. Default true.
    */
   suspendOnPageHide?: boolean;
+  /**
+   * Keep the position of every live subscription in sessionStorage
+   * ("session": this tab, until it closes) or localStorage ("local": the
+   * origin, until cleared), saved after each batch the handler took, so
+   * that a page that loads again (a reload, a navigation back) and
+   * subscribes to the same channel (same id) starts where the one before
+   * stopped: it misses nothing the edge still holds and gets nothing
+   * twice. The saved position takes the place of history; an explicit
+   * position comes first; a prefix subscription is not resumed. When the
+   * edge no longer holds the position, the subscription starts as asked
+   * and a "gap" event says so. unsubscribe() and an error forget the
+   * position. With "local", two tabs of one page on one channel save over
+   * each other: use it for one tab, or give each a resumeKey. Not in
+   * workers, which have neither storage (a warning; no resume).
+   */
+  resume?: "session" | "local";
+  /**
+   * Run the client in a SharedWorker, so that the tabs of this origin that
+   * connect to the same URL with the same options share one WebSocket, one
+   * sluice.wasm and one edge subscription per channel and options (a tab
+   * subscribing with a position or history, or resuming, gets one of its
+   * own, from there). The API is the same; where SharedWorker is missing,
+   * or refused (sluice.js from another origin than the page's), the tab
+   * connects on its own. A tab that closes leaves its subscriptions; the
+   * last one to close closes the connection. Default false.
+   */
+  shared?: boolean;
+  /**
+   * What keeps one page's saved positions apart from another's, beside the
+   * edge URL, appkey and subscription id; default location.pathname. Set it
+   * for a single-page application whose path changes (one key for all its
+   * paths), or to tell apart two clients of one page.
+   */
+  resumeKey?: string;
   /** Listeners registered before connecting, so the first states are heard too. */
   onState?: (state: State) => void;
   onError?: (error: SluiceError) => void;

@@ -14,6 +14,13 @@
 //
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
+import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
+import { resumeStore } from "./lib/resume.js";
+import { sharedAPI } from "./lib/shared.js";
+import { Subscription } from "./lib/subscription.js";
+
+export { SluiceError, Subscription };
+
 /**
  * defaultWasmURL is where sluice.wasm is unless {wasmURL} says: beside this
  * module, in dist/. Written as the literal new URL("...", import.meta.url),
@@ -32,40 +39,6 @@ function defaultWasmURL() {
 
 /** The states a client goes through. */
 export const States = Object.freeze(["connecting", "connected", "disconnected", "reconnecting", "closed"]);
-
-/**
- * The error of every failed call and "error" event. code is what to
- * branch on: an RTM code from the edge (authorization_denied,
- * authentication_failed, expired_position, out_of_sync, invalid_appkey,
- * ...) or one of the client's own (network, refused, closed,
- * disconnected, timeout, invalid_options, invalid_url, invalid_value,
- * handler_error, internal_error, load_failed, error): see sluice.d.ts.
- */
-export class SluiceError extends Error {
-  constructor(message, { code = "error", reason = "", position = null, subscriptionId = null, cause } = {}) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = "SluiceError";
-    this.code = code;
-    this.reason = reason;
-    this.position = position;
-    this.subscriptionId = subscriptionId;
-  }
-}
-
-/** toSluiceError turns what the WebAssembly side rejects with into a SluiceError. */
-function toSluiceError(e) {
-  if (e instanceof SluiceError) return e;
-  if (e && typeof e === "object") {
-    return new SluiceError(String(e.message || e), {
-      code: e.code || "error",
-      reason: e.reason || "",
-      position: e.position || null,
-      subscriptionId: e.subscriptionId || null,
-      cause: e,
-    });
-  }
-  return new SluiceError(String(e));
-}
 
 let loading = null;
 
@@ -199,40 +172,6 @@ async function readModule(fs, url) {
   }
 }
 
-/** Emitter is the small event registry of clients and subscriptions. */
-class Emitter {
-  #listeners = new Map();
-
-  /** on registers a listener and returns a function that removes it. */
-  on(event, fn) {
-    if (typeof fn !== "function") throw new TypeError("listener must be a function");
-    if (!this.#listeners.has(event)) this.#listeners.set(event, new Set());
-    this.#listeners.get(event).add(fn);
-    return () => this.off(event, fn);
-  }
-
-  /** off removes a listener. */
-  off(event, fn) {
-    this.#listeners.get(event)?.delete(fn);
-  }
-
-  /** emit calls the listeners; one that throws does not stop the others. */
-  emit(event, ...args) {
-    const set = this.#listeners.get(event);
-    if (!set || set.size === 0) return false;
-    for (const fn of [...set]) {
-      try {
-        fn(...args);
-      } catch (e) {
-        queueMicrotask(() => {
-          throw e; // reported by the browser as an uncaught error, like any listener's
-        });
-      }
-    }
-    return true;
-  }
-}
-
 /** Sluice is the entry point: Sluice.connect(url, options). */
 export class Sluice {
   /**
@@ -241,7 +180,9 @@ export class Sluice {
    * ws(s)://, http(s):// or relative to the page ("/" is the page's edge).
    */
   static async connect(url, options = {}) {
-    const api = await load(options);
+    // {shared}: the client of the tabs' shared worker; where there is
+    // none, this tab's own.
+    const api = (options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL())) || (await load(options));
     const client = new Client(api, options);
     await client._connect(resolveURL(url));
     return client;
@@ -262,6 +203,7 @@ export class Client extends Emitter {
   #options;
   #n = 0;
   #state = "connecting";
+  #resume = null; // where subscriptions keep their positions ({resume})
 
   constructor(api, options) {
     super();
@@ -273,7 +215,9 @@ export class Client extends Emitter {
   }
 
   async _connect(url) {
-    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, ...goOptions } = this.#options;
+    const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, resume, resumeKey, shared, ...goOptions } =
+      this.#options;
+    this.#resume = resumeStore(resume, { url, appkey: goOptions.appkey, resumeKey });
     try {
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
@@ -349,7 +293,7 @@ export class Client extends Emitter {
    */
   subscribe(channel, options, handler) {
     if (typeof options === "function") [options, handler] = [{}, options];
-    return new Subscription(this, this.#api, this.#n, channel, options || {}, handler);
+    return new Subscription(this, this.#api, this.#n, channel, options || {}, handler, this.#resume);
   }
 
   /**
@@ -374,153 +318,6 @@ export class Client extends Emitter {
       return await fn();
     } catch (e) {
       throw toSluiceError(e);
-    }
-  }
-}
-
-/** Subscription is a live subscription; see Client.subscribe. */
-export class Subscription extends Emitter {
-  #api;
-  #client;
-  #n = 0;
-  #position = null;
-  #state = "pending";
-  #error = null;
-  // With presence: the members by user id and the counts, kept from the
-  // events (which may come before ready resolves).
-  #members = new Map();
-  #users = 0;
-  #connections = 0;
-
-  constructor(client, api, cn, channel, options, handler) {
-    super();
-    if (typeof handler !== "function") throw new TypeError("subscribe needs a handler function");
-    this.#client = client;
-    this.#api = api;
-    this.channel = channel;
-    this.id = options.id || channel;
-    this.#position = options.position || null;
-    const onMessage = (message, info) => {
-      if (info.endOfBatch) this.#position = info.position;
-      try {
-        handler(message, info);
-      } catch (e) {
-        this.#report(new SluiceError(`sluice: the handler of ${this.id} threw: ${e && e.message ? e.message : e}`, {
-          code: "handler_error",
-          subscriptionId: this.id,
-          cause: e,
-        }));
-      }
-    };
-    const onError = (e) => {
-      const err = toSluiceError(e);
-      err.subscriptionId = err.subscriptionId || this.id;
-      this.#end(err);
-    };
-    const onInfo = (info) => this.emit("info", info);
-    // A gap: the subscription carries on, but messages may be missing
-    // (after a reconnect whose position the edge no longer had, unless
-    // strict). Heard on the subscription and on its client.
-    const onGap = (gap) => {
-      this.emit("gap", gap);
-      this.#client.emit("gap", gap);
-    };
-    // With options.presence: "members" once the channel's members are
-    // known, then "join" and "leave" for each change (after a reconnect,
-    // only what changed meanwhile), and "count" when guests (connections
-    // without a user id) come or go.
-    const onPresence = (kind, value, users, connections) => {
-      this.#users = users;
-      this.#connections = connections;
-      if (kind === "members") this.#members = new Map(value.map((m) => [m.userId, m]));
-      else if (kind === "join") this.#members.set(value.userId, value);
-      else if (kind === "leave") this.#members.delete(value.userId);
-      if (kind === "count") this.emit("count", { users, connections });
-      else this.emit(kind, value);
-    };
-    this.ready = api.subscribe(cn, channel, options, onMessage, onError, onInfo, onGap, onPresence).then(
-      (r) => {
-        this.#n = r.sub;
-        this.id = r.id;
-        if (this.#state === "pending") this.#state = "live";
-        this.#position = this.#position || r.position;
-        return this;
-      },
-      (e) => {
-        const err = toSluiceError(e);
-        err.subscriptionId = err.subscriptionId || this.id;
-        this.#end(err);
-        throw err;
-      },
-    );
-    // Refusals are reported as "error" events; awaiting ready is optional,
-    // so an ignored ready must not show up as an unhandled rejection.
-    this.ready.catch(() => {});
-  }
-
-  /** state is "pending" (not yet accepted), "live" or "ended". */
-  get state() {
-    return this.#state;
-  }
-
-  /** error is why the subscription ended because of the edge, else null. */
-  get error() {
-    return this.#error;
-  }
-
-  /**
-   * position is where the subscription would continue: after the last
-   * batch of messages handed to the handler. Subscribing again there
-   * ({position}) continues without gap or duplicate.
-   */
-  get position() {
-    if (this.#n && this.#state === "live") {
-      const p = this.#api.position(this.#n);
-      if (p) this.#position = p;
-    }
-    return this.#position;
-  }
-
-  /**
-   * presence returns the channel's members as this subscription knows them
-   * (subscribe with {presence: true}): {members: [{userId, info,
-   * connections}] in user id order, users, connections}. A user with
-   * several connections is one member.
-   */
-  presence() {
-    const members = [...this.#members.values()].sort((a, b) => (a.userId < b.userId ? -1 : a.userId > b.userId ? 1 : 0));
-    return { members, users: this.#users, connections: this.#connections };
-  }
-
-  /** unsubscribe ends the subscription here and on the edge. */
-  async unsubscribe() {
-    try {
-      await this.ready;
-    } catch {
-      return; // never started
-    }
-    const p = this.position;
-    try {
-      await this.#api.unsubscribe(this.#n);
-    } catch (e) {
-      throw toSluiceError(e);
-    } finally {
-      this.#position = p;
-      this.#state = "ended";
-    }
-  }
-
-  #end(err) {
-    if (this.#state === "ended") return;
-    this.#state = "ended";
-    this.#error = err;
-    this.#report(err);
-  }
-
-  #report(err) {
-    const heard = this.emit("error", err);
-    if (!this.#client.emit("error", err) && !heard) {
-      console.error(err); // nobody listens: never fail silently
     }
   }
 }

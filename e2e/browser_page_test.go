@@ -80,12 +80,28 @@ type tab struct {
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
+
+	close func() // closes the tab and waits for its console to end; idempotent
 }
 
 // newTab opens a tab for an edge; it is closed when the test ends.
 func (b *chrome) newTab(t *testing.T, edgeURL string) *tab {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	return openTab(t, b.ctx, edgeURL, chromedp.WithNewBrowserContext())
+}
+
+// sibling opens another tab in p's browser context (the same storage,
+// cache and shared workers), which closes when the test ends or on close;
+// closing p closes its siblings too.
+func (p *tab) sibling(t *testing.T) *tab {
+	t.Helper()
+	return openTab(t, p.ctx, "ws"+strings.TrimPrefix(strings.TrimSuffix(p.base, "/"), "http"))
+}
+
+// openTab opens a tab of the browser of parent.
+func openTab(t *testing.T, parent context.Context, edgeURL string, opts ...chromedp.ContextOption) *tab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(parent, opts...)
 	p := &tab{t: t, ctx: ctx, base: "http" + strings.TrimPrefix(edgeURL, "ws") + "/"}
 	p.url = p.base
 	messages := chromedp.Console(ctx) // opens the tab
@@ -101,10 +117,11 @@ func (b *chrome) newTab(t *testing.T, edgeURL string) *tab {
 			p.mu.Unlock()
 		}
 	}()
-	t.Cleanup(func() {
+	p.close = func() {
 		cancel()
 		<-done
-	})
+	}
+	t.Cleanup(p.close)
 	return p
 }
 
@@ -221,11 +238,18 @@ var harnessJS = sync.OnceValues(func() ([]byte, error) {
 // openHarness opens the edge's landing page and installs the harness.
 func (p *tab) openHarness() {
 	p.t.Helper()
+	p.open("/")
+	p.openHarnessHere()
+}
+
+// openHarnessHere installs the harness in the page p has now (one that
+// loaded again, say).
+func (p *tab) openHarnessHere() {
+	p.t.Helper()
 	js, err := harnessJS()
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	p.open("/")
 	evalJS[bool](p, string(js)+"; true")
 }
 

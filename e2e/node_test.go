@@ -38,10 +38,25 @@ type nodeResult struct {
 // them: the package's (package.json "files") but dist/sluice.wasm and
 // dist/sluice.wasm.gz, which `make wasm` writes and git ignores, and the
 // Node.js application of testdata/node, which depends on it as "file:../..".
+// The modules under lib/ are added (libFiles).
 var checkoutFiles = []string{
 	"package.json", "README.md", "LICENSE", "install.mjs", "sluice.js", "sluice.d.ts",
 	"dist/sluice.wasm.br", "dist/sluice.wasm.d.ts", "dist/wasm_exec.js",
 	"testdata/node/package.json", "testdata/node/package-lock.json", "testdata/node/.npmrc", "testdata/node/roundtrip.mjs",
+}
+
+// libFiles are the modules sluice.js imports, as package.json's "lib/*.js"
+// names them.
+func libFiles(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join("..", "client-js", "lib", "*.js"))
+	if err != nil || len(m) == 0 {
+		t.Fatalf("client-js/lib/*.js: none (%v)", err)
+	}
+	for i := range m {
+		m[i] = filepath.ToSlash(strings.TrimPrefix(m[i], filepath.Join("..", "client-js")+string(filepath.Separator)))
+	}
+	return m
 }
 
 // installFromCheckout copies checkoutFiles to a directory of the test and
@@ -56,7 +71,7 @@ func installFromCheckout(t *testing.T) string {
 		}
 	}
 	pkg := filepath.Join(t.TempDir(), "client-js")
-	for _, name := range checkoutFiles {
+	for _, name := range append(libFiles(t), checkoutFiles...) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(pkg, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ window.harness = (() => {
     received: [], // {msg, position, endOfBatch} per message, in order
     states: [], // every state the client reported
     errors: [], // "error" events of the client
+    gaps: [], // "gap" events of the client
     firstMessageAt: null, // performance.now() at the first message
     timings: {},
     subs: {},
@@ -55,13 +56,14 @@ window.harness = (() => {
     outcome(async () => {
       const t0 = performance.now();
       const { Sluice } = await import("/sluice.js");
-      await Sluice.load();
+      if (!options.shared) await Sluice.load(); // shared: the worker loads it
       h.timings.loaded = performance.now();
       h.timings.loadMs = h.timings.loaded - t0;
       h.client = await Sluice.connect(url, {
         ...options,
         onState: (s) => h.states.push(s),
         onError: (e) => h.errors.push(plain(e)),
+        onGap: (g) => h.gaps.push(g),
       });
       h.timings.connected = performance.now();
       return h.client.state;
@@ -88,6 +90,32 @@ window.harness = (() => {
       await sub.ready;
       return sub.position;
     });
+
+  // subscribeLogged subscribes and keeps every message in sessionStorage,
+  // so that what a page saw outlives the page: a page that loads again
+  // (and the harness with it) appends to what the one before it logged.
+  h.subscribeLogged = (channel, options) =>
+    outcome(async () => {
+      const log = h.logged();
+      const sub = h.client.subscribe(channel, options || {}, (msg) => {
+        log.push(encode(msg));
+        sessionStorage.setItem("harness.log", JSON.stringify(log));
+      });
+      h.subs[channel] = sub;
+      await sub.ready;
+      return sub.position;
+    });
+  h.logged = () => JSON.parse(sessionStorage.getItem("harness.log") || "[]");
+  h.loggedCount = () => h.logged().length;
+  // resumeKeys are the keys sluice.js keeps positions under ({resume}).
+  h.resumeKeys = (kind) => {
+    const storage = kind === "local" ? localStorage : sessionStorage;
+    return Object.keys(storage).filter((k) => k.startsWith("sluice.resume:"));
+  };
+
+  // wasmLoaded says whether this page fetched sluice.wasm itself (with
+  // {shared: true} the shared worker does).
+  h.wasmLoaded = () => performance.getEntriesByType("resource").some((e) => /sluice[^/]*\.wasm/.test(e.name));
 
   h.publish = (channel, value) => outcome(() => h.client.publish(channel, decode(value)));
 

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"net/http"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -128,6 +129,64 @@ func TestHashedEmbedded(t *testing.T) {
 		resp := get(h, http.MethodGet, p, nil)
 		if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != immutableCache {
 			t.Errorf("%s: status %d, Cache-Control %q", p, resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+	}
+	checkImports(t, h)
+}
+
+// relativeLiteral is a string literal of a module that names a file
+// beside or above it: what import and new URL take.
+var relativeLiteral = regexp.MustCompile(`"(\.\.?/[^"\s]+\.(?:js|wasm))"`)
+
+// checkImports follows the relative names in the served modules from
+// /sluice.js: each is served, under a hashed name (cached a year) but for
+// the one name a module may keep plain, the worker's "../sluice.js".
+func checkImports(t *testing.T, h *Handler) {
+	t.Helper()
+	seen := map[string]bool{}
+	queue := []string{"/sluice.js"}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		resp := get(h, http.MethodGet, p, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d", p, resp.StatusCode)
+			continue
+		}
+		if !strings.HasSuffix(p, ".js") {
+			continue
+		}
+		for _, m := range relativeLiteral.FindAllStringSubmatch(string(decoded(t, resp)), -1) {
+			next := path.Join(path.Dir(p), m[1])
+			if _, hashed := h.hashed[next]; !hashed && next != "/sluice.js" {
+				t.Errorf("%s names %s, which is not a hashed name", p, m[1])
+			}
+			queue = append(queue, next)
+		}
+	}
+	if len(seen) < 5 {
+		t.Errorf("from /sluice.js: %d files, want sluice.wasm, wasm_exec.js and the modules under lib/", len(seen))
+	}
+}
+
+// TestRelative checks the relative names addHashed looks for and writes.
+func TestRelative(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ from, to, want string }{
+		{".", "dist/sluice.wasm", "./dist/sluice.wasm"},
+		{"/", "/sluice.0123.wasm", "./sluice.0123.wasm"},
+		{"lib", "lib/base.js", "./base.js"},
+		{"/lib", "/lib/base.0123.js", "./base.0123.js"},
+		{"lib", "sluice.js", "../sluice.js"},
+		{"lib", "dist/sluice.wasm", "../dist/sluice.wasm"},
+		{"a/b", "a/c.js", "../c.js"},
+	} {
+		if got := relative(tt.from, tt.to); got != tt.want {
+			t.Errorf("relative(%q, %q) = %q, want %q", tt.from, tt.to, got, tt.want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ import (
 const tarballPath = "/sluice.tgz"
 
 // tarballFiles are the package's files, by their path in the package and
-// in the embedded tree. package.json is rewritten (tarball); the files
+// in the embedded tree, but for the modules under lib/, which are all
+// taken (tarballModules). package.json is rewritten (tarball); the files
 // the tree does not embed (sluice.wasm and its gzip) are given.
 var tarballFiles = []struct{ pkg, embedded string }{
 	{"package.json", "package.json"},
@@ -36,6 +37,10 @@ var tarballFiles = []struct{ pkg, embedded string }{
 	{"dist/sluice.wasm.d.ts", "dist/sluice.wasm.d.ts"},
 }
 
+// tarballModules matches the modules sluice.js imports, as package.json's
+// "files" names them.
+const tarballModules = "lib/*.js"
+
 // npmEpoch is the date npm gives every file of the packages it packs; a
 // fixed date also makes the tarball, and so its ETag, the same on every
 // edge of one version.
@@ -46,10 +51,15 @@ var npmEpoch = time.Date(1985, time.October, 26, 8, 15, 0, 0, time.UTC)
 // after `make wasm`, with version as its version and without the scripts
 // (prepack builds dist/ and install decodes it, which is done).
 func tarball(fsys fs.FS, version string, generated map[string][]byte) ([]byte, error) {
+	files := tarballFiles
+	modules, _ := fs.Glob(fsys, tarballModules) // the pattern is valid
+	for _, m := range modules {
+		files = append(files, struct{ pkg, embedded string }{m, m})
+	}
 	var b bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression) // a valid level cannot fail; see asset.compress
 	tw := tar.NewWriter(zw)
-	for _, f := range tarballFiles {
+	for _, f := range files {
 		var data []byte
 		var err error
 		if f.embedded == "" {

@@ -1,7 +1,8 @@
 // Package web serves the browser side of Sluice from the edge's own
-// binary: the JavaScript client (/sluice.js, /sluice.d.ts), the
-// WebAssembly client it loads (/sluice.wasm, /wasm_exec.js, also under
-// /dist/ where sluice.js looks for them), all of it as an npm package
+// binary: the JavaScript client (/sluice.js, the modules it imports under
+// /lib/, /sluice.d.ts), the WebAssembly client it loads (/sluice.wasm,
+// /wasm_exec.js, also under /dist/ where sluice.js looks for them), all
+// of it as an npm package
 // (/sluice.tgz) and the demo pages at / (a chat room and a live dashboard
 // of the edge), which Options.NoDemo turns off.
 //
@@ -58,6 +59,13 @@ var routes = map[string]string{
 	"/wasm_exec.js":      "dist/wasm_exec.js",
 	"/dist/sluice.wasm":  "dist/sluice.wasm",
 	"/dist/wasm_exec.js": "dist/wasm_exec.js",
+
+	// The modules sluice.js imports, where it imports them from.
+	"/lib/base.js":         "lib/base.js",
+	"/lib/resume.js":       "lib/resume.js",
+	"/lib/shared.js":       "lib/shared.js",
+	"/lib/worker.js":       "lib/worker.js",
+	"/lib/subscription.js": "lib/subscription.js",
 }
 
 // Handler serves the embedded files. It is safe for concurrent use.

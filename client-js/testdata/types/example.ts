@@ -115,3 +115,9 @@ const other = await Sluice.connect("wss://edge.example.com", { appkey: "demo", w
 await other.close();
 // @ts-expect-error WebSocket is a class, not an instance
 await Sluice.load({ WebSocket: new WebSocket("wss://edge.example.com") });
+
+// Positions kept across page loads.
+const resumed = await Sluice.connect("wss://edge.example.com", { appkey: "demo", resume: "session", resumeKey: "app", shared: true });
+await resumed.close();
+// @ts-expect-error resume is "session" or "local"
+await Sluice.connect("wss://edge.example.com", { appkey: "demo", resume: true });
