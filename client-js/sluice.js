@@ -14,6 +14,8 @@
 //
 // Types and documentation: sluice.d.ts. No dependencies, no build step.
 
+import { fallbackWebSocket, transportOf } from "./stream.js";
+
 /**
  * defaultWasmURL is where sluice.wasm is unless {wasmURL} says: beside this
  * module, in dist/. Written as the literal new URL("...", import.meta.url),
@@ -125,7 +127,18 @@ async function boot({ wasmURL, wasmExecURL }) {
   const api = new Promise((resolve) => {
     globalThis.__sluiceBoot = resolve;
   });
-  go.run(instance).then(() => {
+  // sluice.wasm takes the WebSocket class as it starts (go.run's
+  // synchronous part): it gets one that falls back to HTTP streaming
+  // (stream.js), and the page's own is put back at once.
+  const pageWebSocket = globalThis.WebSocket;
+  globalThis.WebSocket = fallbackWebSocket(pageWebSocket);
+  let running;
+  try {
+    running = go.run(instance);
+  } finally {
+    globalThis.WebSocket = pageWebSocket;
+  }
+  running.then(() => {
     console.error("sluice: the WebAssembly client exited; reload the page to reconnect");
   });
   return api;
@@ -275,9 +288,10 @@ export class Client extends Emitter {
   async _connect(url) {
     const { onState, onError, onGap, wasmURL, wasmExecURL, WebSocket, suspendOnPageHide, ...goOptions } = this.#options;
     try {
+      this.#url = url;
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
-        this.emit("state", state);
+        this.emit("state", state, this.transport);
       });
     } catch (e) {
       throw toSluiceError(e);
@@ -312,6 +326,16 @@ export class Client extends Emitter {
     removeEventListener("pagehide", l.hide);
     removeEventListener("pageshow", l.show);
     this.#pageListeners = null;
+  }
+
+  #url = "";
+
+  /**
+   * transport is how the connection is carried: "websocket", or
+   * "http-stream" where a WebSocket could not open (stream.js).
+   */
+  get transport() {
+    return transportOf(this.#url);
   }
 
   /** state is the connection state now. */
