@@ -155,3 +155,13 @@ func jsonOf(t testing.TB, s string) map[string]any {
 	}
 	return m
 }
+
+// readAll reads a response's body.
+func readAll(t testing.TB, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
