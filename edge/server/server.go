@@ -58,6 +58,7 @@ type Server struct {
 	conns    connSet         // the open connections, for Shutdown and the server API
 	drain    drainState      // drain.go
 	streams  stream.Registry // the open session streams, which POSTs name (stream.go)
+	pubRates peerRates       // the request rates of one-shot publishes (stream_pub.go)
 }
 
 // origins are the Origin hosts allowed to open WebSockets from a browser
@@ -191,6 +192,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveStream(w, r)
 	case PathSubscribe:
 		s.openSubscribe(w, r)
+	case PathPublish:
+		s.publishOnce(w, r)
 	default:
 		http.NotFound(w, r)
 	}

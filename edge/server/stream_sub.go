@@ -94,7 +94,7 @@ func (req *subscribeRequest) requests() []byte {
 		frames = stream.AppendRequest(frames, p)
 	}
 	if req.token != "" {
-		add("auth/authenticate", "auth", map[string]any{"method": rtm.MethodJWT, "credentials": map[string]string{"token": req.token}})
+		frames = stream.AppendRequest(frames, authRequest(req.token))
 	}
 	for i, ch := range req.channels {
 		b := map[string]any{"channel": ch, "batch": 1}

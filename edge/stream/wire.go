@@ -61,6 +61,12 @@ func (w *Wire) End() { w.ended = true }
 // the response. Only before the head.
 func (w *Wire) Respond(status int, code, reason string) {
 	body, _ := json.Marshal(map[string]string{"error": code, "reason": reason})
+	w.RespondJSON(status, body)
+}
+
+// RespondJSON writes a whole response with status and the JSON body,
+// and ends the response. Only before the head.
+func (w *Wire) RespondJSON(status int, body []byte) {
 	w.head, w.ended = true, true
 	w.raw = append(w.raw, "HTTP/1.1 "...)
 	w.raw = strconv.AppendInt(w.raw, int64(status), 10)
