@@ -59,6 +59,11 @@ type Server struct {
 	drain    drainState      // drain.go
 	streams  stream.Registry // the open session streams, which POSTs name (stream.go)
 	pubRates peerRates       // the request rates of one-shot publishes (stream_pub.go)
+	// httpStreams counts the open connections carried over HTTP (of
+	// conns.active), httpStreamsTotal those opened: written by
+	// openTunnel and the end of such a connection.
+	httpStreams      atomic.Int64
+	httpStreamsTotal atomic.Uint64
 }
 
 // origins are the Origin hosts allowed to open WebSockets from a browser

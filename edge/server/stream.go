@@ -79,7 +79,7 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 		s.dropTunnel(t, err)
 		return
 	}
-	s.start(ws, r.RemoteAddr, a, id, grant, func() { s.streams.Remove(sid) })
+	s.startStream(ws, r, a, id, grant, func() { s.streams.Remove(sid) })
 }
 
 // openTunnel admits a connection attempt as the WebSocket endpoint does
@@ -107,13 +107,27 @@ func (s *Server) openTunnel(w http.ResponseWriter, r *http.Request, enc stream.E
 	}
 	t := stream.NewTunnel(nc, enc, 2*maxPDU(a))
 	t.SetHeaders(s.corsLines(r))
+	s.httpStreams.Add(1)
+	s.httpStreamsTotal.Add(1)
 	return t, a, id, grant, true
+}
+
+// startStream starts the session of a tunnel's WebSocket, as start does,
+// and then ended (nil: nothing) once it is over.
+func (s *Server) startStream(ws *websocket.Conn, r *http.Request, a *session.App, id string, grant *hook.ConnectAnswer, ended func()) {
+	s.start(ws, r.RemoteAddr, a, id, grant, func() {
+		s.httpStreams.Add(-1)
+		if ended != nil {
+			ended()
+		}
+	})
 }
 
 // dropTunnel ends a tunnel whose session could not start.
 func (s *Server) dropTunnel(t *stream.Tunnel, err error) {
 	s.log.Warn("stream could not start", "err", err)
 	_ = t.Close()
+	s.httpStreams.Add(-1)
 	s.leave()
 }
 

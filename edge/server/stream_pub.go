@@ -64,7 +64,7 @@ func (s *Server) publishOnce(w http.ResponseWriter, r *http.Request) {
 		s.dropTunnel(t, err)
 		return
 	}
-	s.start(ws, r.RemoteAddr, a, id, grant, nil)
+	s.startStream(ws, r, a, id, grant, nil)
 	var frames []byte
 	if token != "" {
 		frames = stream.AppendRequest(frames, authRequest(token))

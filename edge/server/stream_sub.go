@@ -141,7 +141,7 @@ func (s *Server) openSubscribe(w http.ResponseWriter, r *http.Request) {
 		s.dropTunnel(t, err)
 		return
 	}
-	s.start(ws, r.RemoteAddr, a, id, grant, nil)
+	s.startStream(ws, r, a, id, grant, nil)
 	if err := injectNow(t, req.requests()); err != nil {
 		s.log.Debug("stream ended before its requests", "remote", r.RemoteAddr, "err", err)
 	}

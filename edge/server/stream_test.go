@@ -165,6 +165,12 @@ func TestStreamStalledReaderIsCutOff(t *testing.T) {
 
 	s, _ := e.openSession(t, "")
 	poll.Until(t, "the session stream to count", func() bool { return e.srv.Stats().Connections == 2 })
+	if st := e.srv.Stats(); st.HTTPStreams != 1 || st.HTTPStreamsTotal != 2 {
+		t.Errorf("HTTP streams open %d, opened %d; want 1 and 2", st.HTTPStreams, st.HTTPStreamsTotal)
+	}
 	s.close()
 	poll.Until(t, "the session of a client gone to end", func() bool { return e.srv.Stats().Connections == 1 })
+	if n := e.srv.Stats().HTTPStreams; n != 0 {
+		t.Errorf("HTTP streams open %d after they ended, want 0", n)
+	}
 }
