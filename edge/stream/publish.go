@@ -1,8 +1,8 @@
 package stream
 
 import (
-	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/sluicehq/sluice/shared/rtm"
 )
@@ -23,20 +23,16 @@ func NewPublishEncoder(replies int) *PublishEncoder { return &PublishEncoder{pen
 
 // Message implements Encoder.
 func (e *PublishEncoder) Message(w *Wire, _ byte, p []byte) {
-	var m pdu
-	if w.ended || json.Unmarshal(p, &m) != nil {
+	if w.ended {
 		return
 	}
-	var b struct {
-		Error string `json:"error"`
-	}
+	action, body := text(field(p, "action")), field(p, "body")
 	switch {
-	case len(m.Action) > 6 && m.Action[len(m.Action)-6:] == "/error":
-		_ = json.Unmarshal(m.Body, &b)
-		w.RespondJSON(Status(rtm.Code(b.Error)), m.Body)
-	case len(m.Action) > 3 && m.Action[len(m.Action)-3:] == "/ok":
+	case strings.HasSuffix(action, "/error"):
+		w.RespondJSON(Status(rtm.Code(text(field(body, "error")))), body)
+	case strings.HasSuffix(action, "/ok"):
 		if e.pending--; e.pending == 0 {
-			w.RespondJSON(http.StatusOK, m.Body)
+			w.RespondJSON(http.StatusOK, body)
 		}
 	}
 }

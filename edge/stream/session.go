@@ -38,10 +38,9 @@ func (SessionEncoder) Closing(w *Wire, code int, reason string) {
 
 // closeJSON is {"code": code, "reason": reason}.
 func closeJSON(code int, reason string) []byte {
-	r, _ := json.Marshal(reason)
 	b := append([]byte(`{"code":`), strconv.Itoa(code)...)
 	b = append(b, `,"reason":`...)
-	b = append(b, r...)
+	b = appendString(b, reason)
 	return append(b, '}')
 }
 

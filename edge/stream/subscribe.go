@@ -43,77 +43,59 @@ func NewSubscribeEncoder(channels []string, ndjson bool, replies int) *Subscribe
 		positions: make([]string, len(channels)), pending: replies}
 }
 
-// pdu is a PDU as the encoder reads it.
-type pdu struct {
-	Action string          `json:"action"`
-	Body   json.RawMessage `json:"body"`
-}
-
-// dataBody is the body of rtm/subscription/data, subscribe/ok and
-// subscription/info, as far as the encoder reads it.
-type dataBody struct {
-	SubscriptionID string            `json:"subscription_id"`
-	Position       string            `json:"position"`
-	Messages       []json.RawMessage `json:"messages"`
-}
-
 // Message implements Encoder. The session speaks JSON to it.
 func (e *SubscribeEncoder) Message(w *Wire, _ byte, p []byte) {
-	var m pdu
-	if json.Unmarshal(p, &m) != nil {
-		return // not the session's: it writes valid JSON
-	}
-	switch m.Action {
+	action, body := text(field(p, "action")), field(p, "body")
+	switch action {
 	case rtm.ActionSubscriptionData:
-		e.data(w, m.Body)
+		e.data(w, body)
 	case rtm.ActionSubscriptionInfo:
-		e.setPosition(m.Body)
-		e.event(w, m.Action, m.Body)
+		e.setPosition(body)
+		e.event(w, action, body)
 	case rtm.ActionSubscriptionErr:
-		e.event(w, m.Action, m.Body)
+		e.event(w, action, body)
 		e.head(w)
 		w.End()
 	case "auth/authenticate/ok":
 		e.replied(w)
 	case "rtm/subscribe/ok":
-		e.setPosition(m.Body)
+		e.setPosition(body)
 		e.replied(w)
 	default:
-		if strings.HasSuffix(m.Action, "/error") {
-			e.refused(w, m.Body)
+		if strings.HasSuffix(action, "/error") {
+			e.refused(w, body)
 		}
 	}
 }
 
-// data encodes the messages of a data PDU.
+// data encodes the messages of a data PDU, one event each:
+// {"channel", "position", "message"}.
 func (e *SubscribeEncoder) data(w *Wire, body []byte) {
-	var b dataBody
-	if json.Unmarshal(body, &b) != nil {
-		return
-	}
-	i := slices.Index(e.channels, b.SubscriptionID)
+	i := slices.Index(e.channels, text(field(body, "subscription_id")))
 	if i < 0 {
 		return
 	}
-	e.positions[i] = b.Position
-	for _, msg := range b.Messages {
-		ev, _ := json.Marshal(struct {
-			Channel  string          `json:"channel"`
-			Position string          `json:"position"`
-			Message  json.RawMessage `json:"message"`
-		}{e.channels[i], b.Position, msg})
+	e.positions[i] = text(field(body, "position"))
+	elements(field(body, "messages"), func(msg []byte) {
+		ev := getBuf()
+		ev = append(ev, `{"channel":`...)
+		ev = appendString(ev, e.channels[i])
+		ev = append(ev, `,"position":`...)
+		ev = appendString(ev, e.positions[i])
+		ev = append(ev, `,"message":`...)
+		ev = append(ev, msg...)
+		ev = append(ev, '}')
 		e.event(w, "", ev)
-	}
+		putBuf(ev)
+	})
 }
 
 // setPosition records where a subscription continues, from a reply or
 // notice whose body names it.
 func (e *SubscribeEncoder) setPosition(body []byte) {
-	var b dataBody
-	if json.Unmarshal(body, &b) == nil {
-		if i := slices.Index(e.channels, b.SubscriptionID); i >= 0 && b.Position != "" {
-			e.positions[i] = b.Position
-		}
+	i := slices.Index(e.channels, text(field(body, "subscription_id")))
+	if pos := text(field(body, "position")); i >= 0 && pos != "" {
+		e.positions[i] = pos
 	}
 }
 
@@ -161,18 +143,14 @@ func (e *SubscribeEncoder) head(w *Wire) {
 // positions past retention as RTM reports them, in the stream; anything
 // else as the HTTP status of a refusal.
 func (e *SubscribeEncoder) refused(w *Wire, body []byte) {
-	var b struct {
-		Error  string `json:"error"`
-		Reason string `json:"reason"`
-	}
-	_ = json.Unmarshal(body, &b)
-	if w.Started() || b.Error == string(rtm.CodeExpiredPosition) || b.Error == string(rtm.CodeOutOfSync) {
+	code := text(field(body, "error"))
+	if w.Started() || code == string(rtm.CodeExpiredPosition) || code == string(rtm.CodeOutOfSync) {
 		e.event(w, rtm.ActionSubscriptionErr, body)
 		e.head(w)
 		w.End()
 		return
 	}
-	w.Respond(Status(rtm.Code(b.Error)), b.Error, b.Reason)
+	w.Respond(Status(rtm.Code(code)), code, text(field(body, "reason")))
 }
 
 // KeepAlive implements Encoder: an SSE comment, or an empty line, which

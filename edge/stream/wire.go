@@ -2,7 +2,6 @@ package stream
 
 import (
 	"bytes"
-	"encoding/json"
 	"net/http"
 	"strconv"
 )
@@ -60,8 +59,10 @@ func (w *Wire) End() { w.ended = true }
 // {"error": code, "reason": reason}, the edge's refusal shape, and ends
 // the response. Only before the head.
 func (w *Wire) Respond(status int, code, reason string) {
-	body, _ := json.Marshal(map[string]string{"error": code, "reason": reason})
-	w.RespondJSON(status, body)
+	body := append([]byte(`{"error":`), appendString(nil, code)...)
+	body = append(body, `,"reason":`...)
+	body = appendString(body, reason)
+	w.RespondJSON(status, append(body, '}'))
 }
 
 // RespondJSON writes a whole response with status and the JSON body,
