@@ -98,11 +98,6 @@ func (w *Wire) bytes(dst []byte) []byte {
 	return dst
 }
 
-// reset empties w for the next write, keeping whether the head is out.
-func (w *Wire) reset() {
-	w.raw, w.body = w.raw[:0], w.body[:0]
-}
-
 // appendSSE appends one event: its type (none: "message"), its id (none:
 // no id line) and data, one data line per line of data, since a line
 // break ends a field; EventSource joins them back with "\n".
