@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -195,5 +196,30 @@ func TestSubscribeStreamExpiredPosition(t *testing.T) {
 	}
 	if _, err := s.read(); err == nil {
 		t.Fatal("the stream goes on after the error")
+	}
+}
+
+// TestStreamsGoAwayOnShutdown checks that a shutting-down edge tells its
+// streams to go elsewhere as it tells WebSockets (1001, as a close event),
+// ends them, and waits for them.
+func TestStreamsGoAwayOnShutdown(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	sub := e.openSSE(t, "/v2/subscribe?appkey=test&channel=c", nil)
+	sess, _ := e.openSession(t, "")
+	if err := e.srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for _, s := range []*sseStream{sub, sess} {
+		ev := s.next()
+		if ev.Event != "close" || jsonOf(t, ev.Data)["code"] != float64(1001) {
+			t.Fatalf("event %+v, want close 1001", ev)
+		}
+		if _, err := s.read(); err == nil {
+			t.Fatal("the stream goes on after its close event")
+		}
+	}
+	if n := e.srv.Stats().HTTPStreams; n != 0 {
+		t.Fatalf("%d streams open after Shutdown", n)
 	}
 }
