@@ -4,13 +4,15 @@ import (
 	"bufio"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // BenchmarkIdleSubscriberMemory measures what an idle subscriber costs
 // the edge, over a WebSocket and over Server-Sent Events: b.N clients
-// each subscribed to a channel where nothing is published, the heap and
+// each subscribed to a channel where nothing is published (and over a
+// session stream, the browser client's fallback), the heap and
 // goroutine stacks after a collection, per client. The clients are bare
 // TCP connections in the same process (a few hundred bytes each, the
 // same for both), so the figure is the edge's own.
@@ -23,6 +25,7 @@ func BenchmarkIdleSubscriberMemory(b *testing.B) {
 	}{
 		{"websocket", idleWebSocket},
 		{"sse", idleSSE},
+		{"session-stream", idleSessionStream},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			e := startEdge(b, nil)
@@ -89,6 +92,39 @@ func idleSSE(b *testing.B, addr string) net.Conn {
 	return c
 }
 
+// idleSessionStream opens a session stream (the browser client's
+// fallback), subscribes by a POST on a connection of its own, closed
+// after the answer, and reads the reply from the stream.
+func idleSessionStream(b *testing.B, addr string) net.Conn {
+	c := dialRaw(b, addr, "GET /v2/stream?appkey=test HTTP/1.1\r\nHost: edge\r\n\r\n")
+	br := bufio.NewReader(c)
+	readHead(b, br)
+	var id string
+	for id == "" {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, rest, ok := strings.Cut(line, `"id":"`); ok {
+			id, _, _ = strings.Cut(rest, `"`)
+		}
+	}
+	pdu := `{"action":"rtm/subscribe","id":1,"body":{"channel":"idle"}}`
+	post := dialRaw(b, addr, "POST /v2/stream?appkey=test&stream="+id+" HTTP/1.1\r\nHost: edge\r\nConnection: close\r\n"+
+		"Content-Length: "+strconv.Itoa(len(pdu))+"\r\n\r\n"+pdu)
+	readHead(b, bufio.NewReader(post))
+	post.Close()
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.Contains(line, "rtm/subscribe/ok") {
+			return c
+		}
+	}
+}
+
 func dialRaw(b *testing.B, addr, request string) net.Conn {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -103,7 +139,7 @@ func dialRaw(b *testing.B, addr, request string) net.Conn {
 // readHead reads a response head and checks its status.
 func readHead(b *testing.B, br *bufio.Reader) {
 	status, err := br.ReadString('\n')
-	if err != nil || !strings.Contains(status, " 101 ") && !strings.Contains(status, " 200 ") {
+	if err != nil || !strings.Contains(status, " 101 ") && !strings.Contains(status, " 200 ") && !strings.Contains(status, " 204 ") {
 		b.Fatalf("response %q: %v", status, err)
 	}
 	for {
