@@ -106,7 +106,7 @@ func (s *Server) openTunnel(w http.ResponseWriter, r *http.Request, enc stream.E
 		return nil, nil, "", nil, false
 	}
 	t := stream.NewTunnel(nc, enc, 2*maxPDU(a))
-	t.SetHeaders(s.corsLines(r))
+	t.SetHeaders(s.corsLines(r), !r.ProtoAtLeast(1, 1))
 	s.httpStreams.Add(1)
 	s.httpStreamsTotal.Add(1)
 	return t, a, id, grant, true

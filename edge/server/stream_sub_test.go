@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -221,5 +222,34 @@ func TestStreamsGoAwayOnShutdown(t *testing.T) {
 	}
 	if n := e.srv.Stats().HTTPStreams; n != 0 {
 		t.Fatalf("%d streams open after Shutdown", n)
+	}
+}
+
+// TestSubscribeStreamHTTP10 checks a stream to an HTTP/1.0 client, as
+// nginx proxies by default: the body is not chunked, and ends with the
+// connection.
+func TestSubscribeStreamHTTP10(t *testing.T) {
+	t.Parallel()
+	e := startEdge(t, nil)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.httpURL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("GET /v2/subscribe?appkey=test&channel=old&format=ndjson HTTP/1.0\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || len(resp.TransferEncoding) != 0 || !resp.Close {
+		t.Fatalf("%s, transfer encoding %v, close %v", resp.Status, resp.TransferEncoding, resp.Close)
+	}
+	e.publishTexts(t, "old", "m1")
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || decodeStreamed(t, line).Message.Text != "m1" {
+		t.Fatalf("line %q: %v", line, err)
 	}
 }

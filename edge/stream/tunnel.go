@@ -55,8 +55,11 @@ func NewTunnel(nc net.Conn, enc Encoder, limit int) *Tunnel {
 }
 
 // SetHeaders sets header lines ("Name: value\r\n" each) that the
-// response's head carries (CORS); before the session runs.
-func (t *Tunnel) SetHeaders(lines string) { t.wire.extra = lines }
+// response's head carries (CORS), and whether the client speaks
+// HTTP/1.0, which takes no chunked body; before the session runs.
+func (t *Tunnel) SetHeaders(lines string, http10 bool) {
+	t.wire.extra, t.wire.identity = lines, http10
+}
 
 // Write implements net.Conn for the session's writer: b holds whole
 // WebSocket frames, which the encoder turns into the response's bytes.

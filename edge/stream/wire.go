@@ -29,24 +29,35 @@ type Wire struct {
 	head    bool   // the head (or a whole response) has been written
 	chunked bool   // the head announced a chunked body
 	ended   bool
+	// identity: the client speaks HTTP/1.0 (nginx's default to its
+	// upstreams), which knows no chunks; the body goes as it is, ended
+	// by closing the connection.
+	identity bool
+	streamed bool // the head announced a body delimited by the close
 }
 
 // Body is where an encoder appends the body bytes of this write.
 func (w *Wire) Body() *[]byte { return &w.body }
 
-// Head appends the head of a 200 chunked response of ctype, once.
+// Head appends the head of a 200 chunked response of ctype, once (to an
+// HTTP/1.0 client, one whose body ends with the connection).
 func (w *Wire) Head(ctype string) {
 	if w.head {
 		return
 	}
-	w.head, w.chunked = true, true
+	w.head, w.chunked, w.streamed = true, !w.identity, w.identity
 	w.raw = append(w.raw, "HTTP/1.1 200 OK\r\nContent-Type: "...)
 	w.raw = append(w.raw, ctype...)
 	// no-transform: a proxy must not buffer or compress the stream;
 	// X-Accel-Buffering says the same to nginx.
 	w.raw = append(w.raw, "\r\n"...)
 	w.raw = append(w.raw, w.extra...)
-	w.raw = append(w.raw, "Cache-Control: no-store, no-transform\r\nX-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"...)
+	w.raw = append(w.raw, "Cache-Control: no-store, no-transform\r\nX-Accel-Buffering: no\r\n"...)
+	if w.identity {
+		w.raw = append(w.raw, "Connection: close\r\n\r\n"...)
+	} else {
+		w.raw = append(w.raw, "Transfer-Encoding: chunked\r\n\r\n"...)
+	}
 }
 
 // Started reports whether the head (or a whole response) is written.
@@ -83,9 +94,13 @@ func (w *Wire) RespondJSON(status int, body []byte) {
 }
 
 // bytes returns what this write puts on the connection: raw, the body
-// as a chunk, and the last chunk if a chunked response ended.
+// as a chunk (or as it is, to an HTTP/1.0 client), and the last chunk if
+// a chunked response ended.
 func (w *Wire) bytes(dst []byte) []byte {
 	dst = append(dst, w.raw...)
+	if w.streamed {
+		return append(dst, w.body...)
+	}
 	if len(w.body) > 0 && w.chunked {
 		dst = strconv.AppendInt(dst, int64(len(w.body)), 16)
 		dst = append(dst, "\r\n"...)

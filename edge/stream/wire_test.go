@@ -82,3 +82,18 @@ func TestWireChunks(t *testing.T) {
 		t.Fatalf("refusal %q", got)
 	}
 }
+
+// TestWireHTTP10 checks the response to an HTTP/1.0 client (nginx's
+// default to its upstreams): no chunks, the body as it is, ended by the
+// close.
+func TestWireHTTP10(t *testing.T) {
+	t.Parallel()
+	w := Wire{identity: true}
+	w.Head(ContentTypeNDJSON)
+	*w.Body() = append(*w.Body(), "{}\n"...)
+	w.End()
+	got := string(w.bytes(nil))
+	if strings.Contains(got, "chunked") || !strings.Contains(got, "Connection: close\r\n\r\n{}\n") || !strings.HasSuffix(got, "\r\n\r\n{}\n") {
+		t.Fatalf("response %q", got)
+	}
+}
