@@ -137,7 +137,7 @@ wasm-check:
 npm-pack: build node
 	@v="$$(./$(BIN) version --short)" && v="$${v#v}" && \
 	stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; mkdir -p "$$stage/dist" "$$stage/lib" bin; \
-	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
+	cp client-js/package.json client-js/README.md client-js/sluice.js client-js/stream.js client-js/sluice.d.ts client-js/install.mjs LICENSE "$$stage/"; \
 	cp client-js/lib/*.js "$$stage/lib/"; \
 	cp $(WASM_DIR)/sluice.wasm $(WASM_DIR)/sluice.wasm.br $(WASM_DIR)/sluice.wasm.gz $(WASM_DIR)/sluice.wasm.d.ts $(WASM_DIR)/wasm_exec.js "$$stage/dist/"; \
 	cd "$$stage" && npm pkg set version="$$v" && npm pkg delete scripts && \

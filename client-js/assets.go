@@ -8,7 +8,7 @@ package clientjs
 import "embed"
 
 // Files are the embedded files, by their path in this directory:
-// sluice.js and the modules it imports (lib/), sluice.d.ts, demo/, what the edge's npm package adds
+// sluice.js and the modules it imports (stream.js, lib/), sluice.d.ts, demo/, what the edge's npm package adds
 // (package.json, README.md, LICENSE: a copy of the repository's, which
 // TestLicense keeps equal; install.mjs and dist/sluice.wasm.d.ts), and
 // the two generated files that are committed, so that every build of the
@@ -20,6 +20,6 @@ import "embed"
 // dist/ (sluice.wasm and sluice.wasm.gz, for npm) are named here by no
 // pattern, so a build embeds the same files in any checkout.
 //
-//go:embed sluice.js lib sluice.d.ts demo dist/README.md dist/sluice.wasm.br dist/wasm_exec.js
+//go:embed sluice.js stream.js lib sluice.d.ts demo dist/README.md dist/sluice.wasm.br dist/wasm_exec.js
 //go:embed package.json README.md LICENSE install.mjs dist/sluice.wasm.d.ts
 var Files embed.FS

@@ -143,7 +143,7 @@ export interface ConnectOptions extends LoadOptions {
    */
   resumeKey?: string;
   /** Listeners registered before connecting, so the first states are heard too. */
-  onState?: (state: State) => void;
+  onState?: (state: State, transport: Transport) => void;
   onError?: (error: SluiceError) => void;
   onGap?: (gap: Gap) => void;
 }
@@ -333,9 +333,12 @@ declare class Emitter<Events extends Record<string, (...args: any[]) => void>> {
   off<E extends keyof Events>(event: E, listener: Events[E]): void;
 }
 
+/** How a connection is carried. */
+export type Transport = "websocket" | "http-stream";
+
 export type ClientEvents = {
-  /** A new connection state. */
-  state: (state: State) => void;
+  /** A new connection state, and the transport the connection uses. */
+  state: (state: State, transport: Transport) => void;
   /** A subscription ended by the edge (out_of_sync; expired_position when resuming with strict), refused, or whose handler threw. */
   error: (error: SluiceError) => void;
   /** A subscription of this client carries on past messages it may have missed. */
@@ -345,6 +348,12 @@ export type ClientEvents = {
 /** A connection to an edge, kept up (reconnect, re-authenticate, resume) until close(). */
 export declare class Client extends Emitter<ClientEvents> {
   readonly state: State;
+  /**
+   * How the connection is carried: "websocket", or "http-stream" (Server-Sent
+   * Events and POSTs) where a WebSocket could not open, which the client falls
+   * back to by itself.
+   */
+  readonly transport: Transport;
   /** Publish a message; resolves with its position once the edge stored it. */
   publish<T>(channel: string, message: T & Sendable<T>, options?: PublishOptions): Promise<Position>;
   /** Store a message like publish (RTM's key-value name). */

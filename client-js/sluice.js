@@ -18,6 +18,7 @@ import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
 import { resumeStore } from "./lib/resume.js";
 import { sharedAPI } from "./lib/shared.js";
 import { Subscription } from "./lib/subscription.js";
+import { fallbackWebSocket, transportOf } from "./stream.js";
 
 export { SluiceError, Subscription };
 
@@ -98,7 +99,18 @@ async function boot({ wasmURL, wasmExecURL }) {
   const api = new Promise((resolve) => {
     globalThis.__sluiceBoot = resolve;
   });
-  go.run(instance).then(() => {
+  // sluice.wasm takes the WebSocket class as it starts (go.run's
+  // synchronous part): it gets one that falls back to HTTP streaming
+  // (stream.js), and the page's own is put back at once.
+  const pageWebSocket = globalThis.WebSocket;
+  globalThis.WebSocket = fallbackWebSocket(pageWebSocket);
+  let running;
+  try {
+    running = go.run(instance);
+  } finally {
+    globalThis.WebSocket = pageWebSocket;
+  }
+  running.then(() => {
     console.error("sluice: the WebAssembly client exited; reload the page to reconnect");
   });
   return api;
@@ -219,9 +231,10 @@ export class Client extends Emitter {
       this.#options;
     this.#resume = resumeStore(resume, { url, appkey: goOptions.appkey, resumeKey });
     try {
+      this.#url = url;
       this.#n = await this.#api.connect(url, goOptions, (state) => {
         this.#state = state;
-        this.emit("state", state);
+        this.emit("state", state, this.transport);
       });
     } catch (e) {
       throw toSluiceError(e);
@@ -256,6 +269,16 @@ export class Client extends Emitter {
     removeEventListener("pagehide", l.hide);
     removeEventListener("pageshow", l.show);
     this.#pageListeners = null;
+  }
+
+  #url = "";
+
+  /**
+   * transport is how the connection is carried: "websocket", or
+   * "http-stream" where a WebSocket could not open (stream.js).
+   */
+  get transport() {
+    return transportOf(this.#url);
   }
 
   /** state is the connection state now. */

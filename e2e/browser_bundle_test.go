@@ -104,7 +104,7 @@ func installFromEdge(t *testing.T, e *cmdEdge) string {
 	if gz, err := io.ReadAll(zr); err != nil || !bytes.Equal(gz, want) {
 		t.Fatalf("npm installed a dist/sluice.wasm.gz that is not sluice.wasm gzipped: %v", err)
 	}
-	for _, name := range []string{"sluice.js", "sluice.d.ts", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts"} {
+	for _, name := range []string{"sluice.js", "stream.js", "sluice.d.ts", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts"} {
 		a, errA := os.ReadFile(filepath.Join(pkg, name))
 		b, errB := os.ReadFile(filepath.Join("..", "client-js", name))
 		if errA != nil || errB != nil || !bytes.Equal(a, b) {

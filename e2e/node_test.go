@@ -40,7 +40,7 @@ type nodeResult struct {
 // Node.js application of testdata/node, which depends on it as "file:../..".
 // The modules under lib/ are added (libFiles).
 var checkoutFiles = []string{
-	"package.json", "README.md", "LICENSE", "install.mjs", "sluice.js", "sluice.d.ts",
+	"package.json", "README.md", "LICENSE", "install.mjs", "sluice.js", "stream.js", "sluice.d.ts",
 	"dist/sluice.wasm.br", "dist/sluice.wasm.d.ts", "dist/wasm_exec.js",
 	"testdata/node/package.json", "testdata/node/package-lock.json", "testdata/node/.npmrc", "testdata/node/roundtrip.mjs",
 }

@@ -26,12 +26,14 @@ export function hideError() {
 
 /**
  * showState sets the state pill (#state): its color follows state (a
- * connection state), its text is label, by default the state itself.
+ * connection state), its text is label, by default the state itself, and
+ * says when the connection is carried by HTTP streaming (transport), the
+ * client's fallback where a WebSocket cannot open.
  */
-export function showState(state, label = state) {
+export function showState(state, label = state, transport = "websocket") {
   const pill = document.getElementById("state");
   pill.dataset.state = state;
-  pill.textContent = label;
+  pill.textContent = state === "connected" && transport === "http-stream" ? `${label} (HTTP streaming)` : label;
 }
 
 /**
@@ -39,11 +41,11 @@ export function showState(state, label = state) {
  * pill (#state) current.
  */
 export async function connect() {
-  const show = (state) => showState(state);
+  const show = (state, transport) => showState(state, state, transport);
   show("connecting");
   try {
     const client = await Sluice.connect("/", { appkey, token, onState: show });
-    show(client.state);
+    show(client.state, client.transport);
     return client;
   } catch (e) {
     show("closed");

@@ -24,6 +24,8 @@ func newMetric(subsystem, name, help string, kind prometheus.ValueType, labels .
 var (
 	connections      = newMetric("server", "connections", "Open WebSocket connections.", prometheus.GaugeValue)
 	connectionsTotal = newMetric("server", "connections_total", "WebSocket connections accepted.", prometheus.CounterValue)
+	httpStreams      = newMetric("server", "http_streams", "Open connections carried over HTTP (Server-Sent Events, NDJSON, one-shot publishes), counted in connections too.", prometheus.GaugeValue)
+	httpStreamsTotal = newMetric("server", "http_streams_total", "Connections carried over HTTP opened.", prometheus.CounterValue)
 	codecConns       = newMetric("server", "codec_connections", "Open WebSocket connections by codec; a message is stored in msgpack and in the codecs with connections when it is published, or closed less than a minute before.", prometheus.GaugeValue, "codec")
 	subscriptions    = newMetric("server", "subscriptions", "Live subscriptions.", prometheus.GaugeValue)
 	published        = newMetric("server", "published_messages_total", "Messages published by clients (publish, write, delete), by the codec they came in.", prometheus.CounterValue, "codec")
@@ -67,7 +69,7 @@ func newServerCollector(srv *server.Server) *serverCollector {
 }
 
 var serverMetrics = []metric{
-	connections, connectionsTotal, codecConns, subscriptions, published, delivered, received, sent,
+	connections, connectionsTotal, httpStreams, httpStreamsTotal, codecConns, subscriptions, published, delivered, received, sent,
 	outOfSync, fastForwards, slowCloses, authFailures, draining, refused, ttlSwitches,
 	appPublished, appDelivered, appReceived, appSent,
 	channels, blocks, blockBytes, storeMemory, appended, expired, evicted, cursorsBehind,
@@ -88,6 +90,8 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.srv.Stats()
 	emit(connections, float64(st.Connections))
 	emit(connectionsTotal, float64(st.ConnectionsTotal))
+	emit(httpStreams, float64(st.HTTPStreams))
+	emit(httpStreamsTotal, float64(st.HTTPStreamsTotal))
 	emit(subscriptions, float64(st.Subscriptions))
 	for i, name := range c.codecs {
 		emit(codecConns, float64(st.CodecConnections[i]), name)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/sluicehq/sluice/edge/hook"
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/tally"
@@ -55,32 +56,8 @@ func (s *Server) acceptOptions() *websocket.AcceptOptions {
 // HTTP server's goroutine and its buffers (some 14 KiB) are released
 // instead of being held for the connection's life.
 func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
-	key := r.URL.Query().Get("appkey")
-	a, ok := s.apps[key]
+	a, id, grant, ok := s.admit(w, r)
 	if !ok {
-		reason := "unknown appkey"
-		if key == "" {
-			reason = "missing appkey query parameter"
-		}
-		s.edge.Counters.Refuse(rtm.CodeInvalidAppkey)
-		s.RefuseRequest(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
-		return
-	}
-	if !s.enter() {
-		s.edge.Counters.Refuse(rtm.CodeUnavailable)
-		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
-		return
-	}
-	if n := s.conns.active.Add(1); n > int64(s.limits.Connections) {
-		s.leave()
-		s.edge.Counters.Refuse(tally.CodeTooManyConnections)
-		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(tally.CodeTooManyConnections), "edge is at its connection limit")
-		return
-	}
-	id := s.newConnID()
-	grant, ok := s.connectHook(w, r, a, id)
-	if !ok {
-		s.leave()
 		return
 	}
 	opts := s.acceptOptions()
@@ -94,11 +71,53 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("websocket upgrade refused", "remote", r.RemoteAddr, "err", err)
 		return
 	}
+	s.start(ws, r.RemoteAddr, a, id, grant, nil)
+}
+
+// admit checks what every connection attempt must pass, WebSocket or
+// HTTP stream: the appkey, the shutdown, the connection limit and the
+// app's connect hook. On refusal it has answered; on success the caller
+// starts the connection or calls leave.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*session.App, string, *hook.ConnectAnswer, bool) {
+	key := r.URL.Query().Get("appkey")
+	a, ok := s.apps[key]
+	if !ok {
+		reason := "unknown appkey"
+		if key == "" {
+			reason = "missing appkey query parameter"
+		}
+		s.edge.Counters.Refuse(rtm.CodeInvalidAppkey)
+		s.RefuseRequest(w, r, http.StatusUnauthorized, string(rtm.CodeInvalidAppkey), reason)
+		return nil, "", nil, false
+	}
+	if !s.enter() {
+		s.edge.Counters.Refuse(rtm.CodeUnavailable)
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(rtm.CodeUnavailable), "edge is shutting down; reconnect elsewhere")
+		return nil, "", nil, false
+	}
+	if n := s.conns.active.Add(1); n > int64(s.limits.Connections) {
+		s.leave()
+		s.edge.Counters.Refuse(tally.CodeTooManyConnections)
+		s.RefuseRequest(w, r, http.StatusServiceUnavailable, string(tally.CodeTooManyConnections), "edge is at its connection limit")
+		return nil, "", nil, false
+	}
+	id := s.newConnID()
+	grant, ok := s.connectHook(w, r, a, id)
+	if !ok {
+		s.leave()
+		return nil, "", nil, false
+	}
+	return a, id, grant, true
+}
+
+// start runs the session of the upgraded connection ws on a goroutine
+// of its own, and then ended (nil: nothing) once it is over.
+func (s *Server) start(ws *websocket.Conn, remote string, a *session.App, id string, grant *hook.ConnectAnswer, ended func()) *session.Session {
 	if d := s.limits.FrameTimeout; d > 0 {
 		ws.SetFrameTimeout(d) // else the websocket package's default
 	}
 	s.edge.Counters.ConnectionsTotal.Add(1)
-	c := session.New(s.edge, a, ws, r.RemoteAddr, id)
+	c := session.New(s.edge, a, ws, remote, id)
 	c.Connect(grant)
 	s.track(c)
 	// Counted before it can subscribe, so that messages published from
@@ -108,8 +127,12 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request) {
 		defer s.leave()
 		defer s.untrack(c)
 		defer s.edge.Codecs.Closed(c.CodecIndex())
+		if ended != nil {
+			defer ended()
+		}
 		c.Run()
 	}()
+	return c
 }
 
 // leave ends a connection attempt that enter admitted and that counted

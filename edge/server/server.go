@@ -36,6 +36,7 @@ import (
 	"github.com/sluicehq/sluice/edge/presence"
 	"github.com/sluicehq/sluice/edge/session"
 	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/edge/stream"
 	"github.com/sluicehq/sluice/edge/tally"
 	"github.com/sluicehq/sluice/shared/websocket"
 )
@@ -54,8 +55,15 @@ type Server struct {
 	origins  origins // who may open WebSockets from a browser
 	ids      connIDs // the connections' ids (hooks.go)
 	log      *slog.Logger
-	conns    connSet    // the open connections, for Shutdown and the server API
-	drain    drainState // drain.go
+	conns    connSet         // the open connections, for Shutdown and the server API
+	drain    drainState      // drain.go
+	streams  stream.Registry // the open session streams, which POSTs name (stream.go)
+	pubRates peerRates       // the request rates of one-shot publishes (stream_pub.go)
+	// httpStreams counts the open connections carried over HTTP (of
+	// conns.active), httpStreamsTotal those opened: written by
+	// openTunnel and the end of such a connection.
+	httpStreams      atomic.Int64
+	httpStreamsTotal atomic.Uint64
 }
 
 // origins are the Origin hosts allowed to open WebSockets from a browser
@@ -179,13 +187,21 @@ func (s *Server) retention(key string) store.Retention {
 	return a.Retention(key[i+1:])
 }
 
-// ServeHTTP serves the RTM endpoint at /v2.
+// ServeHTTP serves the RTM endpoint at /v2, and its HTTP streaming
+// endpoints beside it (stream.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v2" && r.URL.Path != "/v2/" {
+	switch r.URL.Path {
+	case "/v2", "/v2/":
+		s.accept(w, r)
+	case PathStream:
+		s.serveStream(w, r)
+	case PathSubscribe:
+		s.openSubscribe(w, r)
+	case PathPublish:
+		s.publishOnce(w, r)
+	default:
 		http.NotFound(w, r)
-		return
 	}
-	s.accept(w, r)
 }
 
 // goingAway is the close reason of connections ended by Shutdown.

@@ -9,8 +9,13 @@ import (
 // Stats is a snapshot of the edge's counters, for metrics and the
 // $sys.stats channel. Counters only grow; gauges go up and down.
 type Stats struct {
-	Connections      int64 // gauge: open WebSocket connections
+	Connections      int64 // gauge: open WebSocket connections, HTTP streams included
 	ConnectionsTotal uint64
+	// HTTPStreams is the gauge of the connections carried over HTTP
+	// (/v2/stream, /v2/subscribe, /v2/publish), HTTPStreamsTotal the
+	// count of those opened.
+	HTTPStreams      int64
+	HTTPStreamsTotal uint64
 	// CodecConnections is the gauge of open connections per codec,
 	// indexed like Codecs.
 	CodecConnections [payload.NumCodecs]int64
@@ -48,6 +53,8 @@ func (s *Server) Stats() Stats {
 	st := Stats{
 		Connections:      s.conns.active.Load(),
 		ConnectionsTotal: c.ConnectionsTotal.Load(),
+		HTTPStreams:      s.httpStreams.Load(),
+		HTTPStreamsTotal: s.httpStreamsTotal.Load(),
 		Subscriptions:    c.Subscriptions.Load(),
 		OutOfSync:        c.OutOfSync.Load(),
 		FastForward:      c.FastForward.Load(),

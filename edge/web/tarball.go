@@ -29,6 +29,7 @@ var tarballFiles = []struct{ pkg, embedded string }{
 	{"LICENSE", "LICENSE"},
 	{"install.mjs", "install.mjs"},
 	{"sluice.js", "sluice.js"},
+	{"stream.js", "stream.js"},
 	{"sluice.d.ts", "sluice.d.ts"},
 	{"dist/wasm_exec.js", "dist/wasm_exec.js"},
 	{"dist/sluice.wasm", ""},

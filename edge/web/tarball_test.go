@@ -88,7 +88,7 @@ func TestTarball(t *testing.T) {
 	slices.Sort(names)
 	want := []string{"package/LICENSE", "package/README.md", "package/dist/sluice.wasm", "package/dist/sluice.wasm.br",
 		"package/dist/sluice.wasm.d.ts", "package/dist/sluice.wasm.gz", "package/dist/wasm_exec.js",
-		"package/install.mjs", "package/lib/base.js", "package/lib/resume.js", "package/lib/shared.js", "package/lib/subscription.js", "package/lib/worker.js", "package/package.json", "package/sluice.d.ts", "package/sluice.js"}
+		"package/install.mjs", "package/lib/base.js", "package/lib/resume.js", "package/lib/shared.js", "package/lib/subscription.js", "package/lib/worker.js", "package/package.json", "package/sluice.d.ts", "package/sluice.js", "package/stream.js"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tarball files %v, want %v", names, want)
 	}
@@ -102,7 +102,7 @@ func TestTarball(t *testing.T) {
 	if gz, err := io.ReadAll(zr); err != nil || !bytes.Equal(gz, wasmBytes) {
 		t.Errorf("dist/sluice.wasm.gz is not sluice.wasm gzipped: %v", err)
 	}
-	for _, name := range []string{"sluice.js", "lib/base.js", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts", "install.mjs", "LICENSE"} {
+	for _, name := range []string{"sluice.js", "stream.js", "lib/base.js", "dist/wasm_exec.js", "dist/sluice.wasm.br", "dist/sluice.wasm.d.ts", "install.mjs", "LICENSE"} {
 		if !bytes.Equal(files["package/"+name], fsys[name].Data) {
 			t.Errorf("%s differs from the embedded file", name)
 		}

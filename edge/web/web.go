@@ -54,6 +54,7 @@ var routes = map[string]string{
 	"/favicon.svg":    "demo/favicon.svg",
 
 	"/sluice.js":         "sluice.js",
+	"/stream.js":         "stream.js",
 	"/sluice.d.ts":       "sluice.d.ts",
 	"/sluice.wasm":       "dist/sluice.wasm",
 	"/wasm_exec.js":      "dist/wasm_exec.js",

@@ -29,6 +29,7 @@ func testFS() fstest.MapFS {
 		"dist/sluice.wasm.br":  {Data: wasmBrotli},
 		"dist/wasm_exec.js":    {Data: []byte("globalThis.Go = class {};")},
 		"sluice.js":            {Data: []byte(strings.Repeat("export const x = 1;\n", 200))},
+		"stream.js":            {Data: []byte("export const y = 2;")},
 		"sluice.d.ts":          {Data: []byte("export type Position = string;")},
 		"lib/base.js":          {Data: []byte("export class SluiceError extends Error {}")},
 		"lib/resume.js":        {Data: []byte(`import { SluiceError } from "./base.js";`)},
