@@ -181,6 +181,8 @@ func (j *Journal) Newest(ctx context.Context, key string, need uint64) (f store.
 	switch {
 	case err != nil:
 		return store.Frame{}, false, false, err
+	case end.upTo == 0 && need == 0:
+		return store.Frame{}, false, true, nil // nothing to have reached
 	case end.upTo == 0:
 		reached, err = j.Reached(ctx, need)
 		return store.Frame{}, false, reached, err

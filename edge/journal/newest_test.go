@@ -20,6 +20,10 @@ func TestNewestLeavesOutPurgedMessages(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
+	// An empty stream: nothing to reach, nothing found.
+	if _, found, reached, err := j.Newest(ctx, key, 0); err != nil || found || !reached {
+		t.Fatalf("Newest of an empty stream: found %v reached %v, %v; want reached, nothing found", found, reached, err)
+	}
 	s1 := publish(t, j, key, "a")
 	f, found, reached, err := j.Newest(ctx, key, s1)
 	if err != nil || !found || !reached || f.Offset != s1 || string(f.Data) != "a" {
