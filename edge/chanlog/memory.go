@@ -118,12 +118,12 @@ func (m *Memory) Ready() error { return nil }
 func (m *Memory) Windows() Windows { return Windows{} }
 
 // Watch does nothing: the store is the log, every channel in it.
+func (m *Memory) Watch(context.Context, string, int) (func(), bool, error) {
+	return func() {}, false, nil
+}
+
 // Channels lists the store's channels.
 func (m *Memory) Channels(_ context.Context, prefix, after string, limit int) ([]string, bool, error) {
 	keys, more := m.st.ChannelNames(prefix, after, limit)
 	return keys, more, nil
-}
-
-func (m *Memory) Watch(context.Context, string, int) (func(), bool, error) {
-	return func() {}, false, nil
 }

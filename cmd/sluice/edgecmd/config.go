@@ -262,7 +262,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			BlockBytes:      int(c.Store.BlockBytes),
 			FirstBlockBytes: int(c.Store.FirstBlockBytes),
 			ChannelBytes:    int64(l.ChannelBytes),
-			StoreBytes:      c.storeBytes(),
+			StoreBytes:      int64(l.StoreBytes),
 			SweepInterval:   time.Duration(c.Store.SweepInterval),
 		},
 		Limits: server.Limits{

@@ -74,8 +74,7 @@ type LimitsConfig struct {
 	// StoreBytes bounds the memory of all channels, their messages and
 	// (by an estimate of about half a KiB each) the channels themselves;
 	// past it the oldest blocks are evicted, and channels left without
-	// messages or subscribers are forgotten. Default 1GiB, or
-	// DurableStoreBytes on a durable edge.
+	// messages or subscribers are forgotten. Default 1GiB.
 	StoreBytes Size `yaml:"store_bytes,omitempty"`
 	// ChannelBytes bounds the memory of one channel; past it its oldest
 	// blocks are evicted. Default 64MiB.
