@@ -38,6 +38,7 @@ var hashedFiles = []struct{ name, plain string }{
 	{"lib/subscription.js", "/lib/subscription.js"},
 	{"lib/worker.js", "/lib/worker.js"},
 	{"lib/shared.js", "/lib/shared.js"},
+	{"stream.js", "/stream.js"},
 	{"sluice.js", "/sluice.js"},
 }
 
