@@ -112,6 +112,24 @@ func (s *Server) openTunnel(w http.ResponseWriter, r *http.Request, enc stream.E
 	return t, a, id, grant, true
 }
 
+// openPlainStream is openTunnel, then the session of the tunnel's
+// WebSocket started (in JSON) for a one-way stream (/v2/subscribe,
+// /v2/publish) whose requests the caller then feeds in. On failure it
+// has answered and left.
+func (s *Server) openPlainStream(w http.ResponseWriter, r *http.Request, enc stream.Encoder) (*stream.Tunnel, bool) {
+	t, a, id, grant, ok := s.openTunnel(w, r, enc)
+	if !ok {
+		return nil, false
+	}
+	ws, err := stream.Upgrade(t, "")
+	if err != nil {
+		s.dropTunnel(t, err)
+		return nil, false
+	}
+	s.startStream(ws, r, a, id, grant, nil)
+	return t, true
+}
+
 // startStream starts the session of a tunnel's WebSocket, as start does,
 // and then ended (nil: nothing) once it is over.
 func (s *Server) startStream(ws *websocket.Conn, r *http.Request, a *session.App, id string, grant *hook.ConnectAnswer, ended func()) {

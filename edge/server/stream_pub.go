@@ -55,16 +55,10 @@ func (s *Server) publishOnce(w http.ResponseWriter, r *http.Request) {
 	if token != "" {
 		replies++
 	}
-	t, a, id, grant, ok := s.openTunnel(w, r, stream.NewPublishEncoder(replies))
+	t, ok := s.openPlainStream(w, r, stream.NewPublishEncoder(replies))
 	if !ok {
 		return
 	}
-	ws, err := stream.Upgrade(t, "")
-	if err != nil {
-		s.dropTunnel(t, err)
-		return
-	}
-	s.startStream(ws, r, a, id, grant, nil)
 	var frames []byte
 	if token != "" {
 		frames = stream.AppendRequest(frames, authRequest(token))

@@ -132,16 +132,10 @@ func (s *Server) openSubscribe(w http.ResponseWriter, r *http.Request) {
 	if req.token != "" {
 		replies++
 	}
-	t, a, id, grant, ok := s.openTunnel(w, r, stream.NewSubscribeEncoder(req.channels, req.ndjson, replies))
+	t, ok := s.openPlainStream(w, r, stream.NewSubscribeEncoder(req.channels, req.ndjson, replies))
 	if !ok {
 		return
 	}
-	ws, err := stream.Upgrade(t, "")
-	if err != nil {
-		s.dropTunnel(t, err)
-		return
-	}
-	s.startStream(ws, r, a, id, grant, nil)
 	if err := injectNow(t, req.requests()); err != nil {
 		s.log.Debug("stream ended before its requests", "remote", r.RemoteAddr, "err", err)
 	}
