@@ -3,8 +3,6 @@
 package websocket
 
 import (
-	"bytes"
-	"context"
 	"testing"
 
 	cws "github.com/coder/websocket"
@@ -43,22 +41,7 @@ func TestInteropDeflate(t *testing.T) {
 			if !<-negotiated {
 				t.Fatal("deflate not negotiated")
 			}
-			ctx := context.Background()
-			for _, typ := range []cws.MessageType{cws.MessageText, cws.MessageBinary} {
-				for _, n := range deflateSizes {
-					want := payload(n)
-					if err := cc.Write(ctx, typ, want); err != nil {
-						t.Fatalf("%v %d bytes: coder Write: %v", typ, n, err)
-					}
-					gotTyp, got, err := cc.Read(ctx)
-					if err != nil || gotTyp != typ || !bytes.Equal(got, want) {
-						t.Fatalf("%v %d bytes: echo is %v, %d bytes, %v", typ, n, gotTyp, len(got), err)
-					}
-				}
-			}
-			if err := cc.Close(cws.StatusNormalClosure, ""); err != nil {
-				t.Errorf("coder Close: %v", err)
-			}
+			coderEchoes(t, cc, deflateSizes)
 		})
 		t.Run("coder server, our client, "+m.name, func(t *testing.T) {
 			t.Parallel()
@@ -67,20 +50,7 @@ func TestInteropDeflate(t *testing.T) {
 			if _, on := c.Deflate(); !on {
 				t.Fatal("deflate not negotiated")
 			}
-			var buf []byte
-			for _, op := range []Opcode{OpText, OpBinary} {
-				for _, n := range deflateSizes {
-					want := payload(n)
-					if err := writeMessage(c, op, want); err != nil {
-						t.Fatalf("%d %d bytes: writeMessage: %v", op, n, err)
-					}
-					gotOp, got, err := c.ReadMessage(buf)
-					if err != nil || gotOp != op || !bytes.Equal(got, want) {
-						t.Fatalf("%d %d bytes: echo is %d, %d bytes, %v", op, n, gotOp, len(got), err)
-					}
-					buf = got
-				}
-			}
+			ourEchoes(t, c, deflateSizes)
 		})
 	}
 }

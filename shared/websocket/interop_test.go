@@ -162,42 +162,53 @@ func TestInteropMessages(t *testing.T) {
 	t.Parallel()
 	t.Run("our server, coder client", func(t *testing.T) {
 		t.Parallel()
-		cc := coderDial(t, ourServer(t, nil, echo), nil)
-		ctx := context.Background()
-		for _, typ := range []cws.MessageType{cws.MessageText, cws.MessageBinary} {
-			for _, n := range interopSizes {
-				want := payload(n)
-				if err := cc.Write(ctx, typ, want); err != nil {
-					t.Fatalf("%v %d bytes: coder Write: %v", typ, n, err)
-				}
-				gotTyp, got, err := cc.Read(ctx)
-				if err != nil || gotTyp != typ || !bytes.Equal(got, want) {
-					t.Fatalf("%v %d bytes: echo is %v, %d bytes, %v", typ, n, gotTyp, len(got), err)
-				}
-			}
-		}
-		if err := cc.Close(cws.StatusNormalClosure, ""); err != nil {
-			t.Errorf("coder Close: %v", err)
-		}
+		coderEchoes(t, coderDial(t, ourServer(t, nil, echo), nil), interopSizes)
 	})
 	t.Run("coder server, our client", func(t *testing.T) {
 		t.Parallel()
-		c := ourDial(t, coderServer(t, nil, coderEcho), nil)
-		var buf []byte
-		for _, op := range []Opcode{OpText, OpBinary} {
-			for _, n := range interopSizes {
-				want := payload(n)
-				if err := writeMessage(c, op, want); err != nil {
-					t.Fatalf("%d %d bytes: writeMessage: %v", op, n, err)
-				}
-				gotOp, got, err := c.ReadMessage(buf)
-				if err != nil || gotOp != op || !bytes.Equal(got, want) {
-					t.Fatalf("%d %d bytes: echo is %d, %d bytes, %v", op, n, gotOp, len(got), err)
-				}
-				buf = got
+		ourEchoes(t, ourDial(t, coderServer(t, nil, coderEcho), nil), interopSizes)
+	})
+}
+
+// coderEchoes has coder's connection cc send a text and a binary message
+// of each size to an echo and checks each echo, then closes it.
+func coderEchoes(t *testing.T, cc *cws.Conn, sizes []int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, typ := range []cws.MessageType{cws.MessageText, cws.MessageBinary} {
+		for _, n := range sizes {
+			want := payload(n)
+			if err := cc.Write(ctx, typ, want); err != nil {
+				t.Fatalf("%v %d bytes: coder Write: %v", typ, n, err)
+			}
+			gotTyp, got, err := cc.Read(ctx)
+			if err != nil || gotTyp != typ || !bytes.Equal(got, want) {
+				t.Fatalf("%v %d bytes: echo is %v, %d bytes, %v", typ, n, gotTyp, len(got), err)
 			}
 		}
-	})
+	}
+	if err := cc.Close(cws.StatusNormalClosure, ""); err != nil {
+		t.Errorf("coder Close: %v", err)
+	}
+}
+
+// ourEchoes is coderEchoes with our connection c.
+func ourEchoes(t *testing.T, c *Conn, sizes []int) {
+	t.Helper()
+	var buf []byte
+	for _, op := range []Opcode{OpText, OpBinary} {
+		for _, n := range sizes {
+			want := payload(n)
+			if err := writeMessage(c, op, want); err != nil {
+				t.Fatalf("%d %d bytes: writeMessage: %v", op, n, err)
+			}
+			gotOp, got, err := c.ReadMessage(buf)
+			if err != nil || gotOp != op || !bytes.Equal(got, want) {
+				t.Fatalf("%d %d bytes: echo is %d, %d bytes, %v", op, n, gotOp, len(got), err)
+			}
+			buf = got
+		}
+	}
 }
 
 // batch is n messages of both types and assorted sizes.
