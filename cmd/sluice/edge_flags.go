@@ -71,6 +71,7 @@ type clusterFlags struct {
 	natsCreds, natsToken, natsUser, natsPassword string
 	natsCA, natsCert, natsKey                    string
 	routes, nats                                 []string
+	partitions                                   int
 }
 
 func (o *clusterFlags) register(fs *flag.FlagSet) {
@@ -83,6 +84,7 @@ func (o *clusterFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&o.nodeName, "node-name", "", "this node's name in the cluster (default sluice-PORT)")
 	fs.StringVar(&o.feed, "cluster-feed", "", "what this edge receives of the log: interest, the channels its clients use, or all (default: interest where edges share the log, all on a single durable node)")
+	fs.IntVar(&o.partitions, "cluster-partitions", 0, "how many streams the log is split into, each with its own leader (default 1; fixed when the log is made)")
 	fs.StringVar(&o.tlsCert, "cluster-tls-cert", "", "PEM certificate chain this node presents on its routes (with --cluster-tls-key and --cluster-tls-ca): routes over TLS, verified both ways")
 	fs.StringVar(&o.tlsKey, "cluster-tls-key", "", "PEM private key of --cluster-tls-cert")
 	fs.StringVar(&o.tlsCA, "cluster-tls-ca", "", "PEM certificate of the cluster's CA, which every node's route certificate must chain to")
@@ -109,6 +111,9 @@ func (o *clusterFlags) apply(c *edgecmd.Config) {
 	})
 	if len(o.routes) > 0 {
 		c.Cluster.Routes = o.routes
+	}
+	if o.partitions != 0 {
+		c.Cluster.Partitions = o.partitions
 	}
 	if len(o.nats) > 0 {
 		c.NATS.URLs = o.nats

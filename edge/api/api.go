@@ -66,21 +66,21 @@ type Options struct {
 	// the embedded NATS node it runs on, if any: info then names the node,
 	// its cluster's peers and meta leader. Default nil: an in-memory edge
 	// (and no node).
-	Journal *journal.Journal
-	Node    *journal.Node
+	Journals []*journal.Journal
+	Node     *journal.Node
 }
 
 // Handler serves /api/<method>. It is safe for concurrent use.
 type Handler struct {
-	srv     *server.Server
-	keys    *keyring
-	maxBody int64
-	window  *window
-	log     *slog.Logger
-	limits  *limiters
-	counts  requestCounts
-	journal *journal.Journal // nil: in memory
-	node    *journal.Node    // nil: no embedded node
+	srv      *server.Server
+	keys     *keyring
+	maxBody  int64
+	window   *window
+	log      *slog.Logger
+	limits   *limiters
+	counts   requestCounts
+	journals []*journal.Journal // none: in memory
+	node     *journal.Node      // nil: no embedded node
 }
 
 // New returns the API of srv, authenticating with its apps' API keys.
@@ -101,14 +101,14 @@ func New(srv *server.Server, opts *Options) *Handler {
 		now = time.Now
 	}
 	return &Handler{
-		srv:     srv,
-		keys:    newKeyring(apps),
-		maxBody: maxBody,
-		window:  newWindow(cmp.Or(opts.IdempotencyWindow, DefaultIdempotencyWindow), cmp.Or(opts.IdempotencyKeys, DefaultIdempotencyKeys), now),
-		log:     cmp.Or(opts.Logger, slog.Default()),
-		limits:  newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
-		journal: opts.Journal,
-		node:    opts.Node,
+		srv:      srv,
+		keys:     newKeyring(apps),
+		maxBody:  maxBody,
+		window:   newWindow(cmp.Or(opts.IdempotencyWindow, DefaultIdempotencyWindow), cmp.Or(opts.IdempotencyKeys, DefaultIdempotencyKeys), now),
+		log:      cmp.Or(opts.Logger, slog.Default()),
+		limits:   newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
+		journals: opts.Journals,
+		node:     opts.Node,
 	}
 }
 

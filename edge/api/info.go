@@ -33,9 +33,12 @@ type InfoAnswer struct {
 	// Journal is the stream and this edge's progress in it (JetStream
 	// only); Node the embedded NATS node and its cluster (an embedded
 	// node only: not with an external NATS).
-	Journal *journal.Info     `json:"journal,omitempty"`
-	Node    *journal.NodeInfo `json:"node,omitempty"`
-	App     AppInfo           `json:"app"`
+	Journal *journal.Info `json:"journal,omitempty"`
+	// Partitions are every partition's journal, in order, in a log of
+	// more than one (Journal is the first's).
+	Partitions []journal.Info    `json:"partitions,omitempty"`
+	Node       *journal.NodeInfo `json:"node,omitempty"`
+	App        AppInfo           `json:"app"`
 }
 
 // PresenceInfo is presence.Totals in JSON.
@@ -80,13 +83,18 @@ func (h *Handler) info(r *http.Request, appKey string, body []byte) (any, error)
 			out.App.MessagesIn, out.App.MessagesOut = a.MessagesIn, a.MessagesOut
 		}
 	}
-	if h.journal != nil {
+	for p, j := range h.journals {
 		out.Storage = StorageJetStream
-		ji, err := h.journal.Info(r.Context())
+		ji, err := j.Info(r.Context())
 		if err != nil {
-			h.log.Warn("api: info: the stream did not answer", "err", err)
+			h.log.Warn("api: info: the stream did not answer", "stream", j.Stream(), "err", err)
 		}
-		out.Journal = &ji
+		if p == 0 {
+			out.Journal = &ji
+		}
+		if len(h.journals) > 1 {
+			out.Partitions = append(out.Partitions, ji)
+		}
 	}
 	if h.node != nil {
 		ni, err := h.node.Info()

@@ -31,7 +31,7 @@ func startJournalEdgeOn(t *testing.T, n *journal.Node) *edge {
 func startJournalEdgeWith(t *testing.T, n *journal.Node, opts *journal.Options) *edge {
 	t.Helper()
 	j := journaltest.Open(t, n, opts)
-	return startEdgeOf(t, &server.Options{Apps: testApps()}, j, &api.Options{Journal: j, Node: n})
+	return startEdgeOf(t, &server.Options{Apps: testApps()}, j, &api.Options{Journals: []*journal.Journal{j}, Node: n})
 }
 
 // TestJournalEdge: on a durable edge an API publish is acknowledged by

@@ -40,7 +40,7 @@ const logBatch = 256
 // gap (its client resubscribes from its position).
 func (cu *CatchUp) Read(ctx context.Context, maxBytes int) ([]store.Frame, bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, logTimeout)
-	frames, more, err := cu.l.j.Next(rctx, cu.key, cu.next, logBatch, maxBytes)
+	frames, more, err := cu.l.jn(cu.key).Next(rctx, cu.key, cu.next, logBatch, maxBytes)
 	cancel()
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
@@ -83,7 +83,7 @@ var errLogLags = errors.New("chanlog: the log's copy answering reads stays behin
 // the reader asks again.
 func (cu *CatchUp) reached(ctx context.Context) (bool, error) {
 	rctx, cancel := context.WithTimeout(ctx, logTimeout)
-	ok, err := cu.l.j.Reached(rctx, cu.until-1)
+	ok, err := cu.l.jn(cu.key).Reached(rctx, cu.until-1)
 	cancel()
 	switch {
 	case err != nil:
@@ -111,7 +111,7 @@ func (cu *CatchUp) reached(ctx context.Context) (bool, error) {
 // the subscription; ErrUnreadable if the log cannot say; else nil.
 func (cu *CatchUp) End(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(ctx, logTimeout)
-	through, err := cu.l.j.PurgedThrough(rctx, cu.key)
+	through, err := cu.l.jn(cu.key).PurgedThrough(rctx, cu.key)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnreadable, err)
@@ -119,7 +119,7 @@ func (cu *CatchUp) End(ctx context.Context) error {
 	if through < cu.next {
 		return nil
 	}
-	epoch := cu.l.epoch()
+	epoch := cu.l.epoch(cu.key)
 	return &store.OutOfSyncError{Missed: 1,
 		Position: rtm.Position{Epoch: epoch, Offset: cu.next}, Head: rtm.Position{Epoch: epoch, Offset: through + 1}}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
@@ -137,9 +138,11 @@ type Journal interface {
 
 // Journaled is the log of a durable or clustered edge: the journal is
 // the log of record, st its replica (which the journal's feed appends
-// to; the server never does).
+// to; the server never does). A log in several partitions has a journal
+// per partition, and a channel is in the one Partition gives its key.
 type Journaled struct {
-	j         Journal
+	parts     []Journal
+	j         Journal // parts[0]: for what every partition shares (its options)
 	st        *store.Store
 	retention func(key string) store.Retention
 	group     func(key string) string
@@ -148,8 +151,10 @@ type Journaled struct {
 
 // JournalConfig is what a journaled log is made of.
 type JournalConfig struct {
-	Journal Journal
-	// Store is the journal's replica.
+	// Journals are the log's partitions, in order (Partition): one for a
+	// log of one partition. None: the memory log of Store.
+	Journals []Journal
+	// Store is the journals' replica.
 	Store *store.Store
 	// Retention says how long a key's messages may be read.
 	Retention func(key string) store.Retention
@@ -159,37 +164,70 @@ type JournalConfig struct {
 	Log   *slog.Logger
 }
 
-// NewJournaled returns the log cfg describes.
+// NewJournaled returns the log cfg describes; cfg.Journals holds one
+// journal at least.
 func NewJournaled(cfg JournalConfig) *Journaled {
-	return &Journaled{j: cfg.Journal, st: cfg.Store, retention: cfg.Retention, group: cfg.Group, log: cfg.Log}
+	return &Journaled{parts: cfg.Journals, j: cfg.Journals[0], st: cfg.Store, retention: cfg.Retention, group: cfg.Group, log: cfg.Log}
 }
 
-// epoch is the log's: every position's.
-func (l *Journaled) epoch() uint64 { return l.j.Epoch() }
+// jn returns the journal of key's partition.
+func (l *Journaled) jn(key string) Journal {
+	if len(l.parts) == 1 {
+		return l.j
+	}
+	return l.parts[Partition(key, len(l.parts))]
+}
 
-// Ready says why the journal cannot serve.
-func (l *Journaled) Ready() error { return l.j.Ready() }
+// epoch is the epoch of key's partition: every position of key's.
+func (l *Journaled) epoch(key string) uint64 { return l.jn(key).Epoch() }
 
-// Windows are the journal's.
+// Ready says why the journals cannot serve: the first partition's reason.
+func (l *Journaled) Ready() error {
+	for _, j := range l.parts {
+		if err := j.Ready(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Windows are the journal's: every partition's.
 func (l *Journaled) Windows() Windows {
 	return Windows{Request: l.j.PublishTimeout(), Resolve: l.j.ResolveWindow(),
 		Duplicates: l.j.DuplicatesWindow(), Retention: l.j.Retention()}
 }
 
-// OnSwitch hands f to the journal's feed.
+// OnSwitch hands f to the feed of every partition.
 func (l *Journaled) OnSwitch(f func(key string, at rtm.Position, stored time.Time, ttl int64, message []byte, replayed bool)) {
-	l.j.OnSwitch(func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool) {
-		f(key, rtm.Position{Epoch: l.epoch(), Offset: offset}, stored, ttl, message, replayed)
-	})
+	for _, j := range l.parts {
+		epoch := j.Epoch()
+		j.OnSwitch(func(key string, offset uint64, stored time.Time, ttl int64, message []byte, replayed bool) {
+			f(key, rtm.Position{Epoch: epoch, Offset: offset}, stored, ttl, message, replayed)
+		})
+	}
 }
 
-// Watch has the journal bring the channels under prefix.
+// Watch has every partition's journal bring the channels under prefix:
+// a prefix's channels are in all of them. limit bounds each partition's.
 func (l *Journaled) Watch(ctx context.Context, prefix string, limit int) (func(), bool, error) {
-	release, more, err := l.j.WatchPrefix(ctx, prefix, limit)
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	releases := make([]func(), 0, len(l.parts))
+	releaseAll := func() {
+		for _, r := range releases {
+			r()
+		}
 	}
-	return release, more, nil
+	for _, j := range l.parts {
+		release, more, err := j.WatchPrefix(ctx, prefix, limit)
+		if err != nil || more {
+			releaseAll()
+			if err != nil {
+				return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			}
+			return nil, true, nil
+		}
+		releases = append(releases, release)
+	}
+	return releaseAll, false, nil
 }
 
 // Channels lists the store's channels, or the log's where the store
@@ -199,9 +237,21 @@ func (l *Journaled) Channels(ctx context.Context, prefix, after string, limit in
 		keys, more := l.st.ChannelNames(prefix, after, limit)
 		return keys, more, nil
 	}
-	keys, more, err := l.j.ChannelKeys(ctx, prefix, after, limit)
-	if err != nil {
-		return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+	var keys []string
+	more := false
+	for _, j := range l.parts {
+		ks, m, err := j.ChannelKeys(ctx, prefix, after, limit)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+		}
+		keys, more = append(keys, ks...), more || m
+	}
+	if len(l.parts) > 1 {
+		// Each partition's keys are in order; together they are not.
+		slices.Sort(keys)
+		if len(keys) > limit {
+			keys, more = keys[:limit], true
+		}
 	}
 	return keys, more, nil
 }
@@ -209,18 +259,41 @@ func (l *Journaled) Channels(ctx context.Context, prefix, after string, limit in
 // New returns the log of cfg: journaled with a journal, else the memory
 // log of cfg.Store.
 func New(cfg JournalConfig) Log {
-	if cfg.Journal == nil {
+	if len(cfg.Journals) == 0 {
 		return NewMemory(cfg.Store)
 	}
 	return NewJournaled(cfg)
 }
 
-// StoreEpoch is the epoch of the store that is j's replica: the log's,
-// which numbers its positions; 0 without a journal (the store picks
-// its own).
-func StoreEpoch(j Journal) uint64 {
-	if j == nil {
+// StorePartitions are the partitions of the store that is the replica
+// of the log of js (its partitions, in order): their epochs, which
+// number their positions, and Partition. Nil without a journal (the
+// store picks its own epochs).
+func StorePartitions(js []Journal) *store.Partitions {
+	if len(js) == 0 {
+		return nil
+	}
+	p := &store.Partitions{Epochs: make([]uint64, len(js))}
+	for i, j := range js {
+		p.Epochs[i] = j.Epoch()
+	}
+	if n := len(js); n > 1 {
+		p.Of = func(key string) int { return Partition(key, n) }
+	}
+	return p
+}
+
+// Partition returns the partition of a store key in a log of n: fixed by
+// the key (FNV-1a), so that every edge, and every start, puts a channel
+// in the same one.
+func Partition(key string, n int) int {
+	if n <= 1 {
 		return 0
 	}
-	return j.Epoch()
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
 }

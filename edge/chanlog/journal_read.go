@@ -39,9 +39,9 @@ func (l *Journaled) logRead(ctx context.Context, key string, at *rtm.Position) (
 // could answer: the chaos test's stale-read saw a read return a message
 // purged 3 s before, from a copy the SIGSTOP of its edge held behind.
 func (l *Journaled) logNewest(ctx context.Context, key string) (store.Frame, bool, error) {
-	need := l.j.Shown()
+	need := l.jn(key).Shown()
 	for pause := logCaughtUpPause; ; pause = min(2*pause, logLagPause) {
-		f, ok, reached, err := l.j.Newest(ctx, key, need)
+		f, ok, reached, err := l.jn(key).Newest(ctx, key, need)
 		if err != nil {
 			return store.Frame{}, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 		}
@@ -64,7 +64,7 @@ func (l *Journaled) leaderRead(ctx context.Context, key string, from uint64) (st
 	if err := l.checkReadable(ctx, key, from); err != nil {
 		return store.Frame{}, false, err
 	}
-	f, ok, err := l.j.LeaderRead(ctx, key, from)
+	f, ok, err := l.jn(key).LeaderRead(ctx, key, from)
 	if err != nil {
 		return store.Frame{}, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
@@ -76,13 +76,13 @@ func (l *Journaled) leaderRead(ctx context.Context, key string, from uint64) (st
 // the log, or ErrExpired if the messages from there on are no longer all
 // readable.
 func (l *Journaled) logFirst(ctx context.Context, key string, from uint64, ret store.Retention, now int64) (store.Frame, bool, error) {
-	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
+	if err := l.logCaughtUp(ctx, key, l.jn(key).Shown()); err != nil {
 		return store.Frame{}, false, err
 	}
 	if err := l.checkReadable(ctx, key, from); err != nil {
 		return store.Frame{}, false, err
 	}
-	fs, newer, err := l.j.Next(ctx, key, from, 1, 0)
+	fs, newer, err := l.jn(key).Next(ctx, key, from, 1, 0)
 	if err != nil {
 		return store.Frame{}, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
@@ -108,13 +108,13 @@ const logCaughtUpPause = time.Millisecond
 // its clients (a history right after an acknowledged publish that did
 // not hold it; a purge not yet seen). A copy that does not catch up
 // within ctx is an error, never an answer.
-func (l *Journaled) logCaughtUp(ctx context.Context, need uint64) error {
+func (l *Journaled) logCaughtUp(ctx context.Context, key string, need uint64) error {
 	if need == 0 {
 		return nil
 	}
 	pause := logCaughtUpPause
 	for {
-		ok, err := l.j.Reached(ctx, need)
+		ok, err := l.jn(key).Reached(ctx, need)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUnreadable, err)
 		}
@@ -153,7 +153,7 @@ func (l *Journaled) logHistoryStart(ctx context.Context, key string, sp logSpan)
 	if sp.before == 1 {
 		return 0, false, nil // nothing is older than the log's first offset
 	}
-	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
+	if err := l.logCaughtUp(ctx, key, l.jn(key).Shown()); err != nil {
 		return 0, false, err
 	}
 	start, found, err := l.logWalk(ctx, key, sp)
@@ -164,7 +164,7 @@ func (l *Journaled) logHistoryStart(ctx context.Context, key string, sp logSpan)
 		// The walk found the old messages the history rule keeps;
 		// FirstSince finds those the TTL keeps.
 		ret, now := l.retention(key).Normalized(), l.st.Now()
-		f, ok, err := l.j.FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
+		f, ok, err := l.jn(key).FirstSince(ctx, key, time.Unix(0, now-int64(min(sp.age, ret.TTL))))
 		if err != nil {
 			return 0, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 		}
@@ -185,7 +185,7 @@ func (l *Journaled) logHistoryStart(ctx context.Context, key string, sp logSpan)
 // the log drops them as it reads on. ok is false when nothing before
 // offset before (0: any) is left.
 func (l *Journaled) pastPurge(ctx context.Context, key string, start, before uint64) (uint64, bool, error) {
-	through, err := l.j.PurgedThrough(ctx, key)
+	through, err := l.jn(key).PurgedThrough(ctx, key)
 	switch {
 	case err != nil:
 		return 0, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
@@ -214,7 +214,7 @@ func (l *Journaled) logWalk(ctx context.Context, key string, sp logSpan) (uint64
 		upTo = sp.before - 1
 	}
 	for newer := sp.held; newer < walk && newer-sp.held < maxLogHistory; newer++ {
-		f, ok, err := l.j.Last(ctx, key, upTo)
+		f, ok, err := l.jn(key).Last(ctx, key, upTo)
 		if err != nil {
 			return 0, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
 		}
@@ -235,14 +235,14 @@ func (l *Journaled) logWalk(ctx context.Context, key string, sp logSpan) (uint64
 // (its limits), and no purge dropped them (as on an edge alone, a
 // position up to a purge is expired, one after it reads on).
 func (l *Journaled) checkReadable(ctx context.Context, key string, from uint64) error {
-	first, _, err := l.j.Bounds(ctx)
+	first, _, err := l.jn(key).Bounds(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	if from < first {
 		return store.ErrExpired // the log let them go
 	}
-	through, err := l.j.PurgedThrough(ctx, key)
+	through, err := l.jn(key).PurgedThrough(ctx, key)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
@@ -254,7 +254,7 @@ func (l *Journaled) checkReadable(ctx context.Context, key string, from uint64) 
 
 // Read reads the replica, and the log where the replica cannot answer.
 func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Reading, error) {
-	epoch := l.epoch()
+	epoch := l.epoch(key)
 	if l.j.Shared() {
 		// As a subscribe does: this edge's store first applies what the
 		// log had acknowledged when the read came, by any edge (a newer
@@ -308,7 +308,7 @@ func (l *Journaled) Read(ctx context.Context, key string, at *rtm.Position) (Rea
 func (l *Journaled) History(ctx context.Context, key string, at *rtm.Position, count, limit int, page func([]store.Frame, uint64, bool) error) error {
 	var from uint64
 	if at != nil {
-		if at.Epoch != l.epoch() {
+		if at.Epoch != l.epoch(key) {
 			return store.ErrExpired
 		}
 		from = at.Offset
@@ -318,19 +318,19 @@ func (l *Journaled) History(ctx context.Context, key string, at *rtm.Position, c
 			return err
 		}
 		if !found {
-			return page(nil, l.epoch(), false)
+			return page(nil, l.epoch(key), false)
 		}
 		from = start
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
-	if err := l.logCaughtUp(ctx, l.j.Shown()); err != nil {
+	if err := l.logCaughtUp(ctx, key, l.jn(key).Shown()); err != nil {
 		return err
 	}
 	if err := l.checkReadable(ctx, key, from); err != nil {
 		return err
 	}
-	frames, more, err := l.j.Next(ctx, key, from, limit, 0)
+	frames, more, err := l.jn(key).Next(ctx, key, from, limit, 0)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
@@ -340,5 +340,5 @@ func (l *Journaled) History(ctx context.Context, key string, at *rtm.Position, c
 		// subscription at that position gets.
 		return store.ErrExpired
 	}
-	return page(frames, l.epoch(), more > 0)
+	return page(frames, l.epoch(key), more > 0)
 }

@@ -34,7 +34,7 @@ func (l *Journaled) Subscribe(ctx context.Context, key string, start store.Start
 
 // subscribe is Subscribe once the replica has caught up.
 func (l *Journaled) subscribe(ctx context.Context, key string, start store.Start) (*store.Cursor, *CatchUp, error) {
-	st, j := l.st, l.j
+	st, j := l.st, l.jn(key)
 	switch {
 	case start.Position != nil:
 		if err := l.checkFuture(ctx, key, *start.Position); err != nil {
@@ -69,9 +69,9 @@ func (l *Journaled) subscribe(ctx context.Context, key string, start store.Start
 // store holds only the channels followed.
 func (l *Journaled) caughtUp(ctx context.Context, key string) (release func(), err error) {
 	if !l.j.Interest() {
-		return func() {}, l.awaitAcknowledged(ctx)
+		return func() {}, l.awaitAcknowledged(ctx, key)
 	}
-	release, err = l.j.Follow(ctx, key)
+	release, err = l.jn(key).Follow(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
@@ -80,7 +80,7 @@ func (l *Journaled) caughtUp(ctx context.Context, key string) (release func(), e
 
 // applied is the offset up to which the replica holds key.
 func (l *Journaled) applied(key string) uint64 {
-	a, _ := l.j.Applied(key)
+	a, _ := l.jn(key).Applied(key)
 	return a
 }
 
@@ -95,25 +95,27 @@ func (l *Journaled) applied(key string) uint64 {
 // ends fails the subscribe with ErrUnreadable (unavailable, which the
 // client may retry): starting from what it has would break that promise,
 // as the 2 s wait this replaced did during failovers (the chaos test).
-func (l *Journaled) awaitAcknowledged(ctx context.Context) error {
+func (l *Journaled) awaitAcknowledged(ctx context.Context, key string) error {
 	if !l.j.Shared() {
 		return nil
 	}
-	return l.awaitApplied(ctx)
+	return l.awaitApplied(ctx, key)
 }
 
 // awaitApplied waits until this edge's store has applied every message
 // the log had acknowledged when it was called (another edge's purge
 // marker among them), or fails with ErrUnreadable once ctx ends.
-func (l *Journaled) awaitApplied(ctx context.Context) error {
-	last, err := l.acknowledged(ctx)
+func (l *Journaled) awaitApplied(ctx context.Context, key string) error {
+	j := l.jn(key)
+	last, err := l.acknowledged(ctx, j)
 	if err != nil {
 		return err
 	}
-	for pause := logCaughtUpPause / 10; l.st.Applied() < last; pause = min(2*pause, logLagPause) {
+	part := Partition(key, len(l.parts))
+	for pause := logCaughtUpPause / 10; l.st.Applied(part) < last; pause = min(2*pause, logLagPause) {
 		if err := pauseCtx(ctx, pause); err != nil {
 			return fmt.Errorf("%w: this edge's feed stays behind the log's acknowledged offset %d (applied %d): %w",
-				ErrUnreadable, last, l.st.Applied(), err)
+				ErrUnreadable, last, l.st.Applied(part), err)
 		}
 	}
 	return nil
@@ -121,9 +123,9 @@ func (l *Journaled) awaitApplied(ctx context.Context) error {
 
 // acknowledged asks the log's leader for its last offset (Acknowledged)
 // until one answers or ctx ends: during an election none does.
-func (l *Journaled) acknowledged(ctx context.Context) (uint64, error) {
+func (l *Journaled) acknowledged(ctx context.Context, j Journal) (uint64, error) {
 	for pause := logLagPause; ; pause = min(2*pause, time.Second) {
-		last, err := l.j.Acknowledged(ctx)
+		last, err := j.Acknowledged(ctx)
 		if err == nil {
 			return last, nil
 		}
@@ -190,14 +192,14 @@ func (l *Journaled) history(ctx context.Context, key string, start store.Start) 
 // this edge's replica is waited for, within ctx, and refused only if it
 // stays beyond. Without a leader's answer, ErrUnreadable.
 func (l *Journaled) checkFuture(ctx context.Context, key string, p rtm.Position) error {
-	if p.Epoch != l.j.Epoch() || p.Offset <= l.applied(key)+1 {
+	if p.Epoch != l.jn(key).Epoch() || p.Offset <= l.applied(key)+1 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, logTimeout)
 	defer cancel()
 	answered := false // a leader answered, that p is beyond
 	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
-		_, last, err := l.j.Bounds(ctx)
+		_, last, err := l.jn(key).Bounds(ctx)
 		switch {
 		case err == nil && p.Offset <= last+1, p.Offset <= l.applied(key)+1:
 			return nil
@@ -243,7 +245,7 @@ func (l *Journaled) Oldest(ctx context.Context, key string) (*store.Cursor, *Cat
 // falls between the two.
 func (l *Journaled) withCatchUp(key string, from uint64) (*store.Cursor, *CatchUp, error) {
 	st := l.st
-	p := rtm.Position{Epoch: l.j.Epoch(), Offset: from}
+	p := rtm.Position{Epoch: l.jn(key).Epoch(), Offset: from}
 	cur, err := st.Subscribe(key, store.Start{Position: &p})
 	if err == nil || !errors.Is(err, store.ErrExpired) {
 		return cur, nil, err

@@ -27,11 +27,12 @@ import (
 // journalChannel appends to one channel through the journal.
 type journalChannel struct {
 	l   *Journaled
+	j   Journal // key's partition's
 	key string
 }
 
 // Channel returns a handle of key.
-func (l *Journaled) Channel(key string) Channel { return journalChannel{l, key} }
+func (l *Journaled) Channel(key string) Channel { return journalChannel{l, l.jn(key), key} }
 
 // Append hands msg to the journal, which answers once the log stored it
 // and the replica holds it.
@@ -40,8 +41,8 @@ func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
 		return rtm.Position{}, nil, err
 	}
 	p := &Pending{}
-	epoch := c.l.epoch()
-	c.l.j.PublishFrom(c.key, msg.Payload, msg.ID, msg.Origin, func(offset uint64, err error) {
+	epoch := c.j.Epoch()
+	c.j.PublishFrom(c.key, msg.Payload, msg.ID, msg.Origin, func(offset uint64, err error) {
 		p.answer(rtm.Position{Epoch: epoch, Offset: offset}, err)
 	})
 	return rtm.Position{}, p, nil
@@ -62,7 +63,7 @@ func (l *Journaled) admit(key string, limit int) error {
 		// holds the group's.
 		ctx, cancel := context.WithTimeout(context.Background(), logTimeout)
 		defer cancel()
-		has, n, err := l.j.AppChannels(ctx, key)
+		has, n, err := l.appChannels(ctx, key)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%w: %w", store.ErrNotStored, err)
@@ -75,6 +76,20 @@ func (l *Journaled) admit(key string, limit int) error {
 		return nil
 	}
 	return store.ErrChannelLimit
+}
+
+// appChannels reports whether the log holds key's channel, and how many
+// channels of key's group it holds: in every partition, since a group's
+// channels are spread over them.
+func (l *Journaled) appChannels(ctx context.Context, key string) (has bool, n int, err error) {
+	for _, j := range l.parts {
+		h, c, err := j.AppChannels(ctx, key)
+		if err != nil {
+			return false, 0, err
+		}
+		has, n = has || h, n+c
+	}
+	return has, n, nil
 }
 
 // wait hands a done function to send and waits for its call, as
@@ -94,20 +109,20 @@ func (l *Journaled) AppendIf(ctx context.Context, key string, w Write, buf []byt
 	if !w.Compare && !w.Previous {
 		// ttl alone: a plain publish that arms a switch.
 		offset, err := wait(ctx, func(done func(uint64, error)) {
-			l.j.PublishArming(ctx, key, w.Payload, w.Origin, w.TTL, w.TTLMessage, done)
+			l.jn(key).PublishArming(ctx, key, w.Payload, w.Origin, w.TTL, w.TTLMessage, done)
 		})
-		return l.position(offset, err), store.Prior{Data: buf[:0]}, err
+		return l.position(key, offset, err), store.Prior{Data: buf[:0]}, err
 	}
 	offset, prior, err := l.condPublish(ctx, key, w, buf)
-	return l.position(offset, err), prior, err
+	return l.position(key, offset, err), prior, err
 }
 
 // position is the position of offset, without an error.
-func (l *Journaled) position(offset uint64, err error) rtm.Position {
+func (l *Journaled) position(key string, offset uint64, err error) rtm.Position {
 	if err != nil {
 		return rtm.Position{}
 	}
-	return rtm.Position{Epoch: l.epoch(), Offset: offset}
+	return rtm.Position{Epoch: l.epoch(key), Offset: offset}
 }
 
 // condPublish publishes w on the condition that the channel's newest
@@ -137,19 +152,19 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 		if resentID != "" && lastID == resentID {
 			// The refused attempt is the channel's newest: stored, its
 			// refusal that of a send after the first.
-			if err := l.j.Await(ctx, last, lastID); err != nil {
+			if err := l.jn(key).Await(ctx, last, lastID); err != nil {
 				return 0, prior, err
 			}
 			return last, prior, nil
 		}
 		prior, buf = p, p.Data[:0]
-		if w.Compare && !matches(w.Expect, prior, l.epoch(), last) {
-			if !waited && l.j.Shared() && w.Expect.Epoch == l.epoch() && w.Expect.Offset > last {
+		if w.Compare && !matches(w.Expect, prior, l.epoch(key), last) {
+			if !waited && l.j.Shared() && w.Expect.Epoch == l.epoch(key) && w.Expect.Offset > last {
 				// The leader's newest is older than the position: it may
 				// not have applied yet what an edge delivered (a leader
 				// just elected, all it holds). Read again once it has.
 				waited = true
-				if l.leaderReached(ctx, w.Expect.Offset) == nil {
+				if l.leaderReached(ctx, key, w.Expect.Offset) == nil {
 					continue
 				}
 			}
@@ -157,7 +172,7 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 		}
 		id := nuid.Next()
 		offset, err = wait(ctx, func(done func(uint64, error)) {
-			l.j.PublishExpect(ctx, key, w.Payload, id, w.Origin, last, w.TTL, w.TTLMessage, done)
+			l.jn(key).PublishExpect(ctx, key, w.Payload, id, w.Origin, last, w.TTL, w.TTLMessage, done)
 		})
 		if errors.Is(err, store.ErrMismatch) {
 			var resent bool
@@ -173,11 +188,11 @@ func (l *Journaled) condPublish(ctx context.Context, key string, w Write, buf []
 	}
 }
 
-// leaderReached waits until the log's leader has applied the stream up
-// to offset, or ctx ends (its error).
-func (l *Journaled) leaderReached(ctx context.Context, offset uint64) error {
+// leaderReached waits until the leader of key's partition has applied
+// it up to offset, or ctx ends (its error).
+func (l *Journaled) leaderReached(ctx context.Context, key string, offset uint64) error {
 	for pause := logCaughtUpPause; ; pause = min(2*pause, futurePause) {
-		if _, last, err := l.j.Bounds(ctx); err == nil && last >= offset {
+		if _, last, err := l.jn(key).Bounds(ctx); err == nil && last >= offset {
 			return nil
 		}
 		if err := pauseCtx(ctx, pause); err != nil {
@@ -190,14 +205,14 @@ func (l *Journaled) leaderReached(ctx context.Context, offset uint64) error {
 // is its offset (0: none) and lastID its Msg-Id, prior the newest
 // readable one under the channel's rule (what a read answers), in buf.
 func (l *Journaled) prior(ctx context.Context, key string, buf []byte) (last uint64, lastID string, prior store.Prior, err error) {
-	f, lastID, found, err := l.j.Latest(ctx, key, 0)
+	f, lastID, found, err := l.jn(key).Latest(ctx, key, 0)
 	if err != nil {
 		l.log.Warn("reading a channel's newest message from the log", "err", err)
 		return 0, "", store.Prior{Data: buf[:0]}, fmt.Errorf("%w: %w", ErrUnreadable, err)
 	}
 	prior = store.Prior{Data: buf[:0]}
 	if found && readable(l.retention(key).Normalized(), l.st.Now(), f.Time, 0) {
-		prior = store.Prior{Found: true, Position: rtm.Position{Epoch: l.epoch(), Offset: f.Offset},
+		prior = store.Prior{Found: true, Position: rtm.Position{Epoch: l.epoch(key), Offset: f.Offset},
 			Data: append(buf[:0], f.Data...)}
 	}
 	if found {
@@ -234,14 +249,14 @@ func (l *Journaled) ownFirstSend(ctx context.Context, key, id string, err error)
 	if !resent || at == 0 {
 		return 0, resent, err
 	}
-	_, got, found, gerr := l.j.Latest(ctx, key, at)
+	_, got, found, gerr := l.jn(key).Latest(ctx, key, at)
 	if gerr != nil {
 		return 0, resent, gerr
 	}
 	if !found || got != id {
 		return 0, resent, err
 	}
-	if werr := l.j.Await(ctx, at, id); werr != nil {
+	if werr := l.jn(key).Await(ctx, at, id); werr != nil {
 		return 0, resent, werr
 	}
 	return at, resent, nil
@@ -251,7 +266,7 @@ func (l *Journaled) ownFirstSend(ctx context.Context, key, id string, err error)
 // channel's newest still.
 func (l *Journaled) Fire(ctx context.Context, key string, at rtm.Position, payload []byte) error {
 	_, err := wait(ctx, func(done func(uint64, error)) {
-		l.j.PublishExpect(ctx, key, payload, nuid.Next(), "", at.Offset, 0, nil, done)
+		l.jn(key).PublishExpect(ctx, key, payload, nuid.Next(), "", at.Offset, 0, nil, done)
 	})
 	return err
 }
@@ -275,7 +290,7 @@ func (l *Journaled) Purge(ctx context.Context, key string, buf []byte) (store.Pr
 				dropped = p // none: nothing to drop
 			}
 			if !l.j.Interest() {
-				return dropped, l.awaitApplied(ctx)
+				return dropped, l.awaitApplied(ctx, key)
 			}
 			release, err := l.caughtUp(ctx, key)
 			if err == nil {
@@ -285,7 +300,7 @@ func (l *Journaled) Purge(ctx context.Context, key string, buf []byte) (store.Pr
 		}
 		// A copy: the next read reuses the buffer.
 		dropped = store.Prior{Found: p.Found, Position: p.Position, Data: bytes.Clone(p.Data)}
-		_, err = wait(ctx, func(done func(uint64, error)) { l.j.Purge(ctx, key, last, nuid.Next(), done) })
+		_, err = wait(ctx, func(done func(uint64, error)) { l.jn(key).Purge(ctx, key, last, nuid.Next(), done) })
 		if errors.Is(err, store.ErrMismatch) {
 			continue // a message came meanwhile
 		}

@@ -32,7 +32,7 @@ type channelCount struct {
 // and how many channels of key's app it holds: what an app's channel
 // limit is checked against.
 func (j *Journal) AppChannels(ctx context.Context, key string) (has bool, n int, err error) {
-	subj := Subject(key)
+	subj := j.subject(key)
 	app := subj[:strings.LastIndexByte(subj, '.')]
 	if err := j.countChannels(ctx, app); err != nil {
 		return false, 0, err
@@ -86,7 +86,7 @@ func (j *Journal) countChannels(ctx context.Context, app string) error {
 // the one AppChannels counts, at most countEvery old, and may name a
 // channel that another request of this edge was about to make then.
 func (j *Journal) ChannelKeys(ctx context.Context, prefix, after string, limit int) (keys []string, more bool, err error) {
-	subj := Subject(prefix)
+	subj := j.subject(prefix)
 	app := subj[:strings.LastIndexByte(subj, '.')]
 	if err := j.countChannels(ctx, app); err != nil {
 		return nil, false, err
@@ -94,7 +94,7 @@ func (j *Journal) ChannelKeys(ctx context.Context, prefix, after string, limit i
 	c := &j.counts
 	c.mu.Lock()
 	for s, msgs := range c.apps[app].subjects {
-		key, ok := keyOf(s)
+		key, ok := j.keyOf(s)
 		if ok && msgs > 0 && strings.HasPrefix(key, prefix) && key > after {
 			keys = append(keys, key)
 		}

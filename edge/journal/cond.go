@@ -90,7 +90,7 @@ func (e *MismatchError) Resent() (uint64, bool) { return e.Last, e.resent }
 // keeps it with the message (SwitchHeader) for every edge's OnSwitch.
 func (j *Journal) PublishExpect(ctx context.Context, key string, payload []byte, msgID, origin string, last uint64, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
 	x := pubExtra{cond: &condition{last: last}, sw: armed(ttl, ttlMessage), deadline: deadlineOf(ctx)}
-	j.publish(Subject(key), payload, msgID, origin, x, done)
+	j.publish(j.subject(key), payload, msgID, origin, x, done)
 }
 
 // mismatch ends the conditional publish with token tok that JetStream

@@ -15,7 +15,7 @@ import (
 func fateJournal() *Journal {
 	o := (&Options{AckWait: time.Second, PublishTimeout: 5 * time.Second, Duplicates: 40 * time.Second,
 		Logger: slog.New(slog.DiscardHandler)}).normalize()
-	j := &Journal{opts: o, log: o.Logger}
+	j := &Journal{opts: o, log: o.Logger, prefix: subjectPrefix, fence: fenceSubject(subjectPrefix)}
 	j.pub.j = j
 	j.pub.inbox = "_INBOX.test."
 	j.pub.pending = make(map[uint64]*pubReq)

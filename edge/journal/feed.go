@@ -98,6 +98,9 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	f.st, f.handles = st, make(map[string]*store.Channel)
 	f.applyMu.Unlock()
 	f.fed.Store(true)
+	if j.opts.Partitions > 1 && j.stream.CachedInfo().Config.Replicas > 1 {
+		j.wg.Go(j.spread)
+	}
 	if j.opts.Interest {
 		return j.startInterest(ctx, st)
 	}
@@ -123,7 +126,7 @@ func (j *Journal) Start(ctx context.Context, st *store.Store) error {
 	}
 	f.target = info.State.LastSeq
 	f.applied = from - 1
-	st.SetApplied(from - 1)
+	st.SetApplied(j.opts.Partition, from-1)
 	f.progress.Store(time.Now().UnixNano())
 	if f.target < from && j.opts.SoleWriter {
 		// Nothing to replay, and nobody else writes: no consumer.
@@ -203,14 +206,14 @@ func (f *feed) watch() {
 			cancel()
 			return
 		}
-		f.j.reach.noteLook(info, f.st.Applied(), time.Now())
+		f.j.reach.noteLook(info, f.st.Applied(f.j.opts.Partition), time.Now())
 		f.soleChores(ctx)
 		if time.Since(time.Unix(0, f.progress.Load())) < feedStall {
 			cancel()
 			continue
 		}
 		known := f.knownSeq(info)
-		applied := f.st.Applied()
+		applied := f.st.Applied(f.j.opts.Partition)
 		if known > applied {
 			f.j.log.Warn("journal feed: stuck behind the stream; starting a new consumer",
 				"applied", applied, "stream_last", known)
@@ -286,12 +289,12 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, 
 	f.progress.Store(time.Now().UnixNano())
 	h := f.handles[subj]
 	if h == nil {
-		if isFence(subj) {
+		if f.j.isFence(subj) {
 			// A fence (fence.go): no channel's message, but its sequence.
-			f.st.SetApplied(seq)
+			f.st.SetApplied(f.j.opts.Partition, seq)
 			return
 		}
-		if key, ok := purgeKeyOf(subj); ok {
+		if key, ok := f.j.purgeKeyOf(subj); ok {
 			// A purge marker (purge.go): the channel's messages so far go,
 			// up to the one it names, which this feed may not have read
 			// before the log dropped it.
@@ -302,10 +305,10 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, 
 			if _, err := f.st.PurgeThrough(key, through, nil); err != nil && !errors.Is(err, store.ErrClosed) {
 				f.j.log.Error("journal: cannot purge a channel", "subject", subj, "seq", seq, "err", err)
 			}
-			f.st.SetApplied(seq)
+			f.st.SetApplied(f.j.opts.Partition, seq)
 			return
 		}
-		key, ok := keyOf(subj)
+		key, ok := f.j.keyOf(subj)
 		if !ok {
 			f.j.log.Warn("journal: message on a subject that is no channel", "subject", subj, "seq", seq)
 		} else {
@@ -329,7 +332,7 @@ func (f *feed) storeLocked(seq uint64, subj string, t time.Time, origin string, 
 			f.j.log.Error("journal: cannot store a message", "subject", subj, "seq", seq, "err", err)
 		}
 	}
-	f.st.SetApplied(seq)
+	f.st.SetApplied(f.j.opts.Partition, seq)
 }
 
 // markCaughtUp records that the feed has reached the stream's end as it

@@ -18,7 +18,7 @@ import (
 // the order of the connection that sent them. So once a publish sent
 // after p1 is acknowledged with a sequence, p1's message is never sent
 // again: the publisher sends instead a fence, an empty message with
-// p1's Msg-Id on fenceSubject, which no channel's subject equals and
+// p1's Msg-Id on the fence subject, which no channel's subject equals and
 // every feed skips. JetStream dedupes a Msg-Id across subjects within
 // the duplicates window, so exactly one of the two is ever stored:
 //
@@ -38,17 +38,18 @@ import (
 // (the first fence may have been stored), and a "duplicate" to p1's
 // message once a fence was sent (the fence's sequence, maybe).
 
-// fenceSubject is the subject of fences: in the stream (sluice.>), two
-// tokens where a channel's subject has three, and "$" is no base64url
-// character: no channel's subject, nor a purge marker's, equals it.
-const fenceSubject = subjectPrefix + "$fence"
+// fenceSubject is the subject of fences: in the stream (sluice.>), one
+// token after the prefix where a channel's subject has two, and "$" is
+// no base64url character: no channel's subject, nor a purge marker's,
+// equals it.
+func fenceSubject(prefix string) string { return prefix + "$fence" }
 
 // fenceMark starts the last token of a fence's reply subject: no digit
 // of a token (base 36), nor a sole writer's reply's "_".
 const fenceMark = "~"
 
 // isFence reports whether subj is the fences' subject.
-func isFence(subj string) bool { return subj == fenceSubject }
+func (j *Journal) isFence(subj string) bool { return subj == j.fence }
 
 // fenceLocked decides how the pending publish r, with token tok, is sent
 // again: nil if its message may be (no publish after it was stored),
@@ -66,7 +67,7 @@ func (p *publisher) fenceLocked(tok uint64, r *pubReq) (m *nats.Msg, fail bool) 
 	var buf [64]byte
 	b := append(append(buf[:0], p.inbox...), fenceMark...)
 	return &nats.Msg{
-		Subject: fenceSubject,
+		Subject: p.j.fence,
 		Reply:   string(strconv.AppendUint(b, tok, 36)),
 		Header:  nats.Header{msgIDHeader: []string{r.msg.Header.Get(msgIDHeader)}},
 	}, false
@@ -125,7 +126,7 @@ func (p *publisher) fenced(tok uint64, r *pubReq, seq uint64) {
 	}
 	p.j.counters.fenced.Add(1)
 	p.j.backAck(waiter{seq: seq, id: r.id, deadline: time.Now().Add(maxFeedWait),
-		done: func(uint64, error) {}, subj: fenceSubject})
+		done: func(uint64, error) {}, subj: p.j.fence})
 	if p.settled(r, "fenced at "+strconv.FormatUint(seq, 10)) {
 		return
 	}
@@ -156,7 +157,7 @@ func (p *publisher) lookUp(tok uint64, r *pubReq, seq uint64) {
 		switch {
 		case err != nil || !found:
 			p.j.log.Warn("journal: cannot tell a fence from its message", "seq", seq, "found", found, "err", err)
-		case isFence(subj):
+		case p.j.isFence(subj):
 			p.fenced(tok, r, seq)
 		default:
 			p.stored(tok, r, seq)

@@ -84,7 +84,7 @@ func TestFenceKeepsOrder(t *testing.T) {
 				j.pub.sendHook = func(m *nats.Msg) error {
 					switch {
 					case m.Header.Get(msgIDHeader) != "p1":
-					case isFence(m.Subject):
+					case unpartitioned.isFence(m.Subject):
 						if tt.deafFence && fenceGone.CompareAndSwap(false, true) {
 							c := *m
 							c.Reply = nowhere
@@ -161,12 +161,12 @@ func TestFenceKeepsOrder(t *testing.T) {
 				}
 				if !tt.wantStored {
 					subj, found, err := j.subjectAt(ctx, s3-1)
-					if err != nil || !found || !isFence(subj) {
+					if err != nil || !found || !unpartitioned.isFence(subj) {
 						t.Fatalf("at %d the log holds %q (%v, %v), want the fence", s3-1, subj, found, err)
 					}
 				}
 				// The store holds what the log does, the fence skipped.
-				poll.Within(t, 10*time.Second, "the store to apply p3", func() bool { return st.Applied() >= s3 })
+				poll.Within(t, 10*time.Second, "the store to apply p3", func() bool { return st.Applied(0) >= s3 })
 				from := fs[0].Offset
 				for _, f := range fs {
 					g, found, err := st.Read(key, &rtm.Position{Epoch: j.Epoch(), Offset: from})
@@ -237,7 +237,7 @@ func TestFenceOrResend(t *testing.T) {
 				t.Fatalf("due: resend %v, failed %v; want a first", resend, failed)
 			case resend[0].msg == &a.msg:
 				what = "message"
-			case isFence(resend[0].msg.Subject) && resend[0].msg.Header.Get(msgIDHeader) == a.msg.Header.Get(msgIDHeader) &&
+			case unpartitioned.isFence(resend[0].msg.Subject) && resend[0].msg.Header.Get(msgIDHeader) == a.msg.Header.Get(msgIDHeader) &&
 				len(resend[0].msg.Data) == 0:
 				what = "fence"
 			default:
@@ -252,14 +252,14 @@ func TestFenceOrResend(t *testing.T) {
 
 // No channel's subject, nor a purge marker's, is the fences' subject.
 func TestFenceSubjectIsNoChannel(t *testing.T) {
-	if _, ok := keyOf(fenceSubject); ok {
-		t.Fatalf("keyOf(%q) is a channel", fenceSubject)
+	if _, ok := unpartitioned.keyOf(unpartitioned.fence); ok {
+		t.Fatalf("unpartitioned.keyOf(%q) is a channel", unpartitioned.fence)
 	}
-	if _, ok := purgeKeyOf(fenceSubject); ok {
-		t.Fatalf("purgeKeyOf(%q) is a channel", fenceSubject)
+	if _, ok := unpartitioned.purgeKeyOf(unpartitioned.fence); ok {
+		t.Fatalf("unpartitioned.purgeKeyOf(%q) is a channel", unpartitioned.fence)
 	}
 	for _, key := range []string{"\x00", "$\x00fence", "a\x00", "\x00$fence"} {
-		if s := Subject(key); isFence(s) || isFence(purgeSubject(key)) {
+		if s := Subject(key); unpartitioned.isFence(s) || unpartitioned.isFence(unpartitioned.purgeSubject(key)) {
 			t.Fatalf("Subject(%q) = %q, the fences'", key, s)
 		}
 	}

@@ -73,10 +73,10 @@ func (i *interest) dispatch() {
 // deliver applies one republished message.
 func (i *interest) deliver(m *nats.Msg) {
 	subj := m.Header.Get(hdrSubject)
-	key, purge := purgeKeyOf(subj)
+	key, purge := i.j.purgeKeyOf(subj)
 	if !purge {
 		var ok bool
-		if key, ok = keyOf(subj); !ok {
+		if key, ok = i.j.keyOf(subj); !ok {
 			return
 		}
 	}
@@ -151,12 +151,12 @@ func (f *follow) storeLocked(fm feedMsg) {
 		j.counters.applied.Add(1)
 	case errors.Is(err, store.ErrClosed):
 	default:
-		j.log.Error("journal: interest feed: cannot store a message", "subject", Subject(f.key), "seq", fm.seq, "err", err)
+		j.log.Error("journal: interest feed: cannot store a message", "subject", f.i.j.subject(f.key), "seq", fm.seq, "err", err)
 	}
 	f.applied = fm.seq
 	f.i.noteShown(fm.seq)
 	if v := fm.hdr.Get(SwitchHeader); v != "" {
-		j.announceSwitch(fm.seq, Subject(f.key), fm.t, v, false)
+		j.announceSwitch(fm.seq, f.i.j.subject(f.key), fm.t, v, false)
 	}
 }
 
@@ -167,13 +167,13 @@ func (f *follow) storeLocked(fm feedMsg) {
 func (f *follow) applyPurgeLocked(fm feedMsg) {
 	through, err := strconv.ParseUint(string(fm.data), 10, 64)
 	if err != nil {
-		f.i.j.log.Error("journal: interest feed: purge marker without an offset", "key", Subject(f.key), "seq", fm.seq, "err", err)
+		f.i.j.log.Error("journal: interest feed: purge marker without an offset", "key", f.i.j.subject(f.key), "seq", fm.seq, "err", err)
 	}
 	if f.applied > fm.seq {
 		through = f.applied
 	}
 	if _, err := f.i.st.PurgeThrough(f.key, through, nil); err != nil && !errors.Is(err, store.ErrClosed) {
-		f.i.j.log.Error("journal: interest feed: cannot purge a channel", "key", Subject(f.key), "seq", fm.seq, "err", err)
+		f.i.j.log.Error("journal: interest feed: cannot purge a channel", "key", f.i.j.subject(f.key), "seq", fm.seq, "err", err)
 	}
 	f.purged = fm.seq
 	f.applied = max(f.applied, through)
@@ -260,7 +260,7 @@ func (f *follow) await(ctx context.Context, last, purged uint64) error {
 		case <-timer.C:
 			f.want(last, purged)
 		case <-ctx.Done():
-			return fmt.Errorf("journal: the feed of %s stays behind %d: %w", Subject(f.key), last, ctx.Err())
+			return fmt.Errorf("journal: the feed of %s stays behind %d: %w", f.i.j.subject(f.key), last, ctx.Err())
 		}
 	}
 }
@@ -293,7 +293,7 @@ func (f *follow) fill() {
 		msgs, ok, err := f.read(ctx, from, to, pfrom, pto)
 		cancel()
 		if err != nil || !ok {
-			f.i.j.log.Debug("journal: interest feed: read a gap; trying again", "subject", Subject(f.key), "to", to, "err", err)
+			f.i.j.log.Debug("journal: interest feed: read a gap; trying again", "subject", f.i.j.subject(f.key), "to", to, "err", err)
 			select {
 			case <-f.i.j.stop:
 				f.mu.Lock()
@@ -348,12 +348,12 @@ func (f *follow) read(ctx context.Context, from, to, pfrom, pto uint64) (msgs []
 		from = frames[len(frames)-1].Offset + 1
 	}
 	if !reached {
-		if reached, err = f.gone(ctx, Subject(f.key), to); err != nil || !reached {
+		if reached, err = f.gone(ctx, f.i.j.subject(f.key), to); err != nil || !reached {
 			return nil, false, err
 		}
 	}
 	if pto >= pfrom {
-		ps := purgeSubject(f.key)
+		ps := f.i.j.purgeSubject(f.key)
 		frames, _, err := j.get(ctx, &getRequest{Seq: pfrom, NextFor: ps, Batch: fillBatch, UpToSeq: pto})
 		if err != nil {
 			return nil, false, err
@@ -384,10 +384,10 @@ func (f *follow) gone(ctx context.Context, subj string, seq uint64) (bool, error
 // holds it if its channel is followed, else at once: an edge without
 // interest in a channel answers from the log.
 func (i *interest) acked(w waiter) {
-	key, purge := purgeKeyOf(w.subj)
+	key, purge := i.j.purgeKeyOf(w.subj)
 	if !purge {
 		var ok bool
-		if key, ok = keyOf(w.subj); !ok {
+		if key, ok = i.j.keyOf(w.subj); !ok {
 			w.call() // a fence: no channel's
 			return
 		}

@@ -105,7 +105,7 @@ func (i *interest) preload(ctx context.Context, key string, last store.Frame, th
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("journal: follow %s: the log's copy stays behind %d: %w", Subject(key), last.Offset, ctx.Err())
+			return nil, fmt.Errorf("journal: follow %s: the log's copy stays behind %d: %w", i.j.subject(key), last.Offset, ctx.Err())
 		case <-time.After(pause):
 		}
 	}

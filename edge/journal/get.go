@@ -128,13 +128,13 @@ func frameOf(m *nats.Msg) (store.Frame, error) {
 // offset from on (inclusive), at most about maxBytes of them, and how many
 // more the stream holds after the last one returned.
 func (j *Journal) Next(ctx context.Context, key string, from uint64, n, maxBytes int) ([]store.Frame, uint64, error) {
-	return j.get(ctx, &getRequest{Seq: max(from, 1), NextFor: Subject(key), Batch: n, MaxBytes: maxBytes})
+	return j.get(ctx, &getRequest{Seq: max(from, 1), NextFor: j.subject(key), Batch: n, MaxBytes: maxBytes})
 }
 
 // Last returns the newest message of the channel at or before offset
 // upTo (0: the newest of all).
 func (j *Journal) Last(ctx context.Context, key string, upTo uint64) (store.Frame, bool, error) {
-	fs, _, err := j.get(ctx, &getRequest{MultiLastFor: []string{Subject(key)}, UpToSeq: upTo, Batch: 1})
+	fs, _, err := j.get(ctx, &getRequest{MultiLastFor: []string{j.subject(key)}, UpToSeq: upTo, Batch: 1})
 	if err != nil || len(fs) == 0 {
 		return store.Frame{}, false, err
 	}
@@ -144,7 +144,7 @@ func (j *Journal) Last(ctx context.Context, key string, upTo uint64) (store.Fram
 // FirstSince returns the oldest message of the channel stored at or
 // after t.
 func (j *Journal) FirstSince(ctx context.Context, key string, t time.Time) (store.Frame, bool, error) {
-	fs, _, err := j.get(ctx, &getRequest{StartTime: &t, NextFor: Subject(key)})
+	fs, _, err := j.get(ctx, &getRequest{StartTime: &t, NextFor: j.subject(key)})
 	if err != nil || len(fs) == 0 {
 		return store.Frame{}, false, err
 	}
@@ -162,7 +162,7 @@ func (j *Journal) FirstSince(ctx context.Context, key string, t time.Time) (stor
 // neither exists, the answer says nothing of the copy, and Reached is
 // asked (of a copy: the one answering may differ).
 func (j *Journal) Newest(ctx context.Context, key string, need uint64) (f store.Frame, found, reached bool, err error) {
-	subj, psubj := Subject(key), purgeSubject(key)
+	subj, psubj := j.subject(key), j.purgeSubject(key)
 	var through uint64
 	end, err := j.visit(ctx, &getRequest{MultiLastFor: []string{subj, psubj}, Batch: 2}, func(m *nats.Msg) error {
 		if m.Header.Get("Nats-Subject") == psubj {
@@ -272,6 +272,26 @@ type Stats struct {
 	// says whether it is up.
 	Reconnects uint64
 	Connected  bool
+}
+
+// Add adds the counters of another partition's journal to s: a log in
+// partitions is reported as one (Applied then sums the partitions'
+// sequences: the messages applied). The connection is the same one.
+func (s *Stats) Add(o Stats) {
+	s.Published += o.Published
+	s.Failed += o.Failed
+	s.Retries += o.Retries
+	s.Stored += o.Stored
+	s.Reads += o.Reads
+	s.FeedRestarts += o.FeedRestarts
+	s.Own += o.Own
+	s.SoleFallbacks += o.SoleFallbacks
+	s.Resolved += o.Resolved
+	s.Abandoned += o.Abandoned
+	s.Fenced += o.Fenced
+	s.Reordered += o.Reordered
+	s.Lag += o.Lag
+	s.Applied += o.Applied
 }
 
 // Stats returns the journal's counters.

@@ -81,14 +81,14 @@ type interest struct {
 }
 
 // republishConfig is the stream's RePublish for the interest feed.
-func republishConfig(stream string) *jetstream.RePublish {
-	return &jetstream.RePublish{Source: subjectPrefix + ">", Destination: feedPrefix + stream + ".>"}
+func republishConfig(stream, prefix string) *jetstream.RePublish {
+	return &jetstream.RePublish{Source: prefix + ">", Destination: feedPrefix + stream + ".>"}
 }
 
 // feedSubject is the subject a message of the stream subject subj is
 // republished on.
 func (j *Journal) feedSubject(subj string) string {
-	return feedPrefix + j.opts.Stream + "." + strings.TrimPrefix(subj, subjectPrefix)
+	return feedPrefix + j.opts.Stream + "." + strings.TrimPrefix(subj, j.prefix)
 }
 
 // startInterest starts the interest feed of st: nothing is followed yet.
@@ -130,7 +130,7 @@ func (j *Journal) Shown() uint64 {
 	if i := j.interest; i != nil {
 		return i.shown.Load()
 	}
-	return j.feed.st.Applied()
+	return j.feed.st.Applied(j.opts.Partition)
 }
 
 // noteShown raises shown to seq.
@@ -186,7 +186,7 @@ func (j *Journal) Follow(ctx context.Context, key string) (release func(), err e
 func (j *Journal) Applied(key string) (uint64, bool) {
 	i := j.interest
 	if i == nil {
-		return j.feed.st.Applied(), true
+		return j.feed.st.Applied(j.opts.Partition), true
 	}
 	i.mu.Lock()
 	f := i.fol[key]
@@ -202,8 +202,8 @@ func (j *Journal) Applied(key string) (uint64, bool) {
 // newFollow subscribes to key's subjects. i.mu.
 func (i *interest) newFollow(key string) (*follow, error) {
 	f := &follow{i: i, key: key, h: i.st.Channel(key), ready: make(chan struct{})}
-	subj := Subject(key)
-	for n, s := range []string{subj, purgeSubject(key)} {
+	subj := i.j.subject(key)
+	for n, s := range []string{subj, i.j.purgeSubject(key)} {
 		sub, err := i.j.nc.ChanSubscribe(i.j.feedSubject(s), i.in)
 		if err != nil {
 			f.unsubscribe()
@@ -220,7 +220,7 @@ func (i *interest) catchUp(ctx context.Context, f *follow) error {
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
-		return fmt.Errorf("journal: follow %s: %w", Subject(f.key), ctx.Err())
+		return fmt.Errorf("journal: follow %s: %w", i.j.subject(f.key), ctx.Err())
 	}
 	if f.err != nil {
 		return f.err
@@ -238,12 +238,12 @@ func (i *interest) catchUp(ctx context.Context, f *follow) error {
 func (i *interest) leaderLasts(ctx context.Context, key string) (last store.Frame, purged, through uint64, err error) {
 	last, _, _, err = i.j.Latest(ctx, key, 0)
 	if err != nil {
-		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", Subject(key), err)
+		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", i.j.subject(key), err)
 	}
-	ps := purgeSubject(key)
+	ps := i.j.purgeSubject(key)
 	pm, _, found, err := i.j.leaderGet(ctx, ps, &msgGetRequest{LastFor: ps})
 	if err != nil {
-		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", Subject(key), err)
+		return store.Frame{}, 0, 0, fmt.Errorf("journal: follow %s: %w", i.j.subject(key), err)
 	}
 	if found {
 		purged = pm.Offset

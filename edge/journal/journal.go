@@ -45,11 +45,11 @@ package journal
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
+	"maps"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,6 +131,18 @@ type Options struct {
 	// false: every channel.
 	Interest bool
 
+	// Partitions is how many partitions the log has (cluster.partitions),
+	// each its own stream and so its own Raft group and leader; a
+	// channel's partition is fixed by its key (chanlog.Partition).
+	// Default 1: the log is the stream Stream, under sluice.>; with more,
+	// partition p is the stream Stream-p under sluice.<p>.>. A log keeps
+	// the partitions it was made with: Open refuses another count
+	// (ErrPartitions).
+	Partitions int
+	// Partition is this journal's, in [0, Partitions): its stream, and
+	// the partition of the store it feeds (store.Partitions).
+	Partition int
+
 	// watchEvery is how often the watchdog asks the stream for its
 	// state; default watchEvery. Tests lengthen it to show that a check
 	// does not wait for it.
@@ -139,6 +151,9 @@ type Options struct {
 	// gap; default soleGapWait. Tests lengthen it to show a gap filled
 	// without a fallback, or shorten it.
 	soleGapWait time.Duration
+	// base is Stream as given: the name of a log of one partition, and
+	// the prefix of the streams of a log of several.
+	base string
 }
 
 // Observer receives measurements, as a Prometheus histogram does.
@@ -151,6 +166,12 @@ func (o *Options) normalize() Options {
 	}
 	if n.Stream == "" {
 		n.Stream = DefaultStream
+	}
+	n.base = n.Stream
+	if n.Partitions <= 1 {
+		n.Partitions, n.Partition = 1, 0
+	} else {
+		n.Stream = partitionStream(n.base, n.Partition)
 	}
 	if n.Replicas <= 0 {
 		n.Replicas = 1
@@ -199,6 +220,8 @@ type Journal struct {
 	stream jetstream.Stream
 	epoch  uint64
 	direct string // the direct get API subject of the stream
+	prefix string // the subject prefix of the stream's channels (subject.go)
+	fence  string // the subject of fences (fence.go)
 	log    *slog.Logger
 
 	pub      publisher
@@ -235,14 +258,15 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
-		direct: "$JS.API.DIRECT.GET." + o.Stream}
+		direct: "$JS.API.DIRECT.GET." + o.Stream, prefix: partitionPrefix(o.Partitions, o.Partition)}
+	j.fence = fenceSubject(j.prefix)
 	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
 	j.feed.owners = make([]owner, ownerRing)
 	j.reach.seen.Store(time.Now().UnixNano())
 	cfg := jetstream.StreamConfig{
 		Name:        o.Stream,
 		Description: "Sluice: the messages of every app and channel",
-		Subjects:    []string{subjectPrefix + ">"},
+		Subjects:    []string{j.prefix + ">"},
 		Storage:     jetstream.FileStorage,
 		Replicas:    o.Replicas,
 		MaxAge:      o.MaxAge,
@@ -250,14 +274,18 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		Discard:     jetstream.DiscardOld,
 		Duplicates:  o.Duplicates,
 		AllowDirect: true,
+		Metadata:    map[string]string{partitionsKey: strconv.Itoa(o.Partitions)},
 	}
 	if o.Interest {
-		cfg.RePublish = republishConfig(o.Stream)
+		cfg.RePublish = republishConfig(o.Stream, j.prefix)
 	}
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = -1
 	}
 	err = j.retry(ctx, "open stream "+o.Stream, func(ctx context.Context) (err error) {
+		if err := j.checkPartitions(ctx); err != nil {
+			return err
+		}
 		j.stream, err = j.ensure(ctx, cfg)
 		return err
 	})
@@ -282,8 +310,8 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := fn(actx)
 		cancel()
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, ErrPartitions) {
+			return err
 		}
 		switch waited := time.Since(start); {
 		case waited >= warnAt:
@@ -338,7 +366,16 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 		// An edge fed by interest needs it; the others ignore it.
 		want.RePublish = cfg.RePublish
 	}
-	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates && want.RePublish == cur.RePublish {
+	if want.Metadata[partitionsKey] == "" {
+		// Made before partitions: a log of one.
+		want.Metadata = maps.Clone(cur.Metadata)
+		if want.Metadata == nil {
+			want.Metadata = map[string]string{}
+		}
+		want.Metadata[partitionsKey] = cfg.Metadata[partitionsKey]
+	}
+	if want.MaxAge == cur.MaxAge && want.MaxBytes == cur.MaxBytes && want.Duplicates == cur.Duplicates && want.RePublish == cur.RePublish &&
+		want.Metadata[partitionsKey] == cur.Metadata[partitionsKey] {
 		return s, nil
 	}
 	return j.js.UpdateStream(actx, want)
@@ -372,40 +409,4 @@ func (j *Journal) Close() {
 		j.pub.close()
 	})
 	j.wg.Wait()
-}
-
-// Subject returns the subject of a store key (appkey NUL channel).
-func Subject(key string) string {
-	app, channel, _ := strings.Cut(key, "\x00")
-	enc := base64.RawURLEncoding
-	b := make([]byte, 0, len(subjectPrefix)+enc.EncodedLen(len(app))+1+enc.EncodedLen(len(channel)))
-	b = append(b, subjectPrefix...)
-	b = enc.AppendEncode(b, []byte(app))
-	b = append(b, '.')
-	b = enc.AppendEncode(b, []byte(channel))
-	return string(b)
-}
-
-// keyOf returns the store key of a subject, or false if it is not one of
-// the edge's.
-func keyOf(subject string) (string, bool) {
-	rest, ok := strings.CutPrefix(subject, subjectPrefix)
-	if !ok {
-		return "", false
-	}
-	a, c, ok := strings.Cut(rest, ".")
-	if !ok || a == "" || c == "" {
-		return "", false
-	}
-	enc := base64.RawURLEncoding.Strict() // one subject per key
-	b := make([]byte, 0, enc.DecodedLen(len(a))+1+enc.DecodedLen(len(c)))
-	b, err := enc.AppendDecode(b, []byte(a))
-	if err != nil {
-		return "", false
-	}
-	b = append(b, 0)
-	if b, err = enc.AppendDecode(b, []byte(c)); err != nil {
-		return "", false
-	}
-	return string(b), true
 }

@@ -82,14 +82,14 @@ func publish(t *testing.T, j *Journal, key, data string) uint64 {
 func TestSubjectRoundTrip(t *testing.T) {
 	for _, key := range []string{"demo\x00chat", "a.b~c\x00x.y.*>. $sys", "k\x00\x00\xff"} {
 		subj := Subject(key)
-		got, ok := keyOf(subj)
+		got, ok := unpartitioned.keyOf(subj)
 		if !ok || got != key {
-			t.Errorf("keyOf(Subject(%q)) = %q, %v", key, got, ok)
+			t.Errorf("unpartitioned.keyOf(Subject(%q)) = %q, %v", key, got, ok)
 		}
 	}
 	for _, subj := range []string{"other.x.y", "sluice.x", "sluice..y", "sluice.!!.y"} {
-		if _, ok := keyOf(subj); ok {
-			t.Errorf("keyOf(%q) accepted a subject that is no channel", subj)
+		if _, ok := unpartitioned.keyOf(subj); ok {
+			t.Errorf("unpartitioned.keyOf(%q) accepted a subject that is no channel", subj)
 		}
 	}
 }

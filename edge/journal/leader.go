@@ -42,9 +42,9 @@ type msgGetResponse struct {
 func (j *Journal) Latest(ctx context.Context, key string, seq uint64) (f store.Frame, msgID string, found bool, err error) {
 	req := msgGetRequest{Seq: seq}
 	if seq == 0 {
-		req.LastFor = Subject(key)
+		req.LastFor = j.subject(key)
 	}
-	return j.leaderGet(ctx, Subject(key), &req)
+	return j.leaderGet(ctx, j.subject(key), &req)
 }
 
 // Shared reports whether other edges write to the log: their
@@ -58,11 +58,11 @@ func (j *Journal) Shared() bool { return !j.opts.SoleWriter }
 // newest message (from 0) or its first message at or after from: what
 // the log has acknowledged, whichever edge published it.
 func (j *Journal) LeaderRead(ctx context.Context, key string, from uint64) (store.Frame, bool, error) {
-	req := msgGetRequest{LastFor: Subject(key)}
+	req := msgGetRequest{LastFor: j.subject(key)}
 	if from > 0 {
-		req = msgGetRequest{Seq: from, NextFor: Subject(key)}
+		req = msgGetRequest{Seq: from, NextFor: j.subject(key)}
 	}
-	f, _, found, err := j.leaderGet(ctx, Subject(key), &req)
+	f, _, found, err := j.leaderGet(ctx, j.subject(key), &req)
 	return f, found, err
 }
 

@@ -30,7 +30,7 @@ func TestNewestLeavesOutPurgedMessages(t *testing.T) {
 		t.Fatalf("Newest = %d %q found %v reached %v, %v; want %d \"a\"", f.Offset, f.Data, found, reached, err, s1)
 	}
 
-	ack, err := j.js.Publish(ctx, purgeSubject(key), []byte(strconv.FormatUint(s1, 10)))
+	ack, err := j.js.Publish(ctx, unpartitioned.purgeSubject(key), []byte(strconv.FormatUint(s1, 10)))
 	if err != nil {
 		t.Fatal(err)
 	}

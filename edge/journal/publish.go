@@ -196,7 +196,7 @@ const OriginHeader = "Sluice-Origin"
 // (Next's frames carry it): the edge names there the connection that is
 // not to receive the message (exclude_self).
 func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, msgID, origin, pubExtra{}, done)
+	j.publish(j.subject(key), payload, msgID, origin, pubExtra{}, done)
 }
 
 // pubExtra is what a publish may have beyond its message.

@@ -44,15 +44,15 @@ import (
 const purgeSuffix = ".purge"
 
 // purgeSubject returns the subject of the purge markers of a store key.
-func purgeSubject(key string) string { return Subject(key) + purgeSuffix }
+func (j *Journal) purgeSubject(key string) string { return j.subject(key) + purgeSuffix }
 
 // purgeKeyOf returns the store key whose purge subject subj is.
-func purgeKeyOf(subj string) (string, bool) {
+func (j *Journal) purgeKeyOf(subj string) (string, bool) {
 	s, ok := strings.CutSuffix(subj, purgeSuffix)
 	if !ok {
 		return "", false
 	}
-	return keyOf(s)
+	return j.keyOf(s)
 }
 
 // Purge drops the channel's messages up to sequence through (its newest,
@@ -68,8 +68,8 @@ func (j *Journal) Purge(ctx context.Context, key string, through uint64, msgID s
 		err error
 	}
 	marked := make(chan result, 1)
-	x := pubExtra{cond: &condition{last: through, subject: Subject(key)}, deadline: deadlineOf(ctx)}
-	j.publish(purgeSubject(key), strconv.AppendUint(nil, through, 10), msgID, "", x,
+	x := pubExtra{cond: &condition{last: through, subject: j.subject(key)}, deadline: deadlineOf(ctx)}
+	j.publish(j.purgeSubject(key), strconv.AppendUint(nil, through, 10), msgID, "", x,
 		func(seq uint64, err error) { marked <- result{seq, err} })
 	m := <-marked // a publish is answered by its deadline
 	if m.err != nil {
@@ -80,16 +80,16 @@ func (j *Journal) Purge(ctx context.Context, key string, through uint64, msgID s
 		j.purgeMarked()
 	}
 	if through > 0 {
-		err := j.stream.Purge(ctx, jetstream.WithPurgeSubject(Subject(key)), jetstream.WithPurgeSequence(through+1))
+		err := j.stream.Purge(ctx, jetstream.WithPurgeSubject(j.subject(key)), jetstream.WithPurgeSequence(through+1))
 		if err != nil {
-			done(0, fmt.Errorf("journal: purge %s up to %d: %w", Subject(key), through, err))
+			done(0, fmt.Errorf("journal: purge %s up to %d: %w", j.subject(key), through, err))
 			return
 		}
 	}
 	f, _, found, err := j.Latest(ctx, key, 0)
 	switch {
 	case err != nil:
-		done(0, fmt.Errorf("journal: after the purge of %s: %w", Subject(key), err))
+		done(0, fmt.Errorf("journal: after the purge of %s: %w", j.subject(key), err))
 	case found && f.Offset > m.seq:
 		done(0, &MismatchError{Last: f.Offset})
 	default:
@@ -103,14 +103,14 @@ func (j *Journal) Purge(ctx context.Context, key string, through uint64, msgID s
 // copy may not hold the last marker yet, and a read of a purged position
 // would then find the channel's next message as if it followed on.
 func (j *Journal) PurgedThrough(ctx context.Context, key string) (uint64, error) {
-	subj := purgeSubject(key)
+	subj := j.purgeSubject(key)
 	f, _, found, err := j.leaderGet(ctx, subj, &msgGetRequest{LastFor: subj})
 	if err != nil || !found {
 		return 0, err
 	}
 	n, err := strconv.ParseUint(string(f.Data), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("journal: purge marker of %s at %d: %w", Subject(key), f.Offset, err)
+		return 0, fmt.Errorf("journal: purge marker of %s at %d: %w", j.subject(key), f.Offset, err)
 	}
 	return n, nil
 }

@@ -61,7 +61,7 @@ type storeView struct {
 func (v *storeView) holdsOnlyTheOld(t *testing.T) {
 	t.Helper()
 	last := v.want[len(v.want)-1]
-	if a := v.st.Applied(); a != last {
+	if a := v.st.Applied(0); a != last {
 		t.Errorf("the replica applied up to %d, want %d: it took messages of the new stream", a, last)
 	}
 	for i, off := range v.want {

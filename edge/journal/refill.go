@@ -77,7 +77,7 @@ func (i *interest) refillAll() {
 		fs = fs[n:]
 		subjects := make([]string, 0, 2*n)
 		for _, f := range batch {
-			subjects = append(subjects, Subject(f.key), purgeSubject(f.key))
+			subjects = append(subjects, i.j.subject(f.key), i.j.purgeSubject(f.key))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		lasts, err := i.j.lastsOf(ctx, subjects)
@@ -87,7 +87,7 @@ func (i *interest) refillAll() {
 			return
 		}
 		for _, f := range batch {
-			f.want(lasts[Subject(f.key)], lasts[purgeSubject(f.key)])
+			f.want(lasts[i.j.subject(f.key)], lasts[i.j.purgeSubject(f.key)])
 		}
 	}
 }

@@ -77,7 +77,7 @@ func TestReusedRequestsCarryNothingOver(t *testing.T) {
 			last = m.seq
 			want = append(want, m)
 		}
-		poll.Until(t, "the store to apply them", func() bool { return st.Applied() >= last })
+		poll.Until(t, "the store to apply them", func() bool { return st.Applied(0) >= last })
 		checkFrames(t, "the replica", replicaFrames(t, st, key, 100), want)
 		fs, _, err := j.Next(context.Background(), key, want[0].seq, 100, 0)
 		if err != nil {

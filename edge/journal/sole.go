@@ -53,7 +53,7 @@ func (f *feed) acked(w waiter) {
 		return
 	}
 	defer f.noteHeld()
-	next := f.st.Applied() + 1
+	next := f.st.Applied(f.j.opts.Partition) + 1
 	switch {
 	case w.seq < next:
 		// Applied before: a retry's acknowledgment, or another stream's.
@@ -152,7 +152,7 @@ func (f *feed) enterSoleLocked() {
 	}
 	f.mu.Unlock()
 	f.heldSince = time.Now()
-	if w, ok := f.held[f.st.Applied()+1]; ok {
+	if w, ok := f.held[f.st.Applied(f.j.opts.Partition)+1]; ok {
 		delete(f.held, w.seq)
 		f.appendOwnLocked(w)
 	}
@@ -185,7 +185,7 @@ func (f *feed) fallbackLocked(why string) {
 		return
 	}
 	f.j.log.Warn("journal feed: reading the stream again through a consumer", "why", why,
-		"applied", f.st.Applied())
+		"applied", f.st.Applied(f.j.opts.Partition))
 	f.leaveSoleLocked()
 	f.wantConsumer = true
 	f.j.counters.soleFallbacks.Add(1)
@@ -201,7 +201,7 @@ func (f *feed) checkGap(now time.Time) {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if wait := f.j.opts.soleGapWait; f.sole && len(f.held) > 0 && now.Sub(f.heldSince) >= wait {
-		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied()+1, wait))
+		f.fallbackLocked(fmt.Sprintf("sequence %d did not come in %v", f.st.Applied(f.j.opts.Partition)+1, wait))
 	}
 }
 
@@ -218,7 +218,7 @@ func (f *feed) soleChores(ctx context.Context) {
 	if !want {
 		return
 	}
-	if err := f.consume(ctx, f.st.Applied()+1); err != nil {
+	if err := f.consume(ctx, f.st.Applied(f.j.opts.Partition)+1); err != nil {
 		f.j.log.Warn("journal feed: new consumer failed; trying again", "err", err)
 		f.applyMu.Lock()
 		f.wantConsumer = true

@@ -63,7 +63,7 @@ func (j *Journal) OnSwitch(f SwitchFunc) { j.switchFn.Store(&f) }
 // with the message (SwitchHeader) for every edge's OnSwitch. ctx's
 // deadline, if before the publish timeout's, is the publish's.
 func (j *Journal) PublishArming(ctx context.Context, key string, payload []byte, origin string, ttl int64, ttlMessage []byte, done func(seq uint64, err error)) {
-	j.publish(Subject(key), payload, "", origin, pubExtra{sw: armed(ttl, ttlMessage), deadline: deadlineOf(ctx)}, done)
+	j.publish(j.subject(key), payload, "", origin, pubExtra{sw: armed(ttl, ttlMessage), deadline: deadlineOf(ctx)}, done)
 }
 
 // deadSwitch is the switch a publish arms.
@@ -110,7 +110,7 @@ func (j *Journal) announceSwitch(seq uint64, subj string, stored time.Time, v st
 	if fn == nil {
 		return
 	}
-	key, ok := keyOf(subj)
+	key, ok := j.keyOf(subj)
 	if !ok {
 		return
 	}
@@ -176,7 +176,7 @@ func (j *Journal) scanSwitches(ctx context.Context, from uint64) (int, error) {
 	cons, err := j.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
 		DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy,
 		AckPolicy:     jetstream.AckNonePolicy,
-		FilterSubject: subjectPrefix + "*.*", // a channel's messages, not its purge markers
+		FilterSubject: j.prefix + "*.*", // a channel's messages, not its purge markers
 		HeadersOnly:   true,
 		// The log forgets it if this edge goes before deleting it.
 		InactiveThreshold: time.Minute,

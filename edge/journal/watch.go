@@ -63,7 +63,7 @@ func (i *interest) addWatch(app, prefix string) error {
 	w := i.watches[app]
 	if w == nil {
 		w = &appWatch{prefixes: make(map[string]int), follows: make(map[string]func())}
-		base := i.j.feedSubject(appSubject(app))
+		base := i.j.feedSubject(i.j.appSubject(app))
 		for n, s := range []string{base + ".*", base + ".*.purge"} {
 			sub, err := i.j.nc.ChanSubscribe(s, i.in)
 			if err != nil {
@@ -169,7 +169,7 @@ func (i *interest) watched(key string, fm feedMsg) (*follow, bool) {
 	}
 	f, err := i.newFollow(key)
 	if err != nil {
-		i.j.log.Warn("journal: interest feed: follow a watched channel", "subject", Subject(key), "err", err)
+		i.j.log.Warn("journal: interest feed: follow a watched channel", "subject", i.j.subject(key), "err", err)
 		return nil, false
 	}
 	i.fol[key] = f
@@ -197,12 +197,12 @@ func (i *interest) watched(key string, fm feedMsg) (*follow, bool) {
 // at most limit (more: there are more).
 func (j *Journal) channelsUnder(ctx context.Context, prefix string, limit int) (keys []string, more bool, err error) {
 	app, _, _ := strings.Cut(prefix, "\x00")
-	info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(appSubject(app)+".*"))
+	info, err := j.stream.Info(ctx, jetstream.WithSubjectFilter(j.appSubject(app)+".*"))
 	if err != nil {
 		return nil, false, fmt.Errorf("journal: list the channels under %q: %w", prefix, err)
 	}
 	for subj := range info.State.Subjects {
-		key, ok := keyOf(subj)
+		key, ok := j.keyOf(subj)
 		if !ok || !strings.HasPrefix(key, prefix) {
 			continue
 		}
@@ -215,7 +215,7 @@ func (j *Journal) channelsUnder(ctx context.Context, prefix string, limit int) (
 }
 
 // appSubject is the subject prefix of an app's channels: sluice.<app>.
-func appSubject(app string) string {
-	s := Subject(app + "\x00x")
+func (j *Journal) appSubject(app string) string {
+	s := j.subject(app + "\x00x")
 	return s[:strings.LastIndexByte(s, '.')]
 }

@@ -156,7 +156,7 @@ var (
 )
 
 // journalCollector reads a journal's counters at each scrape.
-type journalCollector struct{ j *journal.Journal }
+type journalCollector struct{ js []*journal.Journal }
 
 // Describe implements prometheus.Collector.
 func (c *journalCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -167,7 +167,10 @@ func (c *journalCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *journalCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.j.Stats()
+	st := c.js[0].Stats()
+	for _, j := range c.js[1:] {
+		st.Add(j.Stats())
+	}
 	conn := 0.0
 	if st.Connected {
 		conn = 1

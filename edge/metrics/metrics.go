@@ -76,13 +76,13 @@ func New(version string) *Metrics {
 // exported once WatchJournal is called.
 func (m *Metrics) AckLatency() prometheus.Histogram { return m.ackLatency }
 
-// WatchJournal exports a durable edge's journal: publishes, the feed and
-// the NATS connection.
-func (m *Metrics) WatchJournal(j *journal.Journal) error {
+// WatchJournal exports a durable edge's journals (one per partition):
+// publishes, the feeds and the NATS connection, summed over partitions.
+func (m *Metrics) WatchJournal(js ...*journal.Journal) error {
 	if err := m.reg.Register(m.ackLatency); err != nil {
 		return err
 	}
-	return m.reg.Register(&journalCollector{j: j})
+	return m.reg.Register(&journalCollector{js: js})
 }
 
 // FirstDelivery is the histogram to set as server.Options.FirstDelivery.

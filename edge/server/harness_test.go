@@ -29,10 +29,12 @@ type fakeClock = storetest.Clock
 // edge is a real edge behind a real HTTP server on a loopback port.
 type edge struct {
 	srv     *server.Server
-	journal *journal.Journal // of an edge with one (startJournalEdge)
-	http    *httptest.Server
-	clock   *fakeClock
-	url     string // ws://127.0.0.1:PORT
+	journal *journal.Journal // of an edge with one (startJournalEdge): its first partition's
+	// partitions are the journals of every partition, in order.
+	partitions []*journal.Journal
+	http       *httptest.Server
+	clock      *fakeClock
+	url        string // ws://127.0.0.1:PORT
 }
 
 const adminSecret = "admin-secret"

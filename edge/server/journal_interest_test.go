@@ -74,7 +74,19 @@ func (h *hopper) hop(to, id int) {
 // order. Each hop may start or end an edge's interest in the channel
 // while its messages are in flight.
 func TestInterestSubscribersHopBetweenEdges(t *testing.T) {
-	es := interestEdges(t, 3, nil)
+	forPartitions(t, testSubscribersHop)
+}
+
+// forPartitions runs test on a log of one partition and on one of four
+// (a stream each, the channels spread over them).
+func forPartitions(t *testing.T, test func(t *testing.T, partitions int)) {
+	for _, k := range []int{1, 4} {
+		t.Run(fmt.Sprintf("partitions=%d", k), func(t *testing.T) { test(t, k) })
+	}
+}
+
+func testSubscribersHop(t *testing.T, partitions int) {
+	es := interestEdges(t, 3, &journal.Options{Partitions: partitions})
 	r := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
 	const channels, perHop = 40, 6
 	pub := es[0].dial(t, "test", "")
@@ -140,7 +152,11 @@ func TestInterestSubscribersHopBetweenEdges(t *testing.T) {
 // a position older than what the edge holds (the follow ended, and it
 // preloads only the replay window). Nothing is lost, nothing twice.
 func TestInterestGainedAndLostWhileMessagesFlow(t *testing.T) {
-	es := interestEdges(t, 2, &journal.Options{Replay: time.Nanosecond})
+	forPartitions(t, testInterestGainedAndLost)
+}
+
+func testInterestGainedAndLost(t *testing.T, partitions int) {
+	es := interestEdges(t, 2, &journal.Options{Replay: time.Nanosecond, Partitions: partitions})
 	pub, sub := es[0].dial(t, "test", ""), es[1].dial(t, "test", "")
 	var all []string
 	var first string
@@ -187,7 +203,9 @@ func TestInterestGainedAndLostWhileMessagesFlow(t *testing.T) {
 			// Let the follow end (its linger), so the next join starts it
 			// again from the log.
 			publish(1)
-			waitUnfollowed(t, es[1].journal)
+			for _, j := range es[1].partitions {
+				waitUnfollowed(t, j)
+			}
 		}
 	}
 }

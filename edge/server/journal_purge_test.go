@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/edge/app"
+	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
@@ -145,7 +146,7 @@ func TestJournalCatchUpPurged(t *testing.T) {
 		w.mark("room", offsetOf(t, last))
 		w.purge("room", offsetOf(t, last))
 	}}
-	b := servertest.Start(t, &server.Options{Apps: []*app.App{testApp()}, Journal: j}, nil)
+	b := servertest.Start(t, &server.Options{Apps: []*app.App{testApp()}, Journals: []chanlog.Journal{j}}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := j.Start(ctx, b.Server.Store()); err != nil {

@@ -38,7 +38,14 @@ func startJournalEdgeWith(t *testing.T, n *journal.Node, jopts *journal.Options,
 // Journal is the one opened on n).
 func startJournalEdgeServed(t *testing.T, n *journal.Node, jopts *journal.Options, mutate func(*server.Options), o *servertest.Options) *edge {
 	t.Helper()
-	j := journaltest.Open(t, n, jopts)
+	parts := []*journal.Journal{journaltest.Open(t, n, jopts)}
+	if jopts != nil && jopts.Partitions > 1 {
+		for p := 1; p < jopts.Partitions; p++ {
+			o := *jopts
+			o.Partition = p
+			parts = append(parts, journaltest.Open(t, n, &o))
+		}
+	}
 	clock := storetest.NewClock(time.Now())
 	opts := &server.Options{
 		Apps:         []*app.App{testApp()},
@@ -51,9 +58,9 @@ func startJournalEdgeServed(t *testing.T, n *journal.Node, jopts *journal.Option
 	if o != nil {
 		so = *o
 	}
-	so.Journal = j
+	so.Partitions = parts
 	e := servertest.Start(t, opts, &so)
-	return &edge{srv: e.Server, journal: j, clock: clock, url: e.URL}
+	return &edge{srv: e.Server, journal: parts[0], partitions: parts, clock: clock, url: e.URL}
 }
 
 // Publishes acknowledged by the log are answered in request order, with

@@ -24,13 +24,15 @@ type Options struct {
 	// Group to StoreGroup (which a Store given above should use too, or
 	// every app's channels count against each app's limit together).
 	StoreOptions *store.Options
-	// Journal, when set, is the log of record (a durable edge, or a
-	// cluster): publishes are acknowledged once it stored them, the store
-	// is its replica (with its epoch; the caller feeds it from the
-	// journal), and history the store lacks is read from it. With Store
-	// set, that store must be a replica with the journal's epoch. Default
-	// none: the store is the only copy, in memory.
-	Journal chanlog.Journal
+	// Journals, when set, are the log of record (a durable edge, or a
+	// cluster), one per partition in partition order (one: a log of one
+	// partition): publishes are acknowledged once they stored them, the
+	// store is their replica (with their epochs; the caller feeds it from
+	// the journals), and history the store lacks is read from them. With
+	// Store set, that store must be a replica with the journals'
+	// partitions (chanlog.StorePartitions). Default none: the store is
+	// the only copy, in memory.
+	Journals []chanlog.Journal
 	// Limits bound what one client may do.
 	Limits Limits
 	// AllowedOrigins lists the Origin hosts (patterns as in

@@ -135,7 +135,7 @@ func (s *Server) newEdge(opts *Options) *session.Edge {
 		}
 		so.Retention = s.retention
 		so.Group = StoreGroup
-		so.Epoch = chanlog.StoreEpoch(opts.Journal)
+		so.Partitions = chanlog.StorePartitions(opts.Journals)
 		st = store.New(&so)
 		s.ownStore = true
 	}
@@ -144,7 +144,7 @@ func (s *Server) newEdge(opts *Options) *session.Edge {
 		reg = presence.New()
 	}
 	counters := &tally.Counters{}
-	chlog := chanlog.New(chanlog.JournalConfig{Journal: opts.Journal, Store: st,
+	chlog := chanlog.New(chanlog.JournalConfig{Journals: opts.Journals, Store: st,
 		Retention: s.retention, Group: StoreGroup, Log: s.log})
 	ttl := deadman.New(st, chlog)
 	chlog.OnSwitch(ttl.Standby)

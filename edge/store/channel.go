@@ -109,9 +109,10 @@ func (q *queue) find(offset uint64) int {
 // empty channel sit on until the first block is linked after it.
 func (s *Store) newChannel(name string) *channel {
 	now := s.stampNow()
+	epoch, part := s.newEpoch(name)
 	ch := &channel{
 		name:     name,
-		epoch:    s.newEpoch(),
+		epoch:    epoch,
 		ret:      s.opts.retention(name),
 		s:        s,
 		touched:  now,
@@ -121,7 +122,7 @@ func (s *Store) newChannel(name string) *channel {
 	// A replica (Options.Epoch set) holds every message appended since
 	// the channel was created, not those before: its history starts
 	// after the last offset the store had applied then.
-	ch.last = s.applied.Load()
+	ch.last = s.Applied(part)
 	ch.base = ch.last
 	ch.tail = newAnchor(ch)
 	ch.q.Store(&queue{next: ch.last + 1})
@@ -201,7 +202,7 @@ func (ch *channel) openBlock(fs int, first uint64) *block {
 		size = fs
 	}
 	from := first
-	if o.Epoch != 0 {
+	if ch.s.replica() {
 		// A replica's offsets skip (they number the whole log): the block
 		// covers the gap before its first frame, which no message of this
 		// channel holds.

@@ -103,14 +103,14 @@ func TestReplicaEvictionForgets(t *testing.T) {
 	t.Parallel()
 	const limit = 64 << 10
 	s, clk := newTestStore(t, &Options{Epoch: 7, StoreBytes: limit})
-	s.SetApplied(10)
+	s.SetApplied(0, 10)
 	off := uint64(10)
 	for i := range 2000 {
 		off++
 		if _, err := s.AppendAt("app\x00c"+strconv.Itoa(i), off, clk.Now(), payload(i, 100)); err != nil {
 			t.Fatalf("AppendAt %d: %v", off, err)
 		}
-		s.SetApplied(off)
+		s.SetApplied(0, off)
 	}
 	if st := s.Stats(); st.Memory > limit || st.Channels > 100 {
 		t.Fatalf("replica after 2000 channels: %+v, limit %d", st, limit)

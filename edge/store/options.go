@@ -104,6 +104,11 @@ type Options struct {
 	// appended after it (see SetApplied). Default 0: a standalone store,
 	// where each incarnation of a channel gets an epoch of its own.
 	Epoch uint64
+	// Partitions, when set, makes the store a replica of a log in
+	// several partitions (each its own stream, numbered apart): a
+	// channel's epoch, offsets and applied offset are its partition's.
+	// Epoch is then ignored; Epoch alone is a log of one partition.
+	Partitions *Partitions
 	// Retention gives a channel's retention when the channel is created;
 	// nil means the defaults, and zero fields of its result too.
 	Retention func(channel string) Retention
@@ -114,6 +119,24 @@ type Options struct {
 	// should be few (each is counted for the store's life). Nil: every
 	// channel is in the group "".
 	Group func(channel string) string
+}
+
+// Partitions are the partitions of the log a replica store holds.
+type Partitions struct {
+	// Epochs are the partitions' epochs, in partition order.
+	Epochs []uint64
+	// Of returns the partition of a channel, in [0, len(Epochs)); it
+	// must always give a channel the same one. Nil: every channel is in
+	// partition 0.
+	Of func(channel string) int
+}
+
+// of returns channel's partition.
+func (p *Partitions) of(channel string) int {
+	if p.Of == nil {
+		return 0
+	}
+	return p.Of(channel)
 }
 
 // normalize returns a copy of o with the defaults filled in.
@@ -141,6 +164,9 @@ func (o *Options) normalize() Options {
 	}
 	if n.TimeResolution == 0 {
 		n.TimeResolution = DefaultTimeResolution
+	}
+	if n.Partitions == nil && n.Epoch != 0 {
+		n.Partitions = &Partitions{Epochs: []uint64{n.Epoch}}
 	}
 	return n
 }

@@ -128,7 +128,7 @@ func (ch *channel) open(start Start) (*Cursor, error) {
 		if p.Epoch != ch.epoch || p.Offset < q.headOffset() {
 			return nil, ErrExpired
 		}
-		if ch.s.opts.Epoch == 0 && p.Offset > ch.last+1 {
+		if !ch.s.replica() && p.Offset > ch.last+1 {
 			// A replica's offsets number a shared log it may lag behind:
 			// its caller tells a future position from one not applied yet.
 			return nil, ErrFuture

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // A replica numbers messages with the shared log's offsets: a channel
@@ -13,8 +15,8 @@ import (
 func TestReplicaChannelsStartAfterApplied(t *testing.T) {
 	s, clk := newTestStore(t, &Options{Epoch: 42, BlockBytes: 256, FirstBlockBytes: 256})
 	now := clk.Now()
-	s.SetApplied(100)
-	s.SetApplied(50) // ignored: offsets only rise
+	s.SetApplied(0, 100)
+	s.SetApplied(0, 50) // ignored: offsets only rise
 
 	// A channel created now holds offsets after 100.
 	c := mustSubscribe(t, s, "late", Start{HistoryCount: 10})
@@ -34,7 +36,7 @@ func TestReplicaChannelsStartAfterApplied(t *testing.T) {
 		if _, err := s.AppendAt("late", o, now, payload(int(o), 100)); err != nil {
 			t.Fatal(err)
 		}
-		s.SetApplied(o)
+		s.SetApplied(0, o)
 	}
 	for _, tc := range []struct {
 		name string
@@ -77,12 +79,12 @@ func TestReplicaChannelsStartAfterApplied(t *testing.T) {
 // log.
 func TestReplicaMovedOn(t *testing.T) {
 	s, clk := newTestStore(t, &Options{Epoch: 42})
-	s.SetApplied(10)
+	s.SetApplied(0, 10)
 	for _, o := range []uint64{11, 12} {
 		if _, err := s.AppendAt("held", o, clk.Now(), payload(int(o), 10)); err != nil {
 			t.Fatal(err)
 		}
-		s.SetApplied(o)
+		s.SetApplied(0, o)
 	}
 	if !s.MovedOn("held", 11) || s.MovedOn("held", 12) {
 		t.Errorf("held: moved on after 11 %v, after 12 %v; want true, false", s.MovedOn("held", 11), s.MovedOn("held", 12))
@@ -102,7 +104,7 @@ func TestReplicaMovedOn(t *testing.T) {
 // blocks and from inside one, and stops at its limit.
 func TestCursorHeld(t *testing.T) {
 	s, clk := newTestStore(t, &Options{Epoch: 42, BlockBytes: 256, FirstBlockBytes: 256})
-	s.SetApplied(10)
+	s.SetApplied(0, 10)
 	empty := mustSubscribe(t, s, "held", Start{HistoryCount: 5})
 	if got := empty.Held(100); got != 0 {
 		t.Errorf("an empty channel holds %d, want 0", got)
@@ -114,7 +116,7 @@ func TestCursorHeld(t *testing.T) {
 		if _, err := s.AppendAt("held", o, clk.Now(), payload(int(o), 60)); err != nil {
 			t.Fatal(err)
 		}
-		s.SetApplied(o)
+		s.SetApplied(0, o)
 		offs = append(offs, o)
 	}
 	for _, tc := range []struct {
@@ -152,13 +154,13 @@ func TestCursorHeld(t *testing.T) {
 // though the store held nothing it missed; a cursor past it reads on.
 func TestReplicaPurgeThroughUnheld(t *testing.T) {
 	s, clk := newTestStore(t, &Options{Epoch: 42})
-	s.SetApplied(10)
+	s.SetApplied(0, 10)
 	appendAt := func(o uint64) {
 		t.Helper()
 		if _, err := s.AppendAt("c", o, clk.Now(), payload(int(o), 10)); err != nil {
 			t.Fatal(err)
 		}
-		s.SetApplied(o)
+		s.SetApplied(0, o)
 	}
 	waiting := mustSubscribe(t, s, "c", Start{})
 	appendAt(20)
@@ -177,7 +179,7 @@ func TestReplicaPurgeThroughUnheld(t *testing.T) {
 	if _, err := s.PurgeThrough("c", 30, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.SetApplied(35)
+	s.SetApplied(0, 35)
 	timeout := time.NewTimer(10 * time.Second)
 	defer timeout.Stop()
 	awaitWake(t, w, timeout)
@@ -220,7 +222,7 @@ func TestReplicaPurgeThroughAnchor(t *testing.T) {
 	if _, err := s.AppendAt("c", 20, clk.Now(), payload(20, 10)); err != nil {
 		t.Fatal(err)
 	}
-	s.SetApplied(20)
+	s.SetApplied(0, 20)
 	c := mustSubscribe(t, s, "c", Start{Position: pos(42, 20)})
 	if got := offsets(t, c); !equalOffsets(got, []uint64{20}) {
 		t.Fatalf("read %v, want [20]", got)
@@ -236,5 +238,45 @@ func TestReplicaPurgeThroughAnchor(t *testing.T) {
 	}
 	if _, err := c.Read(nil, 0); oosError(t, err).Missed != 1 {
 		t.Fatalf("after a purge of 30, never held: %v, want one missed", err)
+	}
+}
+
+// A replica of a log in partitions gives each channel its partition's
+// epoch, and starts it after its partition's applied offset: a channel
+// of one partition is not cut short by another's higher offsets, and a
+// position of another partition's epoch is expired, not misread.
+func TestReplicaPartitions(t *testing.T) {
+	of := func(name string) int {
+		if name[0] == 'b' {
+			return 1
+		}
+		return 0
+	}
+	s, clk := newTestStore(t, &Options{Epoch: 9, Partitions: &Partitions{Epochs: []uint64{42, 43}, Of: of}})
+	s.SetApplied(0, 100)
+	s.SetApplied(1, 7)
+	if s.Applied(0) != 100 || s.Applied(1) != 7 {
+		t.Fatalf("applied = %d, %d; want 100, 7", s.Applied(0), s.Applied(1))
+	}
+	for _, tc := range []struct {
+		name string
+		want rtm.Position
+	}{{"a", rtm.Position{Epoch: 42, Offset: 101}}, {"b", rtm.Position{Epoch: 43, Offset: 8}}} {
+		c := mustSubscribe(t, s, tc.name, Start{})
+		if got := c.Position(); got != tc.want {
+			t.Fatalf("channel %s starts at %v, want %v", tc.name, got, tc.want)
+		}
+		c.Close()
+	}
+	if _, err := s.AppendAt("b", 8, clk.Now(), payload(8, 10)); err != nil {
+		t.Fatal(err)
+	}
+	s.SetApplied(1, 8)
+	if _, _, err := s.Read("b", pos(42, 8)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Read of b at partition 0's epoch: err = %v, want ErrExpired", err)
+	}
+	f, ok, err := s.Read("b", pos(43, 8))
+	if err != nil || !ok || f.Offset != 8 {
+		t.Fatalf("Read of b at 43:8 = %v, %v, %v; want its message", f.Offset, ok, err)
 	}
 }

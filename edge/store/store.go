@@ -77,10 +77,12 @@ type Store struct {
 
 	epochBase uint64        // store start in unix micros; immutable
 	epochSeq  atomic.Uint64 // epoch counter; incremented by channel creation
-	// applied is, in a replica (Options.Epoch set), the highest offset of
-	// the shared log the store has applied: a channel created now holds
-	// the messages after it. Raised by the feeder through SetApplied.
-	applied  atomic.Uint64
+	// applied is, in a replica (Options.Epoch or Partitions set), the
+	// highest offset of each partition of the shared log the store has
+	// applied: a channel created now holds the messages after its
+	// partition's. Raised by the feeders through SetApplied. Nil in a
+	// standalone store.
+	applied  []atomic.Uint64
 	coarse   atomic.Int64 // unix nanos, refreshed by the background goroutine when coarseOn
 	coarseOn bool         // immutable: Append reads coarse instead of the clock
 	// coarseUsed says coarse was read since the last refresh; coarseIdle
@@ -134,6 +136,9 @@ func New(opts *Options) *Store {
 	s.sw.heap = make([]*channel, 0, 64)
 	s.groups.m = make(map[string]*atomic.Int64)
 	s.epochBase = uint64(s.clockNow() / 1e3)
+	if p := s.opts.Partitions; p != nil {
+		s.applied = make([]atomic.Uint64, len(p.Epochs))
+	}
 	s.coarseOn = s.opts.Clock == nil && s.opts.SweepInterval > 0 && s.opts.TimeResolution > 0
 	s.coarse.Store(s.clockNow())
 	s.coarseWake = make(chan struct{}, 1)
@@ -183,33 +188,47 @@ func (s *Store) sweepLoop() {
 	}
 }
 
-// newEpoch returns the epoch of a new channel: the fixed one of a replica,
-// else one unique to this incarnation of the channel.
-func (s *Store) newEpoch() uint64 {
-	if s.opts.Epoch != 0 {
-		return s.opts.Epoch
+// replica reports whether the store is a replica of a shared log
+// (Options.Epoch or Partitions set).
+func (s *Store) replica() bool { return s.applied != nil }
+
+// newEpoch returns the epoch of a new channel and its partition: the
+// fixed one of a replica's partition, else one unique to this
+// incarnation of the channel.
+func (s *Store) newEpoch(name string) (epoch uint64, part int) {
+	if p := s.opts.Partitions; p != nil {
+		part = p.of(name)
+		return p.Epochs[part], part
 	}
-	return s.epochBase + s.epochSeq.Add(1)
+	return s.epochBase + s.epochSeq.Add(1), 0
 }
 
-// SetApplied tells a replica (Options.Epoch set) that every message of the
-// shared log up to offset has been appended through AppendAt: a channel
-// created from now on holds the messages after offset, and positions
-// before that are not in it (Subscribe and Read say ErrExpired, and the
-// caller reads them from the log). The feeder calls it after each append,
-// and once before the first with the offset it starts after. Offsets only
-// rise: a lower one is ignored.
-func (s *Store) SetApplied(offset uint64) {
+// SetApplied tells a replica (Options.Epoch or Partitions set) that every
+// message of partition part of the shared log up to offset has been
+// appended through AppendAt: a channel of that partition created from
+// now on holds the messages after offset, and positions before that are
+// not in it (Subscribe and Read say ErrExpired, and the caller reads
+// them from the log). The partition's feeder calls it after each
+// append, and once before the first with the offset it starts after.
+// Offsets only rise: a lower one is ignored.
+func (s *Store) SetApplied(part int, offset uint64) {
+	a := &s.applied[part]
 	for {
-		old := s.applied.Load()
-		if offset <= old || s.applied.CompareAndSwap(old, offset) {
+		old := a.Load()
+		if offset <= old || a.CompareAndSwap(old, offset) {
 			return
 		}
 	}
 }
 
-// Applied returns the highest offset passed to SetApplied.
-func (s *Store) Applied() uint64 { return s.applied.Load() }
+// Applied returns the highest offset passed to SetApplied for part (0
+// in a standalone store).
+func (s *Store) Applied(part int) uint64 {
+	if s.applied == nil {
+		return 0
+	}
+	return s.applied[part].Load()
+}
 
 // clockNow reads the clock exactly, in unix nanos.
 func (s *Store) clockNow() int64 {

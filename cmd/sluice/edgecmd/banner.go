@@ -56,7 +56,7 @@ func bannerOf(o Options, l *listeners, cfg *Config, opts *server.Options, dur *d
 		add("http", l.http+" (ACME http-01, redirects to HTTPS)")
 	}
 	if dur != nil {
-		add("store", fmt.Sprintf("%s (JetStream stream %s, epoch %d)", dur.desc, dur.j.Stream(), dur.j.Epoch()))
+		add("store", fmt.Sprintf("%s (%s)", dur.desc, dur.streams()))
 	}
 	if l.admin != "" {
 		add("admin", "http://"+l.admin+"/admin/ (the admin page; metrics at /metrics)")

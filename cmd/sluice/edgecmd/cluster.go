@@ -21,9 +21,9 @@ import (
 type durability struct {
 	node *journal.Node // nil with an external NATS
 	nc   *nats.Conn
-	j    *journal.Journal
-	pres *presencekv.Sync // presence over every edge of the cluster
-	desc string           // for the banner
+	js   []*journal.Journal // one per partition, in order
+	pres *presencekv.Sync   // presence over every edge of the cluster
+	desc string             // for the banner
 }
 
 // startDurability starts the embedded node (or connects to the external
@@ -46,13 +46,21 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	// random, token-locked loopback port) has no other writer: the edge
 	// appends its own acknowledged publishes (journal.Options).
 	sole := d.node != nil && !cl.clustered() && cl.ClientListen == ""
-	d.j, err = journal.Open(ctx, d.nc, &journal.Options{
+	opts := journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: time.Duration(cl.Duplicates), Replay: replay, Logger: log, AckLatency: ack,
 		OnLost:     lost,
 		SoleWriter: sole,
 		Interest:   cl.interest(sole),
-	})
+		Partitions: max(cl.Partitions, 1),
+	}
+	for p := 0; p < opts.Partitions && err == nil; p++ {
+		opts.Partition = p
+		var j *journal.Journal
+		if j, err = journal.Open(ctx, d.nc, &opts); err == nil {
+			d.js = append(d.js, j)
+		}
+	}
 	if err == nil {
 		// Presence in a bucket beside the stream, replicated like it: a
 		// channel's members are those of every edge.
@@ -63,6 +71,14 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 		return nil, err
 	}
 	return d, nil
+}
+
+// streams describes the log's streams for the banner.
+func (d *durability) streams() string {
+	if len(d.js) == 1 {
+		return fmt.Sprintf("JetStream stream %s, epoch %d", d.js[0].Stream(), d.js[0].Epoch())
+	}
+	return fmt.Sprintf("%d partitions, JetStream streams %s to %s", len(d.js), d.js[0].Stream(), d.js[len(d.js)-1].Stream())
 }
 
 // connect connects d to the external NATS, or starts the embedded node
@@ -149,16 +165,20 @@ func (cl *ClusterConfig) nodeOptions(log *slog.Logger) (*journal.NodeOptions, er
 // published before it, nor a read a stale latest value).
 func (d *durability) awaitReplay(ctx context.Context, srv *server.Server, log *slog.Logger) error {
 	start := time.Now()
-	if err := d.j.Start(ctx, srv.Store()); err != nil {
-		return err
+	for _, j := range d.js {
+		if err := j.Start(ctx, srv.Store()); err != nil {
+			return err
+		}
 	}
-	select {
-	case <-d.j.CaughtUp():
-	case <-ctx.Done():
-		return ctx.Err()
+	for p, j := range d.js {
+		select {
+		case <-j.CaughtUp():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		log.Info("journal replayed into memory", "stream", j.Stream(), "took", time.Since(start).Round(time.Millisecond).String(),
+			"applied", srv.Store().Applied(p))
 	}
-	log.Info("journal replayed into memory", "took", time.Since(start).Round(time.Millisecond).String(),
-		"applied", srv.Store().Applied())
 	return nil
 }
 
@@ -200,8 +220,8 @@ func (d *durability) close() {
 	if d.pres != nil {
 		d.pres.Close()
 	}
-	if d.j != nil {
-		d.j.Close()
+	for _, j := range d.js {
+		j.Close()
 	}
 	if d.nc != nil {
 		d.nc.Close()

@@ -58,6 +58,12 @@ type ClusterConfig struct {
 	Replicas int `yaml:"replicas,omitempty"`
 	// Stream names the JetStream stream. Default SLUICE.
 	Stream string `yaml:"stream,omitempty"`
+	// Partitions is how many streams the log is split into, each its own
+	// Raft group with its own leader (so more than one node takes
+	// writes); a channel's partition is fixed by its name. Default 1:
+	// the stream Stream; with more, Stream-0 ... Stream-(K-1). A log
+	// keeps the count it was made with (docs/cluster.md, "Partitions").
+	Partitions int `yaml:"partitions,omitempty"`
 	// MaxBytes bounds the stream on disk; the oldest messages go first.
 	// Default 0: bounded by age alone (the longest retention of the
 	// apps' rules).
@@ -94,6 +100,10 @@ type ClusterConfig struct {
 func (cl *ClusterConfig) interest(soleWriter bool) bool {
 	return cl.Feed == FeedInterest || cl.Feed == "" && !soleWriter
 }
+
+// MaxPartitions bounds cluster.partitions: each partition is a Raft
+// group of every node and a feed of every edge.
+const MaxPartitions = 64
 
 // Feeds of ClusterConfig.Feed.
 const (
@@ -221,6 +231,9 @@ func (c *Config) validateCluster() error {
 		if err := c.checkReplicaFits(); err != nil {
 			return err
 		}
+	}
+	if cl.Partitions < 0 || cl.Partitions > MaxPartitions {
+		return fmt.Errorf("cluster.partitions: %d is not from 1 to %d", cl.Partitions, MaxPartitions)
 	}
 	if cl.Replicas < 0 || cl.Replicas > 5 {
 		return fmt.Errorf("cluster.replicas: %d is not from 1 to 5", cl.Replicas)

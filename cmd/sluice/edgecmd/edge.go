@@ -130,8 +130,10 @@ func (e *Edge) start(ctx context.Context, cfg *Config, opts *server.Options) (fu
 		if dur, err = startDurability(ctx, cfg, opts.Apps, opts.Presence, m.AckLatency(), lost, e.log); err != nil {
 			return nil, err
 		}
-		opts.Journal = dur.j
-		if err := m.WatchJournal(dur.j); err != nil {
+		for _, j := range dur.js {
+			opts.Journals = append(opts.Journals, j)
+		}
+		if err := m.WatchJournal(dur.js...); err != nil {
 			dur.close()
 			return nil, err
 		}

@@ -74,7 +74,7 @@ func openListeners(cfg *Config, srv *server.Server, dur *durability, m *metrics.
 	apiOpts := &api.Options{Logger: lg,
 		RequestsPerSecond: cfg.Limits.APIRequestsPerSecond, RequestBurst: cfg.Limits.APIRequestBurst}
 	if dur != nil {
-		apiOpts.Journal, apiOpts.Node = dur.j, dur.node
+		apiOpts.Journals, apiOpts.Node = dur.js, dur.node
 	}
 	backend := api.New(srv, apiOpts)
 	if err := m.WatchAPI(backend); err != nil {

@@ -37,6 +37,9 @@ type Options struct {
 	// from the journal's stream, and Start returns once the feed has
 	// caught up (the edge is ready). Default: none, the edge's memory.
 	Journal *journal.Journal
+	// Partitions, when set instead of Journal, are the journals of a log
+	// in partitions, in partition order, fed and awaited as Journal is.
+	Partitions []*journal.Journal
 	// JournalAs, when set, is what the edge sees of Journal, which still
 	// feeds its store: a test's stand-in for a log whose leader answers
 	// late or stale. Default: Journal itself.
@@ -65,18 +68,23 @@ func Start(t testing.TB, opts *server.Options, o *Options) *Edge {
 	if o == nil {
 		o = &Options{}
 	}
+	parts := o.Partitions
 	if o.Journal != nil {
-		so.Journal = o.Journal
+		parts = []*journal.Journal{o.Journal}
+	}
+	for _, j := range parts {
+		var cj chanlog.Journal = j
 		if o.JournalAs != nil {
-			so.Journal = o.JournalAs(o.Journal)
+			cj = o.JournalAs(j)
 		}
+		so.Journals = append(so.Journals, cj)
 	}
 	srv, err := server.New(&so)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	if o.Journal != nil {
-		awaitFeed(t, o.Journal, srv)
+	for _, j := range parts {
+		awaitFeed(t, j, srv)
 	}
 	var h http.Handler = srv
 	if o.Handler != nil {

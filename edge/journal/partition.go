@@ -1,0 +1,70 @@
+package journal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrPartitions: the log in NATS has another number of partitions than
+// Options.Partitions. A log keeps the partitions it was made with: a
+// channel's partition, and so the stream its positions number, is fixed
+// by its key and their count.
+var ErrPartitions = errors.New("journal: the log has another number of partitions")
+
+// partitionsKey is the stream metadata that records how many partitions
+// the log was made with (absent: made before partitions, one).
+const partitionsKey = "sluice_partitions"
+
+// partitionStream is the stream of partition part of a log in several.
+func partitionStream(base string, part int) string {
+	return base + "-" + strconv.Itoa(part)
+}
+
+// checkPartitions refuses to open a partition of a log made with another
+// number of partitions: the stream of one partition (base) beside a
+// request for several, partition 0 of several beside a request for one,
+// or a partition stream recording another count.
+func (j *Journal) checkPartitions(ctx context.Context) error {
+	o := &j.opts
+	other := partitionStream(o.base, 0) // a log of several, when one is asked for
+	if o.Partitions > 1 {
+		other = o.base
+	}
+	if _, err := j.js.Stream(ctx, other); err == nil {
+		had := "several"
+		if o.Partitions > 1 {
+			had = "1"
+		}
+		return j.partitionsError(had, other)
+	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return err
+	}
+	s, err := j.js.Stream(ctx, o.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	had := s.CachedInfo().Config.Metadata[partitionsKey]
+	if had == "" {
+		had = "1"
+	}
+	if had != strconv.Itoa(o.Partitions) {
+		return j.partitionsError(had, o.Stream)
+	}
+	return nil
+}
+
+// partitionsError says what was found and how to go on.
+func (j *Journal) partitionsError(had, stream string) error {
+	return fmt.Errorf("%w: cluster.partitions is %d, but the log was made with %s (stream %s found). "+
+		"Set cluster.partitions back to what the log was made with; to change it, start the edges with the new "+
+		"cluster.partitions and a new cluster.stream name (the channels' history starts afresh; the old streams "+
+		"stay until deleted with the nats CLI): see docs/cluster.md, \"Partitions\"",
+		ErrPartitions, j.opts.Partitions, had, stream)
+}
