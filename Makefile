@@ -67,7 +67,8 @@ test: wasm-check chromium iproute2 strace podman caddy fmt-check tidy-check comm
 # a summary of the operations checked per kind, the faults and the
 # violations. SLUICE_CHAOS_SEED=N (or N,M,...) replays seeds; CHAOS_PURGES=0
 # leaves purges out; CHAOS_CLIENTS, CHAOS_FAULTS (kill,stop),
-# CHAOS_FAULT_GAP and CHAOS_LOG_DIR are read too.
+# CHAOS_FAULT_GAP, CHAOS_LOG_DIR and CHAOS_PARTITIONS (default: seeds
+# alternate between a log of 1 partition and of 4) are read too.
 CHAOS_DURATION ?= 10m
 CHAOS_RUN      ?= 2m
 CHAOS_TIMEOUT  ?= 3h

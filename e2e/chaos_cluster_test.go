@@ -51,14 +51,14 @@ type chaosCluster struct {
 	edgeOf []int
 }
 
-func startChaosCluster(t *testing.T, n int) *chaosCluster {
+func startChaosCluster(t *testing.T, n, partitions int) *chaosCluster {
 	t.Helper()
 	ports := journaltest.FreePorts(t, 2*n)
 	cfg := edgecmdtest.WriteConfig(t, chaosConfig)
 	c := &chaosCluster{t: t}
 	for i := range n {
 		c.args = append(c.args, append([]string{"--listen", fmt.Sprintf("127.0.0.1:%d", ports[n+i]), "--config", cfg},
-			clusterFlags(t, "chaos", ports[:n], i)...))
+			clusterFlags(t, "chaos", ports[:n], i, partitions)...))
 		c.procs = append(c.procs, launchEdge(t, c.args[i]...))
 		c.all, c.edgeOf = append(c.all, c.procs[i]), append(c.edgeOf, i)
 	}

@@ -132,7 +132,7 @@ func (c *rtmConn) push(action string, body json.RawMessage, at time.Time) {
 	case b.Error != "" || b.Info != "":
 		c.h.Do(func() { s.End, s.EndErr = chaos.SubError, b.Error+b.Info })
 	default:
-		batch := chaos.Batch{Values: make([]string, len(b.Messages)), Off: c.offset(b.Position, "data"), At: at}
+		batch := chaos.Batch{Values: make([]string, len(b.Messages)), Off: c.offset(s.Channel, b.Position, "data"), At: at}
 		for i, m := range b.Messages {
 			if m != nil {
 				batch.Values[i] = *m
@@ -142,13 +142,14 @@ func (c *rtmConn) push(action string, body json.RawMessage, at time.Time) {
 	}
 }
 
-// offset parses a position the edge sent, 0 for none or garbage.
-func (c *rtmConn) offset(s, where string) uint64 {
+// offset parses a position of channel the edge sent, 0 for none or
+// garbage.
+func (c *rtmConn) offset(channel, s, where string) uint64 {
 	p, err := rtm.ParsePosition(s)
 	if err != nil || p == (rtm.Position{}) {
 		return 0 // none, or 0:0: a read of nothing
 	}
-	return c.h.Offset(p, where)
+	return c.h.Offset(channel, p, where)
 }
 
 // fail ends every request in flight and every subscription: the

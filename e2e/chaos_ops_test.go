@@ -28,7 +28,7 @@ func (w *chaosWorker) store(m *chaos.Msg, action string, body map[string]any) {
 			Position string `json:"position"`
 		}
 		_ = json.Unmarshal(r.body, &b)
-		m.Off = w.conn.offset(b.Position, action+" ok")
+		m.Off = w.conn.offset(m.Channel, b.Position, action+" ok")
 		w.note(m.Channel, m.Off)
 	}
 }
@@ -59,7 +59,7 @@ func (w *chaosWorker) cas(ch string) {
 	}
 	id := w.nextID()
 	w.store(&chaos.Msg{ID: id, Kind: chaos.CAS, Expect: at}, "rtm/write",
-		map[string]any{"channel": ch, "message": id, "position": w.position(at)})
+		map[string]any{"channel": ch, "message": id, "position": w.position(ch, at)})
 }
 
 func (w *chaosWorker) purge(ch string) {
@@ -84,7 +84,7 @@ func (w *chaosWorker) readAt(ch string, at uint64) {
 	w.run.h.AddRead(rd)
 	body := map[string]any{"channel": ch}
 	if at != 0 {
-		body["position"] = w.position(at)
+		body["position"] = w.position(ch, at)
 	}
 	r, err := w.conn.request("rtm/read", body, stamp(&rd.Span))
 	if err != nil {
@@ -103,7 +103,7 @@ func (w *chaosWorker) readAt(ch string, at uint64) {
 		rd.Err = "undecodable: " + err.Error()
 		return
 	}
-	if rd.Off = w.conn.offset(b.Position, "read ok"); b.Message != nil {
+	if rd.Off = w.conn.offset(rd.Channel, b.Position, "read ok"); b.Message != nil {
 		rd.Value = *b.Message
 	}
 	w.note(ch, rd.Off)
@@ -162,7 +162,7 @@ func (w *chaosWorker) subscribeWith(s *chaos.Sub) {
 	body := map[string]any{"channel": s.Channel, "subscription_id": s.Name}
 	switch s.Mode {
 	case chaos.AtPos, chaos.ReadAll:
-		body["position"] = w.position(s.At)
+		body["position"] = w.position(s.Channel, s.At)
 	case chaos.Count:
 		body["history"] = map[string]any{"count": s.N}
 	case chaos.Age:
@@ -192,7 +192,7 @@ func (w *chaosWorker) subscribeWith(s *chaos.Sub) {
 		Position string `json:"position"`
 	}
 	_ = json.Unmarshal(r.body, &b)
-	start := w.conn.offset(b.Position, "subscribe ok")
+	start := w.conn.offset(s.Channel, b.Position, "subscribe ok")
 	w.run.h.Do(func() { s.Start = start })
 	w.subs[s.Name] = s
 }
@@ -214,7 +214,7 @@ func (w *chaosWorker) unsubscribe(string) {
 		Position string `json:"position"`
 	}
 	_ = json.Unmarshal(r.body, &b)
-	code, off := errorCode(r), w.conn.offset(b.Position, "unsubscribe ok")
+	code, off := errorCode(r), w.conn.offset(s.Channel, b.Position, "unsubscribe ok")
 	w.conn.unwatch(name)
 	w.run.h.Do(func() {
 		if code == "" {

@@ -94,7 +94,7 @@ func reportViolations(t *testing.T, cs chaosSettings, seed uint64, h *chaos.Hist
 			t.Logf("writing an edge's log: %v", err)
 		}
 	}
-	t.Logf("seed %d: %d violations; operation log in %s (edges' logs beside it); replay with SLUICE_CHAOS_SEED=%d make chaos", seed, len(vs), path, seed)
+	t.Logf("seed %d: %d violations; operation log in %s (edges' logs beside it); replay with SLUICE_CHAOS_SEED=%d CHAOS_PARTITIONS=N make chaos (N: the subtest's partitions)", seed, len(vs), path, seed)
 }
 
 // writeOpLog writes the violations and h's operation log to dir (the temporary directory

@@ -18,6 +18,8 @@ package e2e
 //	CHAOS_FAULTS       kinds of faults: kill,stop (all)
 //	CHAOS_FAULT_GAP    the mean time between faults (5s)
 //	CHAOS_LOG_DIR      where failing seeds' operation logs go (temp dir)
+//	CHAOS_PARTITIONS   the log's cluster.partitions (default: seeds
+//	                   alternate between 1 and 4, the first at 1)
 //	CHAOS_PURGES=0     no purges (on by default), to tell their findings
 //	                   from the rest
 //
@@ -52,6 +54,17 @@ type chaosSettings struct {
 	// purges: the clients purge channels now and then (not with
 	// CHAOS_PURGES=0).
 	purges bool
+	// partitions is the log's cluster.partitions (CHAOS_PARTITIONS);
+	// 0: seeds alternate between 1 and 4, the first at 1.
+	partitions int
+}
+
+// partitionsOf returns the partitions of the i-th seed's cluster.
+func (cs chaosSettings) partitionsOf(i int) int {
+	if cs.partitions > 0 {
+		return cs.partitions
+	}
+	return 1 + 3*(i%2)
 }
 
 func chaosSettingsFromEnv(t *testing.T) chaosSettings {
@@ -59,6 +72,13 @@ func chaosSettingsFromEnv(t *testing.T) chaosSettings {
 		clients: 4, faults: faultsNamed(t, os.Getenv("CHAOS_FAULTS")),
 		gap: envDuration(t, "CHAOS_FAULT_GAP", 5*time.Second), logDir: os.Getenv("CHAOS_LOG_DIR")}
 	cs.purges = os.Getenv("CHAOS_PURGES") != "0"
+	if v := os.Getenv("CHAOS_PARTITIONS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("CHAOS_PARTITIONS=%q: want a positive number", v)
+		}
+		cs.partitions = n
+	}
 	if v := os.Getenv("CHAOS_CLIENTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -119,7 +139,8 @@ func TestChaos(t *testing.T) {
 		}
 		var counts chaos.Counts
 		var vs []chaos.Violation
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { counts, vs = runChaos(t, cs, seed) })
+		k := cs.partitionsOf(i)
+		t.Run(fmt.Sprintf("seed=%d/partitions=%d", seed, k), func(t *testing.T) { counts, vs = runChaos(t, cs, seed, k) })
 		total.Add(counts)
 		seeds++
 		all = append(all, vs...)
@@ -162,10 +183,10 @@ func (r *chaosRun) allChannels() []string {
 // runChaos runs one seed and checks it. It does not fail t itself, so
 // that the edges' logs (written beside the operation log) do not flood
 // the output: TestChaos reports the violations.
-func runChaos(t *testing.T, cs chaosSettings, seed uint64) (chaos.Counts, []chaos.Violation) {
-	t.Logf("seed %d (replay: SLUICE_CHAOS_SEED=%d make chaos)", seed, seed)
+func runChaos(t *testing.T, cs chaosSettings, seed uint64, partitions int) (chaos.Counts, []chaos.Violation) {
+	t.Logf("seed %d, %d partitions (replay: SLUICE_CHAOS_SEED=%d CHAOS_PARTITIONS=%d make chaos)", seed, partitions, seed, partitions)
 	began := time.Now()
-	c := startChaosCluster(t, 3)
+	c := startChaosCluster(t, 3, partitions)
 	run := &chaosRun{h: chaos.NewHistory(), urls: c.urls, channels: []string{"ch0", "ch1", "ch2", "ch3"}, purges: cs.purges}
 	started := time.Now()
 	workers := runClients(c, cs, seed, run)
@@ -249,7 +270,6 @@ func readBack(run *chaosRun) []*chaosWorker {
 			if !w.connect(nil) {
 				continue
 			}
-			w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
 			for _, ch := range channels[from:min(from+200, len(channels))] {
 				s := &chaos.Sub{Channel: ch, Mode: chaos.ReadAll, At: 1}
 				if w.subscribeWith(s); s.Err == "expired_position" {

@@ -18,15 +18,14 @@ import (
 
 // chaosWorker is one client of the run.
 type chaosWorker struct {
-	id    int
-	r     *rand.Rand
-	run   *chaosRun
-	edge  int
-	conn  *rtmConn
-	subs  map[string]*chaos.Sub // the subscriptions it believes live, by id
-	n     int                   // messages and subscriptions made
-	epoch uint64
-	seen  map[string][]uint64 // per channel, positions seen (for CAS, reads, subscribes at)
+	id   int
+	r    *rand.Rand
+	run  *chaosRun
+	edge int
+	conn *rtmConn
+	subs map[string]*chaos.Sub // the subscriptions it believes live, by id
+	n    int                   // messages and subscriptions made
+	seen map[string][]uint64   // per channel, positions seen (for CAS, reads, subscribes at)
 }
 
 // maxSubs bounds a client's live subscriptions.
@@ -134,24 +133,20 @@ func (w *chaosWorker) span() chaos.Span {
 	return chaos.Span{Conn: w.id, Edge: w.edge}
 }
 
-// position returns the text of offset off in the run's epoch. A client
-// that has noted no position yet (its first subscription, lost, resumes
-// on another edge) takes the run's: before, it resumed at epoch 0, which
-// the edge rightly called another history.
-func (w *chaosWorker) position(off uint64) string {
-	if w.epoch == 0 {
-		w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
-	}
-	return rtm.Position{Epoch: w.epoch, Offset: off}.String()
+// position returns the text of offset off of ch in the channel's epoch,
+// as the run first saw it: a client that has noted no position of it
+// yet (its first subscription, lost, resumes on another edge) takes the
+// run's (before, it resumed at epoch 0, which the edge rightly called
+// another history). Each channel has its own: a log in partitions
+// numbers a channel in its partition's stream.
+func (w *chaosWorker) position(ch string, off uint64) string {
+	return rtm.Position{Epoch: w.run.h.Epoch(ch), Offset: off}.String()
 }
 
 // note keeps a position seen on ch, and the epoch.
 func (w *chaosWorker) note(ch string, off uint64) {
 	if off == 0 {
 		return
-	}
-	if w.epoch == 0 {
-		w.run.h.Do(func() { w.epoch = w.run.h.Epoch })
 	}
 	w.seen[ch] = append(w.seen[ch], off)
 	if len(w.seen[ch]) > 50 {
@@ -163,7 +158,7 @@ func (w *chaosWorker) note(ch string, off uint64) {
 // for none.
 func (w *chaosWorker) someSeen(ch string) uint64 {
 	s := w.seen[ch]
-	if len(s) == 0 || w.epoch == 0 {
+	if len(s) == 0 {
 		return 0
 	}
 	if w.r.IntN(3) > 0 {

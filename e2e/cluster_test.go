@@ -21,6 +21,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/cmd/sluice/edgecmd/edgecmdtest"
+	"github.com/sluicehq/sluice/edge/chanlog"
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -36,19 +38,21 @@ type cluster struct {
 	// dialers, when set, dial each node's NATS client URL (one in a
 	// network namespace, netns_test.go).
 	dialers []nats.CustomDialer
+	// partitions is the log's cluster.partitions (0: the default, 1).
+	partitions int
 }
 
 // startCluster starts n edges at once (each waits for the quorum before
-// it writes its ready file).
-func startCluster(t *testing.T, n int) *cluster {
+// it writes its ready file), their log in partitions streams.
+func startCluster(t *testing.T, n, partitions int) *cluster {
 	t.Helper()
 	ports := journaltest.FreePorts(t, 2*n)
-	c := &cluster{}
+	c := &cluster{partitions: partitions}
 	var procs []*process
 	for i := range n {
 		cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", ports[n+i]))
 		c.nats = append(c.nats, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
-		args := append([]string{"--listen", "127.0.0.1:0", "--config", cfg}, clusterFlags(t, "e2e", ports[:n], i)...)
+		args := append([]string{"--listen", "127.0.0.1:0", "--config", cfg}, clusterFlags(t, "e2e", ports[:n], i, partitions)...)
 		procs = append(procs, launchEdge(t, args...))
 	}
 	for _, p := range procs {
@@ -59,8 +63,9 @@ func startCluster(t *testing.T, n int) *cluster {
 
 // clusterFlags are the flags of edge i of a cluster whose nodes route on
 // 127.0.0.1 at routePorts: its own data directory, the cluster's name,
-// its route listener, every node's route and its node name.
-func clusterFlags(t *testing.T, name string, routePorts []int, i int) []string {
+// its route listener, every node's route, its node name, the feed and
+// the log's partitions.
+func clusterFlags(t *testing.T, name string, routePorts []int, i, partitions int) []string {
 	t.Helper()
 	var routes []string
 	for _, p := range routePorts {
@@ -69,7 +74,27 @@ func clusterFlags(t *testing.T, name string, routePorts []int, i int) []string {
 	return []string{"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", name,
 		"--cluster-listen", fmt.Sprintf("127.0.0.1:%d", routePorts[i]),
 		"--cluster-routes", strings.Join(routes, ","), "--node-name", "n" + strconv.Itoa(i),
-		"--cluster-feed", clusterFeed()}
+		"--cluster-feed", clusterFeed(), "--cluster-partitions", strconv.Itoa(max(partitions, 1))}
+}
+
+// forPartitions runs test, in parallel, on a log of one partition and on
+// one of four (a stream each, with its own leader).
+func forPartitions(t *testing.T, test func(t *testing.T, partitions int)) {
+	for _, k := range []int{1, 4} {
+		t.Run(fmt.Sprintf("partitions=%d", k), func(t *testing.T) {
+			t.Parallel()
+			test(t, k)
+		})
+	}
+}
+
+// streamOf is the stream that holds channel (of the demo app) in a log
+// of partitions.
+func streamOf(channel string, partitions int) string {
+	if partitions <= 1 {
+		return journal.DefaultStream
+	}
+	return fmt.Sprintf("%s-%d", journal.DefaultStream, chanlog.Partition("demo\x00"+channel, partitions))
 }
 
 // clusterFeed is the feed the cluster tests' edges run: SLUICE_E2E_FEED
@@ -81,9 +106,9 @@ func clusterFeed() string {
 	return "interest"
 }
 
-// leader returns the index of the edge whose node leads the stream,
-// asking the node of edge ask.
-func (c *cluster) leader(t *testing.T, ask int) int {
+// leader returns the index of the edge whose node leads the stream of
+// channel, asking the node of edge ask.
+func (c *cluster) leader(t *testing.T, ask int, channel string) int {
 	t.Helper()
 	var opts []nats.Option
 	if c.dialers != nil {
@@ -102,7 +127,7 @@ func (c *cluster) leader(t *testing.T, ask int) int {
 	poll.Until(t, "a stream leader", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		s, err := js.Stream(ctx, "SLUICE")
+		s, err := js.Stream(ctx, streamOf(channel, c.partitions))
 		if err != nil {
 			return false
 		}
@@ -251,7 +276,11 @@ func subscribeFrom(t *testing.T, url, channel string, pos *rtm.Position) *collec
 // no duplicate.
 func TestClusterFanOutAndResume(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, 3)
+	forPartitions(t, testClusterFanOutAndResume)
+}
+
+func testClusterFanOutAndResume(t *testing.T, partitions int) {
+	c := startCluster(t, 3, partitions)
 	a, b, cc := c.edges[0], c.edges[1], c.edges[2]
 	onB := subscribeFrom(t, b.url, "room", nil)
 	onC := subscribeFrom(t, cc.url, "room", nil)
@@ -291,8 +320,12 @@ func TestClusterFanOutAndResume(t *testing.T) {
 // reads the channel from its first position afterwards.
 func TestClusterLeaderKilled(t *testing.T) {
 	t.Parallel()
-	c := startCluster(t, 3)
-	l := c.leader(t, 0)
+	forPartitions(t, testClusterLeaderKilled)
+}
+
+func testClusterLeaderKilled(t *testing.T, partitions int) {
+	c := startCluster(t, 3, partitions)
+	l := c.leader(t, 0, "chaos")
 	pubEdge, readEdge := c.edges[(l+1)%3], c.edges[(l+2)%3]
 	live := subscribeFrom(t, readEdge.url, "chaos", nil)
 	pub := dial(t, pubEdge.url, client.Options{AppKey: "demo"})

@@ -224,7 +224,7 @@ func TestPartitionKeepsPublishFate(t *testing.T) {
 // /readyz says it cannot reach the stream's leader, and once joined again
 // it is ready.
 func partitionReadiness(t *testing.T, lab *netLab, c *cluster) {
-	cut := (c.leader(t, 0) + 1) % 3
+	cut := (c.leader(t, 0, "readiness") + 1) % 3
 	readyz := strings.Replace(c.edges[cut].url, "ws://", "http://", 1) + "/readyz"
 	lab.Cut(cut, true)
 	var body string
@@ -246,10 +246,10 @@ func partitionReadiness(t *testing.T, lab *netLab, c *cluster) {
 // partitionRun publishes on the stream leader's edge through sc's cuts
 // and checks every outcome against the log, read back on another edge.
 func partitionRun(t *testing.T, lab *netLab, c *cluster, sc faultSchedule) {
-	cut := c.leader(t, 0)
+	channel := strings.ReplaceAll(sc.name, " ", "-")
+	cut := c.leader(t, 0, channel)
 	edge, reader := c.edges[cut], c.edges[(cut+1)%3]
 	const conns = 3
-	channel := strings.ReplaceAll(sc.name, " ", "-")
 	stop := make(chan struct{})
 	pubs := make([]*connPublisher, conns)
 	for k := range pubs {

@@ -47,11 +47,14 @@ func Check(h *History) []Violation {
 	return m.out
 }
 
-// checkEpochs: one log, one epoch, whatever the faults.
+// checkEpochs: one log, one epoch per channel, whatever the faults. (A
+// log in partitions has one epoch per partition: channels may differ.)
 func (m *model) checkEpochs() {
-	for e, where := range m.h.epochs {
-		if e != m.h.Epoch {
-			m.violate("epoch", "", "epoch %d (first seen in %s), the run began in epoch %d", e, where, m.h.Epoch)
+	for ch, seen := range m.h.epochs {
+		for e, where := range seen {
+			if e != m.h.first[ch] {
+				m.violate("epoch", "", "on %s, epoch %d (first seen in %s), the channel began in epoch %d", ch, e, where, m.h.first[ch])
+			}
 		}
 	}
 }

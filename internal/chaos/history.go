@@ -163,10 +163,13 @@ type Fault struct {
 // use (the test's clients record from their readers and workers); Check
 // reads it once the run has stopped.
 type History struct {
-	mu     sync.Mutex // guards everything below
-	Begin  time.Time
-	Epoch  uint64 // the first epoch seen
-	epochs map[uint64]string
+	mu    sync.Mutex // guards everything below
+	Begin time.Time
+	// epochs are, per channel, the epochs its positions were seen in
+	// and where each was first: one log, one epoch per channel (a log in
+	// partitions numbers each channel in its partition's stream).
+	epochs map[string]map[uint64]string
+	first  map[string]uint64 // per channel, the first epoch seen
 	Msgs   []*Msg
 	Purges []*Purge
 	Reads  []*Read
@@ -180,7 +183,7 @@ type History struct {
 
 // NewHistory returns an empty history starting now.
 func NewHistory() *History {
-	return &History{Begin: time.Now(), epochs: map[uint64]string{}, seqs: map[int]int{}}
+	return &History{Begin: time.Now(), epochs: map[string]map[uint64]string{}, first: map[string]uint64{}, seqs: map[int]int{}}
 }
 
 // Do runs f under the history's lock: the test fills in a record's reply
@@ -216,16 +219,28 @@ func (h *History) AddFault(kind, what string) func(what string) {
 // AddFailure records a failure outside the protocol.
 func (h *History) AddFailure(what string) { h.Do(func() { h.Failures = append(h.Failures, what) }) }
 
-// Offset returns p's offset, noting its epoch: Check reports a second
-// epoch (the log was lost).
-func (h *History) Offset(p rtm.Position, where string) uint64 {
+// Offset returns p's offset, a position of channel, noting its epoch:
+// Check reports a second epoch of a channel (the log was lost).
+func (h *History) Offset(channel string, p rtm.Position, where string) uint64 {
 	h.Do(func() {
-		if h.Epoch == 0 {
-			h.Epoch = p.Epoch
+		if h.first[channel] == 0 {
+			h.first[channel] = p.Epoch
 		}
-		if _, ok := h.epochs[p.Epoch]; !ok {
-			h.epochs[p.Epoch] = where
+		seen := h.epochs[channel]
+		if seen == nil {
+			seen = map[uint64]string{}
+			h.epochs[channel] = seen
+		}
+		if _, ok := seen[p.Epoch]; !ok {
+			seen[p.Epoch] = where
 		}
 	})
 	return p.Offset
+}
+
+// Epoch returns the first epoch seen of channel's positions, 0 for none.
+func (h *History) Epoch(channel string) uint64 {
+	var e uint64
+	h.Do(func() { e = h.first[channel] })
+	return e
 }
