@@ -89,7 +89,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 		if err := s.applyDeltasLocked(cn.codec, messages, delta); err != nil {
 			// Resubscribed from before this batch, as after an overflow;
 			// the edge sends its first message whole.
-			c.log.Error("sluice client: dropped data", "subscription_id", s.id, "position", s.next.String(), "err", err)
+			c.log.Error("sluice client: resubscribing", "subscription_id", s.id, "err", err)
 			s.lag = true
 			c.signalWorkLocked()
 			c.mu.Unlock()
