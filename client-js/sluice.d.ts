@@ -193,6 +193,14 @@ export interface SubscribeOptions {
    * "join" and "leave" events, and Subscription.presence().
    */
   presence?: boolean;
+  /**
+   * Receive each message after the first as a fossil delta against the one
+   * before (Sluice's delta extension), applied before the handler: the
+   * handler gets the same values, and a feed of large messages that differ in
+   * a few fields takes a few dozen bytes a message. Not with filter,
+   * onlyChanges or prefix.
+   */
+  delta?: boolean;
 }
 
 /** A user present in a channel: one per user id, however many connections it has there. */

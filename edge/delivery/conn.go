@@ -46,7 +46,10 @@ type socket struct {
 	ws         *websocket.Conn
 	codec      codec.Codec
 	codecIndex int // of the connection's codec (edge/payload)
-	op         websocket.Opcode
+	// denc writes deltas in the codec; nil for one without the delta
+	// extension (CBOR), whose delta subscriptions get whole messages.
+	denc codec.DeltaEncoder
+	op   websocket.Opcode
 	// deflate is the threshold from which ws compresses a message
 	// (permessage-deflate), -1 when it does not: connections with the
 	// same value frame a PDU as the same bytes (shared.go).
@@ -90,6 +93,7 @@ func (c *Conn) Init(e *Engine, ws *websocket.Conn, id, remote string, traffic *t
 	cd, ci := payload.CodecFor(ws.Subprotocol())
 	c.eng = e
 	c.socket = socket{ws: ws, codec: cd, codecIndex: ci, op: websocket.OpText}
+	c.denc, _ = cd.(codec.DeltaEncoder)
 	if cd.Binary() {
 		c.op = websocket.OpBinary
 	}

@@ -65,6 +65,7 @@ type Engine struct {
 	prefixes  *prefixIndex
 	counters  *tally.Counters
 	firstSeen Observer // nil: not measured
+	deltas    deltaCache
 	log       *slog.Logger
 	limits    limits
 }

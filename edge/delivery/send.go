@@ -46,6 +46,9 @@ func (c *Conn) sendData(w *writer, sub *Subscription, frames []store.Frame) erro
 			return nil
 		}
 	}
+	if sub.delta != nil {
+		return c.sendDeltas(w, sub, sf, frames, len(frames) == all, next)
+	}
 	if sv := sub.View; sv != nil && sv.Aggregates() {
 		if err := sv.Count(frames, next, c.ctx.Done()); err != nil {
 			return c.endView(w, sub, err, sub.Position())
@@ -111,7 +114,7 @@ func (c *Conn) sendMsgs(w *writer, sub *Subscription, sf *sharedFrame, frames []
 	var err error
 	if sf != nil {
 		// Framed once, for this connection and the next ones.
-		sf.keep(c, sub, frames, next.Epoch, w.pdu, len(w.msgs))
+		sf.keep(c, sub, frames, next.Epoch, 0, w.pdu, len(w.msgs))
 		err = c.writeFrame(w, sf)
 	} else {
 		err = c.write(w, w.pdu)
@@ -189,6 +192,7 @@ func (c *Conn) outOfSync(w *writer, sub *Subscription, err error) error {
 	if sub.FastForward {
 		c.eng.counters.FastForward.Add(1)
 		missed, pos := sub.Cursor.FastForward()
+		sub.delta.gap() // the client cannot apply a delta across what it missed
 		pdu = rtm.PDU{Action: rtm.ActionSubscriptionInfo, Body: &rtm.SubscriptionInfo{
 			Info: rtm.InfoFastForward, Reason: "subscription fell behind; skipped to the oldest stored message",
 			Position: pos.String(), SubscriptionID: sub.ID, MissedMessageCount: missed,

@@ -51,6 +51,7 @@ type sharedFrame struct {
 	codec       int    // codecIndex
 	op          websocket.Opcode
 	deflate     int    // the connection's socket.deflate
+	delta       uint64 // subDelta.key before the batch: what its deltas are against
 	frame       []byte // the WebSocket frame of the PDU
 	pdu         int    // bytes of the PDU in frame (counters.bytesOut)
 	msgs        int    // messages in the PDU (counters.messagesOut)
@@ -66,16 +67,18 @@ func (c *Conn) shareable(w *writer, sub *Subscription, frames []store.Frame) boo
 
 // matches reports whether the kept frame is the one c would send for
 // frames of sub.
-func (sf *sharedFrame) matches(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64) bool {
+func (sf *sharedFrame) matches(c *Conn, sub *Subscription, frames []store.Frame, epoch, delta uint64) bool {
 	return sf.first != nil && sf.n == len(frames) &&
 		sameBytes(sf.first, frames[0].Data) && sameBytes(sf.last, frames[len(frames)-1].Data) &&
-		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.deflate == c.deflate && sf.id == sub.ID
+		sf.epoch == epoch && sf.codec == c.codecIndex && sf.op == c.op && sf.deflate == c.deflate && sf.id == sub.ID &&
+		sf.delta == delta
 }
 
 // keep keeps pdu, the data PDU c encoded for frames of sub, framed, for
-// the next deliveries of the same frames.
-func (sf *sharedFrame) keep(c *Conn, sub *Subscription, frames []store.Frame, epoch uint64, pdu []byte, msgs int) {
-	sf.first, sf.last, sf.n = frames[0].Data, frames[len(frames)-1].Data, len(frames)
+// the next deliveries of the same frames; delta is sub's subDelta.key
+// before them.
+func (sf *sharedFrame) keep(c *Conn, sub *Subscription, frames []store.Frame, epoch, delta uint64, pdu []byte, msgs int) {
+	sf.first, sf.last, sf.n, sf.delta = frames[0].Data, frames[len(frames)-1].Data, len(frames), delta
 	sf.epoch, sf.codec, sf.op, sf.deflate, sf.id = epoch, c.codecIndex, c.op, c.deflate, sub.ID
 	sf.frame = c.ws.AppendFrame(sf.frame[:0], c.op, pdu)
 	sf.pdu, sf.msgs = len(pdu), msgs
@@ -107,9 +110,10 @@ func (c *Conn) sendShared(w *writer, sub *Subscription, frames []store.Frame, ne
 		return nil, false, nil
 	}
 	sf = &w.share[c.codecIndex]
-	if !sf.matches(c, sub, frames, next.Epoch) {
+	if !sf.matches(c, sub, frames, next.Epoch, sub.delta.key()) {
 		return sf, false, nil
 	}
+	sub.delta.sent(&frames[len(frames)-1], next.Epoch)
 	c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(sf.msgs))
 	c.traffic.MessagesOut.Add(uint64(sf.msgs))
 	if err = c.writeFrame(w, sf); err == nil && c.eng.firstSeen != nil {

@@ -25,6 +25,7 @@ type Subscription struct {
 	// (hook.Occupancy); nil for an app without events.
 	Vacate func()
 	prefixLink
+	delta *subDelta // of a delta subscription (Engine.WantDeltas); nil: none
 }
 
 // Options are what the client asked of a subscription beside its
@@ -44,6 +45,13 @@ type prefixLink struct {
 	of    *Subscription
 	named bool
 }
+
+// Delta reports whether s gets deltas (Engine.WantDeltas).
+func (s *Subscription) Delta() bool { return s.delta != nil }
+
+// EndDeltas leaves the channel's deltas of a subscription that is never
+// handed over; Close does it for the others. Idempotent.
+func (s *Subscription) EndDeltas() { s.delta.close() }
 
 // Prefix reports whether s is a prefix subscription (StartPrefix).
 func (s *Subscription) Prefix() bool { return s.group != nil }
@@ -66,6 +74,7 @@ func (s *Subscription) Close() {
 	if s.Vacate != nil {
 		s.Vacate()
 	}
+	s.delta.close()
 }
 
 // Position returns where the subscription reads next: for an aggregate

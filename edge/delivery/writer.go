@@ -48,6 +48,10 @@ type writer struct {
 	// connections it serves reuse when theirs would be the same bytes
 	// (shared.go); nil outside a worker's pass.
 	share *sharedFrames
+	// dbuf holds the deltas of a run (deltasend.go), dends where each
+	// ends in it.
+	dbuf  []byte
+	dends []int
 }
 
 // namedData is the scratch of the data PDU of a prefix subscription,

@@ -82,6 +82,9 @@ func (c *Session) subscribe(env *rtm.Envelope) (any, error) {
 	if b.Only == rtm.OnlyValueChanges {
 		sub.Changes = &delivery.ValueChanges{}
 	}
+	if b.Delta {
+		c.edge.Engine.WantDeltas(sub, key)
+	}
 	if b.Prefix {
 		if err := c.StartPrefix(sub, key, start); err != nil {
 			cur.Close()
@@ -187,6 +190,7 @@ func (c *Session) handOver(sub *delivery.Subscription, id rtm.ID, force bool, no
 	})
 	if err != nil {
 		sub.Cursor.Close()
+		sub.EndDeltas()
 		return err
 	}
 	if id.IsZero() {
@@ -216,6 +220,13 @@ func (c *Session) unsubscribe(env *rtm.Envelope) (any, error) {
 func checkSubscribeOptions(b *rtm.SubscribeBody) error {
 	if b.Only != "" && b.Only != rtm.OnlyValueChanges {
 		return rtm.Errorf(rtm.CodeInvalidFormat, "only must be %q", rtm.OnlyValueChanges)
+	}
+	// A delta is against the previous message the subscription got,
+	// computed once for every subscriber of the channel; a view,
+	// value_changes or a prefix makes each subscription's previous its
+	// own, and a view's messages are not the channel's.
+	if b.Delta && (b.Filter != "" || b.Only != "" || b.Prefix) {
+		return rtm.Errorf(rtm.CodeInvalidFormat, "delta applies to a plain subscription: no filter, only or prefix")
 	}
 	return nil
 }

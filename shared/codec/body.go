@@ -102,7 +102,10 @@ func appendPair[P Primitives](dst []byte, p P, name, s string, msg any) ([]byte,
 func appendData[P Primitives](dst []byte, p P, b *rtm.SubscriptionData) ([]byte, error) {
 	n, i := 3, 0
 	if b.Channel != "" {
-		n = 4
+		n++
+	}
+	if b.Delta {
+		n++
 	}
 	dst = p.AppendMapStart(dst, n)
 	dst, err := appendField(dst, p, i, "subscription_id", b.SubscriptionID)
@@ -127,7 +130,14 @@ func appendData[P Primitives](dst []byte, p P, b *rtm.SubscriptionData) ([]byte,
 			return dst, err
 		}
 	}
-	return p.AppendMapEnd(p.AppendArrayEnd(dst)), nil
+	dst = p.AppendArrayEnd(dst)
+	if b.Delta {
+		if dst, err = p.AppendMapKey(dst, n-1, "delta"); err != nil {
+			return dst, err
+		}
+		dst = p.AppendBool(dst, true)
+	}
+	return p.AppendMapEnd(dst), nil
 }
 
 // appendField writes pair i of a body, a string field.

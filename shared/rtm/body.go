@@ -99,6 +99,10 @@ type SubscribeBody struct {
 	// for each join and leave, as rtm/subscription/presence pushes; it
 	// needs the presence permission on the channel.
 	Presence bool `json:"presence,omitempty"`
+	// Delta (extension) asks for each message after the first as a
+	// fossil delta against the previous one the subscription got, where
+	// that is smaller (SubscriptionData.Delta).
+	Delta bool `json:"delta,omitempty"`
 }
 
 // SubscribeReply is the reply to rtm/subscribe.
@@ -128,6 +132,12 @@ type SubscriptionData struct {
 	Channel  string `json:"channel,omitempty"`
 	Position string `json:"position"`
 	Messages []any  `json:"messages"`
+	// Delta (extension, only on a subscription that asked for it) says
+	// every message is a fossil delta against the message before it: the
+	// one before it in Messages, or for the first, the last message of
+	// the subscription's previous data. A delta is binary in binary
+	// codecs and a string of its bytes in JSON.
+	Delta bool `json:"delta,omitempty"`
 }
 
 // Values implements ValueCarrier.

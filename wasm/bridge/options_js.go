@@ -150,11 +150,11 @@ func logger(level string) (*client.Logger, error) {
 
 // subscribeOptions reads subscribe's options: id, position, history
 // {count, age (seconds)}, fastForward, strict, force, filter, period
-// (seconds), onlyChanges, prefix.
+// (seconds), onlyChanges, prefix, presence, delta.
 func subscribeOptions(v js.Value) (*client.SubscribeOptions, error) {
 	o := options{v}
 	so := &client.SubscribeOptions{FastForward: o.flag("fastForward"), Strict: o.flag("strict"), Force: o.flag("force"),
-		OnlyChanges: o.flag("onlyChanges"), Prefix: o.flag("prefix"), Presence: o.flag("presence")}
+		OnlyChanges: o.flag("onlyChanges"), Prefix: o.flag("prefix"), Presence: o.flag("presence"), Delta: o.flag("delta")}
 	var err error
 	if so.ID, err = o.str("id"); err != nil {
 		return nil, err

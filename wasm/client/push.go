@@ -18,7 +18,7 @@ func (c *Client) onPush(cn *conn, env rtm.Envelope, size int) {
 			if err != nil {
 				bad = &d.Position
 			}
-			c.takeData(cn, d.SubscriptionID, d.Channel, pos, bad, d.Messages, size)
+			c.takeData(cn, d.SubscriptionID, d.Channel, pos, bad, d.Messages, d.Delta, size)
 		}
 	case rtm.ActionSubscriptionInfo:
 		var info rtm.SubscriptionInfo
@@ -69,20 +69,32 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 
 // onData implements pushHandler.
 func (c *Client) onData(cn *conn, d *codec.Data, size int) {
-	c.takeData(cn, d.SubscriptionID, "", d.Position, nil, d.Messages, size)
+	c.takeData(cn, d.SubscriptionID, "", d.Position, nil, d.Messages, false, size)
 }
 
 // takeData queues a batch of messages for the handler (or hands it over
 // at once for a Direct subscription), or marks the subscription lagging
 // when the buffer is full. badPos is the text of a position that did not
 // parse, nil when pos is good. channel is the data's, for a prefix
-// subscription ("" otherwise).
-func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos *string, messages []any, size int) {
+// subscription ("" otherwise). delta says the messages are deltas
+// (SubscribeOptions.Delta), applied here before anything else.
+func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos *string, messages []any, delta bool, size int) {
 	c.mu.Lock()
 	s := c.routeLocked(cn, id)
 	if s == nil {
 		c.mu.Unlock()
 		return
+	}
+	if s.opts.Delta || delta {
+		if err := s.applyDeltasLocked(cn.codec, messages, delta); err != nil {
+			// Resubscribed from before this batch, as after an overflow;
+			// the edge sends its first message whole.
+			c.log.Error("sluice client: resubscribing", "subscription_id", s.id, "err", err)
+			s.lag = true
+			c.signalWorkLocked()
+			c.mu.Unlock()
+			return
+		}
 	}
 	if badPos != nil {
 		// Deliver the messages, but keep the last good resume point.
@@ -102,6 +114,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 		// resubscribes from s.next once the handlers caught up.
 		s.lag = true
 		c.signalWorkLocked()
+		s.base = nil // the next message after the pause comes whole
 		c.log.Info("sluice client: delivery buffer full, subscription paused", "subscription_id", s.id, "position", s.next.String())
 		return
 	}

@@ -56,7 +56,7 @@ func decodeFast(body []byte, v any) error {
 			return p.readReply(b)
 		}
 	case *rtm.SubscriptionData:
-		if b != nil && b.SubscriptionID == "" && b.Position == "" && b.Messages == nil {
+		if b != nil && b.SubscriptionID == "" && b.Position == "" && b.Messages == nil && !b.Delta {
 			p.shared = true
 			return p.data(b)
 		}
@@ -227,13 +227,15 @@ func (p *parser) data(b *rtm.SubscriptionData) error {
 			if err = once(&seen, 4); err == nil {
 				err = p.messages(&out.Messages)
 			}
+		case "delta":
+			err = p.onceBool(&seen, 8, &out.Delta)
 		default:
 			err = errLibrary
 		}
 		return err
 	})
 	if err == nil {
-		b.SubscriptionID, b.Position, b.Messages = out.SubscriptionID, out.Position, out.Messages
+		b.SubscriptionID, b.Position, b.Messages, b.Delta = out.SubscriptionID, out.Position, out.Messages, out.Delta
 	}
 	return err
 }

@@ -6,7 +6,7 @@ import "github.com/sluicehq/sluice/shared/rtm"
 // zero.
 func subscribeZero(b *rtm.SubscribeBody) bool {
 	return b.Channel == "" && b.SubscriptionID == "" && b.Position == "" && b.History == nil &&
-		!b.FastForward && !b.Force && b.Filter == "" && b.Period == 0 && b.Batch == 0
+		!b.FastForward && !b.Force && b.Filter == "" && b.Period == 0 && b.Batch == 0 && !b.Delta
 }
 
 // Bits of the keys of a subscribe body.
@@ -20,6 +20,7 @@ const (
 	subFilter
 	subPeriod
 	subBatch
+	subDelta
 )
 
 func (p *parser) subscribe(b *rtm.SubscribeBody) error {
@@ -54,6 +55,8 @@ func (p *parser) subscribe(b *rtm.SubscribeBody) error {
 			err = p.onceInt(&seen, subPeriod, &out.Period)
 		case "batch":
 			err = p.onceInt(&seen, subBatch, &out.Batch)
+		case "delta":
+			err = p.onceBool(&seen, subDelta, &out.Delta)
 		default:
 			err = errLibrary
 		}
@@ -68,6 +71,7 @@ func (p *parser) subscribe(b *rtm.SubscribeBody) error {
 func setSubscribe(b, out *rtm.SubscribeBody) {
 	b.Channel, b.SubscriptionID, b.Position, b.History = out.Channel, out.SubscriptionID, out.Position, out.History
 	b.FastForward, b.Force, b.Filter, b.Period, b.Batch = out.FastForward, out.Force, out.Filter, out.Period, out.Batch
+	b.Delta = out.Delta
 }
 
 // history reads the history of a subscribe: an object of count and age,

@@ -49,7 +49,7 @@ type table struct {
 
 // maxFields is the most fields a table has (rtm.SubscribeBody's), which
 // a bit set of uint16 counts.
-const maxFields = 12
+const maxFields = 13
 
 // find returns the index in t of the field with key, or -1. Most keys
 // differ from the others of their table in their length or first byte,
@@ -162,6 +162,7 @@ var (
 		{"only", kindText, unsafe.Offsetof(rtm.SubscribeBody{}.Only), nil},
 		{"prefix", kindFlag, unsafe.Offsetof(rtm.SubscribeBody{}.Prefix), nil},
 		{"presence", kindFlag, unsafe.Offsetof(rtm.SubscribeBody{}.Presence), nil},
+		{"delta", kindFlag, unsafe.Offsetof(rtm.SubscribeBody{}.Delta), nil},
 	}}
 	history = table{fields: []field{
 		{"count", kindIntPtr, unsafe.Offsetof(rtm.History{}.Count), nil},
@@ -183,6 +184,7 @@ var (
 		{"channel", kindText, unsafe.Offsetof(rtm.SubscriptionData{}.Channel), nil},
 		{"position", kindText, unsafe.Offsetof(rtm.SubscriptionData{}.Position), nil},
 		{"messages", kindMessages, unsafe.Offsetof(rtm.SubscriptionData{}.Messages), nil},
+		{"delta", kindFlag, unsafe.Offsetof(rtm.SubscriptionData{}.Delta), nil},
 	}}
 	subscriptionInfo = table{fields: []field{
 		{"info", kindText, unsafe.Offsetof(rtm.SubscriptionInfo{}.Info), nil},

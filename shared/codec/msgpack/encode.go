@@ -57,3 +57,14 @@ func (Codec) AppendData(dst []byte, subscriptionID string, pos rtm.Position, mes
 func (Codec) AppendValue(dst []byte, v any) ([]byte, error) {
 	return wire.AppendValue(dst, v)
 }
+
+// AppendDelta implements codec.DeltaEncoder: delta as binary, which
+// carries any bytes.
+func (Codec) AppendDelta(dst, delta []byte) ([]byte, bool) {
+	return wire.AppendBinary(dst, delta), true
+}
+
+// AppendDeltaData implements codec.DeltaEncoder.
+func (Codec) AppendDeltaData(dst []byte, subscriptionID string, pos rtm.Position, deltas [][]byte) []byte {
+	return wire.AppendDeltaData(dst, subscriptionID, pos, deltas)
+}

@@ -117,6 +117,7 @@ func (w *fields) subscribe(b *rtm.SubscribeBody) {
 	w.optStr("only", b.Only)
 	w.flag("prefix", b.Prefix)
 	w.flag("presence", b.Presence)
+	w.flag("delta", b.Delta)
 }
 
 // fields writes a body as a msgpack map of at most 15 pairs (a fixmap,

@@ -117,9 +117,22 @@ func AppendPDUStart(dst []byte, action string, id rtm.ID) []byte {
 // fan-out hot path: with room in dst it does not allocate. subscriptionID
 // must be valid UTF-8, as every string a codec decodes is.
 func AppendData(dst []byte, subscriptionID string, pos rtm.Position, messages [][]byte) []byte {
+	return appendData(dst, 3, subscriptionID, pos, messages)
+}
+
+// AppendDeltaData appends an rtm/subscription/data PDU of deltas (the
+// delta extension): AppendData's, with delta: true.
+func AppendDeltaData(dst []byte, subscriptionID string, pos rtm.Position, deltas [][]byte) []byte {
+	dst = appendData(dst, 4, subscriptionID, pos, deltas)
+	return append(AppendString(dst, "delta"), typeTrue)
+}
+
+// appendData appends a data PDU whose body has fields fields, the last
+// ones left to the caller after the messages.
+func appendData(dst []byte, fields int, subscriptionID string, pos rtm.Position, messages [][]byte) []byte {
 	dst = AppendMapHead(dst, 2)
 	dst = AppendString(AppendString(dst, "action"), rtm.ActionSubscriptionData)
-	dst = AppendMapHead(AppendString(dst, "body"), 3)
+	dst = AppendMapHead(AppendString(dst, "body"), fields)
 	dst = AppendString(AppendString(dst, "subscription_id"), subscriptionID)
 	dst = AppendString(dst, "position")
 	if n := textLen(pos); n < 32 { // at most 41 bytes

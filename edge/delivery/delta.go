@@ -1,0 +1,179 @@
+package delivery
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/centrifugal/fdelta"
+	"github.com/sluicehq/sluice/shared/codec"
+)
+
+// The delta extension (rtm.SubscribeBody.Delta): a subscription that asks
+// gets each message after its first as a fossil delta against the
+// previous message it got, when that is smaller. A feed of large objects
+// of which a few fields change then costs a few dozen bytes a message
+// instead of kilobytes.
+//
+// A delta depends on the message, the one before it and the codec, not
+// on the subscriber: the engine computes it once per message and channel
+// (deltaLog), and the subscribers whose previous message was the same
+// one copy it. The first message of a subscription, and the first after
+// a gap (a fast_forward), go whole: the client has nothing to apply a
+// delta to.
+
+// deltaSlots is how many deltas a channel keeps: those of its last
+// messages, in each codec its delta subscribers speak, and the odd one
+// of a subscriber whose previous message was not the channel's previous
+// (exclude_self skipped one).
+const deltaSlots = 8
+
+// maxDeltaBase bounds the messages that are diffed: the encoder's cost
+// grows with the base, and messages of this size are rare and differ
+// more. Larger ones go whole.
+const maxDeltaBase = 64 << 10
+
+// deltaCache holds the deltaLog of each channel that has delta
+// subscribers, by store key; a channel's log goes when its last delta
+// subscription closes.
+type deltaCache struct {
+	mu    sync.Mutex // guards chans and every deltaLog's refs
+	chans map[string]*deltaLog
+}
+
+// deltaLog is a channel's last deltas. Its lock is held while a delta is
+// computed, so that the subscribers of the channel who want the same one
+// wait for it instead of computing it again; other channels go on.
+type deltaLog struct {
+	key  string
+	refs int // delta subscriptions on the channel; guarded by deltaCache.mu
+
+	mu    sync.Mutex // guards the slots and raw
+	slots [deltaSlots]deltaSlot
+	next  int    // the slot to reuse next
+	raw   []byte // scratch of the encoder
+}
+
+// deltaSlot is the delta of the message at off against the one at prev
+// (of epoch), encoded as a message value of codec: value, or ok false
+// when the message goes whole (the delta is not smaller, or the codec
+// cannot carry it).
+type deltaSlot struct {
+	epoch, prev, off uint64
+	codec            int
+	used, ok         bool
+	value            []byte
+}
+
+// join returns the deltaLog of the channel at key, counting one more
+// subscription on it.
+func (dc *deltaCache) join(key string) *deltaLog {
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if dc.chans == nil {
+		dc.chans = make(map[string]*deltaLog)
+	}
+	l := dc.chans[key]
+	if l == nil {
+		l = &deltaLog{key: key}
+		dc.chans[key] = l
+	}
+	l.refs++
+	return l
+}
+
+// leave uncounts a subscription of l, dropping l after the last.
+func (dc *deltaCache) leave(l *deltaLog) {
+	dc.mu.Lock()
+	defer dc.mu.Unlock()
+	if l.refs--; l.refs == 0 {
+		delete(dc.chans, l.key)
+	}
+}
+
+// deltaKey names a delta: of the message at off against the one at prev,
+// both of epoch, in the codec at index codec.
+type deltaKey struct {
+	epoch, prev, off uint64
+	codec            int
+}
+
+// appendDelta appends to dst the delta of target against base, the
+// messages of k in enc's codec, as a message value; false, dst unchanged,
+// when the message is to go whole.
+func (l *deltaLog) appendDelta(dst []byte, k deltaKey, base, target []byte, enc codec.DeltaEncoder) ([]byte, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.find(k)
+	if s == nil {
+		s = &l.slots[l.next]
+		l.next = (l.next + 1) % deltaSlots
+		*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0]}
+		if len(base) <= maxDeltaBase {
+			l.raw = fdelta.AppendCreate(l.raw[:0], base, target)
+			s.value, s.ok = enc.AppendDelta(s.value, l.raw)
+			// Not worth it unless smaller than the message itself.
+			s.ok = s.ok && len(s.value) < len(target)
+		}
+	}
+	if !s.ok {
+		return dst, false
+	}
+	return append(dst, s.value...), true
+}
+
+// find returns the slot of k, or nil.
+func (l *deltaLog) find(k deltaKey) *deltaSlot {
+	for i := range l.slots {
+		s := &l.slots[i]
+		if s.used && s.off == k.off && s.prev == k.prev && s.epoch == k.epoch && s.codec == k.codec {
+			return s
+		}
+	}
+	return nil
+}
+
+// subDelta is what the writer of a delta subscription keeps: the
+// channel's deltas and the last message it sent.
+type subDelta struct {
+	cache *deltaCache
+	log   *deltaLog
+	left  atomic.Bool // log was left (Subscription.Close)
+	// prev is the payload (store.Frame.Data) of the last message sent,
+	// at off of epoch; nil: none, the next message goes whole. It keeps
+	// that message's block, at most one, alive.
+	prev       []byte
+	off, epoch uint64
+}
+
+// key names the previous message for sharedFrame.delta: 1 for none,
+// 2+off for the one at off (0 is a subscription without deltas).
+func (d *subDelta) key() uint64 {
+	if d == nil {
+		return 0
+	}
+	if d.prev == nil {
+		return 1
+	}
+	return 2 + d.off
+}
+
+// gap forgets the previous message: the next goes whole.
+func (d *subDelta) gap() {
+	if d != nil {
+		d.prev = nil
+	}
+}
+
+// close leaves the channel's deltas, once.
+func (d *subDelta) close() {
+	if d != nil && d.left.CompareAndSwap(false, true) {
+		d.cache.leave(d.log)
+	}
+}
+
+// WantDeltas makes sub, not yet handed over, a delta subscription of the
+// channel at key (the store's key: channels of two apps never share
+// deltas).
+func (e *Engine) WantDeltas(sub *Subscription, key string) {
+	sub.delta = &subDelta{cache: &e.deltas, log: e.deltas.join(key)}
+}

@@ -1,0 +1,101 @@
+package delivery
+
+import (
+	"github.com/sluicehq/sluice/edge/payload"
+	"github.com/sluicehq/sluice/edge/store"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// sendDeltas sends frames of a delta subscription (delta.go) as data
+// PDUs that each carry whole messages only, or deltas only: a PDU's
+// delta flag covers all its messages, so a batch whose first message
+// goes whole (after a gap) and the rest as deltas is two PDUs. whole
+// says no frame was dropped (observeFirst); sf, if set, keeps a batch
+// sent as one PDU for the next deliveries.
+func (c *Conn) sendDeltas(w *writer, sub *Subscription, sf *sharedFrame, frames []store.Frame, whole bool, next rtm.Position) error {
+	all, key := frames, sub.delta.key()
+	for len(frames) > 0 {
+		n, delta, err := c.deltaRun(w, sub, frames, next.Epoch)
+		if err != nil {
+			return err
+		}
+		pos := next
+		if n < len(frames) {
+			pos.Offset = frames[n-1].Offset + 1
+		}
+		if delta {
+			w.pdu = c.denc.AppendDeltaData(w.pdu[:0], sub.ID, pos, w.msgs)
+		} else {
+			w.pdu = c.codec.AppendData(w.pdu[:0], sub.ID, pos, w.msgs)
+		}
+		c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(n))
+		c.traffic.MessagesOut.Add(uint64(n))
+		clear(w.msgs)
+		if sf != nil && n == len(all) {
+			sf.keep(c, sub, all, next.Epoch, key, w.pdu, n)
+			err = c.writeFrame(w, sf)
+		} else {
+			err = c.write(w, w.pdu)
+		}
+		if err != nil {
+			return err
+		}
+		frames = frames[n:]
+	}
+	if c.eng.firstSeen != nil && whole {
+		c.observeFirst(sub, all)
+	}
+	return nil
+}
+
+// deltaRun puts in w.msgs the first messages of frames that go alike
+// (delta says how), as many as do (n), and makes the last of them the
+// subscription's previous message.
+func (c *Conn) deltaRun(w *writer, sub *Subscription, frames []store.Frame, epoch uint64) (n int, delta bool, err error) {
+	d := sub.delta
+	w.msgs, w.dbuf, w.dends = w.msgs[:0], w.dbuf[:0], w.dends[:0]
+	for i := range frames {
+		f := &frames[i]
+		m, err := payload.In(f.Data, c.codecIndex)
+		if err != nil {
+			return 0, false, err
+		}
+		ok := false
+		if d.prev != nil && d.epoch == epoch && c.denc != nil {
+			base, err := payload.In(d.prev, c.codecIndex)
+			if err != nil {
+				return 0, false, err
+			}
+			k := deltaKey{epoch: epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
+			w.dbuf, ok = d.log.appendDelta(w.dbuf, k, base, m, c.denc)
+		}
+		if i == 0 {
+			delta = ok
+		} else if ok != delta {
+			break // the next run starts here (a delta computed is kept in the log)
+		}
+		if delta {
+			w.dends = append(w.dends, len(w.dbuf))
+		} else {
+			w.msgs = append(w.msgs, m)
+		}
+		d.sent(f, epoch)
+		n++
+	}
+	if delta {
+		// Sliced once every delta is in: appending may move dbuf.
+		from := 0
+		for _, end := range w.dends {
+			w.msgs = append(w.msgs, w.dbuf[from:end])
+			from = end
+		}
+	}
+	return n, delta, nil
+}
+
+// sent makes f, of epoch, the last message sent on the subscription.
+func (d *subDelta) sent(f *store.Frame, epoch uint64) {
+	if d != nil {
+		d.prev, d.off, d.epoch = f.Data, f.Offset, epoch
+	}
+}
