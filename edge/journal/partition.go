@@ -34,12 +34,8 @@ func (j *Journal) checkPartitions(ctx context.Context) error {
 	if o.Partitions > 1 {
 		other = o.base
 	}
-	if _, err := j.js.Stream(ctx, other); err == nil {
-		had := "several"
-		if o.Partitions > 1 {
-			had = "1"
-		}
-		return j.partitionsError(had, other)
+	if s, err := j.js.Stream(ctx, other); err == nil {
+		return j.partitionsError(madeWith(s), other)
 	} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return err
 	}
@@ -50,14 +46,19 @@ func (j *Journal) checkPartitions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	had := s.CachedInfo().Config.Metadata[partitionsKey]
-	if had == "" {
-		had = "1"
-	}
-	if had != strconv.Itoa(o.Partitions) {
+	if had := madeWith(s); had != strconv.Itoa(o.Partitions) {
 		return j.partitionsError(had, o.Stream)
 	}
 	return nil
+}
+
+// madeWith returns the partitions a stream of the log records it was
+// made with: "1" for one made before partitions.
+func madeWith(s jetstream.Stream) string {
+	if had := s.CachedInfo().Config.Metadata[partitionsKey]; had != "" {
+		return had
+	}
+	return "1"
 }
 
 // partitionsError says what was found and how to go on.
