@@ -124,6 +124,10 @@ type Journal interface {
 	// many channels of key's group it holds (for an interest-fed store,
 	// which holds only some of them).
 	AppChannels(ctx context.Context, key string) (has bool, n int, err error)
+	// CountChannels returns how many channels of key's group the log
+	// holds, without AppChannels' counting key's as about to be made (a
+	// partition key is not in).
+	CountChannels(ctx context.Context, key string) (int, error)
 	// ChannelKeys returns, in byte order, up to limit keys of the
 	// channels the log holds that start with prefix and sort after
 	// after, and whether more follow.
@@ -208,8 +212,23 @@ func (l *Journaled) OnSwitch(f func(key string, at rtm.Position, stored time.Tim
 }
 
 // Watch has every partition's journal bring the channels under prefix:
-// a prefix's channels are in all of them. limit bounds each partition's.
+// a prefix's channels are in all of them. In a log in partitions, the
+// channels are counted in all first, so that limit bounds them together
+// (each partition's alone would let K times limit be followed before
+// the refusal).
 func (l *Journaled) Watch(ctx context.Context, prefix string, limit int) (func(), bool, error) {
+	if len(l.parts) > 1 && l.j.Interest() {
+		n := 0
+		for _, j := range l.parts {
+			keys, more, err := j.ChannelKeys(ctx, prefix, "", limit)
+			if err != nil {
+				return nil, false, fmt.Errorf("%w: %w", ErrUnreadable, err)
+			}
+			if n += len(keys); more || n > limit {
+				return nil, true, nil
+			}
+		}
+	}
 	releases := make([]func(), 0, len(l.parts))
 	releaseAll := func() {
 		for _, r := range releases {

@@ -80,14 +80,22 @@ func (l *Journaled) admit(key string, limit int) error {
 
 // appChannels reports whether the log holds key's channel, and how many
 // channels of key's group it holds: in every partition, since a group's
-// channels are spread over them.
+// channels are spread over them. Only key's own partition counts key as
+// about to be made (AppChannels); the others count what they hold.
 func (l *Journaled) appChannels(ctx context.Context, key string) (has bool, n int, err error) {
+	own := l.jn(key)
+	if has, n, err = own.AppChannels(ctx, key); err != nil {
+		return false, 0, err
+	}
 	for _, j := range l.parts {
-		h, c, err := j.AppChannels(ctx, key)
+		if j == own {
+			continue
+		}
+		c, err := j.CountChannels(ctx, key)
 		if err != nil {
 			return false, 0, err
 		}
-		has, n = has || h, n+c
+		n += c
 	}
 	return has, n, nil
 }

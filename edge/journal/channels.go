@@ -52,6 +52,21 @@ func (j *Journal) AppChannels(ctx context.Context, key string) (has bool, n int,
 	return has, n, nil
 }
 
+// CountChannels returns how many channels of key's app the stream
+// holds, as AppChannels does but without counting key's as made: in a
+// log in partitions, the count of the partitions key is not in.
+func (j *Journal) CountChannels(ctx context.Context, key string) (int, error) {
+	subj := j.subject(key)
+	app := subj[:strings.LastIndexByte(subj, '.')]
+	if err := j.countChannels(ctx, app); err != nil {
+		return 0, err
+	}
+	c := &j.counts
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.apps[app].subjects), nil
+}
+
 // countChannels lists, unless listed within countEvery, the channels the
 // stream holds of app (the subject prefix of its channels).
 func (j *Journal) countChannels(ctx context.Context, app string) error {
