@@ -135,7 +135,7 @@ type Options struct {
 	// each its own stream and so its own Raft group and leader; a
 	// channel's partition is fixed by its key (chanlog.Partition).
 	// Default 1: the log is the stream Stream, under sluice.>; with more,
-	// partition p is the stream Stream-p under sluice.<p>.>. A log keeps
+	// partition p is the stream Stream-p under Stream-p.>. A log keeps
 	// the partitions it was made with: Open refuses another count
 	// (ErrPartitions).
 	Partitions int
@@ -258,7 +258,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	j := &Journal{opts: o, nc: nc, js: js, log: o.Logger, stop: make(chan struct{}),
-		direct: "$JS.API.DIRECT.GET." + o.Stream, prefix: partitionPrefix(o.Partitions, o.Partition)}
+		direct: "$JS.API.DIRECT.GET." + o.Stream, prefix: partitionPrefix(o.Partitions, o.Stream)}
 	j.fence = fenceSubject(j.prefix)
 	j.feed.j, j.feed.caught, j.feed.kick = j, make(chan struct{}), make(chan struct{}, 1)
 	j.feed.owners = make([]owner, ownerRing)
@@ -310,7 +310,7 @@ func (j *Journal) retry(ctx context.Context, what string, fn func(context.Contex
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := fn(actx)
 		cancel()
-		if err == nil || errors.Is(err, ErrPartitions) {
+		if err == nil || errors.Is(err, ErrPartitions) || errors.Is(err, ErrOverlap) {
 			return err
 		}
 		switch waited := time.Since(start); {
@@ -342,10 +342,14 @@ const retryPatience = 30 * time.Second
 func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := j.js.Stream(actx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return j.js.CreateStream(actx, cfg)
+		return j.create(actx, cfg)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if had := madeWith(s); had != cfg.Metadata[partitionsKey] {
+		// Made since checkPartitions looked, by an edge with another count.
+		return nil, j.partitionsError(had, cfg.Name)
 	}
 	cur := s.CachedInfo().Config
 	want := cur

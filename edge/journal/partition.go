@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -14,6 +15,29 @@ import (
 // channel's partition, and so the stream its positions number, is fixed
 // by its key and their count.
 var ErrPartitions = errors.New("journal: the log has another number of partitions")
+
+// ErrOverlap: the stream cannot be made, its subjects overlapping
+// another stream's on the NATS server: a log made with another
+// cluster.stream or cluster.partitions, or another program's stream.
+var ErrOverlap = errors.New("journal: the stream's subjects overlap another stream's")
+
+// errCodeSubjectOverlap is JetStream's error code for a stream whose
+// subjects overlap another's (nats-server's JSStreamSubjectOverlapErr),
+// which nats.go does not name.
+const errCodeSubjectOverlap jetstream.ErrorCode = 10065
+
+// create makes the stream cfg describes; a refusal for overlapping
+// subjects is ErrOverlap (retrying cannot help).
+func (j *Journal) create(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := j.js.CreateStream(ctx, cfg)
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == errCodeSubjectOverlap {
+		return nil, fmt.Errorf("%w: stream %s under %s (%v). Another log is on this NATS: open it with its own "+
+			"cluster.stream and cluster.partitions, or delete it with the nats CLI (see docs/cluster.md, \"Partitions\")",
+			ErrOverlap, cfg.Name, strings.Join(cfg.Subjects, ","), api.Description)
+	}
+	return s, err
+}
 
 // partitionsKey is the stream metadata that records how many partitions
 // the log was made with (absent: made before partitions, one).

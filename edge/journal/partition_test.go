@@ -19,21 +19,7 @@ import (
 
 // openErr opens a journal of partition p of k on n and returns Open's
 // error (the journal, if one opened, is closed at the test's end).
-func openErr(t *testing.T, n *journal.Node, k, p int) error {
-	t.Helper()
-	nc, err := n.Connect(t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	j, err := journal.Open(ctx, nc, &journal.Options{Partitions: k, Partition: p, Logger: journaltest.Logger()})
-	if err == nil {
-		t.Cleanup(j.Close)
-	}
-	return err
-}
+func openErr(t *testing.T, n *journal.Node, k, p int) error { return openNamed(t, n, "", k, p) }
 
 // A log keeps the partitions it was made with: opening it with another
 // count is refused at once, with an error that says what was found and
@@ -144,4 +130,40 @@ func streamLeaders(t *testing.T, js jetstream.JetStream, k int) map[string]int {
 		out[s.CachedInfo().Cluster.Leader]++
 	}
 	return out
+}
+
+// The way docs/cluster.md gives to change the count works: a log of
+// another count under a new cluster.stream beside the old one (their
+// subjects do not overlap). A stream under the subjects of one already
+// on the server is refused at once, saying so.
+func TestNewPartitionCountUnderNewName(t *testing.T) {
+	n := journaltest.Node(t)
+	if err := openErr(t, n, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 4 {
+		if err := openNamed(t, n, "NEW", 4, p); err != nil {
+			t.Fatalf("partition %d of 4 beside a log of 1: %v", p, err)
+		}
+	}
+	if err := openNamed(t, n, "THIRD", 1, 0); !errors.Is(err, journal.ErrOverlap) {
+		t.Fatalf("a second log of one partition (sluice.>) on the server: err = %v, want ErrOverlap", err)
+	}
+}
+
+// openNamed is openErr for the log named stream ("": the default).
+func openNamed(t *testing.T, n *journal.Node, stream string, k, p int) error {
+	t.Helper()
+	nc, err := n.Connect(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	j, err := journal.Open(ctx, nc, &journal.Options{Stream: stream, Partitions: k, Partition: p, Logger: journaltest.Logger()})
+	if err == nil {
+		t.Cleanup(j.Close)
+	}
+	return err
 }

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/base64"
-	"fmt"
 	"strings"
 )
 
@@ -10,15 +9,18 @@ import (
 // log of one partition: sluice.<app>.<channel>.
 func Subject(key string) string { return subjectIn(subjectPrefix, key) }
 
-// partitionPrefix is the subject prefix of partition part of a log in
-// partitions of more than one: sluice.<part>. (one partition keeps
-// sluice., so that data directories made before partitions read on).
-// Each partition is its own stream, and streams may not share subjects.
-func partitionPrefix(partitions, part int) string {
+// partitionPrefix is the subject prefix of the channels of stream, a
+// partition of a log in partitions: the stream's name (SLUICE-2.), so
+// that no stream's subjects overlap another's, whether of another
+// partition or of a log made with another count or name, which a change
+// of cluster.partitions leaves beside the new one. A log of one
+// partition keeps sluice., so that data directories made before
+// partitions read on.
+func partitionPrefix(partitions int, stream string) string {
 	if partitions <= 1 {
 		return subjectPrefix
 	}
-	return fmt.Sprintf("%s%d.", subjectPrefix, part)
+	return stream + "."
 }
 
 // subjectIn returns the subject of a store key under prefix: both tokens

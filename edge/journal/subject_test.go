@@ -34,8 +34,8 @@ func FuzzSubject(f *testing.F) {
 		}
 		// A partition's subjects are its own: no other stream's keyOf
 		// takes them, nor it theirs.
-		p2 := &Journal{prefix: partitionPrefix(4, 2)}
-		p3 := &Journal{prefix: partitionPrefix(4, 3)}
+		p2 := &Journal{prefix: partitionPrefix(4, "SLUICE-2")}
+		p3 := &Journal{prefix: partitionPrefix(4, "SLUICE-3")}
 		ps := p2.subject(key)
 		if got, ok := p2.keyOf(ps); !ok || got != key {
 			t.Fatalf("partition 2's keyOf(%q) = %q, %v; want %q", ps, got, ok, key)
