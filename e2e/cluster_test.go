@@ -107,7 +107,10 @@ func clusterFeed() string {
 }
 
 // leader returns the index of the edge whose node leads the stream of
-// channel, asking the node of edge ask.
+// channel, asking the node of edge ask. In a log in partitions it waits
+// until the partition's preferred node leads (the edges move the lead
+// there, journal/spread.go): a test that kills the leader must not find
+// it moved just before.
 func (c *cluster) leader(t *testing.T, ask int, channel string) int {
 	t.Helper()
 	var opts []nats.Option
@@ -136,6 +139,10 @@ func (c *cluster) leader(t *testing.T, ask int, channel string) int {
 			return false
 		}
 		leader = info.Cluster.Leader
+		if c.partitions > 1 {
+			// The nodes are n0, n1, ... in name order.
+			return leader == fmt.Sprintf("n%d", chanlog.Partition("demo\x00"+channel, c.partitions)%len(c.nats))
+		}
 		return true
 	})
 	i, err := strconv.Atoi(strings.TrimPrefix(leader, "n"))
