@@ -60,6 +60,7 @@ type options struct {
 	floorBin          string
 	redisBin          string
 	replicas          int
+	durableSync       string // cluster.sync of the durable edge; "": the edge's default
 	profileDir        string
 	genProfile        string
 	jsonPath          string
@@ -122,6 +123,7 @@ func parseFlags(args []string, errw io.Writer) (*options, error) {
 	fs.StringVar(&o.centrifugoBin, "centrifugo-bin", "", "a Centrifugo v6 binary (default: built once into the user cache)")
 	fs.StringVar(&o.redisBin, "redis-bin", "/usr/bin/redis-server", "redis-server for Centrifugo's engine in the cluster scenarios ("+redisApt+")")
 	fs.IntVar(&o.replicas, "sluice-replicas", 2, "replicas of the stream of the two-edge Sluice cluster (1 or 2)")
+	fs.StringVar(&o.durableSync, "durable-sync", "", "cluster.sync of the durable scenario's edge: always or an interval such as 2m (default: the edge's, always)")
 	fs.StringVar(&o.profileDir, "profile-dir", "", "write a CPU profile of the Sluice edge per scenario here (pprof)")
 	fs.StringVar(&o.genProfile, "generator-profile", "", "write a CPU profile of the load generator (this process) to this file")
 	fs.StringVar(&o.jsonPath, "json", "", "write every result as JSON to this file")

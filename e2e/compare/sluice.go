@@ -68,6 +68,11 @@ func startSluiceEdge(ctx context.Context, o *options, durable bool) (*group, loa
 		}
 		g.dirs = append(g.dirs, dir)
 		cfg += fmt.Sprintf("cluster:\n  data_dir: %s\n", dir)
+		if o.durableSync != "" {
+			// An interval measures what the edge does per message
+			// apart from the fsync that always waits for.
+			cfg += fmt.Sprintf("  sync: %s\n", o.durableSync)
+		}
 		health = "http://" + addr + "/readyz"
 	}
 	path := filepath.Join(o.workDir, "sluice.yaml")

@@ -105,8 +105,16 @@ func (o *outbox) takeLocked(spare []item) []item {
 	return items
 }
 
-// pendingLocked reports whether items are queued.
-func (o *outbox) pendingLocked() bool { return len(o.items) > 0 }
+// repliesOnlyLocked reports whether every queued item is a frame alone:
+// no subscription's end, no close.
+func (o *outbox) repliesOnlyLocked() bool {
+	for i := range o.items {
+		if it := &o.items[i]; it.end != nil || it.closeCode != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // discardLocked drops the queue of a connection that has ended, closing
 // the subscriptions whose end the writer did not get to: their cursors

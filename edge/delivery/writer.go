@@ -244,12 +244,17 @@ func (c *Conn) write(w *writer, pdu []byte) error {
 // wrote counts the n bytes of a PDU whose frame was just added to w.out,
 // and writes what is gathered once it is enough.
 func (c *Conn) wrote(w *writer, n int) error {
-	c.eng.counters.BytesOut[c.codecIndex].Add(uint64(n))
-	c.traffic.BytesOut.Add(uint64(n))
+	c.count(n)
 	if len(w.out) < flushBytes {
 		return nil
 	}
 	return c.flush(w)
+}
+
+// count counts the n bytes of a PDU sent.
+func (c *Conn) count(n int) {
+	c.eng.counters.BytesOut[c.codecIndex].Add(uint64(n))
+	c.traffic.BytesOut.Add(uint64(n))
 }
 
 // flush writes the gathered frames in one write. The connection's write

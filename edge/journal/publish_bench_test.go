@@ -18,7 +18,7 @@ func BenchmarkPublishPipelined(b *testing.B) {
 	for _, bc := range []struct {
 		inflight int
 		sole     bool
-	}{{1, false}, {128, false}, {1, true}, {128, true}} {
+	}{{1, false}, {128, false}, {1, true}, {2, true}, {8, true}, {128, true}} {
 		feed := "consumer"
 		if bc.sole {
 			feed = "sole"

@@ -141,7 +141,9 @@ func (p *publisher) onSlowReply(tok uint64, data []byte) {
 // stored completes the publish r, with token tok, that JetStream stored
 // at seq.
 func (p *publisher) stored(tok uint64, r *pubReq, seq uint64) {
-	if !p.take(tok, seq) || p.settled(r, "stored at "+strconv.FormatUint(seq, 10)) {
+	// The log line's text only when there is one to write: built for
+	// every publish, it cost an allocation each.
+	if !p.take(tok, seq) || r.answered && p.settled(r, "stored at "+strconv.FormatUint(seq, 10)) {
 		return
 	}
 	if err := p.j.Lost(); err != nil {

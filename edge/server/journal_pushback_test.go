@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/edge/server/servertest"
 	"github.com/sluicehq/sluice/internal/poll"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // A client that publishes on a durable edge and does not read its
@@ -89,4 +90,47 @@ func publishN(ws *websocket.Conn, n int) error {
 		}
 	}
 	return nil
+}
+
+// A durable edge's publish replies come from the journal, which wakes
+// the connection for them, and a fan-out worker writes them with the
+// messages of the connection's subscriptions (delivery's directPass): a
+// client that publishes to the channel it subscribes to gets every
+// reply in request order, at increasing positions, and every message
+// once, in order.
+func TestJournalRepliesAndDataShareAPass(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdge(t, startNode(t), nil)
+	c := e.dial(t, "test", "")
+	c.expectOK("rtm/subscribe", 0, map[string]any{"channel": "a"})
+	const n = 300
+	for i := 1; i <= n; i++ {
+		c.send("rtm/publish", i, map[string]any{"channel": "a", "message": i})
+	}
+	replies, msgs := 0, 0
+	var last rtm.Position
+	for replies < n || msgs < n {
+		p := c.recv()
+		switch p.Action {
+		case "rtm/publish/ok":
+			replies++
+			if id := p.ID.(json.Number).String(); id != itoa(replies) {
+				t.Fatalf("reply %d has id %s", replies, id)
+			}
+			pos, err := rtm.ParsePosition(p.Body["position"].(string))
+			if err != nil || replies > 1 && (pos.Epoch != last.Epoch || pos.Offset <= last.Offset) {
+				t.Fatalf("reply %d at %v after %v (%v)", replies, pos, last, err)
+			}
+			last = pos
+		case "rtm/subscription/data":
+			for _, m := range p.Body["messages"].([]any) {
+				msgs++
+				if m.(json.Number).String() != itoa(msgs) {
+					t.Fatalf("message %d is %v", msgs, m)
+				}
+			}
+		default:
+			t.Fatalf("unexpected %s %v", p.Action, p.Body)
+		}
+	}
 }
