@@ -87,7 +87,7 @@ leader() {
 		got=$(info "${ports[1]}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-print(" ".join(p.get("leader") or "?" for p in (d.get("partitions") or [d["journal"]])) + " ")')
+print(" ".join(p.get("leader") or "?" for p in (d.get("partitions") or [d["journal"]])) + " ")') || got="? "
 		[ "$got" = "$want" ] && break
 		[ "$k" = 1 ] && [ "$got" != "? " ] && want=$got && break
 		sleep 0.2
