@@ -1,11 +1,13 @@
 package delivery
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
-	"github.com/centrifugal/fdelta"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/fossil"
 )
 
 // The delta extension (rtm.SubscribeBody.Delta): a subscription that asks
@@ -28,9 +30,15 @@ import (
 const deltaSlots = 8
 
 // maxDeltaBase bounds the messages that are diffed: the encoder's cost
-// grows with the base, and messages of this size are rare and differ
-// more. Larger ones go whole.
+// grows with them, and messages of this size are rare and differ more.
+// Larger ones go whole.
 const maxDeltaBase = 64 << 10
+
+// encoders are the fossil encoders of the deltaLogs, which keep their
+// hash tables between deltas: a channel's log borrows one for a delta
+// rather than keeping its own table (up to 64 KiB for a base of
+// maxDeltaBase) while its feed is quiet.
+var encoders = sync.Pool{New: func() any { return new(fossil.Encoder) }}
 
 // deltaCache holds the deltaLog of each channel that has delta
 // subscribers, by store key; a channel's log goes when its last delta
@@ -97,10 +105,11 @@ type deltaKey struct {
 	codec            int
 }
 
-// appendDelta appends to dst the delta of target against base, the
-// messages of k in enc's codec, as a message value; false, dst unchanged,
-// when the message is to go whole.
-func (l *deltaLog) appendDelta(dst []byte, k deltaKey, base, target []byte, enc codec.DeltaEncoder) ([]byte, bool) {
+// appendDelta appends to dst the delta of target, the message of k in
+// enc's codec, against the message of k.prev, whose payload is prev, as
+// a message value; false, dst unchanged, when the message is to go
+// whole. Only the first subscriber to want it computes it (compute).
+func (l *deltaLog) appendDelta(dst []byte, k deltaKey, prev, target []byte, enc codec.DeltaEncoder) ([]byte, bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.find(k)
@@ -108,17 +117,34 @@ func (l *deltaLog) appendDelta(dst []byte, k deltaKey, base, target []byte, enc 
 		s = &l.slots[l.next]
 		l.next = (l.next + 1) % deltaSlots
 		*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0]}
-		if len(base) <= maxDeltaBase {
-			l.raw = fdelta.AppendCreate(l.raw[:0], base, target)
-			s.value, s.ok = enc.AppendDelta(s.value, l.raw)
-			// Not worth it unless smaller than the message itself.
-			s.ok = s.ok && len(s.value) < len(target)
+		if err := l.compute(s, prev, target, enc); err != nil {
+			s.used = false
+			return dst, false, err
 		}
 	}
 	if !s.ok {
-		return dst, false
+		return dst, false, nil
 	}
-	return append(dst, s.value...), true
+	return append(dst, s.value...), true, nil
+}
+
+// compute fills s, new, with the delta of target against the message
+// whose payload is prev, if it is worth sending.
+func (l *deltaLog) compute(s *deltaSlot, prev, target []byte, enc codec.DeltaEncoder) error {
+	base, err := payload.In(prev, s.codec)
+	if err != nil {
+		return fmt.Errorf("delta base at %d: %w", s.prev, err)
+	}
+	if len(base) > maxDeltaBase || len(target) > maxDeltaBase {
+		return nil
+	}
+	fe := encoders.Get().(*fossil.Encoder)
+	l.raw = fe.AppendCreate(l.raw[:0], base, target)
+	encoders.Put(fe)
+	s.value, s.ok = enc.AppendDelta(s.value, l.raw)
+	// Not worth it unless smaller than the message itself.
+	s.ok = s.ok && len(s.value) < len(target)
+	return nil
 }
 
 // find returns the slot of k, or nil.

@@ -62,12 +62,10 @@ func (c *Conn) deltaRun(w *writer, sub *Subscription, frames []store.Frame, epoc
 		}
 		ok := false
 		if d.prev != nil && d.epoch == epoch && c.denc != nil {
-			base, err := payload.In(d.prev, c.codecIndex)
-			if err != nil {
+			k := deltaKey{epoch: epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
+			if w.dbuf, ok, err = d.log.appendDelta(w.dbuf, k, d.prev, m, c.denc); err != nil {
 				return 0, false, err
 			}
-			k := deltaKey{epoch: epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
-			w.dbuf, ok = d.log.appendDelta(w.dbuf, k, base, m, c.denc)
 		}
 		if i == 0 {
 			delta = ok
