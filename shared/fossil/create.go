@@ -1,3 +1,9 @@
+//go:build !js
+
+// The browser client links Apply only: this file is left out of
+// sluice.wasm, where the linker kept about 400 bytes of it unreferenced,
+// and the budget has about 100 to spare.
+
 package fossil
 
 import (
