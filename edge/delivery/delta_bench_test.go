@@ -27,13 +27,14 @@ func feed2K(tb testing.TB, i int) any {
 // BenchmarkDeliverDelta is the edge's cost of one delivery of a feed of
 // 2 KiB objects (feed2K: one message per data PDU, JSON codec, without
 // the system call), to each of 16 or 200 subscribers of the channel,
-// whole ("off") or as deltas ("on": the first subscriber computes the
-// delta of each message, the others copy it from the channel's delta
-// log). Each subscriber encodes its own PDU, as those of distinct
-// subscription ids do; "shared" is a fan-out worker's pass over
-// subscribers of the same id (the default: the channel's name), which
-// copy the frame the first one encoded (shared.go). cpu-ns/op and
-// wire-B are per delivery: wire-B is the frame on the wire.
+// whole (delta=off) or as deltas (delta=on: the first subscriber
+// computes the delta of each message, the others copy it from the
+// channel's delta log). With pdu=own each subscriber encodes its own
+// PDU, as those of distinct subscription ids do; pdu=shared is a fan-out
+// worker's pass over subscribers of the same id (the default: the
+// channel's name), which copy the frame the first one encoded
+// (shared.go). cpu-ns/op and wire-B are per delivery: wire-B is the
+// frame on the wire.
 func BenchmarkDeliverDelta(b *testing.B) {
 	const feed = 64
 	msgs := make([]any, feed)
@@ -43,10 +44,8 @@ func BenchmarkDeliverDelta(b *testing.B) {
 	for _, subs := range []int{16, 200} {
 		for _, shared := range []bool{false, true} {
 			for _, on := range []bool{false, true} {
-				name := fmt.Sprintf("subs=%d/%s", subs, map[bool]string{false: "off", true: "on"}[on])
-				if shared {
-					name += "/shared"
-				}
+				name := fmt.Sprintf("subs=%d/pdu=%s/delta=%s", subs,
+					map[bool]string{false: "own", true: "shared"}[shared], map[bool]string{false: "off", true: "on"}[on])
 				b.Run(name, func(b *testing.B) { benchDeliverDelta(b, msgs, subs, shared, on) })
 			}
 		}
