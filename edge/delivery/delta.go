@@ -105,35 +105,42 @@ type deltaKey struct {
 	codec            int
 }
 
-// appendDelta appends to dst the delta of target, the message of k in
-// enc's codec, against the message of k.prev, whose payload is prev, as
-// a message value; false, dst unchanged, when the message is to go
-// whole. Only the first subscriber to want it computes it (compute).
-func (l *deltaLog) appendDelta(dst []byte, k deltaKey, prev, target []byte, enc codec.DeltaEncoder) ([]byte, bool, error) {
+// appendDelta appends to dst the delta of the message of k, whose
+// payload is data, against the message of k.prev, whose payload is
+// prev, in enc's codec, as a message value; false, dst unchanged, when
+// the message is to go whole. Only the first subscriber to want it
+// computes it (compute); the others copy it.
+func (l *deltaLog) appendDelta(dst []byte, k deltaKey, prev, data []byte, enc codec.DeltaEncoder) ([]byte, bool, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	s := l.find(k)
 	if s == nil {
 		s = &l.slots[l.next]
 		l.next = (l.next + 1) % deltaSlots
 		*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0]}
-		if err := l.compute(s, prev, target, enc); err != nil {
+		if err := l.compute(s, prev, data, enc); err != nil {
 			s.used = false
+			l.mu.Unlock()
 			return dst, false, err
 		}
 	}
-	if !s.ok {
-		return dst, false, nil
+	if s.ok {
+		dst = append(dst, s.value...)
 	}
-	return append(dst, s.value...), true, nil
+	ok := s.ok
+	l.mu.Unlock()
+	return dst, ok, nil
 }
 
-// compute fills s, new, with the delta of target against the message
-// whose payload is prev, if it is worth sending.
-func (l *deltaLog) compute(s *deltaSlot, prev, target []byte, enc codec.DeltaEncoder) error {
+// compute fills s, new, with the delta of the message whose payload is
+// data against the one whose payload is prev, if it is worth sending.
+func (l *deltaLog) compute(s *deltaSlot, prev, data []byte, enc codec.DeltaEncoder) error {
 	base, err := payload.In(prev, s.codec)
 	if err != nil {
 		return fmt.Errorf("delta base at %d: %w", s.prev, err)
+	}
+	target, err := payload.In(data, s.codec)
+	if err != nil {
+		return fmt.Errorf("delta target at %d: %w", s.off, err)
 	}
 	if len(base) > maxDeltaBase || len(target) > maxDeltaBase {
 		return nil
@@ -147,15 +154,25 @@ func (l *deltaLog) compute(s *deltaSlot, prev, target []byte, enc codec.DeltaEnc
 	return nil
 }
 
-// find returns the slot of k, or nil.
+// find returns the slot of k, or nil. The slot written last is looked at
+// first: it is the one the subscribers after the first of a message
+// want.
 func (l *deltaLog) find(k deltaKey) *deltaSlot {
+	last := &l.slots[(l.next+deltaSlots-1)%deltaSlots]
+	if last.matches(k) {
+		return last
+	}
 	for i := range l.slots {
-		s := &l.slots[i]
-		if s.used && s.off == k.off && s.prev == k.prev && s.epoch == k.epoch && s.codec == k.codec {
+		if s := &l.slots[i]; s.matches(k) {
 			return s
 		}
 	}
 	return nil
+}
+
+// matches reports whether s is the delta of k.
+func (s *deltaSlot) matches(k deltaKey) bool {
+	return s.used && s.off == k.off && s.prev == k.prev && s.epoch == k.epoch && s.codec == k.codec
 }
 
 // subDelta is what the writer of a delta subscription keeps: the
