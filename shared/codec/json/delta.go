@@ -59,8 +59,8 @@ func plain8(x uint64) bool {
 	return (x&highs | (x-0x20*ones)&^x&highs | zero(x^'"'*ones) | zero(x^'\\'*ones)) == 0
 }
 
-// appendEscaped appends c, an ASCII byte that is, escaped as
-// appendString does.
+// appendEscaped appends c, an ASCII byte that a JSON string cannot hold
+// as it is, escaped as appendString escapes it.
 func appendEscaped(dst []byte, c byte) []byte {
 	switch c {
 	case '"', '\\':
