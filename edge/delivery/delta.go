@@ -1,11 +1,13 @@
 package delivery
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
-	"github.com/centrifugal/fdelta"
+	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/shared/codec"
+	"github.com/sluicehq/sluice/shared/fossil"
 )
 
 // The delta extension (rtm.SubscribeBody.Delta): a subscription that asks
@@ -28,9 +30,15 @@ import (
 const deltaSlots = 8
 
 // maxDeltaBase bounds the messages that are diffed: the encoder's cost
-// grows with the base, and messages of this size are rare and differ
-// more. Larger ones go whole.
+// grows with them, and messages of this size are rare and differ more.
+// Larger ones go whole.
 const maxDeltaBase = 64 << 10
+
+// encoders are the fossil encoders of the deltaLogs, which keep their
+// hash tables between deltas: a channel's log borrows one for a delta
+// rather than keeping its own table (up to 64 KiB for a base of
+// maxDeltaBase) while its feed is quiet.
+var encoders = sync.Pool{New: func() any { return new(fossil.Encoder) }}
 
 // deltaCache holds the deltaLog of each channel that has delta
 // subscribers, by store key; a channel's log goes when its last delta
@@ -97,39 +105,74 @@ type deltaKey struct {
 	codec            int
 }
 
-// appendDelta appends to dst the delta of target against base, the
-// messages of k in enc's codec, as a message value; false, dst unchanged,
-// when the message is to go whole.
-func (l *deltaLog) appendDelta(dst []byte, k deltaKey, base, target []byte, enc codec.DeltaEncoder) ([]byte, bool) {
+// appendDelta appends to dst the delta of the message of k, whose
+// payload is data, against the message of k.prev, whose payload is
+// prev, in enc's codec, as a message value; false, dst unchanged, when
+// the message is to go whole. Only the first subscriber to want it
+// computes it (compute); the others copy it.
+func (l *deltaLog) appendDelta(dst []byte, k deltaKey, prev, data []byte, enc codec.DeltaEncoder) ([]byte, bool, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	s := l.find(k)
 	if s == nil {
 		s = &l.slots[l.next]
 		l.next = (l.next + 1) % deltaSlots
 		*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0]}
-		if len(base) <= maxDeltaBase {
-			l.raw = fdelta.AppendCreate(l.raw[:0], base, target)
-			s.value, s.ok = enc.AppendDelta(s.value, l.raw)
-			// Not worth it unless smaller than the message itself.
-			s.ok = s.ok && len(s.value) < len(target)
+		if err := l.compute(s, prev, data, enc); err != nil {
+			s.used = false
+			l.mu.Unlock()
+			return dst, false, err
 		}
 	}
-	if !s.ok {
-		return dst, false
+	if s.ok {
+		dst = append(dst, s.value...)
 	}
-	return append(dst, s.value...), true
+	ok := s.ok
+	l.mu.Unlock()
+	return dst, ok, nil
 }
 
-// find returns the slot of k, or nil.
+// compute fills s, new, with the delta of the message whose payload is
+// data against the one whose payload is prev, if it is worth sending.
+func (l *deltaLog) compute(s *deltaSlot, prev, data []byte, enc codec.DeltaEncoder) error {
+	base, err := payload.In(prev, s.codec)
+	if err != nil {
+		return fmt.Errorf("delta base at %d: %w", s.prev, err)
+	}
+	target, err := payload.In(data, s.codec)
+	if err != nil {
+		return fmt.Errorf("delta target at %d: %w", s.off, err)
+	}
+	if len(base) > maxDeltaBase || len(target) > maxDeltaBase {
+		return nil
+	}
+	fe := encoders.Get().(*fossil.Encoder)
+	l.raw = fe.AppendCreate(l.raw[:0], base, target)
+	encoders.Put(fe)
+	s.value, s.ok = enc.AppendDelta(s.value, l.raw)
+	// Not worth it unless smaller than the message itself.
+	s.ok = s.ok && len(s.value) < len(target)
+	return nil
+}
+
+// find returns the slot of k, or nil. The slot written last is looked at
+// first: it is the one the subscribers after the first of a message
+// want.
 func (l *deltaLog) find(k deltaKey) *deltaSlot {
+	last := &l.slots[(l.next+deltaSlots-1)%deltaSlots]
+	if last.matches(k) {
+		return last
+	}
 	for i := range l.slots {
-		s := &l.slots[i]
-		if s.used && s.off == k.off && s.prev == k.prev && s.epoch == k.epoch && s.codec == k.codec {
+		if s := &l.slots[i]; s.matches(k) {
 			return s
 		}
 	}
 	return nil
+}
+
+// matches reports whether s is the delta of k.
+func (s *deltaSlot) matches(k deltaKey) bool {
+	return s.used && s.off == k.off && s.prev == k.prev && s.epoch == k.epoch && s.codec == k.codec
 }
 
 // subDelta is what the writer of a delta subscription keeps: the

@@ -56,18 +56,14 @@ func (c *Conn) deltaRun(w *writer, sub *Subscription, frames []store.Frame, epoc
 	w.msgs, w.dbuf, w.dends = w.msgs[:0], w.dbuf[:0], w.dends[:0]
 	for i := range frames {
 		f := &frames[i]
-		m, err := payload.In(f.Data, c.codecIndex)
-		if err != nil {
-			return 0, false, err
-		}
 		ok := false
 		if d.prev != nil && d.epoch == epoch && c.denc != nil {
-			base, err := payload.In(d.prev, c.codecIndex)
-			if err != nil {
+			// The message's encoding is read by whoever computes its
+			// delta; the others copy the delta.
+			k := deltaKey{epoch: epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
+			if w.dbuf, ok, err = d.log.appendDelta(w.dbuf, k, d.prev, f.Data, c.denc); err != nil {
 				return 0, false, err
 			}
-			k := deltaKey{epoch: epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
-			w.dbuf, ok = d.log.appendDelta(w.dbuf, k, base, m, c.denc)
 		}
 		if i == 0 {
 			delta = ok
@@ -77,6 +73,10 @@ func (c *Conn) deltaRun(w *writer, sub *Subscription, frames []store.Frame, epoc
 		if delta {
 			w.dends = append(w.dends, len(w.dbuf))
 		} else {
+			m, err := payload.In(f.Data, c.codecIndex)
+			if err != nil {
+				return 0, false, err
+			}
 			w.msgs = append(w.msgs, m)
 		}
 		d.sent(f, epoch)

@@ -1,11 +1,12 @@
-// Package fossil applies fossil deltas
+// Package fossil makes and applies fossil deltas
 // (https://fossil-scm.org/home/doc/tip/www/delta_format.wiki), the
-// format of Sluice's delta extension: the edge makes them with
-// github.com/centrifugal/fdelta, and the clients apply them with Apply.
-// Apply is that module's Apply in one pass, for the browser client: the
-// module's decoder, with its validation pass, error texts and encoder
-// tables, costs sluice.wasm about 4 KB gzipped, Apply under one. Its
-// tests check it against the module on every input the fuzzer finds.
+// format of Sluice's delta extension: the edge makes them with Encoder,
+// and the clients apply them with Apply. Apply is
+// github.com/centrifugal/fdelta's Apply in one pass, for the browser
+// client: the module's decoder, with its validation pass, error texts
+// and encoder tables, costs sluice.wasm about 4 KB gzipped, Apply under
+// one (and the client links no Encoder). The tests check both against
+// the module on every input the fuzzer finds.
 package fossil
 
 import "errors"
