@@ -35,21 +35,6 @@ mode=${1:?usage: capacity.sh leader K SYNC | feed | idle SUBSCRIBERS CHANNELS}
 shift
 source "$(dirname "$0")/lib.sh"
 key=sluice-demo-development-api-key
-cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
-rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
-start() { # name args...: an edge, its pid appended to pids
-	local name=$1
-	shift
-	"$bin" edge --ready-file "$dir/$name.ready" "$@" >"$dir/$name.out" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 900); do
-		[ -s "$dir/$name.ready" ] && return
-		sleep 0.1
-	done
-	echo "edge $name did not get ready:" >&2
-	cat "$dir/$name.out" >&2
-	exit 1
-}
 info() { curl -sf -H "X-API-Key: $key" -d '{}' "http://127.0.0.1:$1/api/info"; }
 limits='limits: {requests_per_second: 1000000, connections: 100000, connections_per_ip: -1}'
 

@@ -32,7 +32,6 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 [ -s "$dir/ready" ] || { cat "$dir/edge.out" >&2; exit 1; }
-rss() { awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$1/status"; }
 (while sleep 10; do rss "$edge"; echo; done) >"$dir/rss" &
 pids+=($!)
 secs=$(python3 -c "import sys,re; m=re.fullmatch(r'(\d+)(s|m)', sys.argv[1]); print(int(m[1])*(60 if m[2]=='m' else 1))" "$duration")

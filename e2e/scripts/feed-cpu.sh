@@ -20,25 +20,10 @@ fi
 source "$(dirname "$0")/lib.sh"
 nats=$(port)
 printf 'cluster:\n  client_listen: 127.0.0.1:%s\n  feed: %s\n' "$nats" "$feed" >"$dir/log.yaml"
-start() { # name args...
-	local name=$1
-	shift
-	"$bin" edge --ready-file "$dir/$name.ready" "$@" >"$dir/$name.out" 2>&1 &
-	pids+=($!)
-	for _ in $(seq 600); do
-		[ -s "$dir/$name.ready" ] && return
-		sleep 0.1
-	done
-	echo "edge $name did not get ready:" >&2
-	cat "$dir/$name.out" >&2
-	exit 1
-}
 start log --listen 127.0.0.1:0 --data-dir "$dir/data" --config "$dir/log.yaml"
 served=$(port)
 start served --listen "127.0.0.1:$served" --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${SERVED_FLAGS:-}
 start idle --listen 127.0.0.1:0 --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${IDLE_FLAGS:-}
-cpu() { awk '{printf "%.2f", ($14+$15)/100}' "/proc/$1/stat"; }
-rss() { awk '/VmRSS/ {printf "%.1f", $2/1024}' "/proc/$1/status"; }
 names=(log served idle)
 declare -A c0 r0
 for i in 0 1 2; do
