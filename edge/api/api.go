@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 )
@@ -50,8 +51,8 @@ type Options struct {
 	// IdempotencyKeys bounds how many keys are remembered, over all apps;
 	// past it the oldest are forgotten first. Default 100,000.
 	IdempotencyKeys int
-	// Now is the clock of the idempotency window and of the rate limit;
-	// default time.Now.
+	// Now is the clock of the idempotency window, of the rate limit and
+	// of minted tokens' expiry; default time.Now.
 	Now func() time.Time
 	// Logger receives internal errors; default slog.Default().
 	Logger *slog.Logger
@@ -80,7 +81,9 @@ type Handler struct {
 	limits   *limiters
 	counts   requestCounts
 	journals []*journal.Journal // none: in memory
-	node     *journal.Node      // nil: no embedded node
+	apps     map[string]*app.App
+	now      func() time.Time
+	node     *journal.Node // nil: no embedded node
 }
 
 // New returns the API of srv, authenticating with its apps' API keys.
@@ -109,7 +112,18 @@ func New(srv *server.Server, opts *Options) *Handler {
 		limits:   newLimiters(srv.AppKeys(), opts.RequestsPerSecond, opts.RequestBurst, now),
 		journals: opts.Journals,
 		node:     opts.Node,
+		apps:     appsByKey(apps),
+		now:      now,
 	}
+}
+
+// appsByKey indexes the apps, which are immutable while the edge serves.
+func appsByKey(apps []*app.App) map[string]*app.App {
+	m := make(map[string]*app.App, len(apps))
+	for _, a := range apps {
+		m[a.Key] = a
+	}
+	return m
 }
 
 // MaxBodyBytes returns the request body limit in force.

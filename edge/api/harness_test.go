@@ -85,6 +85,7 @@ func startEdgeOf(t testing.TB, sopts *server.Options, j *journal.Journal, opts *
 	se := servertest.Start(t, sopts, &servertest.Options{Journal: j, Handler: func(srv *server.Server) http.Handler {
 		mux := http.NewServeMux()
 		mux.Handle("/v2", srv)
+		mux.Handle("/v2/", srv) // the HTTP streaming endpoints
 		h = api.New(srv, opts)
 		mux.Handle(api.Prefix, h)
 		return mux

@@ -25,6 +25,7 @@ var methods = map[string]method{
 	"disconnect":  (*Handler).disconnect,
 	"unsubscribe": (*Handler).unsubscribe,
 	"presence":    (*Handler).presence,
+	"token":       (*Handler).token,
 	// presence_stats is O(1): a channel's counts without its members.
 	"presence_stats": (*Handler).presenceStats,
 }

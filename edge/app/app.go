@@ -149,4 +149,21 @@ type JWTKey struct {
 	Public any
 	// Leeway tolerates clock skew when checking exp and nbf; default 0.
 	Leeway time.Duration
+	// MaxTokenTTL bounds the lifetime of the tokens the server API mints
+	// with Secret (a public key cannot sign); 0 means DefaultMaxTokenTTL.
+	MaxTokenTTL time.Duration
+}
+
+// DefaultMaxTokenTTL is the longest lifetime of a token the server API
+// mints unless configured otherwise: a token cannot be revoked, so the
+// longer it lives the longer a leaked one works.
+const DefaultMaxTokenTTL = time.Hour
+
+// TokenTTLLimit returns MaxTokenTTL, or DefaultMaxTokenTTL when it is not
+// set.
+func (k *JWTKey) TokenTTLLimit() time.Duration {
+	if k.MaxTokenTTL <= 0 {
+		return DefaultMaxTokenTTL
+	}
+	return k.MaxTokenTTL
 }

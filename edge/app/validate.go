@@ -168,6 +168,8 @@ func (k *JWTKey) Validate() error {
 		return ErrJWTKeyBoth
 	case k.Leeway < 0:
 		return fmt.Errorf("leeway: %w", ErrNegative)
+	case k.MaxTokenTTL < 0:
+		return fmt.Errorf("max token ttl: %w", ErrNegative)
 	case k.Public == nil:
 		if len(k.Secret) < MinHMACKeyBytes {
 			return ErrJWTSecretShort

@@ -103,6 +103,9 @@ type AppConfig struct {
 	// JWTLeeway tolerates clock skew when checking a token's exp and nbf.
 	// Default 0.
 	JWTLeeway Duration `yaml:"jwt_leeway,omitempty"`
+	// TokenMaxTTL bounds the lifetime of the tokens the server API's
+	// token method mints with jwt_key. Default 1h.
+	TokenMaxTTL Duration `yaml:"token_max_ttl,omitempty"`
 	// APIKeys authenticate the app's backends on the server HTTP API
 	// (POST /api/<method>): each key names this app, so no two apps may
 	// share one. Several may be listed, to rotate a key without downtime.
@@ -444,8 +447,10 @@ func (ac *AppConfig) jwtKey(dir string) (*app.JWTKey, error) {
 	switch {
 	case ac.JWTKey != "" && ac.JWTKeyFile != "":
 		return nil, errors.New("jwt_key: set jwt_key or jwt_key_file, not both")
+	case ac.TokenMaxTTL != 0 && ac.JWTKey == "":
+		return nil, errors.New("token_max_ttl: the server API mints tokens with jwt_key, which is not set")
 	case ac.JWTKey != "":
-		k := &app.JWTKey{Secret: []byte(ac.JWTKey), Leeway: time.Duration(ac.JWTLeeway)}
+		k := &app.JWTKey{Secret: []byte(ac.JWTKey), Leeway: time.Duration(ac.JWTLeeway), MaxTokenTTL: time.Duration(ac.TokenMaxTTL)}
 		if err := k.Validate(); err != nil {
 			return nil, fmt.Errorf("jwt_key: %w", err)
 		}
