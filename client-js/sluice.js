@@ -232,8 +232,11 @@ export class Client extends Emitter {
     this.#resume = resumeStore(resume, { url, appkey: goOptions.appkey, resumeKey });
     try {
       this.#url = url;
-      this.#n = await this.#api.connect(url, goOptions, (state) => {
+      this.#n = await this.#api.connect(url, goOptions, (state, transport) => {
         this.#state = state;
+        // The shared worker's client says which transport it uses; a
+        // client of its own knows from stream.js.
+        if (transport) this.#transport = transport;
         this.emit("state", state, this.transport);
       });
     } catch (e) {
@@ -272,13 +275,15 @@ export class Client extends Emitter {
   }
 
   #url = "";
+  #transport = ""; // the shared worker's transport; "": ask stream.js
 
   /**
    * transport is how the connection is carried: "websocket", or
-   * "http-stream" where a WebSocket could not open (stream.js).
+   * "http-stream" where a WebSocket could not open (stream.js); with
+   * {shared: true}, that of the shared worker's connection.
    */
   get transport() {
-    return transportOf(this.#url);
+    return this.#transport || transportOf(this.#url);
   }
 
   /** state is the connection state now. */

@@ -195,3 +195,22 @@ func testSharedTabBackForwardCache(t *testing.T, b *chrome) {
 		checkInts(t, p, 30)
 	}
 }
+
+// testSharedTabTransport: a shared tab's client reports the worker's
+// transport: the HTTP-stream fallback through a proxy that refuses
+// WebSocket upgrades (the worker falls back, not the tab), a WebSocket
+// where it opens; and the fallback carries the subscription.
+func testSharedTabTransport(t *testing.T, b *chrome) {
+	e := startBrowserEdge(t)
+	_, tabs := sharedTabs(t, b, e, upgradeBlockingProxy(t, e.url), browserAppkey, "open.transport", 1)
+	blocked := tabs[0]
+	if got := evalJS[string](blocked, "harness.client.transport"); got != "http-stream" {
+		t.Errorf("%s behind the proxy reports transport %q, want http-stream", blocked, got)
+	}
+	publishInts(t, browserPublisher(t, e), "open.transport", 1, 5)
+	checkInts(t, blocked, 5)
+	_, tabs = sharedTabs(t, b, e, e.url, browserAppkey, "open.transport", 1)
+	if got := evalJS[string](tabs[0], "harness.client.transport"); got != "websocket" {
+		t.Errorf("%s reports transport %q, want websocket", tabs[0], got)
+	}
+}

@@ -103,6 +103,7 @@ func TestBrowser(t *testing.T) {
 		{name: "SharedTabs", run: testSharedTabs},
 		{name: "SharedTabsEdgeRestart", run: testSharedTabsRestart},
 		{name: "SharedTabBackForwardCache", run: testSharedTabBackForwardCache},
+		{name: "SharedTabTransport", run: testSharedTabTransport},
 		{name: "TabMemory", run: testTabMemory},
 		{name: "ExpiredPositionIsAnError", run: testExpiredPosition},
 		{name: "TokenAuthentication", run: testTokens},

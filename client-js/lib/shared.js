@@ -86,7 +86,7 @@ class SharedAPI {
     }
     if (m.ev === "state") {
       const c = this.#clients.get(m.cn);
-      if (c) this.#setState(c, m.state);
+      if (c) this.#setState(c, m.state, m.transport);
       return;
     }
     if (m.ev === "token") {
@@ -97,10 +97,12 @@ class SharedAPI {
     if (s) this.#event(m.sn, s, m);
   }
 
-  #setState(c, state) {
-    if (c.state === state) return;
+  /** setState tells the tab's client a new state, or a new transport. */
+  #setState(c, state, transport = c.transport) {
+    if (c.state === state && c.transport === transport) return;
     c.state = state;
-    c.onState(state);
+    c.transport = transport;
+    c.onState(state, transport);
   }
 
   /**
@@ -228,6 +230,6 @@ class SharedAPI {
     if (!c) return;
     await this.#request({ op: "close", cn });
     this.#clients.delete(cn);
-    if (c.state !== "closed") c.onState("closed");
+    if (c.state !== "closed") c.onState("closed", c.transport);
   }
 }

@@ -4,7 +4,7 @@
 // for all the tabs subscribed. It uses sluice.js's public API.
 //
 // Messages from a tab: {op, rid, ...}, answered with {rid, ok, value} or
-// {rid, ok: false, error}; to a tab: {ev: "state", cn, state},
+// {rid, ok: false, error}; to a tab: {ev: "state", cn, state, transport},
 // {ev: "batch" | "error" | "info" | "gap" | "presence", sn, ...} and
 // {ev: "token", cn, tid}, which the tab answers with {op: "token", tid}.
 // cn and sn are the tab's numbers for its clients and subscriptions.
@@ -83,7 +83,7 @@ async function connect(port, tab, m) {
   let shared = clients.get(key);
   if (!shared) {
     shared = { key, members: new Map(), state: "connecting", subs: new Map(), ids: new Set(), seq: 0 };
-    const options = { ...m.options, suspendOnPageHide: false, onState: (s) => onState(shared, s) };
+    const options = { ...m.options, suspendOnPageHide: false, onState: (s, t) => onState(shared, s, t) };
     if (m.tokenFunction) options.token = () => askToken(shared);
     shared.client = Sluice.connect(m.url, options);
     clients.set(key, shared);
@@ -91,13 +91,14 @@ async function connect(port, tab, m) {
   }
   shared.members.set(`${id(port)}:${m.cn}`, { port, cn: m.cn });
   tab.clients.set(m.cn, shared);
+  let client;
   try {
-    await shared.client;
+    client = await shared.client;
   } catch (e) {
     tab.clients.delete(m.cn);
     throw e;
   }
-  port.postMessage({ ev: "state", cn: m.cn, state: shared.state });
+  port.postMessage({ ev: "state", cn: m.cn, state: shared.state, transport: client.transport });
 }
 
 const portIDs = new WeakMap();
@@ -108,9 +109,11 @@ function id(port) {
   return portIDs.get(port);
 }
 
-function onState(shared, state) {
+// The transport goes with each state: the tabs' clients report the
+// worker's (the fallback opens in the worker, not in the tab).
+function onState(shared, state, transport) {
   shared.state = state;
-  for (const { port, cn } of shared.members.values()) port.postMessage({ ev: "state", cn, state });
+  for (const { port, cn } of shared.members.values()) port.postMessage({ ev: "state", cn, state, transport });
 }
 
 /** askToken calls the token function of one of the client's tabs. */
