@@ -32,6 +32,7 @@ type benchFlags struct {
 	sample     durationOrSeconds
 	jsonOut    bool
 	deflate    bool // offer permessage-deflate
+	delta      bool // subscribe with deltas
 	quiet      bool
 	verbose    bool
 	edgePID    int
@@ -63,8 +64,10 @@ a lane keeps at most --window messages not yet received by every
 subscriber. Every
 message carries its publisher, a sequence number and its send time, so the
 subscribers measure latency (HDR histogram) and count loss, duplicates and
-reordering. A line of live figures goes to standard error every second, the
-final table (or --json) to standard output. When the edge runs on this host
+reordering; a --payload feed message is checked byte for byte as well
+(after the client applied deltas, with --delta). A line of live figures
+goes to standard error every second, the final table (or --json) to
+standard output. When the edge runs on this host
 its memory and CPU time come from /proc (found by the URL's port, or
 --edge-pid), else from its /metrics. The generator's own CPU time is
 reported beside the edge's (they share the machine); it collects garbage
@@ -96,6 +99,8 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.IntVar(&c.Window, "window", 0, "messages a lane keeps in flight, not yet received by every subscriber (default 64)")
 	fs.IntVar(&c.Inflight, "inflight", 0, "lanes per publisher, each with one acknowledged publish outstanding (default 8; fanout and channels 64, publish 16)")
 	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
+	fs.StringVar(&c.Payload, "payload", "", fmt.Sprintf("what messages hold: %s (a stamp and padding, the default) or %s (a JSON object of about --size bytes, default 2048, of which a few fields change per message)", loadgen.PayloadPadded, loadgen.PayloadFeed))
+	fs.BoolVar(&f.delta, "delta", false, "subscribe with deltas (Sluice's delta extension; try it with --payload feed)")
 	fs.BoolVar(&f.deflate, "deflate", false, "offer permessage-deflate on every connection (the app must enable it: apps[].deflate)")
 	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
 	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 256)")
@@ -169,7 +174,7 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, MoreURLs: more, Options: client.Options{
 		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
 		Codec: f.common.codec, Logger: logger, Deflate: f.deflate,
-	}}
+	}, Delta: f.delta}
 	opts := &loadgen.Options{} // GOGC=400 unless GOGC is set (Options.GCPercent)
 	opts.Server, opts.Metrics = edgeProbes(ctx, f, s.errw)
 	if !f.quiet {

@@ -94,6 +94,16 @@ func TestBenchAgainstEdge(t *testing.T) {
 				t.Errorf("delivered %d", res.Delivered)
 			}
 		}},
+		{"fanout feed deltas json", []string{"fanout", "--payload", "feed", "--delta", "--codec", "json", "--subscribers", "5", "--duration", "0.4"}, func(t *testing.T, res *loadgen.Result) {
+			if res.Delivered == 0 || res.Config.MessageBytes != 2048 {
+				t.Errorf("delivered %d of %d bytes", res.Delivered, res.Config.MessageBytes)
+			}
+		}},
+		{"channels feed deltas msgpack", []string{"channels", "--payload", "feed", "--delta", "--channels", "3", "--per-channel", "2", "--inflight", "4", "--duration", "0.4"}, func(t *testing.T, res *loadgen.Result) {
+			if res.Delivered == 0 {
+				t.Errorf("delivered %d", res.Delivered)
+			}
+		}},
 		{"publish no ack", []string{"publish", "--no-ack", "--subscribers", "2", "--duration", "0.4"}, func(t *testing.T, res *loadgen.Result) {
 			if res.Published == 0 || res.Delivered == 0 {
 				t.Errorf("published %d, delivered %d", res.Published, res.Delivered)

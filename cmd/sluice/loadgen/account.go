@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,6 +46,7 @@ type subscriber struct {
 	// kept for each of them only, not for every lane of the run.
 	lanes []uint16
 	tally tally
+	feed  []byte // a feed message made again, to compare (delivery goroutine)
 
 	// mu guards streams: the connection's delivery goroutine writes them,
 	// the final count reads them.
@@ -55,13 +58,24 @@ type subscriber struct {
 // delivery goroutine, one message at a time.
 func (s *subscriber) deliver(payload string) {
 	now := s.r.clock()
-	st, err := ParseStamp(payload)
+	var st Stamp
+	var err error
+	if s.r.feedLevels > 0 {
+		st, err = parseFeed(&s.feed, payload, s.r.feedLevels)
+	} else {
+		st, err = ParseStamp(payload)
+	}
 	slot, ok := 0, false
 	if err == nil {
 		slot, ok = laneSlot(s.lanes, st.Publisher)
 	}
 	if !ok {
-		s.r.problems.add("foreign message", errStamp)
+		if errors.Is(err, errCorrupt) {
+			// Not counted as delivered: the stream shows it as lost too.
+			s.r.problems.add(ProblemCorrupt, fmt.Errorf("%w: %.80q", err, payload))
+			return
+		}
+		s.r.problems.add("foreign message", fmt.Errorf("%w: %.60q", errStamp, payload))
 		return
 	}
 	s.mu.Lock()

@@ -17,7 +17,7 @@ var ErrIntegrity = errors.New("loadgen: the subscribers did not get every messag
 var tolerated = []string{ProblemDisconnected, "probe", "metrics", "open files"}
 
 // Check returns an error wrapping ErrIntegrity when a message was lost,
-// duplicated or reordered on its way to a subscriber; for a soak, also
+// duplicated, reordered or altered on its way to a subscriber; for a soak, also
 // when anything else went wrong: a publish refused or unacknowledged, a
 // publisher stalled, a subscription refused or ended. Nil means the run
 // kept the promise: every message acknowledged to a publisher reached
@@ -28,10 +28,13 @@ func (res *Result) Check() error {
 		faults = append(faults, fmt.Sprintf("lost %d, duplicated %d, reordered %d of %d owed",
 			res.Lost, res.Duplicates, res.Reordered, res.Expected))
 	}
+	if e, ok := res.Errors[ProblemCorrupt]; ok {
+		faults = append(faults, fmt.Sprintf("%d messages altered (first: %s)", e.Count, e.First))
+	}
 	if res.Config.Scenario == Soak {
 		kinds := make([]string, 0, len(res.Errors))
 		for k := range res.Errors {
-			if !slices.Contains(tolerated, k) {
+			if !slices.Contains(tolerated, k) && k != ProblemCorrupt { // corrupt: above
 				kinds = append(kinds, k)
 			}
 		}

@@ -53,9 +53,13 @@ type Config struct {
 	// Channels is how many channels the subscribers spread over (fanout:
 	// always 1). Default: channels 100; idle 1; publish one per publisher.
 	Channels int `json:"channels"`
-	// MessageBytes is the size of each message, at least StampSize.
-	// Default 128.
+	// MessageBytes is the size of each message, at least StampSize
+	// (feed: at least a feed message of one level, and then about that
+	// size). Default 128 (feed: 2,048).
 	MessageBytes int `json:"message_bytes"`
+	// Payload is what the messages hold: PayloadPadded (the default) or
+	// PayloadFeed.
+	Payload string `json:"payload"`
 	// Rate is the total publishing rate, messages per second over all
 	// publishers; 0 publishes as fast as Window allows.
 	Rate float64 `json:"rate"`
@@ -152,6 +156,12 @@ func (c *Config) applyDefaults() {
 		c.soakDefaults()
 	}
 	c.Subscribers = max(c.Subscribers, 0)
+	if c.Payload == "" {
+		c.Payload = PayloadPadded
+	}
+	if c.Payload == PayloadFeed {
+		def(&c.MessageBytes, 2048)
+	}
 	def(&c.MessageBytes, 128)
 	def(&c.Window, 64)
 	def(&c.Inflight, 8)
@@ -189,8 +199,12 @@ func (c *Config) check() error {
 		return errors.New("publishers: at least one is needed")
 	case c.Channels < 1:
 		return fmt.Errorf("channels: %d is not positive", c.Channels)
+	case !slices.Contains(Payloads, c.Payload):
+		return fmt.Errorf("payload: %q is not one of %v", c.Payload, Payloads)
 	case c.MessageBytes < StampSize:
 		return fmt.Errorf("message size: %d bytes is below the %d-byte stamp", c.MessageBytes, StampSize)
+	case c.Payload == PayloadFeed && c.MessageBytes < minFeedBytes:
+		return fmt.Errorf("message size: %d bytes is below a %d-byte feed message", c.MessageBytes, minFeedBytes)
 	case c.Rate < 0 || c.ConnectRate < 0:
 		return errors.New("rates cannot be negative")
 	case c.Window < 1 || c.Inflight < 1 || c.ConnectWorkers < 1:

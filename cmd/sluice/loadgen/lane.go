@@ -119,7 +119,12 @@ func (l *lane) publishOne(ctx context.Context, r *run, i int) {
 // deliveries it is owed; it returns the channel and the payload.
 func (l *lane) next(r *run, i int) (channel, payload string) {
 	l.sent = r.clock()
-	l.buf = AppendPayload(l.buf[:0], Stamp{Publisher: l.id, Seq: l.seqs[i] + 1, Sent: l.sent}, r.cfg.MessageBytes)
+	st := Stamp{Publisher: l.id, Seq: l.seqs[i] + 1, Sent: l.sent}
+	if r.feedLevels > 0 {
+		l.buf = AppendFeed(l.buf[:0], st, r.feedLevels)
+	} else {
+		l.buf = AppendPayload(l.buf[:0], st, r.cfg.MessageBytes)
+	}
 	l.gate.published(l.fanout[i])
 	return r.channelNames[l.channels[i]], string(l.buf)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
+	codecjson "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/rtm"
 	"github.com/sluicehq/sluice/wasm/client"
 )
@@ -25,6 +27,10 @@ type RTM struct {
 	// the driver's own (it reports lost connections); NetDial defaults to
 	// a SpreadDialer.
 	Options client.Options
+	// Delta subscribes with SubscribeOptions.Delta: the edge sends each
+	// message after the first as a delta against the one before, which
+	// the client applies before the subscriber checks it.
+	Delta bool
 }
 
 // errDisconnected is reported when a connection drops; the client
@@ -69,7 +75,7 @@ func (d *RTM) dial(ctx context.Context, url string, problem func(error)) (Conn, 
 	if o.NetDial == nil {
 		o.NetDial = netDial()
 	}
-	rc := &rtmConn{problem: problem}
+	rc := &rtmConn{problem: problem, delta: d.Delta}
 	o.NetDial = rc.kill.watch(o.NetDial)
 	o.OnState = func(s client.State) {
 		if s == client.Disconnected {
@@ -89,6 +95,7 @@ type rtmConn struct {
 	c       *client.Client
 	problem func(error)
 	kill    killSwitch // the client's network connection, to drop it
+	delta   bool       // subscribe with deltas
 }
 
 // Kill implements Killer: it resets the client's TCP connection; the
@@ -101,33 +108,69 @@ func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(
 	// reader, without a goroutine switch per message.
 	opts := &client.SubscribeOptions{
 		Direct:  true,
+		Delta:   c.delta,
 		OnError: func(err error) { c.problem(fmt.Errorf("subscription %q ended: %w", channel, err)) },
 	}
+	var buf []byte // the handler runs on the reader, one message at a time
 	_, err := c.c.Subscribe(ctx, channel, opts, func(m client.Message) {
-		s, ok := m.Value.(string)
-		if !ok {
+		switch v := m.Value.(type) {
+		case string:
+			onMessage(v)
+		case map[string]any: // a feed message (PayloadFeed): its JSON, keys sorted
+			var err error
+			if buf, err = (codecjson.Codec{}).AppendValue(buf[:0], v); err != nil {
+				c.problem(fmt.Errorf("%w: an object on %q: %w", errStamp, channel, err))
+				return
+			}
+			onMessage(string(buf))
+		default:
 			c.problem(fmt.Errorf("%w: a %T on %q", errStamp, m.Value, channel))
-			return
 		}
-		onMessage(s)
 	})
 	return refusal(err)
 }
 
+// message is what a payload is published as: a JSON object (a feed
+// message, PayloadFeed) as an object, decoded into the canonical model
+// (the client publishes an rtm.RawValue as binary), any other payload as
+// a string.
+func (c *rtmConn) message(payload string) (any, error) {
+	if !strings.HasPrefix(payload, "{") {
+		return payload, nil
+	}
+	var v any
+	if err := (codecjson.Codec{}).DecodeBody([]byte(payload), &v); err != nil {
+		return nil, fmt.Errorf("loadgen: a JSON payload: %w", err)
+	}
+	return v, nil
+}
+
 // Publish implements Conn.
 func (c *rtmConn) Publish(ctx context.Context, channel, payload string) error {
-	_, err := c.c.Publish(ctx, channel, payload)
+	m, err := c.message(payload)
+	if err != nil {
+		return err
+	}
+	_, err = c.c.Publish(ctx, channel, m)
 	return refusal(err)
 }
 
 // PublishAsync implements AsyncPublisher.
 func (c *rtmConn) PublishAsync(channel, payload string, done func(error)) error {
-	return refusal(c.c.PublishAsync(channel, payload, func(_ rtm.Position, err error) { done(refusal(err)) }))
+	m, err := c.message(payload)
+	if err != nil {
+		return err
+	}
+	return refusal(c.c.PublishAsync(channel, m, func(_ rtm.Position, err error) { done(refusal(err)) }))
 }
 
 // PublishNoAck implements NoAckPublisher.
 func (c *rtmConn) PublishNoAck(channel, payload string) error {
-	return c.c.PublishNoAck(channel, payload)
+	m, err := c.message(payload)
+	if err != nil {
+		return err
+	}
+	return c.c.PublishNoAck(channel, m)
 }
 
 // Close implements Conn.

@@ -61,6 +61,7 @@ type run struct {
 	subConns     []Conn // parallel to subs; nil where the connection failed
 	pubConns     []Conn
 	nodes        nodes // of a NodeDriver; none for one server
+	feedLevels   int   // the levels of a feed message (Config.Payload)
 
 	lat, ack, dialLat *Latency
 	problems          problems
@@ -147,6 +148,9 @@ func newRun(d Driver, cfg Config, opts *Options) *run {
 	}
 	if r.opts.Interval <= 0 {
 		r.opts.Interval = time.Second
+	}
+	if cfg.Payload == PayloadFeed {
+		r.feedLevels = feedLevels(cfg.MessageBytes)
 	}
 	r.lat, r.ack, r.dialLat = NewLatency(latencyShards), NewLatency(latencyShards), NewLatency(latencyShards)
 	r.channelNames = make([]string, cfg.Channels)

@@ -1,0 +1,96 @@
+package loadgen
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// The payload kinds (Config.Payload).
+const (
+	// PayloadPadded is a stamp and padding: a plain ASCII string.
+	PayloadPadded = "padded"
+	// PayloadFeed is a JSON object of about MessageBytes bytes of which a
+	// few fields change per message (its stamp, a time stamp and one
+	// level's two numbers), as a market or dashboard feed sends: what
+	// delta compression (rtm/subscribe delta) is for. The rest of a
+	// message is a function of its stamp too, so that a subscriber checks
+	// every byte of what it received (after the client applied deltas).
+	PayloadFeed = "feed"
+)
+
+// Payloads lists the payload kinds, for help texts.
+var Payloads = []string{PayloadPadded, PayloadFeed}
+
+// errCorrupt reports a message whose stamp is the run's but whose bytes
+// are not the ones published with it. Result.Check fails on any.
+var errCorrupt = errors.New("loadgen: message differs from the one published")
+
+// ProblemCorrupt is the kind of error (Result.Errors) of a message that
+// arrived altered.
+const ProblemCorrupt = "corrupt message"
+
+// feedPrefix starts every feed message; the stamp follows. The keys are
+// in the order the codecs write them (sorted) and every number is an
+// integer, so a subscriber that encodes the object it received as JSON
+// gets the bytes published.
+const feedPrefix = `{"id":"`
+
+// AppendFeed appends the feed message of stamp s with levels price
+// levels. Level s.Seq % levels carries numbers of its own; the others are
+// the same in every message.
+func AppendFeed(dst []byte, s Stamp, levels int) []byte {
+	dst = append(dst, feedPrefix...)
+	dst = AppendPayload(dst, s, StampSize)
+	dst = append(dst, `","levels":[`...)
+	hot := int(s.Seq % uint64(levels))
+	for j := range levels {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		orders, size := int64(j*7+3)%17, int64(500+j*37)
+		if j == hot {
+			orders, size = int64(s.Seq%17), 1000+int64(s.Seq%100000)
+		}
+		dst = append(dst, `{"orders":`...)
+		dst = strconv.AppendInt(dst, orders, 10)
+		dst = append(dst, `,"price":`...)
+		dst = strconv.AppendInt(dst, int64(10000+25*j), 10)
+		dst = append(dst, `,"size":`...)
+		dst = strconv.AppendInt(dst, size, 10)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `],"market":"SLC1","ts":`...)
+	dst = strconv.AppendInt(dst, 1700000000000+int64(s.Sent/time.Millisecond), 10)
+	return append(dst, `,"venue":"XNAS"}`...)
+}
+
+// feedLevels returns how many levels make a feed message of at least
+// size bytes.
+func feedLevels(size int) int {
+	n := 1
+	for len(AppendFeed(nil, Stamp{}, n)) < size {
+		n++
+	}
+	return n
+}
+
+// minFeedBytes is the size of a feed message of one level.
+var minFeedBytes = len(AppendFeed(nil, Stamp{}, 1))
+
+// parseFeed reads the stamp of a feed message and checks the message
+// byte for byte against the one published with it, made again in *buf.
+func parseFeed(buf *[]byte, p string, levels int) (Stamp, error) {
+	if len(p) < len(feedPrefix)+StampSize || p[:len(feedPrefix)] != feedPrefix {
+		return Stamp{}, errStamp
+	}
+	st, err := ParseStamp(p[len(feedPrefix):])
+	if err != nil {
+		return Stamp{}, err
+	}
+	*buf = AppendFeed((*buf)[:0], st, levels)
+	if string(*buf) != p {
+		return st, errCorrupt
+	}
+	return st, nil
+}
