@@ -52,12 +52,16 @@ run: build
 # TEST_MODULES is tested, in one summary: deploy/ is a module of its own
 # (its tests import the Kubernetes and kustomize libraries, which the
 # server's module does not need), which `./...` from here does not reach.
-# e2e/compare, another, runs in compare-test.
+# e2e/compare, another, runs in compare-test. Three packages' tests run
+# at once (go test's -p defaults to the cores, two here): the longest
+# (e2e, edge/server, edge/journal) mostly wait on processes, sockets and
+# JetStream, and run side by side within the 15 minutes this way.
 TEST_MODULES := deploy .
+TEST_PARALLEL ?= 3
 test: wasm-check chromium iproute2 strace podman caddy fmt-check tidy-check commit-check vet staticcheck typecheck wasm-test compare-test
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	./bin/testsummary sh -c 'status=0; for m in $(TEST_MODULES); do \
-	  (cd $$m && $(GO) test -json -race -count=1 -timeout 14m ./...) || status=1; done; exit $$status'
+	  (cd $$m && $(GO) test -json -race -count=1 -p $(TEST_PARALLEL) -timeout 14m ./...) || status=1; done; exit $$status'
 
 # The chaos test (e2e/chaos_test.go, issue 29): many clients on a
 # three-edge cluster, kill -9 and SIGSTOP of edges on a schedule drawn from
