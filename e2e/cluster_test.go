@@ -91,10 +91,7 @@ func forPartitions(t *testing.T, test func(t *testing.T, partitions int)) {
 // streamOf is the stream that holds channel (of the demo app) in a log
 // of partitions.
 func streamOf(channel string, partitions int) string {
-	if partitions <= 1 {
-		return journal.DefaultStream
-	}
-	return fmt.Sprintf("%s-%d", journal.DefaultStream, chanlog.Partition("demo\x00"+channel, partitions))
+	return journal.StreamOf(journal.DefaultStream, partitions, chanlog.Partition("demo\x00"+channel, partitions))
 }
 
 // clusterFeed is the feed the cluster tests' edges run: SLUICE_E2E_FEED

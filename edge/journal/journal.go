@@ -171,7 +171,7 @@ func (o *Options) normalize() Options {
 	if n.Partitions <= 1 {
 		n.Partitions, n.Partition = 1, 0
 	} else {
-		n.Stream = partitionStream(n.base, n.Partition)
+		n.Stream = StreamOf(n.base, n.Partitions, n.Partition)
 	}
 	if n.Replicas <= 0 {
 		n.Replicas = 1

@@ -43,8 +43,12 @@ func (j *Journal) create(ctx context.Context, cfg jetstream.StreamConfig) (jetst
 // the log was made with (absent: made before partitions, one).
 const partitionsKey = "sluice_partitions"
 
-// partitionStream is the stream of partition part of a log in several.
-func partitionStream(base string, part int) string {
+// StreamOf is the stream of partition part of the log named base in
+// partitions: base itself for a log of one, else base-part.
+func StreamOf(base string, partitions, part int) string {
+	if partitions <= 1 {
+		return base
+	}
 	return base + "-" + strconv.Itoa(part)
 }
 
@@ -54,7 +58,7 @@ func partitionStream(base string, part int) string {
 // or a partition stream recording another count.
 func (j *Journal) checkPartitions(ctx context.Context) error {
 	o := &j.opts
-	other := partitionStream(o.base, 0) // a log of several, when one is asked for
+	other := StreamOf(o.base, 2, 0) // partition 0 of a log of several (any count over 1), when one is asked for
 	if o.Partitions > 1 {
 		other = o.base
 	}

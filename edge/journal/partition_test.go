@@ -76,7 +76,7 @@ func TestPartitionLeadersSpread(t *testing.T) {
 	one := nodes[0].Server().Name()
 	poll.Within(t, 30*time.Second, "every partition led by "+one, func() bool {
 		for p := range k {
-			stepDownTo(t, nc, fmt.Sprintf("%s-%d", journal.DefaultStream, p), one)
+			stepDownTo(t, nc, journal.StreamOf(journal.DefaultStream, k, p), one)
 		}
 		return streamLeaders(t, js, k)[one] == k
 	})
@@ -122,7 +122,7 @@ func streamLeaders(t *testing.T, js jetstream.JetStream, k int) map[string]int {
 	out := map[string]int{}
 	for p := range k {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s, err := js.Stream(ctx, fmt.Sprintf("%s-%d", journal.DefaultStream, p))
+		s, err := js.Stream(ctx, journal.StreamOf(journal.DefaultStream, k, p))
 		cancel()
 		if err != nil || s.CachedInfo().Cluster == nil || s.CachedInfo().Cluster.Leader == "" {
 			continue
