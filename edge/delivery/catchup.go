@@ -66,3 +66,28 @@ func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
 	}
 	return c.write(w, w.pdu)
 }
+
+// resume opens sub again at pos, where its cursor fell out of sync,
+// through the channel log: a durable edge's store is a cache of its log
+// (limits.store_bytes), and a subscriber more than the store behind
+// reads on from the log, as a client resubscribing at pos would, without
+// being told anything. It reports whether it did: not where the log no
+// longer keeps pos either (the messages expired, or the memory log,
+// whose store is all there is), nor for the children of a prefix
+// subscription, whose channels their parent reads live only.
+func (c *Conn) resume(sub *Subscription, pos rtm.Position) bool {
+	if sub.of != nil || sub.group != nil {
+		return false
+	}
+	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
+	if err != nil {
+		if !errors.Is(err, store.ErrExpired) && c.ctx.Err() == nil {
+			c.eng.log.Warn("resuming a subscription from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
+		}
+		return false
+	}
+	sub.Cursor.Close()
+	sub.Cursor, sub.CatchUp = cur, cu
+	c.eng.counters.LogResumes.Add(1)
+	return true
+}

@@ -188,6 +188,9 @@ func (c *Conn) outOfSync(w *writer, sub *Subscription, err error) error {
 	if !errors.As(err, &oos) {
 		return c.Internal(err)
 	}
+	if c.resume(sub, oos.Position) {
+		return nil
+	}
 	var pdu rtm.PDU
 	if sub.FastForward {
 		c.eng.counters.FastForward.Add(1)

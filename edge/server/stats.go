@@ -23,6 +23,7 @@ type Stats struct {
 	CodecTraffic
 	OutOfSync    uint64 // subscriptions ended by out_of_sync
 	FastForward  uint64 // fast_forward skips
+	LogResumes   uint64 // subscriptions that fell behind the store and read on from the log
 	SlowCloses   uint64 // connections closed for not reading
 	AuthFailures uint64
 	// TTL counts the dead man's switches (publishes with ttl): fired,
@@ -58,6 +59,7 @@ func (s *Server) Stats() Stats {
 		Subscriptions:    c.Subscriptions.Load(),
 		OutOfSync:        c.OutOfSync.Load(),
 		FastForward:      c.FastForward.Load(),
+		LogResumes:       c.LogResumes.Load(),
 		SlowCloses:       c.SlowCloses.Load(),
 		AuthFailures:     c.AuthFailures.Load(),
 		TTL:              ttl,

@@ -78,6 +78,11 @@ func (c *Cursor) MarkDelivered(offset uint64) (prev uint64) {
 // replica's own beginning.
 func (c *Cursor) Head() uint64 { return c.ch.q.Load().headOffset() }
 
+// Key returns the key of the channel the cursor reads: where a
+// subscription whose cursor fell out of sync may be opened again
+// (through a log that kept what the store let go).
+func (c *Cursor) Key() string { return c.ch.name }
+
 // Position returns the position the cursor reads next.
 func (c *Cursor) Position() rtm.Position {
 	return rtm.Position{Epoch: c.ch.epoch, Offset: c.next}

@@ -29,6 +29,7 @@ type Counters struct {
 	BytesOut         [payload.NumCodecs]atomic.Uint64
 	OutOfSync        atomic.Uint64 // subscriptions ended by out_of_sync
 	FastForward      atomic.Uint64 // fast_forward skips
+	LogResumes       atomic.Uint64 // subscriptions that fell behind the store and read on from the log
 	SlowCloses       atomic.Uint64 // connections closed for not reading
 	AuthFailures     atomic.Uint64
 	refused          [NumRefusalCodes]atomic.Uint64

@@ -1,0 +1,67 @@
+package server_test
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/server"
+)
+
+// TestJournalStalledSubscriberReadsOn: a durable edge's store is a cache
+// of its log. A subscriber that stops reading while a channel floods
+// past the store's bound (channel_bytes here, store_bytes alike), which
+// an edge in memory ends with out_of_sync (TestSlowConsumer), reads on
+// from the log once it reads again: every message once, in order, with
+// or without fast_forward, and the edge counts the resume. On each feed
+// a durable edge runs: a sole writer's, every message's, interest's.
+func TestJournalStalledSubscriberReadsOn(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		opts        journal.Options
+		fastForward bool
+	}{
+		{"sole writer", journal.Options{SoleWriter: true}, false},
+		{"interest", journal.Options{Interest: true}, false},
+		{"all, fast_forward", journal.Options{}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testStalledReadsOn(t, &tt.opts, tt.fastForward)
+		})
+	}
+}
+
+func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) {
+	const channelBytes = 1 << 20
+	e := startJournalEdgeWith(t, startNode(t), jopts, func(o *server.Options) {
+		o.StoreOptions.ChannelBytes = channelBytes
+		o.StoreOptions.BlockBytes = 64 << 10
+		o.Limits.RequestsPerSecond = 1 << 30
+		o.Limits.WriteTimeout = time.Minute
+		o.Limits.PingInterval = time.Hour // as in testSlowConsumer
+	})
+	slow := e.dial(t, "test", "")
+	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": fastForward})
+	pub := e.dial(t, "test", "")
+	// As in testSlowConsumer: 12 MB, more than loopback's socket buffers
+	// and the channel's bound together. The last publish is acknowledged
+	// once every one before it was stored.
+	const n = 3000
+	pad := strings.Repeat("p", 4000)
+	for i := 0; i < n-1; i++ {
+		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
+	}
+	pub.expectOK("rtm/publish", 2, map[string]any{"channel": "flood", "message": map[string]any{"i": n - 1, "pad": pad}})
+	var slowRead atomic.Int64
+	if err := readSequence(slow, "flood", n, &slowRead); err != nil {
+		t.Fatalf("stalled subscriber, after %d messages: %v", slowRead.Load(), err)
+	}
+	if st := e.srv.Stats(); st.LogResumes == 0 || st.OutOfSync != 0 || st.FastForward != 0 {
+		t.Fatalf("log resumes %d, out of sync %d, fast forwards %d: the test did not stall the subscriber past the store, or it was not resumed",
+			st.LogResumes, st.OutOfSync, st.FastForward)
+	}
+}
