@@ -249,13 +249,10 @@ func (l *Journaled) Watch(ctx context.Context, prefix string, limit int) (func()
 	return releaseAll, false, nil
 }
 
-// Channels lists the store's channels, or the log's where the store
-// holds only those this edge follows.
+// Channels lists the log's channels: the store may hold fewer (those
+// this edge follows, on the interest feed; a store bounded below the log
+// lets go of the oldest), as admit says.
 func (l *Journaled) Channels(ctx context.Context, prefix, after string, limit int) ([]string, bool, error) {
-	if !l.j.Interest() {
-		keys, more := l.st.ChannelNames(prefix, after, limit)
-		return keys, more, nil
-	}
 	var keys []string
 	more := false
 	for _, j := range l.parts {

@@ -51,28 +51,25 @@ func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
 // admit refuses, before the journal stores it, a message that would
 // create a channel past its group's limit. The replica is fed everything
 // the log stored (its AppendAt is never refused), so the check is made
-// here, on what the replica holds: appends racing to new channels, on
-// this edge or others, may take a group a few past its limit, never
-// further.
+// here: appends racing to new channels, on this edge or others, may take
+// a group a few past its limit, never further. A channel the replica
+// holds is admitted at once. Others are counted in the log, which holds
+// the group's channels where the replica may not: an edge fed by
+// interest holds those it follows, and a store bounded below the log
+// (limits.store_bytes; a durable edge's store is a cache of its log)
+// lets go of the oldest channels' messages. The log's count is taken at
+// most once a second per app (Journal.AppChannels), not per message.
 func (l *Journaled) admit(key string, limit int) error {
 	if limit <= 0 || l.st.Has(key) {
 		return nil
 	}
-	if l.j.Interest() {
-		// The replica holds the channels this edge follows: the log
-		// holds the group's.
-		ctx, cancel := context.WithTimeout(context.Background(), logTimeout)
-		defer cancel()
-		has, n, err := l.appChannels(ctx, key)
-		switch {
-		case err != nil:
-			return fmt.Errorf("%w: %w", store.ErrNotStored, err)
-		case has || n < limit:
-			return nil
-		}
-		return store.ErrChannelLimit
-	}
-	if l.st.Channels(l.group(key)) < int64(limit) {
+	ctx, cancel := context.WithTimeout(context.Background(), logTimeout)
+	defer cancel()
+	has, n, err := l.appChannels(ctx, key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", store.ErrNotStored, err)
+	case has || n < limit:
 		return nil
 	}
 	return store.ErrChannelLimit

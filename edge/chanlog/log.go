@@ -60,8 +60,8 @@ type Log interface {
 	History(ctx context.Context, key string, at *rtm.Position, count, limit int, page func(frames []store.Frame, epoch uint64, more bool) error) error
 	// Channels returns, in byte order, up to limit (> 0) keys of the
 	// live channels whose keys start with prefix and sort after after,
-	// and whether more follow: the store's, or the log's where the store
-	// holds only the channels this edge follows.
+	// and whether more follow: the store's, or the log's where there is
+	// one (the store may hold fewer: it is the log's replica, or cache).
 	Channels(ctx context.Context, prefix, after string, limit int) (keys []string, more bool, err error)
 	// Watch has the log bring this edge every channel whose key starts
 	// with prefix, those it holds (at most limit of them: more says there

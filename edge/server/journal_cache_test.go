@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/server"
 )
@@ -63,5 +66,46 @@ func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) 
 	if st := e.srv.Stats(); st.LogResumes == 0 || st.OutOfSync != 0 || st.FastForward != 0 {
 		t.Fatalf("log resumes %d, out of sync %d, fast forwards %d: the test did not stall the subscriber past the store, or it was not resumed",
 			st.LogResumes, st.OutOfSync, st.FastForward)
+	}
+}
+
+// TestJournalCountsChannelsInTheLog: a durable edge's store lets go of
+// channels past its bound (store_bytes), which the log still holds: the
+// app's channel limit and the server API's channel list count the log's,
+// not the store's (before, a store that let go of two of three channels
+// admitted a fourth past max_channels 3, and listed one).
+func TestJournalCountsChannelsInTheLog(t *testing.T) {
+	t.Parallel()
+	e := startJournalEdgeWith(t, startNode(t), &journal.Options{SoleWriter: true}, func(o *server.Options) {
+		a := testApp()
+		a.MaxChannels = 3
+		o.Apps = []*app.App{a}
+		o.StoreOptions.StoreBytes = 256 << 10
+		o.StoreOptions.BlockBytes = 16 << 10
+		o.Limits.RequestsPerSecond = 1 << 30
+	})
+	c := e.dial(t, "test", "")
+	for i, ch := range []string{"a", "b", "c"} {
+		c.expectOK("rtm/publish", i+1, map[string]any{"channel": ch, "message": i})
+	}
+	pad := strings.Repeat("p", 4000)
+	for i := 0; e.srv.Store().Channels("test") == 3; i++ {
+		if i == 1000 {
+			t.Fatalf("the store still holds every channel after 4 MB: the test cannot show the log counted")
+		}
+		c.expectOK("rtm/publish", 10+i, map[string]any{"channel": "c", "message": pad})
+	}
+	c.expectError("rtm/publish", 2000, map[string]any{"channel": "d", "message": 1}, "channel_quota_exceeded")
+	c.expectOK("rtm/publish", 2001, map[string]any{"channel": "a", "message": "again"})
+	// The log's list is at most a second old (journal.countEvery).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		names, more, err := e.srv.BackendChannels(context.Background(), "test", "", "", 10)
+		if err == nil && !more && slices.Equal(names, []string{"a", "b", "c"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("channels %v (more %v, err %v), want [a b c]", names, more, err)
+		}
+		time.Sleep(50 * time.Millisecond) // poll the log's list
 	}
 }
