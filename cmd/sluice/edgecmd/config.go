@@ -265,7 +265,7 @@ func (c *Config) ServerOptions() (*server.Options, error) {
 			BlockBytes:      int(c.Store.BlockBytes),
 			FirstBlockBytes: int(c.Store.FirstBlockBytes),
 			ChannelBytes:    int64(l.ChannelBytes),
-			StoreBytes:      int64(l.StoreBytes),
+			StoreBytes:      c.storeBytes(),
 			SweepInterval:   time.Duration(c.Store.SweepInterval),
 		},
 		Limits: server.Limits{

@@ -132,6 +132,28 @@ type NATSConfig struct {
 // durable reports whether the edge keeps its channels in JetStream.
 func (c *Config) durable() bool { return c.Cluster.DataDir != "" || len(c.NATS.URLs) > 0 }
 
+// DurableStoreBytes is limits.store_bytes's default on a durable edge.
+// The log keeps every message there, so the store is a cache of the
+// newest ones: a read, a history or a subscriber older than it reads the
+// log (chanlog.Journaled; delivery's resume), and channels are counted
+// and listed in the log. It need not hold every channel's ttl as an
+// edge in memory must: 32 MiB holds 70 s (the longest ttl and grace of
+// the demo app) of 2,500 publishes a second of 128 bytes, and the newest
+// 10 s of 20,000 a second, where 1 GiB, the default in memory, grew to
+// a third of a durable edge's 800 MB of RSS at that rate.
+const DurableStoreBytes = 32 << 20
+
+// storeBytes is the store's bound: limits.store_bytes, else its default.
+func (c *Config) storeBytes() int64 {
+	switch {
+	case c.Limits.StoreBytes > 0:
+		return int64(c.Limits.StoreBytes)
+	case c.durable():
+		return DurableStoreBytes
+	}
+	return store.DefaultStoreBytes
+}
+
 // clustered reports whether the embedded node joins a cluster.
 func (c *ClusterConfig) clustered() bool {
 	return c.Name != "" || c.Listen != "" || len(c.Routes) > 0
@@ -256,11 +278,7 @@ func (c *Config) checkReplicaFits() error {
 	if channel <= 0 {
 		channel = store.DefaultChannelBytes
 	}
-	all := int64(c.Limits.StoreBytes)
-	if all <= 0 {
-		all = store.DefaultStoreBytes
-	}
-	mem := min(channel, all)
+	mem := min(channel, c.storeBytes())
 	for i, a := range c.Apps {
 		msg := int64(a.MaxMessageBytes)
 		if msg <= 0 {

@@ -1,6 +1,41 @@
 package edgecmd
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/edge/store"
+)
+
+// TestStoreBytesDefault: a durable edge's store is a cache of the log,
+// bounded by DurableStoreBytes unless limits.store_bytes says otherwise;
+// an edge in memory keeps the store's own default.
+func TestStoreBytesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dataDir string
+		nats    []string
+		set     Size
+		want    int64
+	}{
+		{name: "in memory", want: store.DefaultStoreBytes},
+		{name: "durable", dataDir: t.TempDir(), want: DurableStoreBytes},
+		{name: "external NATS", nats: []string{"nats://127.0.0.1:4222"}, want: DurableStoreBytes},
+		{name: "durable, set", dataDir: t.TempDir(), set: 512 << 20, want: 512 << 20},
+		{name: "in memory, set", set: 2 << 30, want: 2 << 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Cluster.DataDir, c.NATS.URLs, c.Limits.StoreBytes = tc.dataDir, tc.nats, tc.set
+			opts, err := c.ServerOptions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := opts.StoreOptions.StoreBytes; got != tc.want {
+				t.Errorf("store bytes %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
 
 // TestFeedDefault: edges that share the log are fed by interest unless
 // configured otherwise; a single durable node, its stream's sole writer,

@@ -74,7 +74,9 @@ type LimitsConfig struct {
 	// StoreBytes bounds the memory of all channels, their messages and
 	// (by an estimate of about half a KiB each) the channels themselves;
 	// past it the oldest blocks are evicted, and channels left without
-	// messages or subscribers are forgotten. Default 1GiB.
+	// messages or subscribers are forgotten. Default 1GiB, or
+	// DurableStoreBytes on a durable edge, whose store is a cache of its
+	// log.
 	StoreBytes Size `yaml:"store_bytes,omitempty"`
 	// ChannelBytes bounds the memory of one channel; past it its oldest
 	// blocks are evicted. Default 64MiB.
