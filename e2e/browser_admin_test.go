@@ -149,3 +149,22 @@ func unexpectedErrors(p *tab) []string {
 	}
 	return errs
 }
+
+// testAdminPartitions: on an edge whose log is in partitions, the admin
+// page's cluster section lists every partition's stream, not the first
+// as the whole log (it did before).
+func testAdminPartitions(t *testing.T, b *chrome) {
+	e := startCmdEdge(t, adminYAML+fmt.Sprintf("cluster: {data_dir: %q, partitions: 2, sync: 1s}\n", t.TempDir()))
+	p := b.newTab(t, "ws://"+e.Info().Admin)
+	p.name = "the operator"
+	p.open("/admin/")
+	p.run("log in", chromedp.WaitVisible(chromedp.CSS("#key")), chromedp.SetValue(chromedp.CSS("#key"), adminAppKey),
+		chromedp.Click(chromedp.CSS("#login")))
+	p.waitJS("both partitions", `(() => {
+		const s = document.querySelector("#cluster").textContent;
+		return s.includes("The log is 2 partitions") && s.includes("Stream SLUICE-0 ") && s.includes("Stream SLUICE-1 ");
+	})()`)
+	if errs := unexpectedErrors(p); len(errs) > 0 {
+		t.Errorf("the admin page logged errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

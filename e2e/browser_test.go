@@ -114,6 +114,7 @@ func TestBrowser(t *testing.T) {
 		{name: "ChatBackForwardCache", run: testChatBackForwardCache},
 		{name: "Worker", run: testWorker},
 		{name: "AdminPage", run: testAdminPage},
+		{name: "AdminPartitions", run: testAdminPartitions},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

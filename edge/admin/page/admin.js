@@ -185,9 +185,12 @@ async function refreshHealth() {
 
 function clusterLines(info) {
   const lines = [];
-  const j = info.journal;
-  if (!j) lines.push(el("p", {}, "In memory: no log of record, no cluster (a restart loses the channels)."));
-  if (j) {
+  // A log in partitions (cluster.partitions) lists each stream: journal
+  // is only the first's.
+  const streams = info.partitions || (info.journal ? [info.journal] : []);
+  if (streams.length === 0) lines.push(el("p", {}, "In memory: no log of record, no cluster (a restart loses the channels)."));
+  if (streams.length > 1) lines.push(el("p", {}, `The log is ${streams.length} partitions, each its own stream and leader.`));
+  for (const j of streams) {
     const peers = (j.peers || []).map((p) => `${p.name}${p.leader ? " (leader)" : ""}${p.current ? "" : " (behind)"}`);
     lines.push(
       el("p", {}, `Stream ${j.stream} on ${j.server || "?"}: ${j.connected ? "connected" : "NOT connected"}, ` +
