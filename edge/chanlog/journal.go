@@ -195,10 +195,19 @@ func (l *Journaled) Ready() error {
 	return nil
 }
 
-// Windows are the journal's: every partition's.
+// Windows are the journal's. The partitions' streams are made alike,
+// but one may be edited apart (nats stream edit): the retention and the
+// duplicates window are the shortest of them, what every channel gets.
 func (l *Journaled) Windows() Windows {
-	return Windows{Request: l.j.PublishTimeout(), Resolve: l.j.ResolveWindow(),
+	w := Windows{Request: l.j.PublishTimeout(), Resolve: l.j.ResolveWindow(),
 		Duplicates: l.j.DuplicatesWindow(), Retention: l.j.Retention()}
+	for _, j := range l.parts[1:] {
+		w.Duplicates = min(w.Duplicates, j.DuplicatesWindow())
+		if r := j.Retention(); r > 0 && (w.Retention == 0 || r < w.Retention) {
+			w.Retention = r // 0: no age limit
+		}
+	}
+	return w
 }
 
 // OnSwitch hands f to the feed of every partition.

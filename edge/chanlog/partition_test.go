@@ -3,9 +3,11 @@ package chanlog_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -34,5 +36,21 @@ func TestChannelLimitAcrossPartitions(t *testing.T) {
 				t.Fatalf("a fifth channel passed the limit of %d", limit)
 			}
 		})
+	}
+}
+
+// Windows is what every channel gets: in a log whose partitions' streams
+// keep messages for different times (one edited apart), the shortest
+// retention, not the first partition's.
+func TestWindowsOfPartitions(t *testing.T) {
+	n := journaltest.Node(t)
+	js := make([]chanlog.Journal, 2)
+	for p, age := range []time.Duration{time.Hour, 30 * time.Minute} {
+		js[p] = journaltest.Open(t, n, &journal.Options{Partitions: 2, Partition: p, MaxAge: age})
+	}
+	st, _ := newStore(t, func(string) store.Retention { return store.Retention{} }, chanlog.StorePartitions(js))
+	l := chanlog.NewJournaled(chanlog.JournalConfig{Journals: js, Store: st, Group: group, Log: journaltest.Logger()})
+	if got := l.Windows().Retention; got != 30*time.Minute {
+		t.Fatalf("retention %v, want the shorter partition's 30m", got)
 	}
 }
