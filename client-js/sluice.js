@@ -85,17 +85,22 @@ function installWebSocket(given) {
 }
 
 async function boot({ wasmURL, wasmExecURL }) {
+  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
+  if (!wasmURL) {
+    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
+  }
+  // sluice.wasm's download and compilation start now, beside
+  // wasm_exec.js's download, rather than after it: compiling needs the
+  // bytes alone, instantiating the Go object that wasm_exec.js defines.
+  const module = compile(wasmURL);
+  module.catch(() => {}); // reported below, once awaited
   if (typeof globalThis.Go !== "function") {
     // Defines globalThis.Go. A literal path, so that bundlers bundle it;
     // wasmExecURL is the way of older versions to load it from elsewhere.
     await (wasmExecURL ? import(/* @vite-ignore */ wasmExecURL) : import("./dist/wasm_exec.js"));
   }
-  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
-  if (!wasmURL) {
-    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
-  }
   const go = new globalThis.Go();
-  const { instance } = await instantiate(wasmURL, go.importObject);
+  const instance = await WebAssembly.instantiate(await module, go.importObject);
   const api = new Promise((resolve) => {
     globalThis.__sluiceBoot = resolve;
   });
@@ -116,25 +121,28 @@ async function boot({ wasmURL, wasmExecURL }) {
   return api;
 }
 
-async function instantiate(url, imports) {
+/**
+ * compile fetches and compiles sluice.wasm, as it downloads where the
+ * server sends the application/wasm type (compileStreaming).
+ */
+async function compile(url) {
   const fs = url.startsWith("file:") ? builtin("fs/promises") : null;
-  if (fs) return WebAssembly.instantiate(await readModule(fs, url), imports);
-  const response = fetch(url, { credentials: "same-origin" });
-  if (WebAssembly.instantiateStreaming) {
+  if (fs) return WebAssembly.compile(await readModule(fs, url));
+  const r = await fetch(url, { credentials: "same-origin" });
+  if (WebAssembly.compileStreaming) {
     try {
-      return await WebAssembly.instantiateStreaming(response, imports);
+      return await WebAssembly.compileStreaming(r);
     } catch (e) {
       // A server without the application/wasm type: fall back below.
       if (!(e instanceof TypeError)) throw e;
     }
   }
-  const r = await response;
   if (!r.ok) {
     throw new Error(
       `${url}: HTTP ${r.status}${excerpt(await r.text())} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
     );
   }
-  return WebAssembly.instantiate(await r.arrayBuffer(), imports);
+  return WebAssembly.compile(await r.arrayBuffer());
 }
 
 /**
