@@ -18,7 +18,7 @@ import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
 import { resumeStore } from "./lib/resume.js";
 import { sharedAPI } from "./lib/shared.js";
 import { Subscription } from "./lib/subscription.js";
-import { fallbackWebSocket, transportOf } from "./stream.js";
+import { fallbackWebSocket, preopen, transportOf } from "./stream.js";
 
 export { SluiceError, Subscription };
 
@@ -202,13 +202,41 @@ export class Sluice {
   static async connect(url, options = {}) {
     // {shared}: the client of the tabs' shared worker; where there is
     // none, this tab's own.
-    const api = (options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL())) || (await load(options));
-    const client = new Client(api, options);
-    await client._connect(resolveURL(url));
-    return client;
+    const shared = options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL());
+    // This tab's client: its WebSocket opens now, while sluice.wasm loads,
+    // and its dial takes it over (stream.js).
+    const release = shared ? null : preopen(endpointURL(url, options.appkey), ["msgpack"]);
+    try {
+      const client = new Client(shared || (await load(options)), options);
+      await client._connect(resolveURL(url));
+      return client;
+    } finally {
+      release?.();
+    }
   }
 
   static load = load;
+}
+
+/**
+ * endpointURL is the WebSocket URL the client dials for url, as
+ * wasm/client's endpointURL makes it (ws: or wss:, "/v2" unless the path
+ * ends in a version, the appkey), or "" where that refuses it.
+ */
+function endpointURL(url, appkey) {
+  try {
+    const u = new URL(resolveURL(url));
+    const scheme = { "ws:": "ws:", "http:": "ws:", "wss:": "wss:", "https:": "wss:" }[u.protocol];
+    if (!scheme || !u.host || !appkey || typeof appkey !== "string") return "";
+    u.protocol = scheme;
+    const path = u.pathname.replace(/\/$/, "");
+    u.pathname = /\/v[0-9]+$/.test(path) ? path : path + "/v2";
+    u.searchParams.set("appkey", appkey);
+    u.hash = "";
+    return u.href;
+  } catch {
+    return "";
+  }
 }
 
 /** resolveURL makes a URL absolute against the page. */
