@@ -18,7 +18,7 @@ import { Emitter, SluiceError, toSluiceError } from "./lib/base.js";
 import { resumeStore } from "./lib/resume.js";
 import { sharedAPI } from "./lib/shared.js";
 import { Subscription } from "./lib/subscription.js";
-import { fallbackWebSocket, transportOf } from "./stream.js";
+import { fallbackWebSocket, preopen, transportOf } from "./stream.js";
 
 export { SluiceError, Subscription };
 
@@ -85,17 +85,22 @@ function installWebSocket(given) {
 }
 
 async function boot({ wasmURL, wasmExecURL }) {
+  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
+  if (!wasmURL) {
+    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
+  }
+  // sluice.wasm's download and compilation start now, beside
+  // wasm_exec.js's download, rather than after it: compiling needs the
+  // bytes alone, instantiating the Go object that wasm_exec.js defines.
+  const module = compile(wasmURL);
+  module.catch(() => {}); // reported below, once awaited
   if (typeof globalThis.Go !== "function") {
     // Defines globalThis.Go. A literal path, so that bundlers bundle it;
     // wasmExecURL is the way of older versions to load it from elsewhere.
     await (wasmExecURL ? import(/* @vite-ignore */ wasmExecURL) : import("./dist/wasm_exec.js"));
   }
-  wasmURL = wasmURL ? String(wasmURL) : defaultWasmURL();
-  if (!wasmURL) {
-    throw new Error("this module has no import.meta.url (bundled as a classic script?): pass {wasmURL} to connect or load");
-  }
   const go = new globalThis.Go();
-  const { instance } = await instantiate(wasmURL, go.importObject);
+  const instance = await WebAssembly.instantiate(await module, go.importObject);
   const api = new Promise((resolve) => {
     globalThis.__sluiceBoot = resolve;
   });
@@ -116,25 +121,28 @@ async function boot({ wasmURL, wasmExecURL }) {
   return api;
 }
 
-async function instantiate(url, imports) {
+/**
+ * compile fetches and compiles sluice.wasm, as it downloads where the
+ * server sends the application/wasm type (compileStreaming).
+ */
+async function compile(url) {
   const fs = url.startsWith("file:") ? builtin("fs/promises") : null;
-  if (fs) return WebAssembly.instantiate(await readModule(fs, url), imports);
-  const response = fetch(url, { credentials: "same-origin" });
-  if (WebAssembly.instantiateStreaming) {
+  if (fs) return WebAssembly.compile(await readModule(fs, url));
+  const r = await fetch(url, { credentials: "same-origin" });
+  if (WebAssembly.compileStreaming) {
     try {
-      return await WebAssembly.instantiateStreaming(response, imports);
+      return await WebAssembly.compileStreaming(r);
     } catch (e) {
       // A server without the application/wasm type: fall back below.
       if (!(e instanceof TypeError)) throw e;
     }
   }
-  const r = await response;
   if (!r.ok) {
     throw new Error(
       `${url}: HTTP ${r.status}${excerpt(await r.text())} (bundled? serve dist/sluice.wasm of the package there, or pass {wasmURL})`,
     );
   }
-  return WebAssembly.instantiate(await r.arrayBuffer(), imports);
+  return WebAssembly.compile(await r.arrayBuffer());
 }
 
 /**
@@ -194,13 +202,41 @@ export class Sluice {
   static async connect(url, options = {}) {
     // {shared}: the client of the tabs' shared worker; where there is
     // none, this tab's own.
-    const api = (options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL())) || (await load(options));
-    const client = new Client(api, options);
-    await client._connect(resolveURL(url));
-    return client;
+    const shared = options.shared && sharedAPI(options.wasmURL ? String(options.wasmURL) : defaultWasmURL());
+    // This tab's client: its WebSocket opens now, while sluice.wasm loads,
+    // and its dial takes it over (stream.js).
+    const release = shared ? null : preopen(endpointURL(url, options.appkey), ["msgpack"]);
+    try {
+      const client = new Client(shared || (await load(options)), options);
+      await client._connect(resolveURL(url));
+      return client;
+    } finally {
+      release?.();
+    }
   }
 
   static load = load;
+}
+
+/**
+ * endpointURL is the WebSocket URL the client dials for url, as
+ * wasm/client's endpointURL makes it (ws: or wss:, "/v2" unless the path
+ * ends in a version, the appkey), or "" where that refuses it.
+ */
+function endpointURL(url, appkey) {
+  try {
+    const u = new URL(resolveURL(url));
+    const scheme = { "ws:": "ws:", "http:": "ws:", "wss:": "wss:", "https:": "wss:" }[u.protocol];
+    if (!scheme || !u.host || !appkey || typeof appkey !== "string") return "";
+    u.protocol = scheme;
+    const path = u.pathname.replace(/\/$/, "");
+    u.pathname = /\/v[0-9]+$/.test(path) ? path : path + "/v2";
+    u.searchParams.set("appkey", appkey);
+    u.hash = "";
+    return u.href;
+  } catch {
+    return "";
+  }
 }
 
 /** resolveURL makes a URL absolute against the page. */

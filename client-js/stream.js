@@ -39,12 +39,61 @@ export function transportOf(url) {
  * (Node.js) only ever get Real.
  */
 export function fallbackWebSocket(Real) {
-  if (typeof globalThis.EventSource !== "function" || typeof globalThis.fetch !== "function") return Real;
+  if (!streamable()) return Real;
   return class SluiceSocket extends StreamSocket {
     constructor(url, protocols) {
       super(Real, url, protocols);
     }
   };
+}
+
+// WebSockets opened ahead of the client (preopen), by URL and
+// subprotocols, with the events each heard, until a SluiceSocket takes it.
+const early = new Map();
+
+function earlyKey(url, protocols) {
+  return url + " " + protocols.join(",");
+}
+
+/**
+ * preopen opens the WebSocket that the client's dial of url will ask for,
+ * while sluice.wasm still downloads and compiles; the SluiceSocket that
+ * asks for the same URL and subprotocols takes it over, with what it heard
+ * so far. It returns a function that closes it if nothing took it. Where
+ * the client would not use a SluiceSocket (no EventSource) or the host
+ * blocks WebSockets (streamHosts), it opens nothing.
+ */
+export function preopen(url, protocols) {
+  const key = earlyKey(url, protocols);
+  if (!url || !streamable() || streamHosts.has(hostOf(url)) || early.has(key)) return () => {};
+  let ws;
+  try {
+    ws = new globalThis.WebSocket(url, protocols);
+  } catch {
+    return () => {}; // the client's own dial reports it
+  }
+  // As the client's dial sets it; a message that came before it took the
+  // socket keeps the type it came with.
+  ws.binaryType = "arraybuffer";
+  const held = { ws, events: [] };
+  for (const type of ["open", "message", "error", "close"]) ws["on" + type] = (ev) => held.events.push(ev);
+  early.set(key, held);
+  return () => {
+    if (early.get(key) !== held) return;
+    early.delete(key);
+    ws.close();
+  };
+}
+
+function takeEarly(url, protocols) {
+  const key = earlyKey(url, protocols);
+  const held = early.get(key);
+  early.delete(key);
+  return held;
+}
+
+function streamable() {
+  return typeof globalThis.EventSource === "function" && typeof globalThis.fetch === "function";
 }
 
 const CONNECTING = 0;
@@ -79,8 +128,9 @@ class StreamSocket {
       queueMicrotask(() => this.#openStream());
       return;
     }
+    const held = takeEarly(this.#url, this.#protocols);
     try {
-      this.#ws = new Real(url, protocols);
+      this.#ws = held ? held.ws : new Real(url, protocols);
     } catch {
       queueMicrotask(() => this.#openStream());
       return;
@@ -104,6 +154,10 @@ class StreamSocket {
       }
       this.#closed(ev.code, ev.reason);
     };
+    // What the early socket heard before this took it, in order, once
+    // the caller (sluice.wasm's dial, in the same task) has set its
+    // handlers; events after it are tasks, which come later.
+    if (held) queueMicrotask(() => held.events.forEach((ev) => this.#ws?.["on" + ev.type]?.(ev)));
   }
 
   get binaryType() {

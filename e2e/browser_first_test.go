@@ -26,10 +26,18 @@ import (
 // firstMessagePage is the page's script, after the snippet.
 const firstMessagePage = `<script type="module">
 import { Sluice, load } from "EDGE/sluice.js";
-const marks = { script: performance.now() };
+const marks = { script: performance.now(), sockets: [] };
 window.marks = marks;
-await load();
-marks.loaded = performance.now();
+// Notes when each WebSocket opens: the client's one, while sluice.wasm loads.
+globalThis.WebSocket = class extends WebSocket {
+  constructor(...args) {
+    super(...args);
+    marks.sockets.push(performance.now());
+  }
+};
+load().then(() => {
+  marks.loaded = performance.now();
+});
 const client = await Sluice.connect("WS", { appkey: "APPKEY" });
 marks.connected = performance.now();
 client.subscribe("open.first", { history: { count: 1 } }, () => {
@@ -113,6 +121,12 @@ func TestBrowserFirstMessage(t *testing.T) {
 		if !slices.ContainsFunc(coldAsked, func(r string) bool { return strings.HasSuffix(r, ".wasm 200") }) {
 			t.Errorf("round %d: the cold visit asked %q, no hashed sluice.wasm", round+1, coldAsked)
 		}
+		for _, m := range []marks{cold, warm} {
+			if len(m.Sockets) != 1 || m.Sockets[0] > m.Loaded {
+				t.Errorf("round %d: WebSockets made at %v ms, sluice.wasm started at %.0f: want one, made before (connect opens it while sluice.wasm loads, and the client takes it)",
+					round+1, m.Sockets, m.Loaded)
+			}
+		}
 		if !slices.Equal(warmAsked, []string{"GET /sluice.js 304"}) {
 			t.Errorf("round %d: the warm visit asked %q, want a revalidation of sluice.js alone", round+1, warmAsked)
 		}
@@ -121,9 +135,10 @@ func TestBrowserFirstMessage(t *testing.T) {
 
 // marks are the page's times, in ms from navigation: its script ran,
 // sluice.wasm was loaded and started, the client connected, the first
-// message came.
+// message came; and when the page made each WebSocket.
 type marks struct {
 	Script, Loaded, Connected, First float64
+	Sockets                          []float64 // when each WebSocket was made
 }
 
 func (m marks) String() string {

@@ -15,8 +15,8 @@ import (
 // change under a name, and a new build has new names. /sluice.js, which
 // pages import by its plain name and browsers revalidate (304 until the
 // binary changes), loads the hashed files: a second visit asks the edge
-// about sluice.js only, and Chromium reuses the code it compiled for
-// sluice.wasm. The plain names stay, with "no-cache", for pages and
+// about sluice.js only and reads the rest from its HTTP cache (Chromium
+// compiles sluice.wasm again: docs/browser.md). The plain names stay, with "no-cache", for pages and
 // bundles that name them.
 
 // immutableCache is the Cache-Control of a content-hashed URL.
