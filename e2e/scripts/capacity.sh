@@ -51,18 +51,11 @@ leader() {
 	done
 	for i in 1 2 3; do
 		printf '%s\nlog: {level: info}\ncluster: {sync: %s}\n' "$limits" "$sync" >"$dir/n$i.yaml"
-		"$bin" edge --ready-file "$dir/n$i.ready" --config "$dir/n$i.yaml" --listen "127.0.0.1:${ports[i]}" \
+		spawn "n$i" --config "$dir/n$i.yaml" --listen "127.0.0.1:${ports[i]}" \
 			--data-dir "$dir/data$i" --node-name "n$i" --cluster-name cap --cluster-listen "127.0.0.1:${rp[i]}" \
-			--cluster-routes "$routes" --cluster-partitions "$k" >"$dir/n$i.out" 2>&1 &
-		pids+=($!)
+			--cluster-routes "$routes" --cluster-partitions "$k"
 	done
-	for i in 1 2 3; do
-		for _ in $(seq 900); do
-			[ -s "$dir/n$i.ready" ] && break
-			sleep 0.1
-		done
-		[ -s "$dir/n$i.ready" ] || { cat "$dir/n$i.out" >&2; exit 1; }
-	done
+	for i in 1 2 3; do ready "n$i"; done
 	# With K > 1, partition p's preferred leader is the p-th node in name
 	# order (mod 3), which the journal of that node claims 2 s after it
 	# starts; one stream's leader is whichever node JetStream elected.

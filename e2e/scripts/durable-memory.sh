@@ -24,14 +24,8 @@ log: {level: warn}
 cluster: {sync: 1s}
 ${EDGE_CONFIG:-}
 YAML
-"$bin" edge --config "$dir/edge.yaml" --data-dir "$dir/data" --ready-file "$dir/ready" >"$dir/edge.out" 2>&1 &
-edge=$!
-pids+=("$edge")
-for _ in $(seq 600); do
-	[ -s "$dir/ready" ] && break
-	sleep 0.1
-done
-[ -s "$dir/ready" ] || { cat "$dir/edge.out" >&2; exit 1; }
+start edge --config "$dir/edge.yaml" --data-dir "$dir/data"
+edge=${pids[-1]}
 (while sleep 10; do rss "$edge"; echo; done) >"$dir/rss" &
 pids+=($!)
 secs=$(python3 -c "import sys,re; m=re.fullmatch(r'(\d+)(s|m)', sys.argv[1]); print(int(m[1])*(60 if m[2]=='m' else 1))" "$duration")

@@ -34,19 +34,11 @@ for i in 1 2 3; do
 done
 for i in 1 2 3; do
 	printf 'log: {level: warn}\n' >"$dir/n$i.yaml"
-	"$bin" edge --ready-file "$dir/n$i.ready" --config "$dir/n$i.yaml" --listen "127.0.0.1:${ports[i]}" \
+	spawn "n$i" --config "$dir/n$i.yaml" --listen "127.0.0.1:${ports[i]}" \
 		--admin-listen "127.0.0.1:${admin[i]}" --data-dir "$dir/data$i" --node-name "n$i" \
-		--cluster-name share --cluster-listen "127.0.0.1:${rp[i]}" --cluster-routes "$routes" \
-		>"$dir/n$i.out" 2>&1 &
-	pids+=($!)
+		--cluster-name share --cluster-listen "127.0.0.1:${rp[i]}" --cluster-routes "$routes"
 done
-for i in 1 2 3; do
-	for _ in $(seq 900); do
-		[ -s "$dir/n$i.ready" ] && break
-		sleep 0.1
-	done
-	[ -s "$dir/n$i.ready" ] || { cat "$dir/n$i.out" >&2; exit 1; }
-done
+for i in 1 2 3; do ready "n$i"; done
 leader() {
 	curl -sf -H "X-API-Key: $key" -d '{}' "http://127.0.0.1:${ports[1]}/api/info" |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["journal"].get("leader") or "?")'
