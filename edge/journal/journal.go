@@ -338,7 +338,8 @@ const retryPatience = 30 * time.Second
 // this edge's rules need. It never lowers them: the edges of a cluster
 // share the stream, and one started with shorter rules (or mid-rollout of
 // a config change) must not cut the history the others keep; lowering is
-// an operator's decision (nats stream edit), as are the replicas.
+// an operator's decision (nats stream edit), as are the replicas. A sole
+// writer's duplicates window is the one exception: it is its own.
 func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	s, err := j.js.Stream(actx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -357,6 +358,11 @@ func (j *Journal) ensure(actx context.Context, cfg jetstream.StreamConfig) (jets
 		want.MaxAge = max(cur.MaxAge, cfg.MaxAge)
 	}
 	want.Duplicates = max(cur.Duplicates, cfg.Duplicates)
+	if j.opts.SoleWriter {
+		// The stream's only writer: no other edge needs a longer window,
+		// and JetStream's memory for it grows with it.
+		want.Duplicates = cfg.Duplicates
+	}
 	if cur.MaxBytes > 0 && (cfg.MaxBytes <= 0 || cfg.MaxBytes > cur.MaxBytes) {
 		want.MaxBytes = cfg.MaxBytes // larger, or unbounded
 	}

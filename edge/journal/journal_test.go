@@ -274,3 +274,34 @@ func TestOpenNeverLowersLimits(t *testing.T) {
 		t.Fatalf("an edge wanting 1h set a stream without an age limit to %v", age)
 	}
 }
+
+// TestDuplicatesWindowOfASoleWriter: edges that share a stream keep the
+// longest duplicates window any asked for, but a sole writer's window is
+// its own, lowered too (its JetStream's memory grows with it).
+func TestDuplicatesWindowOfASoleWriter(t *testing.T) {
+	t.Parallel()
+	n := node(t, "")
+	window := func(j *Journal) time.Duration {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		info, err := j.stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.Config.Duplicates
+	}
+	for i, s := range []struct {
+		dup, want time.Duration
+		sole      bool
+	}{
+		{30 * time.Second, 30 * time.Second, false},
+		{20 * time.Second, 30 * time.Second, false}, // a shared stream keeps the longer
+		{10 * time.Second, 10 * time.Second, true},  // a sole writer's is its own
+		{20 * time.Second, 20 * time.Second, false},
+	} {
+		j, _ := open(t, n, &Options{Duplicates: s.dup, SoleWriter: s.sole})
+		if got := window(j); got != s.want {
+			t.Fatalf("step %d: an edge wanting %v (sole writer %v) left the window at %v, want %v", i, s.dup, s.sole, got, s.want)
+		}
+	}
+}

@@ -45,10 +45,10 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	// A durable single node whose NATS only this edge can reach (a
 	// random, token-locked loopback port) has no other writer: the edge
 	// appends its own acknowledged publishes (journal.Options).
-	sole := d.node != nil && !cl.clustered() && cl.ClientListen == ""
+	sole := d.node != nil && cfg.soleWriter()
 	opts := journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
-		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: time.Duration(cl.Duplicates), Replay: replay, Logger: log, AckLatency: ack,
+		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: cl.duplicates(sole), Replay: replay, Logger: log, AckLatency: ack,
 		OnLost:     lost,
 		SoleWriter: sole,
 		Interest:   cl.interest(sole),

@@ -1,7 +1,6 @@
 package edgecmd
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -77,9 +76,11 @@ type ClusterConfig struct {
 	// Duplicates is the stream's window for recognising a publish sent
 	// again with the same Msg-Id: an edge's retry after no answer, or a
 	// server API request retried with its idempotency_key on another
-	// edge. JetStream holds about 100 bytes per publish in it (30 MB at
-	// 10,000 publishes a second). Default journal.DefaultDuplicates. A
-	// stream keeps the longest window any of its edges asked for.
+	// edge. JetStream holds about 180 bytes of heap per publish in it (54
+	// MB at 10,000 publishes a second for 30 s). Default
+	// journal.DefaultDuplicates, or SoleDuplicates on a single durable
+	// node. A stream keeps the longest window any of its edges asked for,
+	// but a single durable node's, its only writer's, is its own.
 	Duplicates Duration `yaml:"duplicates,omitempty"`
 	// Sync is when the embedded node fsyncs JetStream's files (see
 	// SyncPolicy): "always", or an interval. It is the embedded node's
@@ -234,7 +235,7 @@ func (c *Config) validateCluster() error {
 	if cl.ClientListen != "" && !onLoopback(cl.ClientListen) {
 		return fmt.Errorf("cluster.client_listen %s: the embedded node serves NATS clients with no authentication, so only on loopback (127.0.0.1:PORT)", cl.ClientListen)
 	}
-	if err := cl.checkWindows(); err != nil {
+	if err := cl.checkWindows(c.soleWriter()); err != nil {
 		return err
 	}
 	if err := cl.checkSync(len(n.URLs) > 0); err != nil {
@@ -294,10 +295,13 @@ func (c *Config) checkReplicaFits() error {
 // checkWindows refuses a publish_timeout that would let an edge send a
 // publish again after the log forgot its Msg-Id, which could store it
 // twice: the journal keeps its retries within 3/4 of the window.
-func (cl *ClusterConfig) checkWindows() error {
-	dup := cmp.Or(time.Duration(cl.Duplicates), journal.DefaultDuplicates)
-	if dup < minDuplicates {
-		return fmt.Errorf("cluster.duplicates: %v is under %v: the log would forget a publish before an edge stops sending it again", dup, minDuplicates)
+func (cl *ClusterConfig) checkWindows(sole bool) error {
+	dup, least := cl.duplicates(sole), minDuplicates
+	if sole {
+		least = minSoleDuplicates
+	}
+	if dup < least {
+		return fmt.Errorf("cluster.duplicates: %v is under %v: the log would forget a publish before an edge stops sending it again", dup, least)
 	}
 	if t := time.Duration(cl.PublishTimeout); t < 0 || t > dup*3/4 {
 		return fmt.Errorf("cluster.publish_timeout: %v must be positive and at most 3/4 of cluster.duplicates (%v), the log's window for recognising a retry", t, dup)
@@ -308,6 +312,41 @@ func (cl *ClusterConfig) checkWindows() error {
 // minDuplicates is the least cluster.duplicates: 4/3 of a publish_timeout
 // of 15 s (a leader election with time to spare).
 const minDuplicates = 20 * time.Second
+
+// SoleDuplicates is cluster.duplicates's default on a single durable
+// node (no cluster, no client listener): its edge is the stream's only
+// writer, on an in-process connection, with no leader election for a
+// publish to outlast, so the window need only cover the edge's own
+// retries (publish_timeout, 3/4 of it: 7.5 s), and the edge remembers
+// the server API's idempotency keys itself. JetStream holds about 180
+// bytes of heap per publish for the window: at 18,000 publishes a second
+// the 30 s of a cluster held 96 MB of a durable edge's heap, doubled in
+// RSS by the collector's headroom.
+const SoleDuplicates = 10 * time.Second
+
+// minSoleDuplicates is the least cluster.duplicates of a single durable
+// node: a publish_timeout of 3 s, an AckWait and a retry.
+const minSoleDuplicates = 4 * time.Second
+
+// duplicates is the stream's duplicates window: cluster.duplicates, else
+// its default for a sole writer or for a log shared by edges.
+func (cl *ClusterConfig) duplicates(sole bool) time.Duration {
+	switch {
+	case cl.Duplicates > 0:
+		return time.Duration(cl.Duplicates)
+	case sole:
+		return SoleDuplicates
+	}
+	return journal.DefaultDuplicates
+}
+
+// soleWriter reports whether the edge is a single durable node whose
+// embedded NATS only it can reach (a random, token-locked loopback
+// port): the stream's only writer.
+func (c *Config) soleWriter() bool {
+	cl := &c.Cluster
+	return cl.DataDir != "" && len(c.NATS.URLs) == 0 && !cl.clustered() && cl.ClientListen == ""
+}
 
 // resolveCluster makes the section's relative paths relative to dir.
 func (c *Config) resolveCluster(dir string) {

@@ -2,7 +2,9 @@ package edgecmd
 
 import (
 	"testing"
+	"time"
 
+	"github.com/sluicehq/sluice/edge/journal"
 	"github.com/sluicehq/sluice/edge/store"
 )
 
@@ -56,5 +58,30 @@ func TestFeedDefault(t *testing.T) {
 		if got := cl.interest(tc.sole); got != tc.want {
 			t.Errorf("feed %q, sole writer %v: interest %v, want %v", tc.feed, tc.sole, got, tc.want)
 		}
+	}
+}
+
+// TestDuplicatesDefault: a single durable node, its stream's only writer,
+// keeps a short duplicates window (its own retries alone); edges that
+// share the log keep the cluster's, and a set window is kept by both.
+func TestDuplicatesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want time.Duration
+	}{
+		{"single node", func(c *Config) { c.Cluster.DataDir = "/tmp/x" }, SoleDuplicates},
+		{"single node, set", func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(time.Minute) }, time.Minute},
+		{"client listener", func(c *Config) { c.Cluster.DataDir, c.Cluster.ClientListen = "/tmp/x", "127.0.0.1:4222" }, journal.DefaultDuplicates},
+		{"cluster", func(c *Config) { c.Cluster.DataDir, c.Cluster.Name = "/tmp/x", "c" }, journal.DefaultDuplicates},
+		{"external NATS", func(c *Config) { c.NATS.URLs = []string{"nats://127.0.0.1:4222"} }, journal.DefaultDuplicates},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.edit(c)
+			if got := c.Cluster.duplicates(c.soleWriter()); got != tc.want {
+				t.Errorf("duplicates window %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

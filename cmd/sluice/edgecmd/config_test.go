@@ -383,7 +383,10 @@ func TestValidate(t *testing.T) {
 		{name: "publish timeout past 3/4 of a set window", edit: func(c *Config) {
 			c.Cluster.DataDir, c.Cluster.Duplicates, c.Cluster.PublishTimeout = "/tmp/x", Duration(time.Minute), Duration(50*time.Second)
 		}, want: "cluster.publish_timeout: 50s must be positive and at most 3/4 of cluster.duplicates (1m0s)"},
-		{name: "duplicates window too short", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(5*time.Second) }, want: "cluster.duplicates: 5s is under 20s"},
+		{name: "duplicates window too short", edit: func(c *Config) {
+			c.Cluster.DataDir, c.Cluster.ClientListen, c.Cluster.Duplicates = "/tmp/x", "127.0.0.1:4222", Duration(5*time.Second)
+		}, want: "cluster.duplicates: 5s is under 20s"},
+		{name: "a single node's duplicates window too short", edit: func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(3*time.Second) }, want: "cluster.duplicates: 3s is under 4s"},
 		{name: "routes open to other hosts without a token", edit: func(c *Config) {
 			c.Cluster.DataDir, c.Cluster.Name, c.Cluster.Listen = "/tmp/x", "c", "0.0.0.0:6222"
 		}, want: "cluster.listen 0.0.0.0:6222"},
