@@ -3,7 +3,7 @@ package loadgen
 import (
 	"errors"
 	"strconv"
-	"time"
+	"strings"
 )
 
 // The payload kinds (Config.Payload).
@@ -43,26 +43,65 @@ func AppendFeed(dst []byte, s Stamp, levels int) []byte {
 	dst = append(dst, feedPrefix...)
 	dst = AppendPayload(dst, s, StampSize)
 	dst = append(dst, `","levels":[`...)
-	hot := int(s.Seq % uint64(levels))
 	for j := range levels {
 		if j > 0 {
 			dst = append(dst, ',')
 		}
-		orders, size := int64(j*7+3)%17, int64(500+j*37)
-		if j == hot {
-			orders, size = int64(s.Seq%17), 1000+int64(s.Seq%100000)
-		}
+		orders, price, size := feedNumbers(s, levels, j)
 		dst = append(dst, `{"orders":`...)
 		dst = strconv.AppendInt(dst, orders, 10)
 		dst = append(dst, `,"price":`...)
-		dst = strconv.AppendInt(dst, int64(10000+25*j), 10)
+		dst = strconv.AppendInt(dst, price, 10)
 		dst = append(dst, `,"size":`...)
 		dst = strconv.AppendInt(dst, size, 10)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, `],"market":"SLC1","ts":`...)
-	dst = strconv.AppendInt(dst, 1700000000000+int64(s.Sent/time.Millisecond), 10)
+	dst = strconv.AppendInt(dst, feedTime(s), 10)
 	return append(dst, `,"venue":"XNAS"}`...)
+}
+
+// feedTime is the time stamp of the feed message of s, in nanoseconds:
+// every digit of the stamp's Sent, so that a message whose stamp was
+// altered anywhere differs from the message of the altered stamp (in
+// milliseconds, an altered digit below them made a message that checked).
+func feedTime(s Stamp) int64 { return 1700000000000000000 + int64(s.Sent) }
+
+// feedNumbers are the numbers of level j of the feed message of stamp s
+// with levels levels (AppendFeed).
+func feedNumbers(s Stamp, levels, j int) (orders, price, size int64) {
+	orders, price, size = int64(j*7+3)%17, int64(10000+25*j), int64(500+j*37)
+	if j == int(s.Seq%uint64(levels)) {
+		orders, size = int64(s.Seq%17), 1000+int64(s.Seq%100000)
+	}
+	return orders, price, size
+}
+
+// feedObject returns the feed message p in the canonical model, as the
+// JSON codec decodes it, without decoding it: a publisher's decoding of
+// each 2 KiB object cost the generator more than a message's whole
+// fan-out to 16 subscribers cost the edge. ok is false when p is not
+// exactly a feed message (AppendFeed's bytes for its stamp).
+func feedObject(buf *[]byte, p string) (v map[string]any, ok bool) {
+	if !strings.HasPrefix(p, feedPrefix) || len(p) < len(feedPrefix)+StampSize {
+		return nil, false
+	}
+	st, err := ParseStamp(p[len(feedPrefix):])
+	levels := strings.Count(p, `{"orders":`)
+	if err != nil || levels == 0 {
+		return nil, false
+	}
+	if *buf = AppendFeed((*buf)[:0], st, levels); string(*buf) != p {
+		return nil, false
+	}
+	lv := make([]any, levels)
+	for j := range lv {
+		orders, price, size := feedNumbers(st, levels, j)
+		lv[j] = map[string]any{"orders": orders, "price": price, "size": size}
+	}
+	id := p[len(feedPrefix) : len(feedPrefix)+StampSize]
+	return map[string]any{"id": id, "levels": lv, "market": "SLC1",
+		"ts": feedTime(st), "venue": "XNAS"}, true
 }
 
 // feedLevels returns how many levels make a feed message of at least

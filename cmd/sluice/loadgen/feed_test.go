@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -66,6 +67,36 @@ func TestFeedChangesFewBytes(t *testing.T) {
 	d := enc.AppendCreate(nil, a, b)
 	if len(d) > len(b)/8 {
 		t.Errorf("a delta between consecutive messages is %d bytes of %d", len(d), len(b))
+	}
+}
+
+// TestFeedObject: the object a publisher makes of a feed message without
+// decoding it is the one the JSON codec decodes from its bytes, for
+// every level being the one that changes; anything else is left to the
+// codec.
+func TestFeedObject(t *testing.T) {
+	levels := feedLevels(2048)
+	var buf []byte
+	for seq := range uint64(levels + 1) {
+		p := AppendFeed(nil, Stamp{Publisher: 3, Seq: 1000 + seq, Sent: time.Duration(seq) * time.Millisecond}, levels)
+		var want any
+		if err := (codecjson.Codec{}).DecodeBody(p, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := feedObject(&buf, string(p))
+		if !ok || !reflect.DeepEqual(any(got), want) {
+			t.Fatalf("seq %d: feedObject = %v, %v\nwant %v", seq, got, ok, want)
+		}
+		bad := append([]byte(nil), p...)
+		bad[len(bad)/2]++
+		if _, ok := feedObject(&buf, string(bad)); ok {
+			t.Fatalf("seq %d: an altered message taken for a feed message", seq)
+		}
+	}
+	for _, other := range []string{"", "{}", `{"id":"x"}`, paddedPayload(Stamp{Seq: 1})} {
+		if _, ok := feedObject(&buf, other); ok {
+			t.Errorf("feedObject(%.40q) taken for a feed message", other)
+		}
 	}
 }
 

@@ -133,10 +133,15 @@ func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(
 // message is what a payload is published as: a JSON object (a feed
 // message, PayloadFeed) as an object, decoded into the canonical model
 // (the client publishes an rtm.RawValue as binary), any other payload as
-// a string.
+// a string. A feed message's object is made without decoding its JSON
+// (feedObject).
 func (c *rtmConn) message(payload string) (any, error) {
 	if !strings.HasPrefix(payload, "{") {
 		return payload, nil
+	}
+	var buf []byte
+	if v, ok := feedObject(&buf, payload); ok {
+		return v, nil
 	}
 	var v any
 	if err := (codecjson.Codec{}).DecodeBody([]byte(payload), &v); err != nil {
