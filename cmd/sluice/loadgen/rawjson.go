@@ -151,18 +151,45 @@ func skipJSON(b []byte, i int) int {
 	return min(i, len(b))
 }
 
-// jsonString returns the bytes of the JSON string v: v's inside when
-// nothing in it is escaped, as in nearly every delta, else decoded.
-func jsonString(v []byte) ([]byte, error) {
+// jsonString returns the bytes of the JSON string v, unescaped into
+// *buf if need be: a delta starts with its size and a newline, which
+// JSON escapes. \uXXXX escapes are left to encoding/json.
+func jsonString(buf *[]byte, v []byte) ([]byte, error) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		return nil, errRawJSON
 	}
-	if bytes.IndexByte(v, '\\') < 0 {
-		return v[1 : len(v)-1], nil
+	in := v[1 : len(v)-1]
+	i := bytes.IndexByte(in, '\\')
+	if i < 0 {
+		return in, nil
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
-		return nil, err
+	out := append((*buf)[:0], in[:i]...)
+	for ; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		if i++; i == len(in) {
+			return nil, errRawJSON
+		}
+		switch in[i] {
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case '"', '\\', '/':
+			out = append(out, in[i])
+		default:
+			var s string
+			if err := json.Unmarshal(v, &s); err != nil {
+				return nil, err
+			}
+			return []byte(s), nil
+		}
 	}
-	return []byte(s), nil
+	*buf = out
+	return out, nil
 }

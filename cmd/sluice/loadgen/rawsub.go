@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unsafe"
 
 	codecjson "github.com/sluicehq/sluice/shared/codec/json"
 	"github.com/sluicehq/sluice/shared/fossil"
@@ -25,6 +26,8 @@ import (
 //
 // It is a bench's subscriber only: app key authentication, JSON, one
 // subscription, no reconnect (a lost connection is a problem of the run).
+// The payload it hands to onMessage is valid during the call only
+// (subscriber.deliver keeps nothing of it).
 
 // errRawPublish is a publish on a raw subscriber's connection.
 var errRawPublish = errors.New("loadgen: a raw subscriber does not publish")
@@ -48,7 +51,8 @@ type rawSub struct {
 	// The reader's: the last message (the base of the next delta) and a
 	// buffer to make the next one in.
 	base, spare []byte
-	ends        []int // of a PDU's messages (dataMessages)
+	ends        []int  // of a PDU's messages (dataMessages)
+	unq         []byte // a delta unescaped (jsonString)
 }
 
 // dialRaw opens a raw subscriber's connection to endpoint.
@@ -160,7 +164,8 @@ func (s *rawSub) data(body []byte, onMessage func(string)) error {
 		if err := s.take(body[from:end], delta); err != nil {
 			return err
 		}
-		onMessage(string(s.base))
+		// Without a copy: the check keeps nothing of the message.
+		onMessage(unsafe.String(unsafe.SliceData(s.base), len(s.base)))
 		from = end + 1
 	}
 	return nil
@@ -173,7 +178,7 @@ func (s *rawSub) take(m []byte, delta bool) error {
 		s.base = append(s.base[:0], m...)
 		return nil
 	}
-	d, err := jsonString(m)
+	d, err := jsonString(&s.unq, m)
 	if err != nil {
 		return fmt.Errorf("a delta that is not a string: %w", err)
 	}

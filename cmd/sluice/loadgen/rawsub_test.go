@@ -39,7 +39,8 @@ func readRaw(pdus ...[]byte) ([]string, error) {
 	var got []string
 	s := &rawSub{}
 	for _, p := range pdus {
-		if err := s.push(p, func(m string) { got = append(got, m) }); err != nil {
+		// Cloned: a raw subscriber's message is valid during the call.
+		if err := s.push(p, func(m string) { got = append(got, strings.Clone(m)) }); err != nil {
 			return got, err
 		}
 	}
@@ -107,7 +108,7 @@ func TestRawSubscriberChecksEveryByte(t *testing.T) {
 	caught := func(pdus ...[]byte) bool {
 		got, err := readRaw(pdus...)
 		for i, m := range got {
-			if st, perr := parseFeed(&buf, m, levels); perr != nil || st != []Stamp{sa, sb}[i] {
+			if st, perr := parseFeed(&feedCache{}, &buf, m, levels); perr != nil || st != []Stamp{sa, sb}[i] {
 				return true
 			}
 		}
