@@ -134,3 +134,25 @@ func TestRawSubscriberChecksEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRawSubscriber: whatever a PDU holds, a raw subscriber takes it or
+// refuses it, without a panic or a loop, and a message it passes on is
+// at most the size a delta may make.
+func FuzzRawSubscriber(f *testing.F) {
+	a := AppendFeed(nil, Stamp{Publisher: 1, Seq: 2, Sent: time.Second}, 4)
+	b := AppendFeed(nil, Stamp{Publisher: 1, Seq: 3, Sent: 2 * time.Second}, 4)
+	var enc fossil.Encoder
+	d, _ := codecjson.Codec{}.AppendDelta(nil, enc.AppendCreate(nil, a, b))
+	f.Add(codecjson.Codec{}.AppendData(nil, "feed", rtmPos(1), [][]byte{a}), codecjson.Codec{}.AppendDeltaData(nil, "feed", rtmPos(2), [][]byte{d}))
+	f.Add([]byte(`{"action":"rtm/subscription/data","body":{"messages":[1,[2],{"a":"]"}],"delta":false}}`), []byte(`{"action":"rtm/subscription/info","body":{}}`))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		s := &rawSub{}
+		for _, p := range [][]byte{first, second} {
+			_ = s.push(p, func(m string) {
+				if len(m) > max(len(first), len(second), maxRawMessage) {
+					t.Fatalf("a message of %d bytes", len(m))
+				}
+			})
+		}
+	})
+}
