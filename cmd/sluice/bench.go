@@ -33,6 +33,7 @@ type benchFlags struct {
 	jsonOut    bool
 	deflate    bool // offer permessage-deflate
 	delta      bool // subscribe with deltas
+	raw        bool // raw subscribers (loadgen.RTM.RawSubscribers)
 	quiet      bool
 	verbose    bool
 	edgePID    int
@@ -101,6 +102,7 @@ func parseBench(args []string, s stdio) (*benchFlags, error) {
 	fs.BoolVar(&c.NoAck, "no-ack", false, "publish without acknowledgment (RTM publish without id)")
 	fs.StringVar(&c.Payload, "payload", "", fmt.Sprintf("what messages hold: %s (a stamp and padding, the default) or %s (a JSON object of about --size bytes, default 2048, of which a few fields change per message)", loadgen.PayloadPadded, loadgen.PayloadFeed))
 	fs.BoolVar(&f.delta, "delta", false, "subscribe with deltas (Sluice's delta extension; try it with --payload feed)")
+	fs.BoolVar(&f.raw, "raw-subscribers", false, "subscribers read their JSON PDUs and check each message as it came (deltas applied) without the client decoding it: a feed's check then costs the generator a few µs a delivery (--codec json, app key only)")
 	fs.BoolVar(&f.deflate, "deflate", false, "offer permessage-deflate on every connection (the app must enable it: apps[].deflate)")
 	fs.Float64Var(&c.ConnectRate, "connect-rate", 0, "new connections per second while ramping up (default: unbounded)")
 	fs.IntVar(&c.ConnectWorkers, "connect-workers", 0, "connections being opened at once (default 256)")
@@ -163,6 +165,9 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	if err := f.common.check(); err != nil {
 		return err
 	}
+	if f.raw && (f.common.codec != "json" || f.common.role != "" || f.common.token != "" || cfg.Churn > 0) {
+		return fmt.Errorf("%w: --raw-subscribers needs --codec json, an app key alone and no --churn", errUsage)
+	}
 	logger := slog.New(slog.DiscardHandler)
 	if f.verbose {
 		logger = slog.New(slog.NewTextHandler(s.errw, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -174,7 +179,7 @@ func runBench(ctx context.Context, args []string, s stdio) error {
 	drv := &loadgen.RTM{Label: "sluice", URL: f.common.url, MoreURLs: more, Options: client.Options{
 		AppKey: f.common.appkey, Role: f.common.role, RoleSecret: f.common.secret, Token: f.common.token,
 		Codec: f.common.codec, Logger: logger, Deflate: f.deflate,
-	}, Delta: f.delta}
+	}, Delta: f.delta, RawSubscribers: f.raw}
 	opts := &loadgen.Options{} // GOGC=400 unless GOGC is set (Options.GCPercent)
 	opts.Server, opts.Metrics = edgeProbes(ctx, f, s.errw)
 	if !f.quiet {

@@ -10,7 +10,8 @@ import (
 
 // TestBenchDeltaSendsLess: with --delta, a feed's deliveries take a
 // fraction of the bytes: the subscribers did subscribe with deltas (and
-// checked every message after applying them: no errors).
+// checked every message after applying them: no errors), through the
+// client or as raw subscribers.
 func TestBenchDeltaSendsLess(t *testing.T) {
 	base := startMetricsEdge(t, "requests_per_second: 1000000")
 	url := "ws" + strings.TrimPrefix(base, "http")
@@ -23,9 +24,11 @@ func TestBenchDeltaSendsLess(t *testing.T) {
 		}
 		return (sentBytes(t, base) - before) / float64(res.Expected)
 	}
-	whole, deltas := perDelivery(), perDelivery("--delta")
-	if whole < 2048 || deltas > whole/4 {
-		t.Errorf("bytes sent per delivery: %.0f whole, %.0f with deltas; want over 2048 and under a quarter of it", whole, deltas)
+	for _, raw := range [][]string{nil, {"--raw-subscribers"}} {
+		whole, deltas := perDelivery(raw...), perDelivery(append(raw, "--delta")...)
+		if whole < 2048 || deltas > whole/4 {
+			t.Errorf("%q: bytes sent per delivery: %.0f whole, %.0f with deltas; want over 2048 and under a quarter of it", raw, whole, deltas)
+		}
 	}
 }
 

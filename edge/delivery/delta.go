@@ -8,6 +8,7 @@ import (
 	"github.com/sluicehq/sluice/edge/payload"
 	"github.com/sluicehq/sluice/shared/codec"
 	"github.com/sluicehq/sluice/shared/fossil"
+	"github.com/sluicehq/sluice/shared/rtm"
 )
 
 // The delta extension (rtm.SubscribeBody.Delta): a subscription that asks
@@ -57,19 +58,25 @@ type deltaLog struct {
 
 	mu    sync.Mutex // guards the slots and raw
 	slots [deltaSlots]deltaSlot
-	next  int    // the slot to reuse next
-	raw   []byte // scratch of the encoder
+	next  int       // the slot to reuse next
+	raw   []byte    // scratch of the encoder
+	one   [1][]byte // the messages of a tail: a slot's value
 }
 
 // deltaSlot is the delta of the message at off against the one at prev
 // (of epoch), encoded as a message value of codec: value, or ok false
 // when the message goes whole (the delta is not smaller, or the codec
-// cannot carry it).
+// cannot carry it). tail, if tailed, is the rest of a data PDU at
+// tailPos that carries value alone, after its subscription id
+// (codec.DeltaEncoder.AppendDeltaDataTail).
 type deltaSlot struct {
 	epoch, prev, off uint64
 	codec            int
 	used, ok         bool
 	value            []byte
+	tailed           bool
+	tailPos          rtm.Position
+	tail             []byte
 }
 
 // join returns the deltaLog of the channel at key, counting one more
@@ -109,26 +116,53 @@ type deltaKey struct {
 // payload is data, against the message of k.prev, whose payload is
 // prev, in enc's codec, as a message value; false, dst unchanged, when
 // the message is to go whole. Only the first subscriber to want it
-// computes it (compute); the others copy it.
+// computes it (slot); the others copy it.
 func (l *deltaLog) appendDelta(dst []byte, k deltaKey, prev, data []byte, enc codec.DeltaEncoder) ([]byte, bool, error) {
 	l.mu.Lock()
-	s := l.find(k)
-	if s == nil {
-		s = &l.slots[l.next]
-		l.next = (l.next + 1) % deltaSlots
-		*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0]}
-		if err := l.compute(s, prev, data, enc); err != nil {
-			s.used = false
-			l.mu.Unlock()
-			return dst, false, err
-		}
+	defer l.mu.Unlock()
+	s, err := l.slot(k, prev, data, enc)
+	if err != nil || !s.ok {
+		return dst, false, err
 	}
-	if s.ok {
-		dst = append(dst, s.value...)
+	return append(dst, s.value...), true, nil
+}
+
+// appendDeltaPDU appends to dst, the head of a data PDU (pduHead), the
+// rest of the PDU at pos that carries the
+// delta of k's message alone, as appendDelta makes it; false, dst
+// unchanged, when the message is to go whole. The rest is the same for
+// every subscriber of the channel: the first to want it at pos writes
+// it, the others copy it, so that a delivery costs the edge neither a
+// delta nor a position written again.
+func (l *deltaLog) appendDeltaPDU(dst []byte, k deltaKey, prev, data []byte, enc codec.DeltaEncoder, pos rtm.Position) ([]byte, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, err := l.slot(k, prev, data, enc)
+	if err != nil || !s.ok {
+		return dst, false, err
 	}
-	ok := s.ok
-	l.mu.Unlock()
-	return dst, ok, nil
+	if !s.tailed || s.tailPos != pos {
+		l.one[0] = s.value
+		s.tail = appendPDUTail(s.tail[:0], enc, k.codec, pos, l.one[:])
+		s.tailPos, s.tailed = pos, true
+	}
+	return append(dst, s.tail...), true, nil
+}
+
+// slot returns the slot of k, computed first if no subscriber did
+// (compute). l.mu is held.
+func (l *deltaLog) slot(k deltaKey, prev, data []byte, enc codec.DeltaEncoder) (*deltaSlot, error) {
+	if s := l.find(k); s != nil {
+		return s, nil
+	}
+	s := &l.slots[l.next]
+	l.next = (l.next + 1) % deltaSlots
+	*s = deltaSlot{epoch: k.epoch, prev: k.prev, off: k.off, codec: k.codec, used: true, value: s.value[:0], tail: s.tail[:0]}
+	if err := l.compute(s, prev, data, enc); err != nil {
+		s.used = false
+		return nil, err
+	}
+	return s, nil
 }
 
 // compute fills s, new, with the delta of the message whose payload is
@@ -186,6 +220,9 @@ type subDelta struct {
 	// that message's block, at most one, alive.
 	prev       []byte
 	off, epoch uint64
+	// head starts each of its delta PDUs of one message (pduHead), made
+	// at the first; nil: not yet, or the codec's PDUs do not split.
+	head []byte
 }
 
 // key names the previous message for sharedFrame.delta: 1 for none,

@@ -15,22 +15,12 @@ import (
 func (c *Conn) sendDeltas(w *writer, sub *Subscription, sf *sharedFrame, frames []store.Frame, whole bool, next rtm.Position) error {
 	all, key := frames, sub.delta.key()
 	for len(frames) > 0 {
-		n, delta, err := c.deltaRun(w, sub, frames, next.Epoch)
+		n, err := c.deltaPDU(w, sub, frames, next)
 		if err != nil {
 			return err
 		}
-		pos := next
-		if n < len(frames) {
-			pos.Offset = frames[n-1].Offset + 1
-		}
-		if delta {
-			w.pdu = c.denc.AppendDeltaData(w.pdu[:0], sub.ID, pos, w.msgs)
-		} else {
-			w.pdu = c.codec.AppendData(w.pdu[:0], sub.ID, pos, w.msgs)
-		}
 		c.eng.counters.MessagesOut[c.codecIndex].Add(uint64(n))
 		c.traffic.MessagesOut.Add(uint64(n))
-		clear(w.msgs)
 		if sf != nil && n == len(all) {
 			sf.keep(c, sub, all, next.Epoch, key, w.pdu, n)
 			err = c.writeFrame(w, sf)
@@ -46,6 +36,55 @@ func (c *Conn) sendDeltas(w *writer, sub *Subscription, sf *sharedFrame, frames 
 		c.observeFirst(sub, all)
 	}
 	return nil
+}
+
+// deltaPDU puts in w.pdu the data PDU of the first messages of frames
+// that go alike, whole or as deltas, and returns how many it carries.
+// The message of a batch of one, the live feed's, goes by oneDelta.
+func (c *Conn) deltaPDU(w *writer, sub *Subscription, frames []store.Frame, next rtm.Position) (int, error) {
+	if len(frames) == 1 {
+		if ok, err := c.oneDelta(w, sub, &frames[0], next); ok || err != nil {
+			return 1, err
+		}
+	}
+	n, delta, err := c.deltaRun(w, sub, frames, next.Epoch)
+	if err != nil {
+		return 0, err
+	}
+	pos := next
+	if n < len(frames) {
+		pos.Offset = frames[n-1].Offset + 1
+	}
+	if delta {
+		w.pdu = c.denc.AppendDeltaData(w.pdu[:0], sub.ID, pos, w.msgs)
+	} else {
+		w.pdu = c.codec.AppendData(w.pdu[:0], sub.ID, pos, w.msgs)
+	}
+	clear(w.msgs)
+	return n, nil
+}
+
+// oneDelta puts in w.pdu the data PDU at next of f, a batch's only
+// message, as a delta, if it goes as one (false: it goes whole). Only
+// the PDU's head, with the subscription id, is the subscriber's own: the
+// rest is the channel's (deltaLog.appendDeltaPDU).
+func (c *Conn) oneDelta(w *writer, sub *Subscription, f *store.Frame, next rtm.Position) (bool, error) {
+	d := sub.delta
+	if d.prev == nil || d.epoch != next.Epoch || c.denc == nil {
+		return false, nil
+	}
+	if d.head == nil {
+		if d.head = pduHead(c.denc, c.codecIndex, sub.ID); d.head == nil {
+			return false, nil
+		}
+	}
+	k := deltaKey{epoch: next.Epoch, prev: d.off, off: f.Offset, codec: c.codecIndex}
+	pdu, ok, err := d.log.appendDeltaPDU(append(w.pdu[:0], d.head...), k, d.prev, f.Data, c.denc, next)
+	w.pdu = pdu
+	if ok && err == nil {
+		d.sent(f, next.Epoch)
+	}
+	return ok, err
 }
 
 // deltaRun puts in w.msgs the first messages of frames that go alike

@@ -61,7 +61,7 @@ func (s *subscriber) deliver(payload string) {
 	var st Stamp
 	var err error
 	if s.r.feedLevels > 0 {
-		st, err = parseFeed(&s.feed, payload, s.r.feedLevels)
+		st, err = parseFeed(&s.r.feeds, &s.feed, payload, s.r.feedLevels)
 	} else {
 		st, err = ParseStamp(payload)
 	}

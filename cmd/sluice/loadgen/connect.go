@@ -54,7 +54,7 @@ func (r *run) feed(ctx context.Context, jobs chan<- int, n int, start time.Time)
 func (r *run) openSubscriber(ctx context.Context, i int) {
 	t0 := time.Now()
 	s := r.subs[i]
-	c, err := r.dial(ctx, s.node)
+	c, err := r.dialSubscriber(ctx, s.node)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.problems.add("dial", err)

@@ -56,6 +56,14 @@ type AsyncPublisher interface {
 	PublishAsync(channel, payload string, done func(error)) error
 }
 
+// SubscriberDialer is a Driver whose subscribers may connect otherwise
+// than its publishers: a run dials its subscribers through
+// DialSubscriber (node i, as NodeDriver.DialNode numbers them; 0 on a
+// single node) when its driver has it.
+type SubscriberDialer interface {
+	DialSubscriber(ctx context.Context, i int, problem func(error)) (Conn, error)
+}
+
 // Killer is a Conn that can be dropped abruptly, as a crashed client or
 // a cut network drops it (Config.Churn needs it).
 type Killer interface {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestFeedSurvivesEveryCodec(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf []byte
-			if s, err := parseFeed(&buf, string(back), levels); err != nil || s != st {
+			if s, err := parseFeed(&feedCache{}, &buf, string(back), levels); err != nil || s != st {
 				t.Fatalf("parseFeed = %+v, %v; want %+v\n%s", s, err, st, back)
 			}
 		})
@@ -69,25 +70,67 @@ func TestFeedChangesFewBytes(t *testing.T) {
 	}
 }
 
+// TestFeedObject: the object a publisher makes of a feed message without
+// decoding it is the one the JSON codec decodes from its bytes, for
+// every level being the one that changes; anything else is left to the
+// codec.
+func TestFeedObject(t *testing.T) {
+	levels := feedLevels(2048)
+	var buf []byte
+	for seq := range uint64(levels + 1) {
+		p := AppendFeed(nil, Stamp{Publisher: 3, Seq: 1000 + seq, Sent: time.Duration(seq) * time.Millisecond}, levels)
+		var want any
+		if err := (codecjson.Codec{}).DecodeBody(p, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := feedObject(&buf, string(p))
+		if !ok || !reflect.DeepEqual(any(got), want) {
+			t.Fatalf("seq %d: feedObject = %v, %v\nwant %v", seq, got, ok, want)
+		}
+		bad := append([]byte(nil), p...)
+		bad[len(bad)/2]++
+		if _, ok := feedObject(&buf, string(bad)); ok {
+			t.Fatalf("seq %d: an altered message taken for a feed message", seq)
+		}
+	}
+	for _, other := range []string{"", "{}", `{"id":"x"}`, paddedPayload(Stamp{Seq: 1})} {
+		if _, ok := feedObject(&buf, other); ok {
+			t.Errorf("feedObject(%.40q) taken for a feed message", other)
+		}
+	}
+}
+
+// TestParseFeedChecksEveryByte: a feed message with any byte altered
+// past its stamp, or cut, fails the check, whether the publisher's bytes
+// are in the cache or made again; one of its own stamp passes.
 func TestParseFeedChecksEveryByte(t *testing.T) {
 	levels := feedLevels(512)
 	st := Stamp{Publisher: 2, Seq: 9, Sent: time.Second}
 	p := AppendFeed(nil, st, levels)
-	var buf []byte
-	for _, i := range []int{len(feedPrefix) + StampSize + 5, len(p) / 2, len(p) - 3} {
-		bad := append([]byte(nil), p...)
-		bad[i] ^= 1
-		if _, err := parseFeed(&buf, string(bad), levels); !errors.Is(err, errCorrupt) {
-			t.Errorf("byte %d altered: parseFeed error %v, want errCorrupt", i, err)
-		}
-	}
-	if _, err := parseFeed(&buf, string(p[:len(p)-1]), levels); !errors.Is(err, errCorrupt) {
-		t.Errorf("last byte cut: parseFeed error %v, want errCorrupt", err)
-	}
-	for _, foreign := range []string{"", `{"id":"zz`, paddedPayload(st)} {
-		if _, err := parseFeed(&buf, foreign, levels); !errors.Is(err, errStamp) {
-			t.Errorf("parseFeed(%.40q) error %v, want errStamp", foreign, err)
-		}
+	var kept feedCache
+	kept.put(st, string(p))
+	for name, cache := range map[string]*feedCache{"made again": {}, "cached": &kept} {
+		t.Run(name, func(t *testing.T) {
+			var buf []byte
+			if got, err := parseFeed(cache, &buf, string(p), levels); err != nil || got != st {
+				t.Fatalf("the message as published: %+v, %v", got, err)
+			}
+			for i := len(feedPrefix) + StampSize; i < len(p); i++ {
+				bad := append([]byte(nil), p...)
+				bad[i] ^= 1
+				if _, err := parseFeed(cache, &buf, string(bad), levels); !errors.Is(err, errCorrupt) {
+					t.Fatalf("byte %d altered: parseFeed error %v, want errCorrupt", i, err)
+				}
+			}
+			if _, err := parseFeed(cache, &buf, string(p[:len(p)-1]), levels); !errors.Is(err, errCorrupt) {
+				t.Errorf("last byte cut: parseFeed error %v, want errCorrupt", err)
+			}
+			for _, foreign := range []string{"", `{"id":"zz`, paddedPayload(st)} {
+				if _, err := parseFeed(cache, &buf, foreign, levels); !errors.Is(err, errStamp) {
+					t.Errorf("parseFeed(%.40q) error %v, want errStamp", foreign, err)
+				}
+			}
+		})
 	}
 }
 

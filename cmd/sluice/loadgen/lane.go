@@ -126,7 +126,11 @@ func (l *lane) next(r *run, i int) (channel, payload string) {
 		l.buf = AppendPayload(l.buf[:0], st, r.cfg.MessageBytes)
 	}
 	l.gate.published(l.fanout[i])
-	return r.channelNames[l.channels[i]], string(l.buf)
+	payload = string(l.buf)
+	if r.feedLevels > 0 {
+		r.feeds.put(st, payload)
+	}
+	return r.channelNames[l.channels[i]], payload
 }
 
 // settle records the outcome of the message next prepared.

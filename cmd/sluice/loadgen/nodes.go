@@ -70,6 +70,15 @@ func (r *run) dial(ctx context.Context, node int) (Conn, error) {
 	return r.nodes.nd.DialNode(ctx, node, r.connProblem)
 }
 
+// dialSubscriber dials a subscriber's connection to node: through the
+// driver's DialSubscriber if it has one.
+func (r *run) dialSubscriber(ctx context.Context, node int) (Conn, error) {
+	if sd, ok := r.d.(SubscriberDialer); ok {
+		return sd.DialSubscriber(ctx, node, r.connProblem)
+	}
+	return r.dial(ctx, node)
+}
+
 // connected counts subscriber i, just connected, on its node.
 func (n *nodes) connected(node int) {
 	if n.res != nil {

@@ -31,6 +31,12 @@ type RTM struct {
 	// message after the first as a delta against the one before, which
 	// the client applies before the subscriber checks it.
 	Delta bool
+	// RawSubscribers makes the subscribers raw ones (rawsub.go): they
+	// read their JSON data PDUs themselves and check each message's JSON
+	// as it came, without the client decoding it, for runs that must
+	// cost the generator far less than the edge. JSON and an app key
+	// only; their connections are no Killers (no Config.Churn).
+	RawSubscribers bool
 }
 
 // errDisconnected is reported when a connection drops; the client
@@ -67,6 +73,19 @@ func (d *RTM) DialNode(ctx context.Context, i int, problem func(error)) (Conn, e
 		return nil, fmt.Errorf("loadgen: no node %d of %d", i, 1+len(d.MoreURLs))
 	}
 	return d.dial(ctx, d.MoreURLs[i-1], problem)
+}
+
+// DialSubscriber implements SubscriberDialer: a raw subscriber's
+// connection with RawSubscribers, else DialNode's.
+func (d *RTM) DialSubscriber(ctx context.Context, i int, problem func(error)) (Conn, error) {
+	if !d.RawSubscribers {
+		return d.DialNode(ctx, i, problem)
+	}
+	url := d.URL
+	if i > 0 && i <= len(d.MoreURLs) {
+		url = d.MoreURLs[i-1]
+	}
+	return d.dialRaw(ctx, url, problem)
 }
 
 // dial connects to one endpoint.
@@ -133,10 +152,15 @@ func (c *rtmConn) Subscribe(ctx context.Context, channel string, onMessage func(
 // message is what a payload is published as: a JSON object (a feed
 // message, PayloadFeed) as an object, decoded into the canonical model
 // (the client publishes an rtm.RawValue as binary), any other payload as
-// a string.
+// a string. A feed message's object is made without decoding its JSON
+// (feedObject).
 func (c *rtmConn) message(payload string) (any, error) {
 	if !strings.HasPrefix(payload, "{") {
 		return payload, nil
+	}
+	var buf []byte
+	if v, ok := feedObject(&buf, payload); ok {
+		return v, nil
 	}
 	var v any
 	if err := (codecjson.Codec{}).DecodeBody([]byte(payload), &v); err != nil {

@@ -62,6 +62,7 @@ type run struct {
 	pubConns     []Conn
 	nodes        nodes // of a NodeDriver; none for one server
 	feedLevels   int   // the levels of a feed message (Config.Payload)
+	feeds        feedCache
 
 	lat, ack, dialLat *Latency
 	problems          problems
