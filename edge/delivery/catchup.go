@@ -53,8 +53,14 @@ func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
 	if c.ctx.Err() != nil {
 		return err
 	}
-	c.eng.log.Warn("catch-up from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
-	pos := sub.Position()
+	return c.endUnavailable(w, sub, sub.Position(), err)
+}
+
+// endUnavailable ends sub, whose history the log could not give (err),
+// with rtm/subscription/error "unavailable" at pos: the client
+// resubscribes from there, and misses nothing.
+func (c *Conn) endUnavailable(w *writer, sub *Subscription, pos rtm.Position, err error) error {
+	c.eng.log.Warn("reading a subscription's history from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
 	c.endSub(sub)
 	w.pdu, err = c.codec.AppendPDU(w.pdu[:0], &rtm.PDU{Action: rtm.ActionSubscriptionErr,
 		Body: &rtm.SubscriptionError{
@@ -71,23 +77,30 @@ func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
 // through the channel log: a durable edge's store is a cache of its log
 // (limits.store_bytes), and a subscriber more than the store behind
 // reads on from the log, as a client resubscribing at pos would, without
-// being told anything. It reports whether it did: not where the log no
-// longer keeps pos either (the messages expired, or the memory log,
-// whose store is all there is), nor for the children of a prefix
-// subscription, whose channels their parent reads live only.
-func (c *Conn) resume(sub *Subscription, pos rtm.Position) bool {
+// being told anything. It reports whether it did. It does not where the
+// log no longer keeps pos either (the messages expired, or the memory
+// log, whose store is all there is: the caller says so, or skips ahead
+// with fast_forward), nor for the children of a prefix subscription,
+// whose channels their parent reads live only. A log that cannot be
+// read now, though it may hold pos, ends the subscription "unavailable"
+// at pos, as a catch-up that fails does: skipping ahead or "expired"
+// would lose what the log keeps. done says the subscription was dealt
+// with, resumed or ended.
+func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool, _ error) {
 	if sub.of != nil || sub.group != nil {
-		return false
+		return false, nil
 	}
 	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
-	if err != nil {
-		if !errors.Is(err, store.ErrExpired) && c.ctx.Err() == nil {
-			c.eng.log.Warn("resuming a subscription from the log failed", "remote", c.remote, "subscription", sub.ID, "err", err)
-		}
-		return false
+	switch {
+	case c.ctx.Err() != nil:
+		return false, c.ctx.Err()
+	case errors.Is(err, store.ErrExpired):
+		return false, nil // ErrFuture too: another epoch's
+	case err != nil:
+		return true, c.endUnavailable(w, sub, pos, err)
 	}
 	sub.Cursor.Close()
 	sub.Cursor, sub.CatchUp = cur, cu
 	c.eng.counters.LogResumes.Add(1)
-	return true
+	return true, nil
 }

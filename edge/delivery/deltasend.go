@@ -32,7 +32,7 @@ func (c *Conn) sendDeltas(w *writer, sub *Subscription, sf *sharedFrame, frames 
 		}
 		frames = frames[n:]
 	}
-	if c.eng.firstSeen != nil && whole {
+	if c.eng.firstSeen != nil && whole && !w.logFrames {
 		c.observeFirst(sub, all)
 	}
 	return nil

@@ -122,9 +122,9 @@ func (c *Conn) sendMsgs(w *writer, sub *Subscription, sf *sharedFrame, frames []
 	if err != nil {
 		return err
 	}
-	if c.eng.firstSeen != nil && whole {
+	if c.eng.firstSeen != nil && whole && !w.logFrames {
 		// A batch with a message dropped is left to the subscribers
-		// that get it all.
+		// that get it all; one read from the log is not live.
 		c.observeFirst(sub, frames)
 	}
 	return nil
@@ -180,16 +180,17 @@ func (c *Conn) observeFirst(sub *Subscription, frames []store.Frame) {
 	}
 }
 
-// outOfSync handles a cursor whose read point was deleted: with
-// fast_forward it jumps to the oldest stored message and says so; without,
-// the subscription ends with out_of_sync.
+// outOfSync handles a cursor whose read point was deleted: where the log
+// keeps them, the subscription reads on from it (resume); else with
+// fast_forward it jumps to the oldest stored message and says so;
+// without, the subscription ends with out_of_sync.
 func (c *Conn) outOfSync(w *writer, sub *Subscription, err error) error {
 	var oos *store.OutOfSyncError
 	if !errors.As(err, &oos) {
 		return c.Internal(err)
 	}
-	if c.resume(sub, oos.Position) {
-		return nil
+	if done, err := c.resume(w, sub, oos.Position); done || err != nil {
+		return err
 	}
 	var pdu rtm.PDU
 	if sub.FastForward {

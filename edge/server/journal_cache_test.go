@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -107,5 +108,45 @@ func TestJournalCountsChannelsInTheLog(t *testing.T) {
 			t.Fatalf("channels %v (more %v, err %v), want [a b c]", names, more, err)
 		}
 		time.Sleep(50 * time.Millisecond) // poll the log's list
+	}
+}
+
+// TestJournalStalledSubscriberLogDown: a subscriber further behind than
+// the store while the log cannot be read is not skipped ahead nor told
+// its messages expired (the log keeps them): its subscription ends
+// "unavailable" at the first message it did not get, where the client
+// resubscribes.
+func TestJournalStalledSubscriberLogDown(t *testing.T) {
+	t.Parallel()
+	n := startNode(t)
+	e := startJournalEdgeWith(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, func(o *server.Options) {
+		o.StoreOptions.ChannelBytes = 1 << 20
+		o.StoreOptions.BlockBytes = 64 << 10
+		o.Limits.RequestsPerSecond = 1 << 30
+		o.Limits.WriteTimeout = time.Minute
+		o.Limits.PingInterval = time.Hour
+	})
+	slow := e.dial(t, "test", "")
+	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": true})
+	pub := e.dial(t, "test", "")
+	const n0 = 3000 // as in testStalledReadsOn
+	pad := strings.Repeat("p", 4000)
+	for i := 0; i < n0-1; i++ {
+		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
+	}
+	pub.expectOK("rtm/publish", 2, map[string]any{"channel": "flood", "message": map[string]any{"i": n0 - 1, "pad": pad}})
+	n.Close()
+	var got atomic.Int64
+	err := readSequence(slow, "flood", n0, &got)
+	if err == nil || !strings.Contains(err.Error(), `"error":"unavailable"`) {
+		t.Fatalf("stalled subscriber with the log down, after %d messages: %v; want unavailable", got.Load(), err)
+	}
+	// The stream holds this channel alone, from offset 1: message i is
+	// at offset i+1, and the next the subscriber did not get at got+1.
+	if want := fmt.Sprintf(`:%d","subscription_id"`, got.Load()+1); !strings.Contains(err.Error(), want) {
+		t.Fatalf("after %d messages: %v; want the position of the next, ...%s", got.Load(), err, want)
+	}
+	if st := e.srv.Stats(); st.FastForward != 0 || st.OutOfSync != 0 {
+		t.Fatalf("fast forwards %d, out of sync %d: the subscriber lost what the log keeps", st.FastForward, st.OutOfSync)
 	}
 }
