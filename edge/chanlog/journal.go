@@ -196,13 +196,12 @@ func (l *Journaled) Ready() error {
 }
 
 // Windows are the journal's. The partitions' streams are made alike,
-// but one may be edited apart (nats stream edit): the retention and the
-// duplicates window are the shortest of them, what every channel gets.
+// but one may be edited apart (nats stream edit): the retention is the
+// shortest of them, what every channel gets.
 func (l *Journaled) Windows() Windows {
 	w := Windows{Request: l.j.PublishTimeout(), Resolve: l.j.ResolveWindow(),
 		Duplicates: l.j.DuplicatesWindow(), Retention: l.j.Retention()}
 	for _, j := range l.parts[1:] {
-		w.Duplicates = min(w.Duplicates, j.DuplicatesWindow())
 		if r := j.Retention(); r > 0 && (w.Retention == 0 || r < w.Retention) {
 			w.Retention = r // 0: no age limit
 		}
