@@ -17,8 +17,12 @@ func (s *Server) backendRefusal(err error, id string) *rtm.Error {
 		return e
 	}
 	if id != "" {
+		// The log stored it, if it did, at most a request's deadline
+		// before this answer: its Msg-Id is remembered the rest of the
+		// window.
+		w := s.edge.ChanLog.Windows()
 		e.Reason += fmt.Sprintf(". Publishing it again with the same idempotency_key within %v stores it at most once "+
-			"and answers its position", s.edge.ChanLog.Windows().Duplicates)
+			"and answers its position", w.Duplicates-w.Request)
 	} else {
 		e.Reason += ". Publishing it again may store it twice: send an idempotency_key to retry safely"
 	}

@@ -48,7 +48,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	sole := d.node != nil && cfg.soleWriter()
 	opts := journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
-		PublishTimeout: time.Duration(cl.PublishTimeout), Duplicates: cl.duplicates(sole), Replay: replay, Logger: log, AckLatency: ack,
+		PublishTimeout: cl.publishTimeout(sole), Duplicates: cl.duplicates(sole), Replay: replay, Logger: log, AckLatency: ack,
 		OnLost:     lost,
 		SoleWriter: sole,
 		Interest:   cl.interest(sole),

@@ -317,8 +317,10 @@ const minDuplicates = 20 * time.Second
 // node (no cluster, no client listener): its edge is the stream's only
 // writer, on an in-process connection, with no leader election for a
 // publish to outlast, so the window need only cover the edge's own
-// retries (publish_timeout, 3/4 of it: 7.5 s), and the edge remembers
-// the server API's idempotency keys itself. JetStream holds about 180
+// retries (SolePublishTimeout) and a client's retry of a request
+// answered "may have been stored" (the rest of the window), and the
+// edge remembers the server API's idempotency keys that succeeded
+// itself, for 5 minutes. JetStream holds about 180
 // bytes of heap per publish for the window: at 18,000 publishes a second
 // the 30 s of a cluster held 96 MB of a durable edge's heap, doubled in
 // RSS by the collector's headroom.
@@ -338,6 +340,23 @@ func (cl *ClusterConfig) duplicates(sole bool) time.Duration {
 		return SoleDuplicates
 	}
 	return journal.DefaultDuplicates
+}
+
+// SolePublishTimeout is cluster.publish_timeout's default on a single
+// durable node: no election to outlast, and half of SoleDuplicates, so
+// that a server API request answered "may have been stored" may be sent
+// again with its idempotency_key for at least 5 s after the answer and
+// be stored once.
+const SolePublishTimeout = 5 * time.Second
+
+// publishTimeout is cluster.publish_timeout, else SolePublishTimeout on a
+// single durable node, else 0: the journal's default, at most 3/4 of the
+// duplicates window.
+func (cl *ClusterConfig) publishTimeout(sole bool) time.Duration {
+	if cl.PublishTimeout == 0 && sole && cl.Duplicates == 0 {
+		return SolePublishTimeout
+	}
+	return time.Duration(cl.PublishTimeout)
 }
 
 // soleWriter reports whether the edge is a single durable node whose

@@ -62,25 +62,32 @@ func TestFeedDefault(t *testing.T) {
 }
 
 // TestDuplicatesDefault: a single durable node, its stream's only writer,
-// keeps a short duplicates window (its own retries alone); edges that
-// share the log keep the cluster's, and a set window is kept by both.
+// keeps a short duplicates window and publish timeout (its own retries,
+// and 5 s for a client's retry after "may have been stored"); edges that
+// share the log keep the cluster's (the journal's publish timeout: 0
+// here), and what is set is kept by both.
 func TestDuplicatesDefault(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		edit func(*Config)
-		want time.Duration
+		name          string
+		edit          func(*Config)
+		want, timeout time.Duration
 	}{
-		{"single node", func(c *Config) { c.Cluster.DataDir = "/tmp/x" }, SoleDuplicates},
-		{"single node, set", func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(time.Minute) }, time.Minute},
-		{"client listener", func(c *Config) { c.Cluster.DataDir, c.Cluster.ClientListen = "/tmp/x", "127.0.0.1:4222" }, journal.DefaultDuplicates},
-		{"cluster", func(c *Config) { c.Cluster.DataDir, c.Cluster.Name = "/tmp/x", "c" }, journal.DefaultDuplicates},
-		{"external NATS", func(c *Config) { c.NATS.URLs = []string{"nats://127.0.0.1:4222"} }, journal.DefaultDuplicates},
+		{"single node", func(c *Config) { c.Cluster.DataDir = "/tmp/x" }, SoleDuplicates, SolePublishTimeout},
+		{"single node, window set", func(c *Config) { c.Cluster.DataDir, c.Cluster.Duplicates = "/tmp/x", Duration(time.Minute) }, time.Minute, 0},
+		{"single node, timeout set", func(c *Config) { c.Cluster.DataDir, c.Cluster.PublishTimeout = "/tmp/x", Duration(7*time.Second) }, SoleDuplicates, 7 * time.Second},
+		{"client listener", func(c *Config) { c.Cluster.DataDir, c.Cluster.ClientListen = "/tmp/x", "127.0.0.1:4222" }, journal.DefaultDuplicates, 0},
+		{"cluster", func(c *Config) { c.Cluster.DataDir, c.Cluster.Name = "/tmp/x", "c" }, journal.DefaultDuplicates, 0},
+		{"external NATS", func(c *Config) { c.NATS.URLs = []string{"nats://127.0.0.1:4222"} }, journal.DefaultDuplicates, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			tc.edit(c)
-			if got := c.Cluster.duplicates(c.soleWriter()); got != tc.want {
+			sole := c.soleWriter()
+			if got := c.Cluster.duplicates(sole); got != tc.want {
 				t.Errorf("duplicates window %v, want %v", got, tc.want)
+			}
+			if got := c.Cluster.publishTimeout(sole); got != tc.timeout {
+				t.Errorf("publish timeout %v, want %v", got, tc.timeout)
 			}
 		})
 	}
