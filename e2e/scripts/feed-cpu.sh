@@ -7,7 +7,10 @@
 #
 #   e2e/scripts/feed-cpu.sh [all|interest] [bench flags...]
 #
-# SCENARIO names another bench scenario (default channels).
+# SCENARIO names another bench scenario (default channels). SYNC is the
+# log's cluster.sync (default always: an fsync before every
+# acknowledgment, which holds this disk below the bench's 2,000 a second
+# with one publish in flight per publisher; 1s reaches it).
 # Default bench: channels --channels 200 --per-channel 5 --rate 2000
 # --codec json --duration 30s. Needs bin/sluice (make build).
 set -euo pipefail
@@ -19,7 +22,7 @@ if [ ${#bench[@]} -eq 0 ]; then
 fi
 source "$(dirname "$0")/lib.sh"
 nats=$(port)
-printf 'cluster:\n  client_listen: 127.0.0.1:%s\n  feed: %s\n' "$nats" "$feed" >"$dir/log.yaml"
+printf 'cluster:\n  client_listen: 127.0.0.1:%s\n  feed: %s\n  sync: %s\n' "$nats" "$feed" "${SYNC:-always}" >"$dir/log.yaml"
 start log --listen 127.0.0.1:0 --data-dir "$dir/data" --config "$dir/log.yaml"
 served=$(port)
 start served --listen "127.0.0.1:$served" --nats "nats://127.0.0.1:$nats" --cluster-feed "$feed" ${SERVED_FLAGS:-}
