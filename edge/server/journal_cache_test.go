@@ -40,26 +40,8 @@ func TestJournalStalledSubscriberReadsOn(t *testing.T) {
 }
 
 func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) {
-	const channelBytes = 1 << 20
-	e := startJournalEdgeWith(t, startNode(t), jopts, func(o *server.Options) {
-		o.StoreOptions.ChannelBytes = channelBytes
-		o.StoreOptions.BlockBytes = 64 << 10
-		o.Limits.RequestsPerSecond = 1 << 30
-		o.Limits.WriteTimeout = time.Minute
-		o.Limits.PingInterval = time.Hour // as in testSlowConsumer
-	})
-	slow := e.dial(t, "test", "")
-	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": fastForward})
-	pub := e.dial(t, "test", "")
-	// As in testSlowConsumer: 12 MB, more than loopback's socket buffers
-	// and the channel's bound together. The last publish is acknowledged
-	// once every one before it was stored.
-	const n = 3000
-	pad := strings.Repeat("p", 4000)
-	for i := 0; i < n-1; i++ {
-		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
-	}
-	pub.expectOK("rtm/publish", 2, map[string]any{"channel": "flood", "message": map[string]any{"i": n - 1, "pad": pad}})
+	e, slow := stalledSubscriber(t, startNode(t), jopts, fastForward)
+	const n = floodMessages
 	var slowRead atomic.Int64
 	if err := readSequence(slow, "flood", n, &slowRead); err != nil {
 		t.Fatalf("stalled subscriber, after %d messages: %v", slowRead.Load(), err)
@@ -68,6 +50,35 @@ func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) 
 		t.Fatalf("log resumes %d, out of sync %d, fast forwards %d: the test did not stall the subscriber past the store, or it was not resumed",
 			st.LogResumes, st.OutOfSync, st.FastForward)
 	}
+}
+
+// floodMessages are what stalledSubscriber publishes: as in
+// testSlowConsumer, 12 MB, more than loopback's socket buffers and the
+// channel's bound (1 MiB) together.
+const floodMessages = 3000
+
+// stalledSubscriber starts an edge on n whose channels hold 1 MiB, and
+// floods the channel "flood" with floodMessages {"i": k, "pad": ...}
+// while the returned client, subscribed to it, reads nothing. It returns
+// once the log acknowledged the last message, having stored every one.
+func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, fastForward bool) (*edge, *rawClient) {
+	t.Helper()
+	e := startJournalEdgeWith(t, n, jopts, func(o *server.Options) {
+		o.StoreOptions.ChannelBytes = 1 << 20
+		o.StoreOptions.BlockBytes = 64 << 10
+		o.Limits.RequestsPerSecond = 1 << 30
+		o.Limits.WriteTimeout = time.Minute
+		o.Limits.PingInterval = time.Hour // as in testSlowConsumer
+	})
+	slow := e.dial(t, "test", "")
+	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": fastForward})
+	pub := e.dial(t, "test", "")
+	pad := strings.Repeat("p", 4000)
+	for i := 0; i < floodMessages-1; i++ {
+		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
+	}
+	pub.expectOK("rtm/publish", 2, map[string]any{"channel": "flood", "message": map[string]any{"i": floodMessages - 1, "pad": pad}})
+	return e, slow
 }
 
 // TestJournalCountsChannelsInTheLog: a durable edge's store lets go of
@@ -119,22 +130,8 @@ func TestJournalCountsChannelsInTheLog(t *testing.T) {
 func TestJournalStalledSubscriberLogDown(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
-	e := startJournalEdgeWith(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, func(o *server.Options) {
-		o.StoreOptions.ChannelBytes = 1 << 20
-		o.StoreOptions.BlockBytes = 64 << 10
-		o.Limits.RequestsPerSecond = 1 << 30
-		o.Limits.WriteTimeout = time.Minute
-		o.Limits.PingInterval = time.Hour
-	})
-	slow := e.dial(t, "test", "")
-	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": true})
-	pub := e.dial(t, "test", "")
-	const n0 = 3000 // as in testStalledReadsOn
-	pad := strings.Repeat("p", 4000)
-	for i := 0; i < n0-1; i++ {
-		pub.send("rtm/publish", nil, map[string]any{"channel": "flood", "message": map[string]any{"i": i, "pad": pad}})
-	}
-	pub.expectOK("rtm/publish", 2, map[string]any{"channel": "flood", "message": map[string]any{"i": n0 - 1, "pad": pad}})
+	e, slow := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, true)
+	const n0 = floodMessages
 	n.Close()
 	var got atomic.Int64
 	err := readSequence(slow, "flood", n0, &got)
