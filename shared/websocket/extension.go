@@ -33,7 +33,7 @@ type DeflateOptions struct {
 // DefaultDeflateThreshold is DeflateOptions.Threshold's default: a JSON
 // chat message's frame (about 240 bytes) shrinks by a quarter without
 // context takeover, for some 15 µs of CPU, while a 2 KiB JSON object's
-// shrinks 3.5 times (docs/benchmarks/README.md).
+// shrinks 3.5 times (docs/benchmarks/delivery.md).
 const DefaultDeflateThreshold = 256
 
 // threshold returns the effective threshold of o.
