@@ -66,15 +66,15 @@ type deltaLog struct {
 // deltaSlot is the delta of the message at off against the one at prev
 // (of epoch), encoded as a message value of codec: value, or ok false
 // when the message goes whole (the delta is not smaller, or the codec
-// cannot carry it). tail, if tailed, is the rest of a data PDU at
+// cannot carry it). tail, once written, is the rest of a data PDU at
 // tailPos that carries value alone, after its subscription id
-// (codec.DeltaEncoder.AppendDeltaDataTail).
+// (appendPDUTail); a slot made anew has the zero tailPos, which no
+// data PDU is at (offsets start at 1).
 type deltaSlot struct {
 	epoch, prev, off uint64
 	codec            int
 	used, ok         bool
 	value            []byte
-	tailed           bool
 	tailPos          rtm.Position
 	tail             []byte
 }
@@ -141,10 +141,10 @@ func (l *deltaLog) appendDeltaPDU(dst []byte, k deltaKey, prev, data []byte, enc
 	if err != nil || !s.ok {
 		return dst, false, err
 	}
-	if !s.tailed || s.tailPos != pos {
+	if s.tailPos != pos {
 		l.one[0] = s.value
 		s.tail = appendPDUTail(s.tail[:0], enc, k.codec, pos, l.one[:])
-		s.tailPos, s.tailed = pos, true
+		s.tailPos = pos
 	}
 	return append(dst, s.tail...), true, nil
 }
