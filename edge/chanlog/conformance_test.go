@@ -86,7 +86,7 @@ func journaled(opts *journal.Options) func(t *testing.T, retention func(string) 
 			}
 		}
 		l := chanlog.NewJournaled(chanlog.JournalConfig{Journals: js, Store: st, Retention: retention,
-			Group: group, Log: journaltest.Logger()})
+			Log: journaltest.Logger()})
 		return chanlogtest.Env{Log: l, Store: st, Clock: clock}
 	}
 }

@@ -149,7 +149,6 @@ type Journaled struct {
 	j         Journal // parts[0]: for what every partition shares (its options)
 	st        *store.Store
 	retention func(key string) store.Retention
-	group     func(key string) string
 	log       *slog.Logger
 }
 
@@ -162,16 +161,13 @@ type JournalConfig struct {
 	Store *store.Store
 	// Retention says how long a key's messages may be read.
 	Retention func(key string) store.Retention
-	// Group names a key's group (its app), whose channels a Message's
-	// Limit counts.
-	Group func(key string) string
-	Log   *slog.Logger
+	Log       *slog.Logger
 }
 
 // NewJournaled returns the log cfg describes; cfg.Journals holds one
 // journal at least.
 func NewJournaled(cfg JournalConfig) *Journaled {
-	return &Journaled{parts: cfg.Journals, j: cfg.Journals[0], st: cfg.Store, retention: cfg.Retention, group: cfg.Group, log: cfg.Log}
+	return &Journaled{parts: cfg.Journals, j: cfg.Journals[0], st: cfg.Store, retention: cfg.Retention, log: cfg.Log}
 }
 
 // jn returns the journal of key's partition.

@@ -49,7 +49,7 @@ func TestWindowsOfPartitions(t *testing.T) {
 		js[p] = journaltest.Open(t, n, &journal.Options{Partitions: 2, Partition: p, MaxAge: age})
 	}
 	st, _ := newStore(t, func(string) store.Retention { return store.Retention{} }, chanlog.StorePartitions(js))
-	l := chanlog.NewJournaled(chanlog.JournalConfig{Journals: js, Store: st, Group: group, Log: journaltest.Logger()})
+	l := chanlog.NewJournaled(chanlog.JournalConfig{Journals: js, Store: st, Log: journaltest.Logger()})
 	if got := l.Windows().Retention; got != 30*time.Minute {
 		t.Fatalf("retention %v, want the shorter partition's 30m", got)
 	}

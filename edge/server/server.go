@@ -145,7 +145,7 @@ func (s *Server) newEdge(opts *Options) *session.Edge {
 	}
 	counters := &tally.Counters{}
 	chlog := chanlog.New(chanlog.JournalConfig{Journals: opts.Journals, Store: st,
-		Retention: s.retention, Group: StoreGroup, Log: s.log})
+		Retention: s.retention, Log: s.log})
 	ttl := deadman.New(st, chlog)
 	chlog.OnSwitch(ttl.Standby)
 	l := s.limits
