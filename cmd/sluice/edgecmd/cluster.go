@@ -45,7 +45,7 @@ func startDurability(ctx context.Context, cfg *Config, apps []*app.App, reg *pre
 	// A durable single node whose NATS only this edge can reach (a
 	// random, token-locked loopback port) has no other writer: the edge
 	// appends its own acknowledged publishes (journal.Options).
-	sole := d.node != nil && cfg.soleWriter()
+	sole := cfg.soleWriter()
 	opts := journal.Options{
 		Stream: cl.Stream, Replicas: replicas, MaxAge: maxAge, MaxBytes: int64(cl.MaxBytes),
 		PublishTimeout: cl.publishTimeout(sole), Duplicates: cl.duplicates(sole), Replay: replay, Logger: log, AckLatency: ack,
