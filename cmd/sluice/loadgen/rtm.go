@@ -66,13 +66,11 @@ func (d *RTM) Nodes() []string { return append([]string{d.URL}, d.MoreURLs...) }
 
 // DialNode implements NodeDriver.
 func (d *RTM) DialNode(ctx context.Context, i int, problem func(error)) (Conn, error) {
-	if i == 0 {
-		return d.Dial(ctx, problem)
+	url, err := d.nodeURL(i)
+	if err != nil {
+		return nil, err
 	}
-	if i < 0 || i > len(d.MoreURLs) {
-		return nil, fmt.Errorf("loadgen: no node %d of %d", i, 1+len(d.MoreURLs))
-	}
-	return d.dial(ctx, d.MoreURLs[i-1], problem)
+	return d.dial(ctx, url, problem)
 }
 
 // DialSubscriber implements SubscriberDialer: a raw subscriber's
@@ -81,11 +79,22 @@ func (d *RTM) DialSubscriber(ctx context.Context, i int, problem func(error)) (C
 	if !d.RawSubscribers {
 		return d.DialNode(ctx, i, problem)
 	}
-	url := d.URL
-	if i > 0 && i <= len(d.MoreURLs) {
-		url = d.MoreURLs[i-1]
+	url, err := d.nodeURL(i)
+	if err != nil {
+		return nil, err
 	}
 	return d.dialRaw(ctx, url, problem)
+}
+
+// nodeURL is node i's URL (Nodes).
+func (d *RTM) nodeURL(i int) (string, error) {
+	switch {
+	case i == 0:
+		return d.URL, nil
+	case i < 0 || i > len(d.MoreURLs):
+		return "", fmt.Errorf("loadgen: no node %d of %d", i, 1+len(d.MoreURLs))
+	}
+	return d.MoreURLs[i-1], nil
 }
 
 // dial connects to one endpoint.
