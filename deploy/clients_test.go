@@ -86,11 +86,17 @@ func (ch *chatter) onMessage(m client.Message) {
 	}
 }
 
-// has reports whether n was delivered.
-func (ch *chatter) has(n int) bool {
+// awaits is nil once n was delivered, else what the subscriber has
+// seen: the last messages it got, its states, gaps and errors, so that a
+// wait that times out says where the subscriber stands.
+func (ch *chatter) awaits(n int) error {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	return slices.Contains(ch.got, n)
+	if slices.Contains(ch.got, n) {
+		return nil
+	}
+	return fmt.Errorf("no %d yet; got %d messages, the last %v; states %v; gaps %+v; errors %v",
+		n, len(ch.got), ch.got[max(0, len(ch.got)-5):], ch.states, ch.gaps, ch.errs)
 }
 
 // wentDown reports whether the connection went down.

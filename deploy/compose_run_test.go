@@ -173,7 +173,7 @@ func TestComposeCluster(t *testing.T) {
 	acked = append(append(acked, during...), after...)
 	for i, s := range subs {
 		what := fmt.Sprintf("subscriber %d", i)
-		poll.Until(t, what+" to get every message", func() bool { return s.has(acked[len(acked)-1]) })
+		poll.UntilNil(t, what+" to get every message", func() error { return s.awaits(acked[len(acked)-1]) })
 		s.check(t, what, acked)
 	}
 	if !subs[0].reconnected() {
@@ -183,7 +183,7 @@ func TestComposeCluster(t *testing.T) {
 	late := dialChatter(t, url)
 	late.subscribe(t, "room")
 	last, _ := publishAll(t, pub, "room", next, 1)
-	poll.Until(t, "a client connected with "+victim+" down to chat", func() bool { return late.has(last[0]) })
+	poll.UntilNil(t, "a client connected with "+victim+" down to chat", func() error { return late.awaits(last[0]) })
 
 	p.compose(t, "start", victim)
 	poll.Within(t, 2*time.Minute, victim+" to be ready again", func() bool { return p.ready(victim) })

@@ -239,7 +239,7 @@ func TestImageServesAndDrains(t *testing.T) {
 	}
 	acked, next := publishAll(t, pub, "chat", 2, 9)
 	acked = append([]int{1}, acked...)
-	poll.Until(t, "the subscriber to get the messages", func() bool { return sub.has(acked[len(acked)-1]) })
+	poll.UntilNil(t, "the subscriber to get the messages", func() error { return sub.awaits(acked[len(acked)-1]) })
 
 	start := time.Now()
 	c.must(t, "podman", "stop", "--time", "30", name)
@@ -265,7 +265,7 @@ func TestImageServesAndDrains(t *testing.T) {
 	}
 	more, _ := publishAll(t, pub, "chat", next, 5)
 	acked = append(acked, more...)
-	poll.Until(t, "the subscriber to resume on the restarted edge", func() bool { return sub.has(more[len(more)-1]) })
+	poll.UntilNil(t, "the subscriber to resume on the restarted edge", func() error { return sub.awaits(more[len(more)-1]) })
 	sub.check(t, "the subscriber across the restart", acked)
 }
 
