@@ -1,0 +1,105 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkJetStreamFloor is the least an acknowledged publish to the
+// embedded node can cost, one in flight: the NATS protocol written by
+// hand over the same in-process pipe the journal uses, into a stream
+// the journal made (file storage, its duplicates window, a Msg-Id per
+// publish), the acknowledgment read by one goroutine and nothing done
+// with it. No nats.go, no journal, no store. Beside
+// BenchmarkPublishPipelined/inflight=1/feed=sole, it parts what the
+// journal adds from what JetStream itself costs, which a durable edge
+// pays on every publish whatever its own code does (issue 31 §3).
+func BenchmarkJetStreamFloor(b *testing.B) {
+	n := node(b, "")
+	j, _ := open(b, n, &Options{SoleWriter: true})
+	subjects := make([]string, 5000)
+	for i := range subjects {
+		subjects[i] = j.subject("bench\x00ch" + strconv.Itoa(i))
+	}
+	j.Close() // the stream stays; nothing else reads or writes it
+	c, acks := rawConn(b, n)
+	payload := make([]byte, 160)
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := range b.N {
+		id := strconv.Itoa(i)
+		hdr := len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id)
+		buf = fmt.Appendf(buf[:0], "HPUB %s _FLOOR.ack %d %d\r\nNATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n",
+			subjects[i%len(subjects)], hdr, hdr+len(payload), id)
+		buf = append(append(buf, payload...), "\r\n"...)
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if !bytes.Contains(<-acks, []byte(`"seq":`)) {
+			b.Fatalf("publish %d not stored", i)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// rawConn connects to n over the in-process pipe, subscribed to the
+// acknowledgments' subject, and returns the connection and the bodies of
+// the messages it receives. Its reader stops when the benchmark's
+// cleanup closes the connection.
+func rawConn(b *testing.B, n *Node) (net.Conn, <-chan []byte) {
+	c, err := n.srv.InProcessConn()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
+	// A pipe has no buffer: the server's INFO is read before CONNECT is
+	// written, or each waits for the other.
+	if _, err := r.ReadString('\n'); err != nil {
+		b.Fatalf("reading INFO: %v", err)
+	}
+	fmt.Fprintf(c, "CONNECT {\"auth_token\":%q,\"verbose\":false,\"headers\":true,\"protocol\":1}\r\nSUB _FLOOR.> 1\r\nPING\r\n", n.token)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			b.Fatalf("connecting: %v", err)
+		}
+		if line == "PONG\r\n" {
+			break
+		}
+	}
+	acks := make(chan []byte, 1)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			line, err := r.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			switch {
+			case bytes.HasPrefix(line, []byte("MSG ")):
+				f := bytes.Fields(line)
+				size, _ := strconv.Atoi(string(f[len(f)-1]))
+				body := make([]byte, size+2)
+				if _, err := io.ReadFull(r, body); err != nil {
+					return
+				}
+				acks <- body[:size]
+			case bytes.HasPrefix(line, []byte("PING")):
+				c.Write([]byte("PONG\r\n"))
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		c.Close()
+		<-stopped
+	})
+	return c, acks
+}
