@@ -80,16 +80,14 @@ func (c *Conn) endUnavailable(w *writer, sub *Subscription, pos rtm.Position, er
 // being told anything. It reports whether it did. It does not where the
 // log no longer keeps pos either (the messages expired, or the memory
 // log, whose store is all there is: the caller says so, or skips ahead
-// with fast_forward), nor for the children of a prefix subscription,
-// whose channels their parent reads live only. A log that cannot be
-// read now, though it may hold pos, ends the subscription "unavailable"
-// at pos, as a catch-up that fails does: skipping ahead or "expired"
-// would lose what the log keeps. done says the subscription was dealt
-// with, resumed or ended.
+// with fast_forward). A child of a prefix subscription resumes alone,
+// its catch-up pumped by pumpGroup while its siblings read on. A log
+// that cannot be read now, though it may hold pos, ends the subscription
+// "unavailable" at pos, as a catch-up that fails does (for a child, the
+// whole prefix subscription, which the client subscribes again from
+// now): skipping ahead or "expired" would lose what the log keeps. done
+// says the subscription was dealt with, resumed or ended.
 func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool, _ error) {
-	if sub.of != nil || sub.group != nil {
-		return false, nil
-	}
 	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
 	switch {
 	case c.ctx.Err() != nil:

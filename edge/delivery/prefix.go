@@ -29,7 +29,9 @@ import (
 // brings every channel of every edge: a channel another edge made is
 // created here as the feed applies its first message, and OnCreate
 // attaches it the same way. The history of a prefix subscription is the
-// replica's (the channels' recent messages), not read from the log.
+// replica's (the channels' recent messages), not read from the log; but
+// a child that falls further behind than the store reads on from the log
+// (resume), as a plain subscription does.
 //
 // Lock order: prefixIndex.mu, then prefixGroup.mu; neither is held while
 // the store or a connection's lock is taken.
@@ -236,7 +238,9 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 			return nil // ended meanwhile (out of sync, say)
 		}
 		var err error
-		if w.frames, err = kid.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
+		if kid.CatchUp != nil {
+			err = c.pumpLog(w, kid) // resumed from the log (resume)
+		} else if w.frames, err = kid.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
 			err = c.outOfSync(w, kid, err)
 		} else {
 			err = c.send(w, kid, w.frames)
@@ -248,10 +252,11 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 	return nil
 }
 
-// armGroup arms every child's cursor; false if one has data ready.
+// armGroup arms every child's cursor; false if one has data ready, or
+// a catch-up from the log to read on.
 func (c *Conn) armGroup(sub *Subscription) bool {
 	for _, kid := range sub.group.children() {
-		if !kid.Cursor.Wait(c) {
+		if kid.CatchUp != nil || !kid.Cursor.Wait(c) {
 			return false
 		}
 	}

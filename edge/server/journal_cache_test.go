@@ -20,30 +20,34 @@ import (
 // an edge in memory ends with out_of_sync (TestSlowConsumer), reads on
 // from the log once it reads again: every message once, in order, with
 // or without fast_forward, and the edge counts the resume. On each feed
-// a durable edge runs: a sole writer's, every message's, interest's.
+// a durable edge runs: a sole writer's, every message's, interest's; and
+// for a channel read by a prefix subscription, whose child resumes alone.
 func TestJournalStalledSubscriberReadsOn(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name        string
 		opts        journal.Options
 		fastForward bool
+		prefix      bool
 	}{
-		{"sole writer", journal.Options{SoleWriter: true}, false},
-		{"interest", journal.Options{Interest: true}, false},
-		{"all, fast_forward", journal.Options{}, true},
+		{"sole writer", journal.Options{SoleWriter: true}, false, false},
+		{"interest", journal.Options{Interest: true}, false, false},
+		{"all, fast_forward", journal.Options{}, true, false},
+		{"sole writer, prefix", journal.Options{SoleWriter: true}, false, true},
+		{"interest, prefix, fast_forward", journal.Options{Interest: true}, true, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			testStalledReadsOn(t, &tt.opts, tt.fastForward)
+			testStalledReadsOn(t, &tt.opts, stalledSub(tt.fastForward, tt.prefix))
 		})
 	}
 }
 
-func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) {
-	e, slow := stalledSubscriber(t, startNode(t), jopts, fastForward)
+func testStalledReadsOn(t *testing.T, jopts *journal.Options, sub map[string]any) {
+	e, slow := stalledSubscriber(t, startNode(t), jopts, sub)
 	const n = floodMessages
 	var slowRead atomic.Int64
-	if err := readSequence(slow, "flood", n, &slowRead); err != nil {
+	if err := readSequence(slow, sub["channel"].(string), n, &slowRead); err != nil {
 		t.Fatalf("stalled subscriber, after %d messages: %v", slowRead.Load(), err)
 	}
 	if st := e.srv.Stats(); st.LogResumes == 0 || st.OutOfSync != 0 || st.FastForward != 0 {
@@ -57,11 +61,22 @@ func testStalledReadsOn(t *testing.T, jopts *journal.Options, fastForward bool) 
 // channel's bound (1 MiB) together.
 const floodMessages = 3000
 
+// stalledSub is the body of stalledSubscriber's subscribe: to "flood",
+// or to the prefix "flo", of which "flood" is a child (made by the flood,
+// after the subscribe). Its channel is its subscription's id.
+func stalledSub(fastForward, prefix bool) map[string]any {
+	if prefix {
+		return map[string]any{"channel": "flo", "prefix": true, "fast_forward": fastForward}
+	}
+	return map[string]any{"channel": "flood", "fast_forward": fastForward}
+}
+
 // stalledSubscriber starts an edge on n whose channels hold 1 MiB, and
 // floods the channel "flood" with floodMessages {"i": k, "pad": ...}
-// while the returned client, subscribed to it, reads nothing. It returns
-// once the log acknowledged the last message, having stored every one.
-func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, fastForward bool) (*edge, *rawClient) {
+// while the returned client, subscribed with sub (stalledSub), reads
+// nothing. It returns once the log acknowledged the last message,
+// having stored every one.
+func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, sub map[string]any) (*edge, *rawClient) {
 	t.Helper()
 	e := startJournalEdgeWith(t, n, jopts, func(o *server.Options) {
 		o.StoreOptions.ChannelBytes = 1 << 20
@@ -71,7 +86,7 @@ func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, fa
 		o.Limits.PingInterval = time.Hour // as in testSlowConsumer
 	})
 	slow := e.dial(t, "test", "")
-	slow.expectOK("rtm/subscribe", 1, map[string]any{"channel": "flood", "fast_forward": fastForward})
+	slow.expectOK("rtm/subscribe", 1, sub)
 	pub := e.dial(t, "test", "")
 	pad := strings.Repeat("p", 4000)
 	for i := 0; i < floodMessages-1; i++ {
@@ -130,7 +145,7 @@ func TestJournalCountsChannelsInTheLog(t *testing.T) {
 func TestJournalStalledSubscriberLogDown(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
-	e, slow := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, true)
+	e, slow := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, stalledSub(true, false))
 	const n0 = floodMessages
 	n.Close()
 	var got atomic.Int64
