@@ -107,7 +107,9 @@ func clusterFeed() string {
 // channel, asking the node of edge ask. In a log in partitions it waits
 // until the partition's preferred node leads (the edges move the lead
 // there, journal/spread.go): a test that kills the leader must not find
-// it moved just before.
+// it moved just before. After a fault the lead comes back to the
+// preferred node at the partition's next look (spreadEvery, 30 s): the
+// wait is afterFault's.
 func (c *cluster) leader(t *testing.T, ask int, channel string) int {
 	t.Helper()
 	var opts []nats.Option
@@ -124,7 +126,7 @@ func (c *cluster) leader(t *testing.T, ask int, channel string) int {
 		t.Fatal(err)
 	}
 	var leader string
-	poll.Until(t, "a stream leader", func() bool {
+	poll.Within(t, afterFault, "a stream leader", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s, err := js.Stream(ctx, streamOf(channel, c.partitions))

@@ -23,12 +23,18 @@ import (
 // sequences from 1). The edge cannot go on: its positions belong to the
 // old stream. It drains (its clients are closed, to reconnect elsewhere)
 // and exits non-zero, saying why, so that systemd restarts it on the new
-// stream.
+// stream. In a log of partitions the stream is the channel's
+// partition's: losing it alone stops the edge the same way.
 func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	t.Parallel()
+	forPartitions(t, testDurableEdgeStopsWhenItsStreamIsDeleted)
+}
+
+func testDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T, partitions int) {
 	dir := t.TempDir()
 	natsPort := journaltest.FreePorts(t, 1)[0]
-	cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\nlimits:\n  shutdown_timeout: 2s\n", natsPort))
+	cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  client_listen: 127.0.0.1:%d\n  partitions: %d\n"+
+		"limits:\n  shutdown_timeout: 2s\n", natsPort, partitions))
 	e := waitReady(t, launchEdge(t, "--listen", "127.0.0.1:0", "--config", cfg,
 		"--data-dir", filepath.Join(dir, "data")))
 	var states stateLog
@@ -46,7 +52,8 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := js.Stream(ctx, "SLUICE")
+	stream := streamOf("room", partitions)
+	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +64,7 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := js.DeleteStream(ctx, "SLUICE"); err != nil {
+	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := js.CreateStream(ctx, conf); err != nil {
@@ -68,9 +75,11 @@ func TestDurableEdgeStopsWhenItsStreamIsDeleted(t *testing.T) {
 		t.Fatalf("the edge exited 0 after losing its stream\n%s", e.stderr.String())
 	}
 	// The edge may see the deletion before the re-creation (its consumer
-	// is deleted with the stream, which starts a check at once) or both.
-	if out := e.stderr.String(); !strings.Contains(out, "deleted and created again") && !strings.Contains(out, "was deleted while this edge served it") {
-		t.Fatalf("the edge's output does not say why it stopped:\n%s", out)
+	// is deleted with the stream, which starts a check at once) or both;
+	// either way it names the stream it lost.
+	out := e.stderr.String()
+	if !strings.Contains(out, stream+" was deleted and created again") && !strings.Contains(out, stream+" was deleted while this edge served it") {
+		t.Fatalf("the edge's output does not say why it stopped (stream %s):\n%s", stream, out)
 	}
 	poll.Until(t, "the client to see its edge go", func() bool {
 		return slices.Contains(states.get(), client.Disconnected)

@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,7 +29,7 @@ import (
 // netLab is the namespaces, links and bridges of one test.
 type netLab struct {
 	t    *testing.T
-	id   string   // short and unique to the test process: names fit in 15 bytes
+	id   string   // short, unique to the lab in the test process: names fit in 15 bytes
 	ns   []string // each node's namespace
 	net  int      // the third byte of both networks' addresses
 	cuts []string // each node's route link, on the test's side
@@ -44,20 +46,26 @@ func requireNetAdmin(t *testing.T) {
 	}
 }
 
+// labs numbers the labs of the test process, and allocating guards
+// picking a free network and taking it (the client bridge's address):
+// labs run in parallel.
+var (
+	labs       atomic.Int32
+	allocating sync.Mutex
+)
+
 // newNetLab makes n namespaces on the two bridges; its cleanup removes
 // them all, whatever the test's outcome (register it before the
-// processes in the namespaces, whose cleanups then run first).
+// processes in the namespaces, whose cleanups then run first). Labs of
+// one test process may run in parallel: each has its own names and
+// networks.
 func newNetLab(t *testing.T, n int) *netLab {
 	t.Helper()
 	requireNetAdmin(t)
 	pid := os.Getpid()
-	l := &netLab{t: t, id: fmt.Sprintf("%03x", pid&0xfff), net: freeNet(pid%250 + 1)}
+	l := &netLab{t: t, id: fmt.Sprintf("%03x%d", pid&0xfff, labs.Add(1))}
 	t.Cleanup(l.remove)
-	for _, br := range []string{l.name("R"), l.name("C")} {
-		l.ip("link", "add", br, "type", "bridge")
-		l.ip("link", "set", br, "up")
-	}
-	l.ip("addr", "add", fmt.Sprintf("10.78.%d.254/24", l.net), "dev", l.name("C"))
+	l.bridges(pid%250 + 1)
 	for i := range n {
 		ns := l.name(fmt.Sprintf("n%d", i))
 		l.ns = append(l.ns, ns)
@@ -77,6 +85,20 @@ func newNetLab(t *testing.T, n int) *netLab {
 		l.cuts = append(l.cuts, l.name(fmt.Sprintf("r%d", i)))
 	}
 	return l
+}
+
+// bridges makes the lab's two bridges on the first free network from
+// from on, taking it with the client bridge's address.
+func (l *netLab) bridges(from int) {
+	l.t.Helper()
+	allocating.Lock()
+	defer allocating.Unlock() // l.ip may end the goroutine
+	l.net = freeNet(from)
+	for _, br := range []string{l.name("R"), l.name("C")} {
+		l.ip("link", "add", br, "type", "bridge")
+		l.ip("link", "set", br, "up")
+	}
+	l.ip("addr", "add", fmt.Sprintf("10.78.%d.254/24", l.net), "dev", l.name("C"))
 }
 
 // freeNet returns the first third byte from b on (mod 250) for which no

@@ -1,8 +1,8 @@
 package e2e
 
-// A partition cuts the publishers' edge, whose node leads the stream,
-// from the other two (network namespaces, netns_test.go), once and then
-// flapping, while connections on it publish with a window of
+// A partition cuts the publishers' edge, whose node leads the channel's
+// stream, from the other two (network namespaces, netns_test.go), once
+// and then flapping, while connections on it publish with a window of
 // acknowledgments outstanding. Every outcome must agree with the log:
 // nothing answered "not stored" is in it, what was acknowledged is at
 // its position once, and a connection's publishes are in the log in the
@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,14 +33,15 @@ import (
 // the cuts outlast it.
 const partitionTimeout = 3 * time.Second
 
-// startNetCluster starts three edges, each in a namespace of lab.
-func startNetCluster(t *testing.T, lab *netLab) *cluster {
+// startNetCluster starts three edges, each in a namespace of lab, their
+// log in partitions streams.
+func startNetCluster(t *testing.T, lab *netLab, partitions int) *cluster {
 	t.Helper()
 	var routes []string
 	for i := range 3 {
 		routes = append(routes, fmt.Sprintf("nats-route://%s:6222", lab.RouteIP(i)))
 	}
-	c := &cluster{}
+	c := &cluster{partitions: partitions}
 	var procs []*process
 	for i := range 3 {
 		cfg := edgecmdtest.WriteConfig(t, fmt.Sprintf("cluster:\n  token: netns-test-route-token-0123456789\n"+
@@ -49,7 +51,8 @@ func startNetCluster(t *testing.T, lab *netLab) *cluster {
 		procs = append(procs, lab.launchEdgeIn(i, "--listen", lab.ClientIP(i)+":8080", "--config", cfg,
 			"--data-dir", filepath.Join(t.TempDir(), "data"), "--cluster-name", "netns",
 			"--cluster-listen", lab.RouteIP(i)+":6222", "--cluster-routes", strings.Join(routes, ","),
-			"--node-name", fmt.Sprintf("n%d", i), "--cluster-feed", clusterFeed()))
+			"--node-name", fmt.Sprintf("n%d", i), "--cluster-feed", clusterFeed(),
+			"--cluster-partitions", strconv.Itoa(partitions)))
 	}
 	for _, p := range procs {
 		c.edges = append(c.edges, waitReady(t, p))
@@ -208,9 +211,13 @@ type faultSchedule struct {
 }
 
 func TestPartitionKeepsPublishFate(t *testing.T) {
-	t.Parallel() // its namespaces, bridges and addresses are its process's own
+	t.Parallel() // its namespaces, bridges and addresses are its own
+	forPartitions(t, testPartitionKeepsPublishFate)
+}
+
+func testPartitionKeepsPublishFate(t *testing.T, partitions int) {
 	lab := newNetLab(t, 3)
-	c := startNetCluster(t, lab)
+	c := startNetCluster(t, lab, partitions)
 	for _, sc := range []faultSchedule{
 		{"one cut", 1, 4 * partitionTimeout, 0},
 		{"flapping", 3, 3 * time.Second, 4 * time.Second},

@@ -37,7 +37,12 @@ func (l *Journaled) Channel(key string) Channel { return journalChannel{l, l.jn(
 // Append hands msg to the journal, which answers once the log stored it
 // and the replica holds it.
 func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
-	if err := c.l.admit(c.key, msg.Limit); err != nil {
+	// The count admit may make is bounded by the request's window (the
+	// publish gets its own after it: Append takes no deadline).
+	ctx, cancel := context.WithTimeout(context.Background(), c.l.j.PublishTimeout())
+	err := c.l.admit(ctx, c.key, msg.Limit)
+	cancel()
+	if err != nil {
 		return rtm.Position{}, nil, err
 	}
 	p := &Pending{}
@@ -59,12 +64,11 @@ func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
 // (limits.store_bytes; a durable edge's store is a cache of its log)
 // lets go of the oldest channels' messages. The log's count is taken at
 // most once a second per app (Journal.AppChannels), not per message.
-func (l *Journaled) admit(key string, limit int) error {
+// The count is part of the request: it ends with ctx.
+func (l *Journaled) admit(ctx context.Context, key string, limit int) error {
 	if limit <= 0 || l.st.Has(key) {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), logTimeout)
-	defer cancel()
 	has, n, err := l.appChannels(ctx, key)
 	switch {
 	case err != nil:
@@ -108,7 +112,7 @@ func wait(ctx context.Context, send func(done func(uint64, error))) (uint64, err
 
 // AppendIf appends w once the log's leader shows its condition holds.
 func (l *Journaled) AppendIf(ctx context.Context, key string, w Write, buf []byte) (rtm.Position, store.Prior, error) {
-	if err := l.admit(key, w.Limit); err != nil {
+	if err := l.admit(ctx, key, w.Limit); err != nil {
 		return rtm.Position{}, store.Prior{Data: buf[:0]}, err
 	}
 	if !w.Compare && !w.Previous {

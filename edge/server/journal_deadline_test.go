@@ -12,10 +12,11 @@ import (
 
 // TestJournalOneDeadline: with its log's quorum gone, an edge answers a
 // compare-and-set write, a write reading the previous message, a purge
-// and a plain publish within the one deadline every request has, the
-// log's publish timeout (the time its reads of the log take is part of
-// it), and says what the client may rely on: either that the message
-// may have been stored, or that it surely was not.
+// and a plain publish (to a channel it holds, and to one it does not)
+// within the one deadline every request has, the log's publish timeout
+// (the time its reads of the log take is part of it), and says what the
+// client may rely on: either that the message may have been stored, or
+// that it surely was not.
 func TestJournalOneDeadline(t *testing.T) {
 	nodes := journaltest.Cluster(t, 3)
 	const timeout = 2 * time.Second
@@ -41,6 +42,9 @@ func TestJournalOneDeadline(t *testing.T) {
 		{"previous", "rtm/publish", map[string]any{"channel": "kv", "message": "three", "read": "previous_message"}},
 		{"purge", "rtm/delete", map[string]any{"channel": "kv", "purge": true}},
 		{"publish", "rtm/publish", map[string]any{"channel": "kv", "message": "four"}},
+		// A channel the edge does not hold: the app's channels are
+		// counted in the log first, for its channel limit.
+		{"new channel", "rtm/publish", map[string]any{"channel": "fresh", "message": "five"}},
 	}
 	for i, tt := range tests {
 		start := time.Now()

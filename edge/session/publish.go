@@ -133,10 +133,17 @@ func (c *Session) pubHandle(channel string) chanlog.Channel {
 }
 
 // appendError maps a store error of this connection's app to the
-// client's.
+// client's. A log may refuse before it sends anything: a durable edge
+// that cannot count the app's channels in the log, for the channel
+// limit of one it does not hold (chanlog's admit), stores nothing. That
+// is the log's not storing it, said as when it answers later, not an
+// internal error.
 func (c *Session) appendError(err error) error {
-	if errors.Is(err, store.ErrChannelLimit) {
+	switch {
+	case errors.Is(err, store.ErrChannelLimit):
 		return ChannelQuotaError(c.app.App)
+	case errors.Is(err, store.ErrNotStored):
+		return c.edge.LogRefusal(err, "publish")
 	}
 	return AppendError(err)
 }
