@@ -30,8 +30,9 @@ type Journal interface {
 	// duplicates window is not stored again, and done gets the first
 	// one's offset. origin ("": none) is kept with the message: the
 	// replica of every edge, and the frames Next returns, carry it
-	// (store.Frame.Origin).
-	PublishFrom(key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
+	// (store.Frame.Origin). ctx's deadline, if before the log's publish
+	// timeout, is the publish's, as PublishExpect's.
+	PublishFrom(ctx context.Context, key string, payload []byte, msgID, origin string, done func(offset uint64, err error))
 	// PublishExpect is PublishFrom stored only if key's newest message is
 	// at offset last (0: none); else done gets an error that is a
 	// store.ErrMismatch, with a Resent() (uint64, bool) method saying

@@ -36,18 +36,22 @@ func (l *Journaled) Channel(key string) Channel { return journalChannel{l, l.jn(
 
 // Append hands msg to the journal, which answers once the log stored it
 // and the replica holds it.
+// A count of the app's channels in the log (admit) is part of the
+// publish's one deadline, the log's publish timeout; a channel the
+// replica holds needs none, and costs no context.
 func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
-	// The count admit may make is bounded by the request's window (the
-	// publish gets its own after it: Append takes no deadline).
-	ctx, cancel := context.WithTimeout(context.Background(), c.l.j.PublishTimeout())
-	err := c.l.admit(ctx, c.key, msg.Limit)
-	cancel()
-	if err != nil {
-		return rtm.Position{}, nil, err
+	ctx := context.Background()
+	if c.l.counts(c.key, msg.Limit) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.l.j.PublishTimeout())
+		defer cancel() // the publish reads only its deadline
+		if err := c.l.admit(ctx, c.key, msg.Limit); err != nil {
+			return rtm.Position{}, nil, err
+		}
 	}
 	p := &Pending{}
 	epoch := c.j.Epoch()
-	c.j.PublishFrom(c.key, msg.Payload, msg.ID, msg.Origin, func(offset uint64, err error) {
+	c.j.PublishFrom(ctx, c.key, msg.Payload, msg.ID, msg.Origin, func(offset uint64, err error) {
 		p.answer(rtm.Position{Epoch: epoch, Offset: offset}, err)
 	})
 	return rtm.Position{}, p, nil
@@ -66,7 +70,7 @@ func (c journalChannel) Append(msg Message) (rtm.Position, *Pending, error) {
 // most once a second per app (Journal.AppChannels), not per message.
 // The count is part of the request: it ends with ctx.
 func (l *Journaled) admit(ctx context.Context, key string, limit int) error {
-	if limit <= 0 || l.st.Has(key) {
+	if !l.counts(key, limit) {
 		return nil
 	}
 	has, n, err := l.appChannels(ctx, key)
@@ -77,6 +81,12 @@ func (l *Journaled) admit(ctx context.Context, key string, limit int) error {
 		return nil
 	}
 	return store.ErrChannelLimit
+}
+
+// counts reports whether admit counts the log's channels for key: a
+// limit is set and the replica does not hold key's channel.
+func (l *Journaled) counts(key string, limit int) bool {
+	return limit > 0 && !l.st.Has(key)
 }
 
 // appChannels reports whether the log holds key's channel, and how many

@@ -15,7 +15,9 @@ import (
 // sequence.
 func publishFrom(t *testing.T, j *Journal, key, data, origin string) uint64 {
 	t.Helper()
-	seq, err := answerOf(t, "publish "+data, func(done func(uint64, error)) { j.PublishFrom(key, []byte(data), "", origin, done) })
+	seq, err := answerOf(t, "publish "+data, func(done func(uint64, error)) {
+		j.PublishFrom(context.Background(), key, []byte(data), "", origin, done)
+	})
 	if err != nil {
 		t.Fatalf("publish %q: %v", data, err)
 	}
@@ -130,7 +132,7 @@ func TestOriginTooLong(t *testing.T) {
 	t.Parallel()
 	j, _ := open(t, node(t, ""), nil)
 	done := make(chan error, 1)
-	j.PublishFrom("demo\x00room", []byte("x"), "", strings.Repeat("o", store.MaxOriginBytes+1), func(_ uint64, err error) { done <- err })
+	j.PublishFrom(context.Background(), "demo\x00room", []byte("x"), "", strings.Repeat("o", store.MaxOriginBytes+1), func(_ uint64, err error) { done <- err })
 	if err := <-done; !errors.Is(err, store.ErrOriginTooLong) {
 		t.Fatalf("publish with a long origin: %v, want store.ErrOriginTooLong", err)
 	}

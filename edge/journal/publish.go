@@ -181,7 +181,7 @@ const MaxMsgIDBytes = 256
 // position. The caller makes msgID name the message (its content
 // included): the first message stored with it is the one kept.
 func (j *Journal) PublishID(key string, payload []byte, msgID string, done func(seq uint64, err error)) {
-	j.PublishFrom(key, payload, msgID, "", done)
+	j.PublishFrom(context.Background(), key, payload, msgID, "", done)
 }
 
 // OriginHeader is the NATS header that carries a message's origin
@@ -194,9 +194,11 @@ const OriginHeader = "Sluice-Origin"
 // message (in OriginHeader) and every edge's feed applies with it
 // (store.Channel.AppendAtFrom), as does a catch-up read from the log
 // (Next's frames carry it): the edge names there the connection that is
-// not to receive the message (exclude_self).
-func (j *Journal) PublishFrom(key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
-	j.publish(j.subject(key), payload, msgID, origin, pubExtra{}, done)
+// not to receive the message (exclude_self). ctx's deadline, if before
+// the publish timeout, is the publish's (a request's one deadline, part
+// of which its reads took); nothing else of ctx is kept.
+func (j *Journal) PublishFrom(ctx context.Context, key string, payload []byte, msgID, origin string, done func(seq uint64, err error)) {
+	j.publish(j.subject(key), payload, msgID, origin, pubExtra{deadline: deadlineOf(ctx)}, done)
 }
 
 // pubExtra is what a publish may have beyond its message.

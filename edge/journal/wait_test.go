@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -20,7 +21,7 @@ func TestAckWaitsForTheStore(t *testing.T) {
 	key := "demo\x00stall"
 	j.feed.applyMu.Lock() // the feed applies nothing
 	errc := make(chan error, 1)
-	j.PublishFrom(key, []byte("x"), "", "", func(_ uint64, err error) { errc <- err })
+	j.PublishFrom(context.Background(), key, []byte("x"), "", "", func(_ uint64, err error) { errc <- err })
 	var err error
 	select {
 	case err = <-errc:
