@@ -67,7 +67,9 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 	return s
 }
 
-// onData implements pushHandler.
+// onData takes a data push that the codec's DataDecoder read, on the
+// reader goroutine. d is the reader's: it is valid only during the call,
+// its messages excepted.
 func (c *Client) onData(cn *conn, d *codec.Data, size int) {
 	c.takeData(cn, d.SubscriptionID, "", d.Position, nil, d.Messages, false, size)
 }
