@@ -93,7 +93,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 			// the edge sends its first message whole.
 			c.log.Error("sluice client: resubscribing", "subscription_id", s.id, "err", err)
 			s.lag = true
-			c.signalWorkLocked()
+			c.signalWork()
 			c.mu.Unlock()
 			return
 		}
@@ -115,7 +115,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 		// Drop this batch and everything after it; the supervisor
 		// resubscribes from s.next once the handlers caught up.
 		s.lag = true
-		c.signalWorkLocked()
+		c.signalWork()
 		s.base = nil // the next message after the pause comes whole
 		c.log.Info("sluice client: delivery buffer full, subscription paused", "subscription_id", s.id, "position", s.next.String())
 		return
@@ -169,7 +169,7 @@ func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
 	}
 	if s.lag && rtm.Code(se.Error) == rtm.CodeOutOfSync {
 		s.conn = nil
-		c.signalWorkLocked()
+		c.signalWork()
 		return
 	}
 	c.failLocked(s, &rtm.Error{Code: rtm.Code(se.Error), Reason: se.Reason, Position: se.Position, SubscriptionID: se.SubscriptionID})
