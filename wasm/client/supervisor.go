@@ -324,8 +324,12 @@ func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconne
 				expired = append(expired, s)
 				continue
 			}
+			retry := e.Code == rtm.CodeUnavailable
+			if retry {
+				c.log.Info("sluice client: resubscribe refused for now, trying again", "subscription_id", s.id, "err", err)
+			}
 			c.mu.Lock()
-			if e.Code == rtm.CodeUnavailable && !s.finished {
+			if retry && !s.finished {
 				// Not on the edge, nothing dropped: serve resubscribes it
 				// from s.next, unless a reconnect does first.
 				s.lag, s.moved = true, resumed[i]
