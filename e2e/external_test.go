@@ -95,3 +95,50 @@ func TestExternalNATSOutage(t *testing.T) {
 		t.Fatalf("subscriber got %v, want [1 3]%s", got, map[bool]string{true: " or [1 2 3] (it may have been stored)"}[mayStore])
 	}
 }
+
+// With its NATS gone, an edge cannot read the log to judge a position,
+// so it refuses a resubscription there with "unavailable" (try again).
+// The client keeps the subscription and tries again; once NATS is back
+// it resumes where it was: every message once, in order, no OnError.
+func TestResubscribeDuringNATSOutage(t *testing.T) {
+	t.Parallel()
+	dir, port := t.TempDir(), journaltest.FreePorts(t, 1)[0] // see TestExternalNATSOutage
+	ns := startNATS(t, port, dir)
+	e := startCmdEdge(t, "cluster:\n  publish_timeout: 1s\nnats:\n  urls: ["+ns.ClientURL()+"]\n")
+	logs := &logRecorder{}
+	sc := dial(t, e.url, client.Options{AppKey: "demo", Logger: logs.logger()})
+	col := &collector{}
+	errs := make(chan error, 1)
+	sub, err := sc.Subscribe(ctxFor(t), "outage", &client.SubscribeOptions{OnError: func(err error) { errs <- err }}, col.handle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := dial(t, e.url, client.Options{AppKey: "demo"})
+	before := startPublishing(pub, "outage", 1, 5, nil)
+	<-before.done
+	poll.Until(t, "the messages before the outage", func() bool { return col.has(5) })
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	sc.Suspend() // a connection lost: Resume resubscribes from the position
+	sc.Resume()
+	poll.Until(t, "the edge to refuse the resubscription for now", func() bool {
+		return logs.contains("resubscribe refused for now")
+	})
+	select {
+	case err := <-errs:
+		t.Fatalf("the subscription ended: %v", err)
+	default:
+	}
+
+	startNATS(t, port, dir)
+	after := startPublishing(pub, "outage", 100, 5, nil) // a publish fails until the edge has NATS again
+	<-after.done
+	acks := append(slices.Clone(before.acks), after.acks...)
+	poll.Until(t, "the messages after the outage", func() bool { return col.has(acks[len(acks)-1].n) })
+	got, _ := col.snapshot()
+	checkDelivered(t, "subscriber across the outage", acks, got)
+	if err := sub.Err(); err != nil {
+		t.Fatalf("the subscription ended: %v", err)
+	}
+}

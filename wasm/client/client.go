@@ -224,9 +224,9 @@ func (c *Client) closedErr(err error) error {
 	return err
 }
 
-// signalWorkLocked wakes the supervisor for lagging subscriptions or
-// orphans.
-func (c *Client) signalWorkLocked() {
+// signalWork wakes the supervisor for lagging subscriptions or orphans.
+// It needs no lock: it only sends, without waiting.
+func (c *Client) signalWork() {
 	select {
 	case c.work <- struct{}{}:
 	default:

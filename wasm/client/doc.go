@@ -25,6 +25,17 @@
 // made while reconnecting wait for the new connection, bounded by their
 // context.
 //
+// A resubscription the edge refuses with unavailable (a clustered or
+// durable edge that cannot read its log now, as while the cluster elects
+// a leader: try again) does not end the subscription: the client tries
+// again on the same connection, from the same position, after a delay
+// that grows from Options.MinBackoff to MaxBackoff with full jitter,
+// until the edge takes it or refuses it otherwise; a connection that
+// drops meanwhile leaves it to the next one, and Close ends it. The
+// handler then goes on without gap or duplicate. A first Subscribe
+// refused with unavailable returns that *rtm.Error and keeps nothing:
+// its caller, which holds the context, decides whether to try again.
+//
 // # Gaps
 //
 // When the edge no longer has the position a subscription resumes from

@@ -67,7 +67,9 @@ func (c *Client) routeLocked(cn *conn, id string) *Subscription {
 	return s
 }
 
-// onData implements pushHandler.
+// onData takes a data push that the codec's DataDecoder read, on the
+// reader goroutine. d is the reader's: it is valid only during the call,
+// its messages excepted.
 func (c *Client) onData(cn *conn, d *codec.Data, size int) {
 	c.takeData(cn, d.SubscriptionID, "", d.Position, nil, d.Messages, false, size)
 }
@@ -91,7 +93,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 			// the edge sends its first message whole.
 			c.log.Error("sluice client: resubscribing", "subscription_id", s.id, "err", err)
 			s.lag = true
-			c.signalWorkLocked()
+			c.signalWork()
 			c.mu.Unlock()
 			return
 		}
@@ -113,7 +115,7 @@ func (c *Client) takeData(cn *conn, id, channel string, pos rtm.Position, badPos
 		// Drop this batch and everything after it; the supervisor
 		// resubscribes from s.next once the handlers caught up.
 		s.lag = true
-		c.signalWorkLocked()
+		c.signalWork()
 		s.base = nil // the next message after the pause comes whole
 		c.log.Info("sluice client: delivery buffer full, subscription paused", "subscription_id", s.id, "position", s.next.String())
 		return
@@ -167,7 +169,7 @@ func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
 	}
 	if s.lag && rtm.Code(se.Error) == rtm.CodeOutOfSync {
 		s.conn = nil
-		c.signalWorkLocked()
+		c.signalWork()
 		return
 	}
 	c.failLocked(s, &rtm.Error{Code: rtm.Code(se.Error), Reason: se.Reason, Position: se.Position, SubscriptionID: se.SubscriptionID})

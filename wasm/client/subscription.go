@@ -157,8 +157,8 @@ type Subscription struct {
 	conn      *conn         // where the edge holds the subscription; nil while it does not
 	next      rtm.Position  // where to resume: after the last batch queued for the handler
 	delivered rtm.Position  // after the last batch handed to the handler
-	lag       bool          // the delivery buffer overflowed: data is dropped until resubscribed
-	moved     bool          // a connection was lost since it lagged: its resubscription follows a reconnect
+	lag       bool          // the delivery buffer overflowed, or the edge refused its resubscription for now (unavailable): data is dropped until resubscribed
+	moved     bool          // a connection was lost since it lagged (or was refused after a reconnect): its resubscription follows a reconnect
 	asked     *rtm.Position // the position the edge was last asked to start at, until data or a fast_forward notice answers it
 	finished  bool          // no longer live: out of c.subs, no data accepted
 	abandoned bool          // Subscribe gave up before the edge's reply
@@ -368,7 +368,7 @@ func (c *Client) confirmHook(s *Subscription, cn *conn, first bool, asked *rtm.P
 				c.failLocked(s, &rtm.Error{Code: rtm.CodeInvalidFormat, Reason: "malformed subscribe reply: " + err.Error()})
 			}
 			c.orphans = append(c.orphans, orphan{cn: cn, id: s.id})
-			c.signalWorkLocked()
+			c.signalWork()
 			return
 		}
 		c.subs[s.id] = s

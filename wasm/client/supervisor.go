@@ -48,6 +48,13 @@ func (c *Client) serve(cn *conn) {
 	refresh := time.NewTimer(time.Hour)
 	defer refresh.Stop()
 	refreshC := c.armRefresh(cn, refresh)
+	// A resubscription the edge refused for now (unavailable) waits as a
+	// lagging one does; this timer wakes the supervisor to try again, after
+	// a backoff delay, so that the clients of a cluster that cannot read
+	// its log (an election) neither hammer it nor come back in lockstep.
+	b := backoff{min: c.opts.MinBackoff, max: c.opts.MaxBackoff}
+	retry := time.AfterFunc(time.Hour, c.signalWork)
+	defer retry.Stop()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -66,6 +73,11 @@ func (c *Client) serve(cn *conn) {
 		case <-drained:
 			drained = nil
 			c.resubscribe(cn, c.waiting(), false)
+			if c.waiting() != nil {
+				retry.Reset(b.next()) // refused for now
+			} else {
+				b.reset()
+			}
 		}
 	}
 }
@@ -255,31 +267,35 @@ func (c *Client) resume(cn *conn) error {
 // resubscribe subscribes again, each from the position after the last
 // message it queued for its handler, without force. The requests are
 // pipelined. A refusal by the edge ends that subscription and reaches its
-// OnError, except, after a reconnect, expired_position (the messages to
-// resume from are gone: the edge restarted, or the client moved to an
-// edge without them): unless Strict, the subscription is then subscribed
-// again with fast_forward, from the oldest message the edge has, and its
-// OnGap hears of it. A connection failure is returned.
+// OnError, except two. unavailable (the edge cannot read its log now, as
+// during a cluster's election: try again) keeps the subscription at its
+// position, waiting as a lagging one does, for serve to try again. And,
+// after a reconnect, expired_position (the messages to resume from are
+// gone: the edge restarted, or the client moved to an edge without
+// them): unless Strict, the subscription is then subscribed again with
+// fast_forward, from the oldest message the edge has, and its OnGap
+// hears of it. A connection failure is returned.
 func (c *Client) resubscribe(cn *conn, subs []*Subscription, reconnect bool) error {
 	expired, err := c.resubscribeAll(cn, subs, false, reconnect)
 	if err != nil || len(expired) == 0 {
 		return err
 	}
-	_, err = c.resubscribeAll(cn, expired, true, false)
+	_, err = c.resubscribeAll(cn, expired, true, true)
 	return err
 }
 
 // resubscribeAll sends the resubscriptions of subs (with fast_forward if
 // forward), then waits for their replies. It ends the subscriptions the
-// edge refused and returns those refused with expired_position that carry
-// on instead: after a reconnect (reconnect set, or a lagging subscription
-// whose connection was lost meanwhile), unless Strict.
+// edge refused, but for those refused with unavailable, left lagging, and
+// returns those refused with expired_position that carry on instead:
+// after a reconnect (reconnect set, or a lagging subscription whose
+// connection was lost meanwhile), unless Strict.
 func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconnect bool) ([]*Subscription, error) {
 	calls := make([]*call, 0, len(subs))
-	carryOn := make([]bool, 0, len(subs))
+	resumed := make([]bool, 0, len(subs))
 	for _, s := range subs {
 		c.mu.Lock()
-		carryOn = append(carryOn, !forward && (reconnect || s.moved))
+		resumed = append(resumed, reconnect || s.moved)
 		body := s.resumeBody()
 		body.FastForward = body.FastForward || forward
 		asked := s.next
@@ -301,14 +317,25 @@ func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconne
 	for i, cl := range calls {
 		err := cn.wait(c.ctx, cl, nil)
 		if e, ok := rtm.AsError(err); ok && !errors.Is(err, ErrDisconnected) {
-			if carryOn[i] && subs[i].carriesOn(e) {
+			s := subs[i]
+			if !forward && resumed[i] && s.carriesOn(e) {
 				c.log.Info("sluice client: resume position gone, carrying on from the oldest message",
-					"subscription_id", subs[i].id, "position", e.Position)
-				expired = append(expired, subs[i])
+					"subscription_id", s.id, "position", e.Position)
+				expired = append(expired, s)
 				continue
 			}
+			retry := e.Code == rtm.CodeUnavailable
+			if retry {
+				c.log.Info("sluice client: resubscribe refused for now, trying again", "subscription_id", s.id, "err", err)
+			}
 			c.mu.Lock()
-			c.failLocked(subs[i], e)
+			if retry && !s.finished {
+				// Not on the edge, nothing dropped: serve resubscribes it
+				// from s.next, unless a reconnect does first.
+				s.lag, s.moved = true, resumed[i]
+			} else {
+				c.failLocked(s, e)
+			}
 			c.mu.Unlock()
 			continue
 		}

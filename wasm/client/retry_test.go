@@ -1,0 +1,153 @@
+//go:build !js
+
+package client
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/poll"
+	"github.com/sluicehq/sluice/shared/rtm"
+)
+
+// refuseUnavailable answers req, a resubscription of ch at 7:3 (without
+// fast_forward) with unavailable, as a clustered edge whose log cannot
+// be read during an election does.
+func refuseUnavailable(t *testing.T, fc *fakeConn, req fakeReq) {
+	t.Helper()
+	var body rtm.SubscribeBody
+	req.body(t, &body)
+	if req.Action != rtm.ActionSubscribe || body.SubscriptionID != "ch" || body.Position != "7:3" || body.FastForward {
+		t.Fatalf("resubscription %s %+v, want ch at 7:3 without fast_forward", req.Action, body)
+	}
+	fc.send(t, rtm.ActionSubscribe+"/error", req.ID, rtm.ErrorBody{
+		Error: string(rtm.CodeUnavailable), Reason: "the cluster's log cannot be read now; try again",
+	})
+}
+
+// dropAfterTwo subscribes to ch, delivers a and b (resume point 7:3) and
+// drops the connection; it returns the next one.
+func dropAfterTwo(t *testing.T, e *fakeEdge, c *Client, fc *fakeConn, opts *SubscribeOptions) (*Subscription, <-chan any, *fakeConn) {
+	t.Helper()
+	sub, got := subscribeFakeWith(t, c, fc, "ch", "7:1", opts)
+	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
+	})
+	for range 2 {
+		poll.Recv(t, "a message before the drop", got)
+	}
+	fc.drop()
+	return sub, got, e.accept(t)
+}
+
+// acceptAndDeliver accepts the next request, a resubscription of ch at
+// 7:3, delivers c after it, and checks the handler gets c and nothing
+// else: no message lost, none twice.
+func acceptAndDeliver(t *testing.T, fc *fakeConn, got <-chan any) {
+	t.Helper()
+	req := fc.next(t)
+	var body rtm.SubscribeBody
+	req.body(t, &body)
+	if req.Action != rtm.ActionSubscribe || body.SubscriptionID != "ch" || body.Position != "7:3" || body.FastForward {
+		t.Fatalf("resubscription %s %+v, want ch at 7:3 without fast_forward", req.Action, body)
+	}
+	fc.reply(t, req, rtm.SubscribeReply{Position: "7:3", SubscriptionID: "ch"})
+	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+		SubscriptionID: "ch", Position: "7:4", Messages: []any{"c"},
+	})
+	if v := poll.Recv(t, "the message after the resubscription", got); v != "c" {
+		t.Fatalf("got %v after the resubscription, want c", v)
+	}
+}
+
+// TestResumeUnavailableRetried: a resubscription after a reconnect that
+// the edge refuses with unavailable (its log cannot be read now: try
+// again) is tried again, from the same position, until the edge takes
+// it; the subscription does not end, and its handler goes on without
+// gap or duplicate. Meanwhile the client is connected: other requests go
+// through.
+func TestResumeUnavailableRetried(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	errs := make(chan error, 1)
+	sub, got, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	refuseUnavailable(t, fc2, fc2.next(t))
+
+	// The publish goes through while ch waits; its retries, before or
+	// after the publish, are refused again.
+	published := make(chan error, 1)
+	go func() {
+		_, err := c.Publish(context.Background(), "other", "x")
+		published <- err
+	}()
+	for pub, retried := false, false; !pub || !retried; {
+		req := fc2.next(t)
+		if req.Action == rtm.ActionPublish && !pub {
+			fc2.reply(t, req, rtm.PositionBody{Position: "8:1"})
+			pub = true
+			continue
+		}
+		refuseUnavailable(t, fc2, req)
+		retried = true
+	}
+	if err := poll.Recv(t, "the publish's end", published); err != nil {
+		t.Fatal(err)
+	}
+	acceptAndDeliver(t, fc2, got)
+	select {
+	case <-sub.Done():
+		t.Fatalf("the subscription ended: %v", sub.Err())
+	case err := <-errs:
+		t.Fatalf("OnError heard %v", err)
+	default:
+	}
+}
+
+// TestResumeUnavailableThenDrop: a connection lost while a refused
+// resubscription waits for its retry leaves the subscription to the
+// next connection, which resubscribes it once, from its position.
+func TestResumeUnavailableThenDrop(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	sub, got, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{Strict: true})
+	refuseUnavailable(t, fc2, fc2.next(t))
+	fc2.drop() // whether the retry went out on fc2 first or not
+	fc3 := e.accept(t)
+	acceptAndDeliver(t, fc3, got)
+
+	// ch was resubscribed once: the next request is the test's publish.
+	published := make(chan error, 1)
+	go func() {
+		_, err := c.Publish(context.Background(), "other", "x")
+		published <- err
+	}()
+	if req := fc3.next(t); req.Action != rtm.ActionPublish {
+		t.Fatalf("sent %s, want only the test's publish", req.Action)
+	} else {
+		fc3.reply(t, req, rtm.PositionBody{Position: "8:1"})
+	}
+	if err := poll.Recv(t, "the publish's end", published); err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Err(); err != nil {
+		t.Fatalf("the subscription ended: %v", err)
+	}
+}
+
+// TestResumeRefusedOtherwiseEnds: a resubscription refused with another
+// code than unavailable (or a gap's expired_position) still ends the
+// subscription, and OnError hears the edge's error.
+func TestResumeRefusedOtherwiseEnds(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	errs := make(chan error, 1)
+	sub, _, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	req := fc2.next(t)
+	fc2.send(t, rtm.ActionSubscribe+"/error", req.ID, rtm.ErrorBody{
+		Error: string(rtm.CodeAuthorizationDenied), Reason: "Unauthorized",
+	})
+	poll.Recv(t, "the subscription's end", sub.Done())
+	if re, ok := rtm.AsError(poll.Recv(t, "OnError", errs)); !ok || re.Code != rtm.CodeAuthorizationDenied {
+		t.Fatalf("OnError heard %v, want authorization_denied", re)
+	}
+}
