@@ -302,15 +302,7 @@ func TestWriteQueue(t *testing.T) {
 // channel's history does. It returns the new connection.
 func dropAndRefuseResume(t *testing.T, e *fakeEdge, c *Client, fc *fakeConn, opts *SubscribeOptions) (*Subscription, <-chan any, *fakeConn) {
 	t.Helper()
-	sub, got := subscribeFakeWith(t, c, fc, "ch", "7:1", opts)
-	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
-		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
-	})
-	for range 2 {
-		poll.Recv(t, "a message before the drop", got)
-	}
-	fc.drop()
-	fc2 := e.accept(t)
+	sub, got, fc2 := dropAfterTwo(t, e, c, fc, opts)
 	req := fc2.next(t)
 	var body rtm.SubscribeBody
 	req.body(t, &body)
