@@ -46,7 +46,8 @@ let loading = null;
 /**
  * load fetches and starts sluice.wasm once per page (or worker, or Node.js
  * process); connect calls it. Call it yourself to start the download
- * early or to load sluice.wasm from elsewhere ({wasmURL}).
+ * early or to load sluice.wasm from elsewhere ({wasmURL}). A sluice.wasm
+ * the page preloads by its plain name is taken over (preloaded).
  */
 export function load(options = {}) {
   if (!loading) {
@@ -92,7 +93,7 @@ async function boot({ wasmURL, wasmExecURL }) {
   // sluice.wasm's download and compilation start now, beside
   // wasm_exec.js's download, rather than after it: compiling needs the
   // bytes alone, instantiating the Go object that wasm_exec.js defines.
-  const module = compile(wasmURL);
+  const module = preloaded(wasmURL) || compile(wasmURL);
   module.catch(() => {}); // reported below, once awaited
   if (typeof globalThis.Go !== "function") {
     // Defines globalThis.Go. A literal path, so that bundlers bundle it;
@@ -119,6 +120,31 @@ async function boot({ wasmURL, wasmExecURL }) {
     console.error("sluice: the WebAssembly client exited; reload the page to reconnect");
   });
   return api;
+}
+
+/**
+ * preloaded compiles the sluice.wasm that the page preloads by its plain
+ * name (<link rel=preload as=fetch crossorigin href=.../sluice.wasm>),
+ * which the browser reads before any script runs, when it is the build
+ * that url (its hashed name) names: the edge sends the hash as its ETag.
+ * Another build's (an edge upgraded between the two requests) is dropped
+ * for url's own.
+ */
+function preloaded(url) {
+  if (typeof document === "undefined") return null;
+  const want = new URL(url, document.baseURI); // {wasmURL} may be relative
+  const hash = /\.([0-9a-f]{16})\.wasm$/.exec(want.pathname)?.[1];
+  const plain = new URL("sluice.wasm", want).href;
+  const link = hash && [...document.querySelectorAll('link[rel="preload"][as="fetch"]')].find((l) => l.href === plain);
+  if (!link) return null;
+  return (async () => {
+    const r = await fetch(plain, { credentials: "same-origin" });
+    if (r.ok && new RegExp(`^(W/)?"${hash}(-[a-z]+)?"$`).test(r.headers.get("ETag") ?? "")) {
+      return WebAssembly.compileStreaming(r);
+    }
+    r.body?.cancel();
+    return compile(url);
+  })();
 }
 
 /**

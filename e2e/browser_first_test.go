@@ -42,6 +42,11 @@ const client = await Sluice.connect("WS", { appkey: "APPKEY" });
 marks.connected = performance.now();
 client.subscribe("open.first", { history: { count: 1 } }, () => {
   marks.first ??= performance.now();
+  // Where the time went: the page's HTML, and each fetch of sluice.wasm.
+  marks.html = performance.getEntriesByType("navigation")[0].responseEnd;
+  marks.wasm = performance.getEntriesByType("resource")
+    .filter((r) => /sluice[.][^/]*wasm$/.test(r.name))
+    .map((r) => ({ name: r.name, start: r.startTime, end: r.responseEnd }));
 });
 </script>
 `
@@ -118,19 +123,45 @@ func TestBrowserFirstMessage(t *testing.T) {
 		warmAsked := edge.take()
 		t.Logf("round %d (load average %s), ms from navigation: cold %s; warm %s",
 			round+1, loadAverage(), cold, warm)
-		if !slices.ContainsFunc(coldAsked, func(r string) bool { return strings.HasSuffix(r, ".wasm 200") }) {
-			t.Errorf("round %d: the cold visit asked %q, no hashed sluice.wasm", round+1, coldAsked)
+		checkFirstVisits(t, round+1, cold, warm, coldAsked, warmAsked)
+	}
+}
+
+// checkFirstVisits checks a cold and a warm visit: each fetched
+// sluice.wasm once, by the plain name the page preloads (load() took the
+// preloaded response over rather than fetching the hashed name); the
+// cold visit from the edge, the warm one from the HTTP cache, which asked
+// the edge about sluice.js and sluice.wasm alone (304s); and the client's
+// WebSocket was made once, while sluice.wasm loaded.
+func checkFirstVisits(t *testing.T, round int, cold, warm marks, coldAsked, warmAsked []string) {
+	t.Helper()
+	if n := countFunc(coldAsked, func(r string) bool { return strings.HasSuffix(r, ".wasm 200") }); n != 1 || !slices.Contains(coldAsked, "GET /sluice.wasm 200") {
+		t.Errorf("round %d: the cold visit asked %q: want the preloaded sluice.wasm once", round, coldAsked)
+	}
+	for _, m := range []marks{cold, warm} {
+		if len(m.Wasm) != 1 || !strings.HasSuffix(m.Wasm[0].Name, "/sluice.wasm") {
+			t.Errorf("round %d: the page fetched sluice.wasm as %+v: want once, the preloaded name", round, m.Wasm)
 		}
-		for _, m := range []marks{cold, warm} {
-			if len(m.Sockets) != 1 || m.Sockets[0] > m.Loaded {
-				t.Errorf("round %d: WebSockets made at %v ms, sluice.wasm started at %.0f: want one, made before (connect opens it while sluice.wasm loads, and the client takes it)",
-					round+1, m.Sockets, m.Loaded)
-			}
-		}
-		if !slices.Equal(warmAsked, []string{"GET /sluice.js 304"}) {
-			t.Errorf("round %d: the warm visit asked %q, want a revalidation of sluice.js alone", round+1, warmAsked)
+		if len(m.Sockets) != 1 || m.Sockets[0] > m.Loaded {
+			t.Errorf("round %d: WebSockets made at %v ms, sluice.wasm started at %.0f: want one, made before (connect opens it while sluice.wasm loads, and the client takes it)",
+				round, m.Sockets, m.Loaded)
 		}
 	}
+	asked := slices.Sorted(slices.Values(warmAsked))
+	if !slices.Equal(asked, []string{"GET /sluice.js 304", "GET /sluice.wasm 304"}) {
+		t.Errorf("round %d: the warm visit asked %q, want revalidations of sluice.js and sluice.wasm alone", round, warmAsked)
+	}
+}
+
+// countFunc counts the elements of s that f accepts.
+func countFunc[T any](s []T, f func(T) bool) int {
+	n := 0
+	for _, v := range s {
+		if f(v) {
+			n++
+		}
+	}
+	return n
 }
 
 // marks are the page's times, in ms from navigation: its script ran,
@@ -139,11 +170,23 @@ func TestBrowserFirstMessage(t *testing.T) {
 type marks struct {
 	Script, Loaded, Connected, First float64
 	Sockets                          []float64 // when each WebSocket was made
+	HTML                             float64   // the page's HTML received
+	Wasm                             []fetched // each fetch of sluice.wasm
+}
+
+// fetched is a resource's fetch, from the page's resource timing.
+type fetched struct {
+	Name       string
+	Start, End float64
 }
 
 func (m marks) String() string {
-	return fmt.Sprintf("first message %.0f (script %.0f, sluice.wasm started %.0f, connected %.0f)",
-		m.First, m.Script, m.Loaded, m.Connected)
+	wasm := ""
+	for _, f := range m.Wasm {
+		wasm += fmt.Sprintf(", sluice.wasm fetched %.0f-%.0f", f.Start, f.End)
+	}
+	return fmt.Sprintf("first message %.0f (html %.0f, script %.0f%s, sluice.wasm started %.0f, connected %.0f)",
+		m.First, m.HTML, m.Script, wasm, m.Loaded, m.Connected)
 }
 
 // visit opens the page and returns its marks once the first message came.

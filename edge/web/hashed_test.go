@@ -190,3 +190,28 @@ func TestRelative(t *testing.T) {
 		}
 	}
 }
+
+// TestPreloadETag checks what sluice.js relies on to take over a
+// sluice.wasm that the page preloads by its plain name: in every
+// encoding, its ETag, which a page of another origin may read, carries
+// the hash of the hashed name /sluice.js loads.
+func TestPreloadETag(t *testing.T) {
+	t.Parallel()
+	h := handler(t, hashedFS(), nil)
+	var hash string
+	for _, p := range hashedPaths(t, h) {
+		if m := regexp.MustCompile(`^/sluice\.([0-9a-f]{16})\.wasm$`).FindStringSubmatch(p); m != nil {
+			hash = m[1]
+		}
+	}
+	etag := regexp.MustCompile(`^"` + hash + `(-[a-z]+)?"$`)
+	for _, accept := range []string{"", "gzip", "br"} {
+		resp := get(h, http.MethodGet, "/sluice.wasm", map[string]string{"Accept-Encoding": accept})
+		if got := resp.Header.Get("ETag"); hash == "" || !etag.MatchString(got) {
+			t.Errorf("/sluice.wasm with Accept-Encoding %q: ETag %q, want the hash %q of the name /sluice.js loads", accept, got, hash)
+		}
+		if got := resp.Header.Get("Access-Control-Expose-Headers"); got != "ETag" {
+			t.Errorf("/sluice.wasm: Access-Control-Expose-Headers %q, want ETag", got)
+		}
+	}
+}

@@ -240,6 +240,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	if !strings.HasPrefix(name, "demo/") {
 		hdr.Set("Access-Control-Allow-Origin", "*")
+		// sluice.js compares a preloaded sluice.wasm's with the hash
+		// of the one it loads (docs/browser.md, "Loading early").
+		hdr.Set("Access-Control-Expose-Headers", "ETag")
 	}
 	body, encoding, tag := a.pick(r.Header.Get("Accept-Encoding"))
 	if a.compressible() {
