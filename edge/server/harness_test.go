@@ -102,7 +102,15 @@ func (e *edge) dial(t testing.TB, appkey, subprotocol string) *rawClient {
 // sendText writes one text frame.
 func (c *rawClient) sendText(frame string) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	c.sendTextWithin(5*time.Second, frame)
+}
+
+// sendTextWithin is sendText with its own bound on a write the edge
+// does not take (TCP pushing back), for a client that floods an edge on
+// purpose: the edge takes its frames at the channel log's pace.
+func (c *rawClient) sendTextWithin(d time.Duration, frame string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if err := c.ws.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
 		c.t.Fatalf("write: %v", err)
@@ -112,15 +120,21 @@ func (c *rawClient) sendText(frame string) {
 // send writes one JSON PDU; id nil means no id.
 func (c *rawClient) send(action string, id any, body any) {
 	c.t.Helper()
+	c.sendText(string(pduJSON(c.t, action, id, body)))
+}
+
+// pduJSON encodes a PDU; id nil means no id.
+func pduJSON(t testing.TB, action string, id any, body any) []byte {
+	t.Helper()
 	pdu := map[string]any{"action": action, "body": body}
 	if id != nil {
 		pdu["id"] = id
 	}
 	b, err := json.Marshal(pdu)
 	if err != nil {
-		c.t.Fatalf("marshal: %v", err)
+		t.Fatalf("marshal: %v", err)
 	}
-	c.sendText(string(b))
+	return b
 }
 
 // pdu is a received PDU, numbers kept exact.

@@ -258,11 +258,29 @@ func readSequence(c *rawClient, sub string, n int, progress *atomic.Int64) error
 }
 
 // readRange reads messages {"i": k} of a subscription and checks that k
-// runs from..to-1; progress is the next k.
+// runs from..to-1 (and on, in the last batch); progress is the next k.
 func readRange(c *rawClient, sub string, from, to int, progress *atomic.Int64) error {
+	next := from
+	if next >= to {
+		return nil
+	}
+	return readEach(c, sub, func(k int) (bool, error) {
+		if k != next {
+			return false, errors.New("got message " + itoa(k) + ", want " + itoa(next))
+		}
+		next++
+		progress.Store(int64(next))
+		return next >= to, nil
+	})
+}
+
+// readEach reads messages {"i": k} of a subscription, handing each k to
+// each, until each says it has all it wants (at the end of that batch)
+// or fails.
+func readEach(c *rawClient, sub string, each func(k int) (all bool, err error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // bounds a hang
 	defer cancel()
-	for next := from; next < to; {
+	for {
 		_, data, err := c.ws.Read(ctx)
 		if err != nil {
 			return err
@@ -276,15 +294,21 @@ func readRange(c *rawClient, sub string, from, to int, progress *atomic.Int64) e
 		if p.Action != "rtm/subscription/data" || p.Body["subscription_id"] != sub {
 			return errors.New("unexpected " + p.Action + " " + string(data[:min(len(data), 200)]))
 		}
-		for _, m := range p.Body["messages"].([]any) {
-			if i := m.(map[string]any)["i"]; i != json.Number(itoa(next)) {
-				return errors.New("got message " + i.(json.Number).String() + ", want " + itoa(next))
+		all := false
+		for _, msg := range p.Body["messages"].([]any) {
+			i, _ := msg.(map[string]any)["i"].(json.Number)
+			k, err := strconv.Atoi(i.String())
+			if err != nil {
+				return errors.New("a message without its i: " + string(data[:min(len(data), 200)]))
 			}
-			next++
+			if all, err = each(k); err != nil {
+				return err
+			}
 		}
-		progress.Store(int64(next))
+		if all {
+			return nil
+		}
 	}
-	return nil
 }
 
 // TestStalledClientIsDropped checks that a client that stops reading while
