@@ -149,7 +149,9 @@ func (c *Client) onInfo(cn *conn, info *rtm.SubscriptionInfo) {
 	c.mu.Unlock()
 }
 
-// onSubscriptionError ends a subscription the edge ended (out_of_sync).
+// onSubscriptionError ends a subscription the edge ended (out_of_sync),
+// but for unavailable (the edge could not read its history from the
+// log now), which is resubscribed from its position as a paused one is.
 //
 // A paused subscription (its data dropped while the handlers catch up)
 // is the exception for out_of_sync: that one is about the edge's read
@@ -167,8 +169,11 @@ func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
 	if s == nil || s.conn != cn {
 		return
 	}
-	if s.lag && rtm.Code(se.Error) == rtm.CodeOutOfSync {
-		s.conn = nil
+	// unavailable: the edge could not read the history from its log now
+	// and asks for a resubscribe from se.Position, the next message this
+	// client has not queued; it does so, as for a lagging subscription.
+	if code := rtm.Code(se.Error); s.lag && code == rtm.CodeOutOfSync || code == rtm.CodeUnavailable {
+		s.lag, s.conn = true, nil
 		c.signalWork()
 		return
 	}

@@ -151,3 +151,33 @@ func TestResumeRefusedOtherwiseEnds(t *testing.T) {
 		t.Fatalf("OnError heard %v, want authorization_denied", re)
 	}
 }
+
+// TestPushedUnavailableResubscribes: an edge that could not read a
+// subscription's history from its log ends it with a pushed
+// rtm/subscription/error unavailable at the next message, and asks for a
+// resubscribe from there: the client does so on the same connection,
+// and its handler goes on without gap or duplicate, told nothing.
+func TestPushedUnavailableResubscribes(t *testing.T) {
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	errs := make(chan error, 1)
+	sub, got := subscribeFakeWith(t, c, fc, "ch", "7:1", &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+		SubscriptionID: "ch", Position: "7:3", Messages: []any{"a", "b"},
+	})
+	for range 2 {
+		poll.Recv(t, "a message before the error", got)
+	}
+	fc.send(t, rtm.ActionSubscriptionErr, nil, rtm.SubscriptionError{
+		Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
+		Position: "7:3", SubscriptionID: "ch",
+	})
+	acceptAndDeliver(t, fc, got)
+	select {
+	case <-sub.Done():
+		t.Fatalf("the subscription ended: %v", sub.Err())
+	case err := <-errs:
+		t.Fatalf("OnError heard %v", err)
+	default:
+	}
+}
