@@ -91,6 +91,9 @@ func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool
 	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
 	switch {
 	case c.ctx.Err() != nil:
+		if err == nil {
+			cur.Close() // its Follow of the channel with it
+		}
 		return false, c.ctx.Err()
 	case errors.Is(err, store.ErrExpired):
 		return false, nil // ErrFuture too: another epoch's
