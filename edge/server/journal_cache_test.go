@@ -50,9 +50,9 @@ func TestJournalStalledSubscriberReadsOn(t *testing.T) {
 }
 
 func testStalledReadsOn(t *testing.T, jopts *journal.Options, sub map[string]any) {
-	e, slow, acked := stalledSubscriber(t, startNode(t), jopts, sub)
+	e, slow, f := stalledSubscriber(t, startNode(t), jopts, sub)
 	var slowRead atomic.Int64
-	if err := readAcked(slow, sub["channel"].(string), acked, &slowRead); err != nil {
+	if err := readAcked(slow, sub["channel"].(string), f, &slowRead); err != nil {
 		t.Fatalf("stalled subscriber, after %d messages: %v", slowRead.Load(), err)
 	}
 	if st := e.srv.Stats(); st.LogResumes == 0 || st.OutOfSync != 0 || st.FastForward != 0 {
@@ -80,7 +80,7 @@ func stalledSub(fastForward, prefix bool) map[string]any {
 // floods the channel "flood" (flood) while the returned client,
 // subscribed with sub (stalledSub), reads nothing. It returns once the
 // log answered every publish, with those it acknowledged.
-func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, sub map[string]any) (*edge, *rawClient, []floodAck) {
+func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, sub map[string]any) (*edge, *rawClient, flooded) {
 	t.Helper()
 	e := startJournalEdgeWith(t, n, jopts, func(o *server.Options) {
 		o.StoreOptions.ChannelBytes = 1 << 20
@@ -92,6 +92,14 @@ func stalledSubscriber(t *testing.T, n *journal.Node, jopts *journal.Options, su
 	slow := e.dial(t, "test", "")
 	slow.expectOK("rtm/subscribe", 1, sub)
 	return e, slow, flood(t, e.dial(t, "test", ""))
+}
+
+// flooded is what the log answered the flood: the publishes it
+// acknowledged, in the order of their offsets, and the k of those it
+// said it did not store, and will not (none may be delivered).
+type flooded struct {
+	acked   []floodAck
+	refused map[int]bool
 }
 
 // floodAck is a publish of the flood the log acknowledged: its message's
@@ -119,11 +127,11 @@ const floodID = 100
 // machine starved enough (a publish answered past AckWait) may have the
 // log answer some unavailable, refused or their fate unknown (readAcked).
 // The replies are read as they come: 3,000 of them would fill the socket.
-func flood(t *testing.T, pub *rawClient) []floodAck {
+func flood(t *testing.T, pub *rawClient) flooded {
 	t.Helper()
-	var acked []floodAck
+	f := flooded{refused: make(map[int]bool)}
 	replies := make(chan error, 1)
-	go func() { replies <- readFloodReplies(pub, &acked) }()
+	go func() { replies <- readFloodReplies(pub, &f) }()
 	pad := strings.Repeat("p", 4000)
 	for i := range floodMessages {
 		// The edge takes a publish once the log has room for it (256 in
@@ -135,13 +143,13 @@ func flood(t *testing.T, pub *rawClient) []floodAck {
 	if err := <-replies; err != nil {
 		t.Fatalf("the flood's replies: %v", err)
 	}
-	slices.SortFunc(acked, func(a, b floodAck) int { return cmp.Compare(a.offset, b.offset) })
-	return acked
+	slices.SortFunc(f.acked, func(a, b floodAck) int { return cmp.Compare(a.offset, b.offset) })
+	return f
 }
 
-// readFloodReplies reads the replies of the flood's publishes on c,
-// adding those acknowledged to acked.
-func readFloodReplies(c *rawClient, acked *[]floodAck) error {
+// readFloodReplies reads the replies of the flood's publishes on c into
+// f.
+func readFloodReplies(c *rawClient, f *flooded) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // bounds a hang
 	defer cancel()
 	for k := range floodMessages {
@@ -164,21 +172,24 @@ func readFloodReplies(c *rawClient, acked *[]floodAck) error {
 			if err != nil {
 				return fmt.Errorf("publish %d acknowledged at %q: %w", k, pos, err)
 			}
-			*acked = append(*acked, floodAck{i: k, offset: off})
+			f.acked = append(f.acked, floodAck{i: k, offset: off})
 		case p.Action != "rtm/publish/error" || p.Body["error"] != "unavailable":
 			return fmt.Errorf("publish %d: %s", k, data)
+		case strings.Contains(fmt.Sprint(p.Body["reason"]), "will not"):
+			f.refused[k] = true // else its fate is unknown
 		}
 	}
 	return nil
 }
 
-// readAcked reads a subscription until it has every message of acked
-// (in offset order: stalledSubscriber's), in the order of their
-// offsets and each once. Others may come, each once: publishes the edge
-// answered unavailable, their fate unknown, which may have been stored,
-// anywhere among the rest (journal's publish.go: a send again after a
-// timeout). Progress is how many of acked it read.
-func readAcked(c *rawClient, sub string, acked []floodAck, progress *atomic.Int64) error {
+// readAcked reads a subscription until it has every message f.acked
+// holds, in the order of their offsets and each once. Others may come,
+// each once: publishes the edge answered unavailable, their fate
+// unknown, which may have been stored, anywhere among the rest
+// (journal's publish.go: a send again after a timeout); never one it
+// said it did not store. Progress is how many of f.acked it read.
+func readAcked(c *rawClient, sub string, f flooded, progress *atomic.Int64) error {
+	acked := f.acked
 	if len(acked) == 0 {
 		return errors.New("the log acknowledged none of the flood")
 	}
@@ -192,6 +203,8 @@ func readAcked(c *rawClient, sub string, acked []floodAck, progress *atomic.Int6
 		switch {
 		case seen[k]:
 			return false, fmt.Errorf("got message %d twice", k)
+		case f.refused[k]:
+			return false, fmt.Errorf("got message %d, which the log said it did not store", k)
 		case isAcked[k] && k != acked[m].i:
 			return false, fmt.Errorf("got message %d where %d was stored, at offset %d", k, acked[m].i, acked[m].offset)
 		case isAcked[k]:
@@ -252,10 +265,11 @@ func TestJournalCountsChannelsInTheLog(t *testing.T) {
 func TestJournalStalledSubscriberLogDown(t *testing.T) {
 	t.Parallel()
 	n := startNode(t)
-	e, slow, acked := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, stalledSub(true, false))
+	e, slow, f := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, stalledSub(true, false))
+	acked := f.acked
 	n.Close()
 	var got atomic.Int64
-	err := readAcked(slow, "flood", acked, &got)
+	err := readAcked(slow, "flood", f, &got)
 	if err == nil || !strings.Contains(err.Error(), `"error":"unavailable"`) {
 		t.Fatalf("stalled subscriber with the log down, after %d messages: %v; want unavailable", got.Load(), err)
 	}
