@@ -40,6 +40,18 @@ func dropAfterTwo(t *testing.T, e *fakeEdge, c *Client, fc *fakeConn, opts *Subs
 	return sub, got, e.accept(t)
 }
 
+// droppedWithOnError dials a fake edge, subscribes to ch with an
+// OnError that reports to errs, and drops the connection after two
+// messages (dropAfterTwo); it returns the client and the next connection.
+func droppedWithOnError(t *testing.T) (*Client, *Subscription, <-chan any, *fakeConn, <-chan error) {
+	t.Helper()
+	e := newFakeEdge()
+	c, fc := dialFake(t, e, Options{})
+	errs := make(chan error, 1)
+	sub, got, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	return c, sub, got, fc2, errs
+}
+
 // acceptAndDeliver accepts the next request, a resubscription of ch at
 // 7:3, delivers c after it, and checks the handler gets c and nothing
 // else: no message lost, none twice.
@@ -67,10 +79,7 @@ func acceptAndDeliver(t *testing.T, fc *fakeConn, got <-chan any) {
 // gap or duplicate. Meanwhile the client is connected: other requests go
 // through.
 func TestResumeUnavailableRetried(t *testing.T) {
-	e := newFakeEdge()
-	c, fc := dialFake(t, e, Options{})
-	errs := make(chan error, 1)
-	sub, got, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	c, sub, got, fc2, errs := droppedWithOnError(t)
 	refuseUnavailable(t, fc2, fc2.next(t))
 
 	// The publish goes through while ch waits; its retries, before or
@@ -138,10 +147,7 @@ func TestResumeUnavailableThenDrop(t *testing.T) {
 // code than unavailable (or a gap's expired_position) still ends the
 // subscription, and OnError hears the edge's error.
 func TestResumeRefusedOtherwiseEnds(t *testing.T) {
-	e := newFakeEdge()
-	c, fc := dialFake(t, e, Options{})
-	errs := make(chan error, 1)
-	sub, _, fc2 := dropAfterTwo(t, e, c, fc, &SubscribeOptions{OnError: func(err error) { errs <- err }})
+	_, sub, _, fc2, errs := droppedWithOnError(t)
 	req := fc2.next(t)
 	fc2.send(t, rtm.ActionSubscribe+"/error", req.ID, rtm.ErrorBody{
 		Error: string(rtm.CodeAuthorizationDenied), Reason: "Unauthorized",
