@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
@@ -20,6 +21,7 @@ func (c *Conn) pumpLog(w *writer, sub *Subscription) error {
 	if err != nil {
 		return c.failCatchUp(w, sub, err)
 	}
+	sub.retry.pause = 0 // the log reads again
 	w.logFrames = true
 	err = c.send(w, sub, frames)
 	w.logFrames = false
@@ -48,12 +50,48 @@ func (c *Conn) endCatchUp(w *writer, sub *Subscription, cu *chanlog.CatchUp) err
 
 // failCatchUp ends a subscription whose catch-up could not be read from
 // the log with rtm/subscription/error "unavailable": the client
-// resubscribes from its position, and misses nothing.
+// resubscribes from its position, and misses nothing. A child of a
+// prefix subscription tries again later instead (retryLater): its
+// catch-up is where it was.
 func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
-	if c.ctx.Err() != nil {
+	switch {
+	case c.ctx.Err() != nil:
 		return err
+	case sub.of != nil:
+		c.retryLater(sub, err)
+		return nil
 	}
 	return c.endUnavailable(w, sub, sub.Position(), err)
+}
+
+// Bounds of the pause before a prefix subscription's child reads the log
+// again (retryLater): it doubles from the first to the last.
+const (
+	minLogRetry = 100 * time.Millisecond
+	maxLogRetry = 5 * time.Second
+)
+
+// logRetry is a prefix subscription's child waiting to read the log
+// again. The writer's.
+type logRetry struct {
+	at    time.Time // not before; zero: not waiting
+	pause time.Duration
+}
+
+// retryLater has kid, a child of a prefix subscription whose history the
+// log could not give (err), try again after a pause. Ending it
+// "unavailable" as a plain subscription is would end the whole prefix
+// subscription, and its client could subscribe again only from now,
+// losing its other channels' messages meanwhile; kid keeps its place (an
+// unread catch-up, or a cursor out of sync that resumes again) while its
+// siblings read on. The group's timer wakes the writer (armGroup).
+func (c *Conn) retryLater(kid *Subscription, err error) {
+	r := &kid.retry
+	r.pause = min(max(2*r.pause, minLogRetry), maxLogRetry)
+	r.at = time.Now().Add(r.pause)
+	c.eng.counters.LogRetries.Add(1)
+	c.eng.log.Warn("reading a prefix subscription's channel from the log failed; trying again", "remote", c.remote,
+		"subscription", kid.ID, "channel", kid.Channel, "in", r.pause, "err", err)
 }
 
 // endUnavailable ends sub, whose history the log could not give (err),
@@ -83,10 +121,10 @@ func (c *Conn) endUnavailable(w *writer, sub *Subscription, pos rtm.Position, er
 // with fast_forward). A child of a prefix subscription resumes alone,
 // its catch-up pumped by pumpGroup while its siblings read on. A log
 // that cannot be read now, though it may hold pos, ends the subscription
-// "unavailable" at pos, as a catch-up that fails does (for a child, the
-// whole prefix subscription, which the client subscribes again from
-// now): skipping ahead or "expired" would lose what the log keeps. done
-// says the subscription was dealt with, resumed or ended.
+// "unavailable" at pos, as a catch-up that fails does, and a child tries
+// again later (retryLater): skipping ahead or "expired" would lose what
+// the log keeps. done says the subscription was dealt with: resumed,
+// ended or waiting.
 func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool, _ error) {
 	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
 	switch {
@@ -97,11 +135,15 @@ func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool
 		return false, c.ctx.Err()
 	case errors.Is(err, store.ErrExpired):
 		return false, nil // ErrFuture too: another epoch's
+	case err != nil && sub.of != nil:
+		c.retryLater(sub, err) // its cursor, out of sync at pos, resumes again
+		return true, nil
 	case err != nil:
 		return true, c.endUnavailable(w, sub, pos, err)
 	}
 	sub.Cursor.Close()
 	sub.Cursor, sub.CatchUp = cur, cu
+	sub.retry.pause = 0
 	c.eng.counters.LogResumes.Add(1)
 	return true, nil
 }

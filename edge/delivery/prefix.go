@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -111,6 +112,10 @@ type prefixGroup struct {
 	// unwatch ends the log's watch of the prefix (chanlog.Log.Watch); set
 	// before the group is shared.
 	unwatch func()
+	// retry wakes the writer when a child waiting to read the log again
+	// is due (wakeBy), at retryAt; mu.
+	retry   *time.Timer
+	retryAt time.Time
 }
 
 // attach opens a child on the channel of key, unless it has one.
@@ -175,6 +180,9 @@ func (g *prefixGroup) close() {
 		return
 	}
 	kids := g.children()
+	if g.retry != nil {
+		g.retry.Stop()
+	}
 	g.mu.Unlock()
 	g.x.remove(g)
 	for _, k := range kids {
@@ -237,6 +245,12 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 		if g.closed.Load() {
 			return nil // ended meanwhile (out of sync, say)
 		}
+		if !kid.retry.at.IsZero() {
+			if time.Now().Before(kid.retry.at) {
+				continue // the log could not be read; not yet again
+			}
+			kid.retry.at = time.Time{}
+		}
 		var err error
 		if kid.CatchUp != nil {
 			err = c.pumpLog(w, kid) // resumed from the log (resume)
@@ -252,15 +266,45 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 	return nil
 }
 
-// armGroup arms every child's cursor; false if one has data ready, or
-// a catch-up from the log to read on.
+// armGroup arms every child's cursor, and the group's timer for those
+// waiting to read the log again; false if one has data ready, or a
+// catch-up from the log to read on.
 func (c *Conn) armGroup(sub *Subscription) bool {
-	for _, kid := range sub.group.children() {
-		if kid.CatchUp != nil || !kid.Cursor.Wait(c) {
+	g := sub.group
+	for _, kid := range g.children() {
+		switch {
+		case !kid.retry.at.IsZero():
+			g.wakeBy(kid.retry.at)
+		case kid.CatchUp != nil || !kid.Cursor.Wait(c):
 			return false
 		}
 	}
 	return true
+}
+
+// wakeBy has the group's timer wake the writer at at, or before.
+func (g *prefixGroup) wakeBy(at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.closed.Load():
+		return
+	case g.retry == nil:
+		g.retry = time.AfterFunc(time.Until(at), g.due)
+	case !g.retryAt.IsZero() && !g.retryAt.After(at):
+		return // due sooner already
+	default:
+		g.retry.Reset(time.Until(at))
+	}
+	g.retryAt = at
+}
+
+// due is the group's timer: a child may read the log again.
+func (g *prefixGroup) due() {
+	g.mu.Lock()
+	g.retryAt = time.Time{}
+	g.mu.Unlock()
+	g.c.Wake()
 }
 
 // writePDU encodes p in the writer's PDU buffer and writes it.

@@ -44,6 +44,7 @@ type prefixLink struct {
 	group *prefixGroup
 	of    *Subscription
 	named bool
+	retry logRetry // a child's wait to read the log again (catchup.go)
 }
 
 // Delta reports whether s gets deltas (Engine.WantDeltas).

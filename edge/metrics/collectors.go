@@ -35,6 +35,7 @@ var (
 	outOfSync        = newMetric("server", "out_of_sync_total", "Subscriptions ended with out_of_sync: they fell behind and their messages expired.", prometheus.CounterValue)
 	fastForwards     = newMetric("server", "fast_forwards_total", "Subscriptions that fell behind and skipped to the oldest stored message (fast_forward).", prometheus.CounterValue)
 	logResumes       = newMetric("server", "log_resumes_total", "Subscriptions that fell behind the store (a durable edge's store is a cache of the log) and read on from the log, missing nothing.", prometheus.CounterValue)
+	logRetries       = newMetric("server", "log_retries_total", "Log reads for a channel of a prefix subscription that failed (the log unreachable) and are tried again after a pause, missing nothing.", prometheus.CounterValue)
 	slowCloses       = newMetric("server", "slow_closes_total", "Connections closed because the client did not read fast enough.", prometheus.CounterValue)
 	authFailures     = newMetric("server", "auth_failures_total", "Failed authentications (wrong role secret or token).", prometheus.CounterValue)
 	draining         = newMetric("server", "draining", "1 while the edge shuts down and sends its clients elsewhere.", prometheus.GaugeValue)
@@ -71,7 +72,7 @@ func newServerCollector(srv *server.Server) *serverCollector {
 
 var serverMetrics = []metric{
 	connections, connectionsTotal, httpStreams, httpStreamsTotal, codecConns, subscriptions, published, delivered, received, sent,
-	outOfSync, fastForwards, logResumes, slowCloses, authFailures, draining, refused, ttlSwitches,
+	outOfSync, fastForwards, logResumes, logRetries, slowCloses, authFailures, draining, refused, ttlSwitches,
 	appPublished, appDelivered, appReceived, appSent,
 	channels, blocks, blockBytes, storeMemory, appended, expired, evicted, cursorsBehind,
 }
@@ -104,6 +105,7 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(outOfSync, float64(st.OutOfSync))
 	emit(fastForwards, float64(st.FastForward))
 	emit(logResumes, float64(st.LogResumes))
+	emit(logRetries, float64(st.LogRetries))
 	emit(slowCloses, float64(st.SlowCloses))
 	emit(authFailures, float64(st.AuthFailures))
 	for i, code := range c.refusal {

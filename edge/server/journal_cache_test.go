@@ -17,7 +17,9 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
+	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
+	"github.com/sluicehq/sluice/internal/poll"
 )
 
 // TestJournalStalledSubscriberReadsOn: a durable edge's store is a cache
@@ -286,5 +288,46 @@ func TestJournalStalledSubscriberLogDown(t *testing.T) {
 	}
 	if st := e.srv.Stats(); st.FastForward != 0 || st.OutOfSync != 0 {
 		t.Fatalf("fast forwards %d, out of sync %d: the subscriber lost what the log keeps", st.FastForward, st.OutOfSync)
+	}
+}
+
+// TestJournalStalledPrefixWaitsForTheLog: a channel of a prefix
+// subscription further behind than the store while the log cannot be
+// read waits and reads the log again, instead of ending the whole prefix
+// subscription "unavailable" (its client could subscribe again only from
+// now, and would miss its other channels' messages meanwhile): once the
+// log is back, the channel reads on, every acknowledged message once and
+// in order, and the prefix subscription lives on.
+func TestJournalStalledPrefixWaitsForTheLog(t *testing.T) {
+	t.Parallel()
+	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
+	start := func() *journal.Node {
+		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Close)
+		return n
+	}
+	n := start()
+	e, slow, f := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, stalledSub(false, true))
+	n.Close()
+	var got atomic.Int64
+	read := make(chan error, 1)
+	go func() { read <- readAcked(slow, "flo", f, &got) }()
+	// Twice: the channel did not give up after its first failure.
+	poll.Until(t, "the channel reads the log again after it failed", func() bool { return e.srv.Stats().LogRetries >= 2 })
+	start() // the same files and port: the edge's connection comes back
+	if err := <-read; err != nil {
+		t.Fatalf("stalled prefix subscriber across the log's outage, after %d messages: %v", got.Load(), err)
+	}
+	if st := e.srv.Stats(); st.LogResumes == 0 || st.OutOfSync != 0 || st.FastForward != 0 {
+		t.Fatalf("log resumes %d, out of sync %d, fast forwards %d: want the channel resumed from the log, nothing skipped",
+			st.LogResumes, st.OutOfSync, st.FastForward)
+	}
+	last := floodMessages + 1
+	e.dial(t, "test", "").expectOK("rtm/publish", 1, map[string]any{"channel": "flood", "message": map[string]any{"i": last}})
+	if err := readEach(slow, "flo", func(k int) (bool, error) { return k == last, nil }); err != nil {
+		t.Fatalf("the prefix subscription after the outage: %v", err)
 	}
 }

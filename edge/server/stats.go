@@ -24,6 +24,7 @@ type Stats struct {
 	OutOfSync    uint64 // subscriptions ended by out_of_sync
 	FastForward  uint64 // fast_forward skips
 	LogResumes   uint64 // subscriptions that fell behind the store and read on from the log
+	LogRetries   uint64 // log reads of a prefix subscription's channel that failed and wait to be tried again
 	SlowCloses   uint64 // connections closed for not reading
 	AuthFailures uint64
 	// TTL counts the dead man's switches (publishes with ttl): fired,
@@ -60,6 +61,7 @@ func (s *Server) Stats() Stats {
 		OutOfSync:        c.OutOfSync.Load(),
 		FastForward:      c.FastForward.Load(),
 		LogResumes:       c.LogResumes.Load(),
+		LogRetries:       c.LogRetries.Load(),
 		SlowCloses:       c.SlowCloses.Load(),
 		AuthFailures:     c.AuthFailures.Load(),
 		TTL:              ttl,

@@ -30,6 +30,7 @@ type Counters struct {
 	OutOfSync        atomic.Uint64 // subscriptions ended by out_of_sync
 	FastForward      atomic.Uint64 // fast_forward skips
 	LogResumes       atomic.Uint64 // subscriptions that fell behind the store and read on from the log
+	LogRetries       atomic.Uint64 // log reads of a prefix subscription's channel that failed and wait to be tried again
 	SlowCloses       atomic.Uint64 // connections closed for not reading
 	AuthFailures     atomic.Uint64
 	refused          [NumRefusalCodes]atomic.Uint64
