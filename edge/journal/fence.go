@@ -201,12 +201,18 @@ func (p *publisher) dropLocked(tok uint64, r *pubReq) failure {
 	return failure{r, notStored("the connection to NATS took none of its sends, and a publish sent after it was stored")}
 }
 
-// noteReordered reports the publish r, stored at seq after a publish
-// sent later on this edge, stored at after: the window fences leave (a
-// later publish stored whose acknowledgment had not come when r was sent
-// again), or a later publish whose Msg-Id was stored long before.
-func (p *publisher) noteReordered(r *pubReq, seq, after uint64) {
+// noteReordered reports the publish r, stored at seq out of send order
+// with another publish of this edge's, stored at other (named by which:
+// one sent later and stored before r, or one sent earlier and stored
+// after it). It is the window fences leave (a later publish stored whose
+// acknowledgment had not come when an earlier one was sent again), or a
+// later publish whose Msg-Id was stored long before. Each acknowledgment
+// is compared with the newest publish acknowledged so far only, so two
+// publishes out of order are seen whichever is acknowledged first, but
+// an interleaving of three or more may be counted less than it happened:
+// the counter says the window was met, not how often.
+func (p *publisher) noteReordered(r *pubReq, seq uint64, which string, other uint64) {
 	p.j.counters.reordered.Add(1)
-	p.j.log.Warn("journal: a publish was stored after one sent later on this edge",
-		"msg_id", r.msg.Header.Get(msgIDHeader), "seq", seq, "later_seq", after, "resent", r.resent)
+	p.j.log.Warn("journal: two publishes of this edge were stored in the other order than sent",
+		"msg_id", r.msg.Header.Get(msgIDHeader), "seq", seq, which, other, "resent", r.resent)
 }

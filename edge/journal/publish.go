@@ -358,12 +358,17 @@ func (p *publisher) removeAnswered(tok, seq uint64) *pubReq {
 	p.mu.Lock()
 	r := p.pending[tok]
 	delete(p.pending, tok)
-	var after uint64 // the sequence of a later publish stored before it
+	// The sequences of a later publish stored before it, or of an
+	// earlier one stored after it, whichever was acknowledged first.
+	var after, before uint64
 	if r != nil {
 		p.replies.release(r, seq != 0)
 		switch {
 		case seq == 0:
 		case tok > p.storedTok:
+			if seq < p.storedSeq {
+				before = p.storedSeq
+			}
 			p.storedTok, p.storedSeq = tok, seq
 		case seq > p.storedSeq:
 			after = p.storedSeq
@@ -371,8 +376,11 @@ func (p *publisher) removeAnswered(tok, seq uint64) *pubReq {
 	}
 	held := p.endRecoveryLocked()
 	p.mu.Unlock()
-	if after != 0 {
-		p.noteReordered(r, seq, after)
+	switch {
+	case after != 0:
+		p.noteReordered(r, seq, "later_seq", after)
+	case before != 0:
+		p.noteReordered(r, seq, "earlier_seq", before)
 	}
 	p.sendHeld(held)
 	return r
