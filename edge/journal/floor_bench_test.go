@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 )
 
 // BenchmarkJetStreamFloor is the least an acknowledged publish to the
@@ -102,4 +104,43 @@ func rawConn(b *testing.B, n *Node) (net.Conn, <-chan []byte) {
 		<-stopped
 	})
 	return c, acks
+}
+
+// BenchmarkJetStreamFloorNATSGo is BenchmarkJetStreamFloor through
+// nats.go on the same pipe (the journal's connection: Node.Connect), the
+// acknowledgment taken by an async subscription's handler: what nats.go
+// itself adds to a publish, its flusher and its subscription's
+// goroutine, apart from the journal.
+func BenchmarkJetStreamFloorNATSGo(b *testing.B) {
+	n := node(b, "")
+	j, _ := open(b, n, &Options{SoleWriter: true})
+	subjects := make([]string, 5000)
+	for i := range subjects {
+		subjects[i] = j.subject("bench\x00ch" + strconv.Itoa(i))
+	}
+	j.Close()
+	nc, err := n.Connect("floor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	acks := make(chan []byte, 1)
+	if _, err := nc.Subscribe("_FLOOR.>", func(m *nats.Msg) { acks <- m.Data }); err != nil {
+		b.Fatal(err)
+	}
+	payload := make([]byte, 160)
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := range b.N {
+		m := &nats.Msg{Subject: subjects[i%len(subjects)], Reply: "_FLOOR.ack", Data: payload,
+			Header: nats.Header{"Nats-Msg-Id": []string{strconv.Itoa(i)}}}
+		if err := nc.PublishMsg(m); err != nil {
+			b.Fatal(err)
+		}
+		if !bytes.Contains(<-acks, []byte(`"seq":`)) {
+			b.Fatalf("publish %d not stored", i)
+		}
+	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
