@@ -3,13 +3,16 @@ package journal
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // BenchmarkJetStreamFloor is the least an acknowledged publish to the
@@ -30,16 +33,27 @@ func BenchmarkJetStreamFloor(b *testing.B) {
 	}
 	j.Close() // the stream stays; nothing else reads or writes it
 	c, acks := rawConn(b, n)
+	floorLoop(b, c, acks, subjects, true)
+}
+
+// floorLoop publishes b.N messages of 160 bytes on c, round robin over
+// subjects, each with a Msg-Id if msgID, one at a time, each awaited on
+// acks (rawConn), and reports the process's CPU time a publish.
+func floorLoop(b *testing.B, c net.Conn, acks <-chan []byte, subjects []string, msgID bool) {
 	payload := make([]byte, 160)
 	buf := make([]byte, 0, 512)
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := range b.N {
-		id := strconv.Itoa(i)
-		hdr := len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id)
-		buf = fmt.Appendf(buf[:0], "HPUB %s _FLOOR.ack %d %d\r\nNATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n",
-			subjects[i%len(subjects)], hdr, hdr+len(payload), id)
+		subj := subjects[i%len(subjects)]
+		if msgID {
+			id := strconv.Itoa(i)
+			hdr := len("NATS/1.0\r\nNats-Msg-Id: \r\n\r\n") + len(id)
+			buf = fmt.Appendf(buf[:0], "HPUB %s _FLOOR.ack %d %d\r\nNATS/1.0\r\nNats-Msg-Id: %s\r\n\r\n", subj, hdr, hdr+len(payload), id)
+		} else {
+			buf = fmt.Appendf(buf[:0], "PUB %s _FLOOR.ack %d\r\n", subj, len(payload))
+		}
 		buf = append(append(buf, payload...), "\r\n"...)
 		if _, err := c.Write(buf); err != nil {
 			b.Fatal(err)
@@ -49,6 +63,47 @@ func BenchmarkJetStreamFloor(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkJetStreamFloorParts is BenchmarkJetStreamFloor into streams
+// of its own, with and without what the journal's stream has: file
+// storage (or memory), a Msg-Id per publish (for the duplicates window)
+// or none. It parts JetStream's floor into what each costs.
+func BenchmarkJetStreamFloorParts(b *testing.B) {
+	subjects := make([]string, 5000)
+	for i := range subjects {
+		subjects[i] = "floor.ch" + strconv.Itoa(i)
+	}
+	for _, tc := range []struct {
+		name    string
+		storage jetstream.StorageType
+		msgID   bool
+	}{
+		{"file,msgid", jetstream.FileStorage, true},
+		{"file", jetstream.FileStorage, false},
+		{"memory,msgid", jetstream.MemoryStorage, true},
+		{"memory", jetstream.MemoryStorage, false},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			n := node(b, "")
+			nc, err := n.Connect("floor")
+			if err != nil {
+				b.Fatal(err)
+			}
+			js, err := jetstream.New(nc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "FLOOR", Subjects: []string{"floor.>"},
+				Storage: tc.storage, Duplicates: 10 * time.Second})
+			nc.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, acks := rawConn(b, n)
+			floorLoop(b, c, acks, subjects, tc.msgID)
+		})
+	}
 }
 
 // rawConn connects to n over the in-process pipe, subscribed to the
