@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
@@ -87,10 +88,17 @@ type logRetry struct {
 // siblings read on. The group's timer wakes the writer (armGroup).
 func (c *Conn) retryLater(kid *Subscription, err error) {
 	r := &kid.retry
+	first := r.pause == 0
 	r.pause = min(max(2*r.pause, minLogRetry), maxLogRetry)
 	r.at = time.Now().Add(r.pause)
 	c.eng.counters.LogRetries.Add(1)
-	c.eng.log.Warn("reading a prefix subscription's channel from the log failed; trying again", "remote", c.remote,
+	// Once a failure, not once a try: an outage of the log would
+	// otherwise log every waiting channel of every connection every 5 s.
+	level := slog.LevelDebug
+	if first {
+		level = slog.LevelWarn
+	}
+	c.eng.log.Log(c.ctx, level, "reading a prefix subscription's channel from the log failed; trying again", "remote", c.remote,
 		"subscription", kid.ID, "channel", kid.Channel, "in", r.pause, "err", err)
 }
 
