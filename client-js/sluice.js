@@ -128,7 +128,11 @@ async function boot({ wasmURL, wasmExecURL }) {
  * which the browser reads before any script runs, when it is the build
  * that url (its hashed name) names: the edge sends the hash as its ETag.
  * Another build's (an edge upgraded between the two requests) is dropped
- * for url's own.
+ * for url's own, and so is a preload that cannot be used: a failed fetch
+ * (a 404 without CORS headers is one, for a page of another origin), an
+ * error status, or another type than application/wasm, which
+ * compileStreaming refuses. compile(url) then does what it does without a
+ * preload, and its error, if any, says what is wrong.
  */
 function preloaded(url) {
   if (typeof document === "undefined") return null;
@@ -138,11 +142,15 @@ function preloaded(url) {
   const link = hash && [...document.querySelectorAll('link[rel="preload"][as="fetch"]')].find((l) => l.href === plain);
   if (!link) return null;
   return (async () => {
-    const r = await fetch(plain, { credentials: "same-origin" });
-    if (r.ok && new RegExp(`^(W/)?"${hash}(-[a-z]+)?"$`).test(r.headers.get("ETag") ?? "")) {
-      return WebAssembly.compileStreaming(r);
+    const r = await fetch(plain, { credentials: "same-origin" }).catch(() => null);
+    if (r?.ok && new RegExp(`^(W/)?"${hash}(-[a-z]+)?"$`).test(r.headers.get("ETag") ?? "")) {
+      try {
+        return await WebAssembly.compileStreaming(r);
+      } catch {
+        // Another type, or a body cut off: url's own, below.
+      }
     }
-    r.body?.cancel();
+    r?.body?.cancel().catch(() => {}); // rejects when compileStreaming holds it
     return compile(url);
   })();
 }

@@ -58,14 +58,15 @@ func preloadSnippet(t *testing.T) string {
 }
 
 // countingProxy forwards to the edge and notes the paths asked and the
-// statuses answered, as "GET /path 200".
+// statuses answered, as "GET /path 200"; its fault, if any, breaks the
+// plain /sluice.wasm.
 type countingProxy struct {
 	*httptest.Server
 	mu   sync.Mutex
 	seen []string
 }
 
-func newCountingProxy(t *testing.T, edgeHTTP string) *countingProxy {
+func newCountingProxy(t *testing.T, edgeHTTP string, fault wasmFault) *countingProxy {
 	t.Helper()
 	target, err := url.Parse(edgeHTTP)
 	if err != nil {
@@ -74,14 +75,22 @@ func newCountingProxy(t *testing.T, edgeHTTP string) *countingProxy {
 	rp := httputil.NewSingleHostReverseProxy(target)
 	cp := &countingProxy{}
 	rp.ModifyResponse = func(resp *http.Response) error {
-		cp.mu.Lock()
-		cp.seen = append(cp.seen, resp.Request.Method+" "+resp.Request.URL.Path+" "+resp.Status[:3])
-		cp.mu.Unlock()
+		if fault == wasmWrongType && resp.Request.URL.Path == "/sluice.wasm" {
+			resp.Header.Set("Content-Type", "application/octet-stream")
+		}
+		cp.note(resp.Request, resp.Status[:3])
 		return nil
 	}
-	cp.Server = httptest.NewServer(rp)
+	cp.Server = httptest.NewServer(breakWasm(fault, cp, rp))
 	t.Cleanup(cp.Close)
 	return cp
+}
+
+// note records that r was answered with status.
+func (cp *countingProxy) note(r *http.Request, status string) {
+	cp.mu.Lock()
+	cp.seen = append(cp.seen, r.Method+" "+r.URL.Path+" "+status)
+	cp.mu.Unlock()
 }
 
 // take returns what was asked since the last take.
@@ -105,15 +114,8 @@ func TestBrowserFirstMessage(t *testing.T) {
 	if _, err := pub.Publish(ctxFor(t), "open.first", map[string]any{"hello": "browser"}); err != nil {
 		t.Fatal(err)
 	}
-	edge := newCountingProxy(t, "http"+strings.TrimPrefix(e.url, "ws"))
-	snippet := strings.ReplaceAll(preloadSnippet(t), "http://127.0.0.1:8080", edge.URL)
-	page := strings.NewReplacer("EDGE", edge.URL, "WS", e.url, "APPKEY", browserAppkey).Replace(firstMessagePage)
-	root := t.TempDir()
-	html := "<!doctype html><meta charset=utf-8><title>first message</title><link rel=icon href=\"data:,\">\n" + snippet + page
-	if err := os.WriteFile(filepath.Join(root, "index.html"), []byte(html), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s := serveSite(t, root)
+	edge := newCountingProxy(t, "http"+strings.TrimPrefix(e.url, "ws"), wasmIntact)
+	s := firstMessageSite(t, e, edge.URL)
 	for round := range 3 {
 		p := b.newTab(t, "ws"+strings.TrimPrefix(s.URL, "http"))
 		edge.take()
@@ -125,6 +127,21 @@ func TestBrowserFirstMessage(t *testing.T) {
 			round+1, loadAverage(), cold, warm)
 		checkFirstVisits(t, round+1, cold, warm, coldAsked, warmAsked)
 	}
+}
+
+// firstMessageSite serves, on an origin of its own, the page with the
+// preload snippet that loads the client from edgeHTTP (the edge e, or a
+// proxy to it) and connects to e.
+func firstMessageSite(t *testing.T, e *cmdEdge, edgeHTTP string) *site {
+	t.Helper()
+	snippet := strings.ReplaceAll(preloadSnippet(t), "http://127.0.0.1:8080", edgeHTTP)
+	page := strings.NewReplacer("EDGE", edgeHTTP, "WS", e.url, "APPKEY", browserAppkey).Replace(firstMessagePage)
+	root := t.TempDir()
+	html := "<!doctype html><meta charset=utf-8><title>first message</title><link rel=icon href=\"data:,\">\n" + snippet + page
+	if err := os.WriteFile(filepath.Join(root, "index.html"), []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return serveSite(t, root)
 }
 
 // checkFirstVisits checks a cold and a warm visit: each fetched

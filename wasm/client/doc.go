@@ -31,7 +31,9 @@
 // again on the same connection, from the same position, after a delay
 // that grows from Options.MinBackoff to MaxBackoff with full jitter,
 // until the edge takes it or refuses it otherwise; a connection that
-// drops meanwhile leaves it to the next one, and Close ends it. The
+// drops meanwhile leaves it to the next one, and Close ends it. So is a
+// subscription the edge ends with unavailable (it could not read the
+// history from its log): it is resubscribed after such a delay. The
 // handler then goes on without gap or duplicate. A first Subscribe
 // refused with unavailable returns that *rtm.Error and keeps nothing:
 // its caller, which holds the context, decides whether to try again.

@@ -217,6 +217,21 @@ func (fc *fakeConn) next(t *testing.T) fakeReq {
 	return decodeReq(t, m)
 }
 
+// quiet fails t if the client sent anything the test has not read. Call
+// it after synctest.Wait, when every goroutine of the client waits: what
+// it would send by then is in writes.
+func (fc *fakeConn) quiet(t *testing.T, when string) {
+	t.Helper()
+	for _, m := range fc.queued {
+		t.Fatalf("%s: the client sent %s", when, m)
+	}
+	select {
+	case w := <-fc.writes:
+		t.Fatalf("%s: the client sent %q", when, w)
+	default:
+	}
+}
+
 func decodeReq(t *testing.T, m []byte) fakeReq {
 	t.Helper()
 	var r fakeReq

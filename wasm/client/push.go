@@ -171,9 +171,12 @@ func (c *Client) onSubscriptionError(cn *conn, se *rtm.SubscriptionError) {
 	}
 	// unavailable: the edge could not read the history from its log now
 	// and asks for a resubscribe from se.Position, the next message this
-	// client has not queued; it does so, as for a lagging subscription.
+	// client has not queued; it does so, as for a lagging subscription,
+	// but after a backoff delay (held), as for a refused resubscription:
+	// the edge ends at once every subscription whose history its log did
+	// not give, and the log may not be back yet.
 	if code := rtm.Code(se.Error); s.lag && code == rtm.CodeOutOfSync || code == rtm.CodeUnavailable {
-		s.lag, s.conn = true, nil
+		s.lag, s.conn, s.held = true, nil, code == rtm.CodeUnavailable
 		c.signalWork()
 		return
 	}

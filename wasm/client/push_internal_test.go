@@ -93,7 +93,8 @@ func TestOutOfSyncWhilePaused(t *testing.T) {
 				t.Fatalf("ended %v (finished %v, %d events), want %v", ended, s.finished, len(c.q.events), tc.ends)
 			}
 			waits := false
-			for _, w := range c.waiting() {
+			subs, _ := c.waiting(false)
+			for _, w := range subs {
 				waits = waits || w == s
 			}
 			if waits != tc.waits || s.next != mine {

@@ -5,6 +5,8 @@ package client
 import (
 	"context"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/sluicehq/sluice/internal/poll"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -15,14 +17,21 @@ import (
 // be read during an election does.
 func refuseUnavailable(t *testing.T, fc *fakeConn, req fakeReq) {
 	t.Helper()
-	var body rtm.SubscribeBody
-	req.body(t, &body)
-	if req.Action != rtm.ActionSubscribe || body.SubscriptionID != "ch" || body.Position != "7:3" || body.FastForward {
-		t.Fatalf("resubscription %s %+v, want ch at 7:3 without fast_forward", req.Action, body)
-	}
+	checkResubscription(t, req, "ch", "7:3")
 	fc.send(t, rtm.ActionSubscribe+"/error", req.ID, rtm.ErrorBody{
 		Error: string(rtm.CodeUnavailable), Reason: "the cluster's log cannot be read now; try again",
 	})
+}
+
+// checkResubscription checks that req resubscribes id at pos, without
+// fast_forward.
+func checkResubscription(t *testing.T, req fakeReq, id, pos string) {
+	t.Helper()
+	var body rtm.SubscribeBody
+	req.body(t, &body)
+	if req.Action != rtm.ActionSubscribe || body.SubscriptionID != id || body.Position != pos || body.FastForward {
+		t.Fatalf("sent %s %+v, want a resubscription of %s at %s without fast_forward", req.Action, body, id, pos)
+	}
 }
 
 // dropAfterTwo subscribes to ch, delivers a and b (resume point 7:3) and
@@ -58,11 +67,7 @@ func droppedWithOnError(t *testing.T) (*Client, *Subscription, <-chan any, *fake
 func acceptAndDeliver(t *testing.T, fc *fakeConn, got <-chan any) {
 	t.Helper()
 	req := fc.next(t)
-	var body rtm.SubscribeBody
-	req.body(t, &body)
-	if req.Action != rtm.ActionSubscribe || body.SubscriptionID != "ch" || body.Position != "7:3" || body.FastForward {
-		t.Fatalf("resubscription %s %+v, want ch at 7:3 without fast_forward", req.Action, body)
-	}
+	checkResubscription(t, req, "ch", "7:3")
 	fc.reply(t, req, rtm.SubscribeReply{Position: "7:3", SubscriptionID: "ch"})
 	fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
 		SubscriptionID: "ch", Position: "7:4", Messages: []any{"c"},
@@ -186,4 +191,98 @@ func TestPushedUnavailableResubscribes(t *testing.T) {
 		t.Fatalf("OnError heard %v", err)
 	default:
 	}
+}
+
+// slowRetries are backoff options whose delays (up to 10 s, drawn with
+// full jitter) pass only on a synctest bubble's clock, which moves only
+// when every goroutine waits: under 20 s, so poll's deadlines come after.
+var slowRetries = Options{MinBackoff: 10 * time.Second, MaxBackoff: 10 * time.Second}
+
+// TestResumeUnavailableWaitsBackoff: a resubscription after a reconnect
+// that the edge refuses with unavailable is tried again once a backoff
+// delay has passed, not at once: the edge said its log cannot be read
+// now, and the clients of a cluster in an election must not all come
+// back at the same moment. In a synctest bubble: once every goroutine of
+// the client waits, nothing was sent, and the retry goes out when the
+// clock moves to the retry timer.
+func TestResumeUnavailableWaitsBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, fc := dialFake(t, e, slowRetries)
+		_, got, fc2 := dropAfterTwo(t, e, c, fc, nil)
+		refuseUnavailable(t, fc2, fc2.next(t))
+		refused := time.Now()
+		synctest.Wait()
+		fc2.quiet(t, "after the refusal, before the backoff")
+
+		acceptAndDeliver(t, fc2, got)
+		if waited := time.Since(refused); waited <= 0 || waited > slowRetries.MaxBackoff {
+			t.Fatalf("retried %s after the refusal, want after a backoff delay in (0, %s]", waited, slowRetries.MaxBackoff)
+		}
+	})
+}
+
+// pushUnavailable ends subscription id as an edge that cannot read its
+// history from its log does, asking for a resubscribe at pos.
+func pushUnavailable(t *testing.T, fc *fakeConn, id, pos string) {
+	t.Helper()
+	fc.send(t, rtm.ActionSubscriptionErr, nil, rtm.SubscriptionError{
+		Error: string(rtm.CodeUnavailable), Reason: "the history could not be read from the cluster's log; resubscribe",
+		Position: pos, SubscriptionID: id,
+	})
+}
+
+// TestPushedUnavailableWaitsBackoff: a subscription the edge ends with
+// unavailable is resubscribed after a backoff delay, not at once (the
+// edge ends at once every subscription whose history it could not read,
+// and its log may not be back yet), and so is each retry after a
+// refusal on the same connection.
+func TestPushedUnavailableWaitsBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, fc := dialFake(t, e, slowRetries)
+		_, got := subscribeFake(t, c, fc, "ch", "7:3")
+		pushUnavailable(t, fc, "ch", "7:3")
+		synctest.Wait()
+		fc.quiet(t, "after the edge ended ch unavailable, before the backoff")
+
+		refuseUnavailable(t, fc, fc.next(t))
+		synctest.Wait()
+		fc.quiet(t, "after the refusal, before the backoff")
+		acceptAndDeliver(t, fc, got)
+	})
+}
+
+// TestHeldNotSentWithOthers: a resubscription waiting for its backoff
+// delay is not sent along with another subscription's resubscription
+// meanwhile (a paused one, here after a delta that did not apply): it
+// waits its own delay.
+func TestHeldNotSentWithOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, fc := dialFake(t, e, slowRetries)
+		_, got := subscribeFake(t, c, fc, "ch", "7:3")
+		subscribeFakeWith(t, c, fc, "other", "9:1", &SubscribeOptions{Delta: true})
+		pushUnavailable(t, fc, "ch", "7:3")
+
+		// A delta with no message before it: other is paused, unsubscribed
+		// and resubscribed from 9:1, alone.
+		fc.send(t, rtm.ActionSubscriptionData, nil, rtm.SubscriptionData{
+			SubscriptionID: "other", Position: "9:2", Messages: []any{"not a delta"}, Delta: true,
+		})
+		req := fc.next(t)
+		var body rtm.UnsubscribeBody
+		req.body(t, &body)
+		if req.Action != rtm.ActionUnsubscribe || body.SubscriptionID != "other" {
+			t.Fatalf("sent %s %+v, want an unsubscribe of other", req.Action, body)
+		}
+		fc.reply(t, req, rtm.PositionBody{Position: "9:2"})
+		req = fc.next(t)
+		checkResubscription(t, req, "other", "9:1")
+		fc.reply(t, req, rtm.SubscribeReply{Position: "9:1", SubscriptionID: "other"})
+		synctest.Wait()
+		fc.quiet(t, "while ch waits for its backoff delay")
+
+		acceptAndDeliver(t, fc, got)
+	})
 }

@@ -159,6 +159,7 @@ type Subscription struct {
 	delivered rtm.Position  // after the last batch handed to the handler
 	lag       bool          // the delivery buffer overflowed, or the edge refused its resubscription for now (unavailable): data is dropped until resubscribed
 	moved     bool          // a connection was lost since it lagged (or was refused after a reconnect): its resubscription follows a reconnect
+	held      bool          // the edge refused its resubscription or ended it (unavailable): it waits for serve's retry timer, on this connection
 	asked     *rtm.Position // the position the edge was last asked to start at, until data or a fast_forward notice answers it
 	finished  bool          // no longer live: out of c.subs, no data accepted
 	abandoned bool          // Subscribe gave up before the edge's reply

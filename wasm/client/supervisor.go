@@ -48,13 +48,16 @@ func (c *Client) serve(cn *conn) {
 	refresh := time.NewTimer(time.Hour)
 	defer refresh.Stop()
 	refreshC := c.armRefresh(cn, refresh)
-	// A resubscription the edge refused for now (unavailable) waits as a
-	// lagging one does; this timer wakes the supervisor to try again, after
-	// a backoff delay, so that the clients of a cluster that cannot read
-	// its log (an election) neither hammer it nor come back in lockstep.
+	// A resubscription the edge refused for now (unavailable) is held
+	// until this timer fires, a backoff delay after the refusal, then
+	// waits as a lagging one does, so that the clients of a cluster that
+	// cannot read its log (an election) neither hammer it nor come back
+	// in lockstep. Held, it is left out when others are resubscribed.
 	b := backoff{min: c.opts.MinBackoff, max: c.opts.MaxBackoff}
-	retry := time.AfterFunc(time.Hour, c.signalWork)
+	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
+	var retryC <-chan time.Time // nil while the timer is not armed
+	due := false                // the timer fired: the held ones go too
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -70,13 +73,19 @@ func (c *Client) serve(cn *conn) {
 			if c.settle(cn) {
 				drained = c.drained()
 			}
+		case <-retryC:
+			retryC, due = nil, true
+			drained = c.drained()
 		case <-drained:
 			drained = nil
-			c.resubscribe(cn, c.waiting(), false)
-			if c.waiting() != nil {
-				retry.Reset(b.next()) // refused for now
-			} else {
+			subs, _ := c.waiting(due)
+			due = false
+			c.resubscribe(cn, subs, false)
+			if _, held := c.waiting(false); !held {
 				b.reset()
+			} else if retryC == nil {
+				retry.Reset(b.next()) // refused for now
+				retryC = retry.C
 			}
 		}
 	}
@@ -160,17 +169,22 @@ func (c *Client) unsubscribeOnEdge(cn *conn, id string) error {
 }
 
 // waiting returns the lagging subscriptions that the edge no longer holds,
-// ready to be resubscribed.
-func (c *Client) waiting() []*Subscription {
+// ready to be resubscribed, and whether others are held (refused for now)
+// until serve's retry timer fires; due releases those.
+func (c *Client) waiting(due bool) (subs []*Subscription, held bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var subs []*Subscription
 	for _, s := range c.subs {
 		if s.lag && s.conn == nil {
+			if s.held && !due {
+				held = true
+				continue
+			}
+			s.held = false
 			subs = append(subs, s)
 		}
 	}
-	return subs
+	return subs, held
 }
 
 // lost records that a connection dropped.
@@ -186,6 +200,9 @@ func (c *Client) lost(cn *conn) {
 			s.conn = nil
 		}
 		s.moved = s.moved || s.lag
+		// The next connection (after a reconnect's own backoff delay) tries
+		// again at once.
+		s.held = false
 	}
 	c.setStateLocked(Disconnected)
 }
@@ -331,8 +348,9 @@ func (c *Client) resubscribeAll(cn *conn, subs []*Subscription, forward, reconne
 			c.mu.Lock()
 			if retry && !s.finished {
 				// Not on the edge, nothing dropped: serve resubscribes it
-				// from s.next, unless a reconnect does first.
-				s.lag, s.moved = true, resumed[i]
+				// from s.next after a backoff delay, unless a reconnect
+				// does first.
+				s.lag, s.moved, s.held = true, resumed[i], true
 			} else {
 				c.failLocked(s, e)
 			}
