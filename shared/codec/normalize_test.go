@@ -144,9 +144,23 @@ func TestAction(t *testing.T) { // not parallel: it counts allocations
 			t.Fatalf("Action(%q) = %q", a, got)
 		}
 	}
-	b := []byte(rtm.ActionSubscriptionData)
-	if n := testing.AllocsPerRun(100, func() { _ = codec.Action(b) }); n != 0 {
-		t.Fatalf("Action allocates %v times for a known action, want 0", n)
+	// Every action of package rtm, and each request's replies, is known:
+	// it comes back without allocating.
+	var all []string
+	for _, a := range []string{rtm.ActionPublish, rtm.ActionWrite, rtm.ActionDelete, rtm.ActionRead,
+		rtm.ActionSubscribe, rtm.ActionUnsubscribe, rtm.ActionHandshake, rtm.ActionAuthenticate, rtm.ActionPresence} {
+		all = append(all, a, rtm.Reply(a, rtm.OutcomeOK), rtm.Reply(a, rtm.OutcomeError))
+	}
+	all = append(all, rtm.ActionSubscriptionData, rtm.ActionSubscriptionInfo, rtm.ActionSubscriptionErr,
+		rtm.ActionSubscriptionPresence, rtm.ActionError)
+	for _, a := range all {
+		b := []byte(a)
+		if got := codec.Action(b); got != a {
+			t.Fatalf("Action(%q) = %q", a, got)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = codec.Action(b) }); n != 0 {
+			t.Fatalf("Action allocates %v times for %q, a known action, want 0", n, a)
+		}
 	}
 	// An unknown action is a copy, not an alias of the frame.
 	u := []byte("x/y")

@@ -50,23 +50,23 @@ type subEntry struct {
 func Export() js.Value {
 	b := &bridge{clients: make(map[int]*clientEntry), subs: make(map[int]*subEntry)}
 	api := jsObject.New()
-	for name, fn := range map[string]func([]js.Value) js.Value{
-		"connect":     b.connect,
-		"publish":     b.publish,
-		"write":       b.write,
-		"delete":      b.delete,
-		"read":        b.read,
-		"subscribe":   b.subscribe,
-		"unsubscribe": b.unsubscribe,
-		"position":    b.position,
-		"presence":    b.presence,
-		"state":       b.state,
-		"suspend":     b.suspend,
-		"resume":      b.resume,
-		"close":       b.close,
-	} {
-		api.Set(name, export(fn))
-	}
+	// Set one by one rather than from a map literal: ranging over a map
+	// runs Go's map code (building, growing, iterating), which V8 then
+	// compiles on first call while the page waits for the client.
+	set := func(name string, fn func([]js.Value) js.Value) { api.Set(name, export(fn)) }
+	set("connect", b.connect)
+	set("publish", b.publish)
+	set("write", b.write)
+	set("delete", b.delete)
+	set("read", b.read)
+	set("subscribe", b.subscribe)
+	set("unsubscribe", b.unsubscribe)
+	set("position", b.position)
+	set("presence", b.presence)
+	set("state", b.state)
+	set("suspend", b.suspend)
+	set("resume", b.resume)
+	set("close", b.close)
 	return api
 }
 
