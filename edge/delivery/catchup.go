@@ -2,8 +2,6 @@ package delivery
 
 import (
 	"errors"
-	"log/slog"
-	"time"
 
 	"github.com/sluicehq/sluice/edge/chanlog"
 	"github.com/sluicehq/sluice/edge/store"
@@ -15,14 +13,17 @@ import (
 // hands the subscription over to its cursor once it reached it. A log
 // that cannot be read ends the subscription with
 // rtm/subscription/error "unavailable": the client resubscribes from its
-// position.
+// position (a prefix subscription's channel waits and tries again:
+// failCatchUp).
 func (c *Conn) pumpLog(w *writer, sub *Subscription) error {
 	cu := sub.CatchUp
 	frames, done, err := cu.Read(c.ctx, maxBatchBytes)
 	if err != nil {
 		return c.failCatchUp(w, sub, err)
 	}
-	sub.retry.pause = 0 // the log reads again
+	if len(frames) > 0 {
+		sub.retry = nil // the log reads again
+	}
 	w.logFrames = true
 	err = c.send(w, sub, frames)
 	w.logFrames = false
@@ -45,61 +46,23 @@ func (c *Conn) endCatchUp(w *writer, sub *Subscription, cu *chanlog.CatchUp) err
 	case err != nil:
 		return c.failCatchUp(w, sub, err)
 	}
-	sub.CatchUp = nil // the rest is in the cursor
+	sub.CatchUp, sub.retry = nil, nil // the rest is in the cursor
 	return nil
 }
 
 // failCatchUp ends a subscription whose catch-up could not be read from
 // the log with rtm/subscription/error "unavailable": the client
-// resubscribes from its position, and misses nothing. A child of a
-// prefix subscription tries again later instead (retryLater): its
+// resubscribes from its position, and misses nothing. A prefix
+// subscription's channel tries again later instead (retryLater): its
 // catch-up is where it was.
 func (c *Conn) failCatchUp(w *writer, sub *Subscription, err error) error {
 	switch {
 	case c.ctx.Err() != nil:
 		return err
-	case sub.of != nil:
-		c.retryLater(sub, err)
-		return nil
+	case sub.prefixed():
+		return c.retryLater(w, sub, err, nil)
 	}
 	return c.endUnavailable(w, sub, sub.Position(), err)
-}
-
-// Bounds of the pause before a prefix subscription's child reads the log
-// again (retryLater): it doubles from the first to the last.
-const (
-	minLogRetry = 100 * time.Millisecond
-	maxLogRetry = 5 * time.Second
-)
-
-// logRetry is a prefix subscription's child waiting to read the log
-// again. The writer's.
-type logRetry struct {
-	at    time.Time // not before; zero: not waiting
-	pause time.Duration
-}
-
-// retryLater has kid, a child of a prefix subscription whose history the
-// log could not give (err), try again after a pause. Ending it
-// "unavailable" as a plain subscription is would end the whole prefix
-// subscription, and its client could subscribe again only from now,
-// losing its other channels' messages meanwhile; kid keeps its place (an
-// unread catch-up, or a cursor out of sync that resumes again) while its
-// siblings read on. The group's timer wakes the writer (armGroup).
-func (c *Conn) retryLater(kid *Subscription, err error) {
-	r := &kid.retry
-	first := r.pause == 0
-	r.pause = min(max(2*r.pause, minLogRetry), maxLogRetry)
-	r.at = time.Now().Add(r.pause)
-	c.eng.counters.LogRetries.Add(1)
-	// Once a failure, not once a try: an outage of the log would
-	// otherwise log every waiting channel of every connection every 5 s.
-	level := slog.LevelDebug
-	if first {
-		level = slog.LevelWarn
-	}
-	c.eng.log.Log(c.ctx, level, "reading a prefix subscription's channel from the log failed; trying again", "remote", c.remote,
-		"subscription", kid.ID, "channel", kid.Channel, "in", r.pause, "err", err)
 }
 
 // endUnavailable ends sub, whose history the log could not give (err),
@@ -119,7 +82,7 @@ func (c *Conn) endUnavailable(w *writer, sub *Subscription, pos rtm.Position, er
 	return c.write(w, w.pdu)
 }
 
-// resume opens sub again at pos, where its cursor fell out of sync,
+// resume opens sub again at oos.Position, where its cursor fell out of sync,
 // through the channel log: a durable edge's store is a cache of its log
 // (limits.store_bytes), and a subscriber more than the store behind
 // reads on from the log, as a client resubscribing at pos would, without
@@ -128,12 +91,13 @@ func (c *Conn) endUnavailable(w *writer, sub *Subscription, pos rtm.Position, er
 // log, whose store is all there is: the caller says so, or skips ahead
 // with fast_forward). A child of a prefix subscription resumes alone,
 // its catch-up pumped by pumpGroup while its siblings read on. A log
-// that cannot be read now, though it may hold pos, ends the subscription
-// "unavailable" at pos, as a catch-up that fails does, and a child tries
-// again later (retryLater): skipping ahead or "expired" would lose what
-// the log keeps. done says the subscription was dealt with: resumed,
-// ended or waiting.
-func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool, _ error) {
+// that cannot be read now, though it may hold the position, ends the
+// subscription "unavailable" there, as a catch-up that fails does, and a
+// prefix subscription's channel tries again later (retryLater): skipping
+// ahead or "expired" would lose what the log keeps. done says the
+// subscription was dealt with: resumed, ended or waiting.
+func (c *Conn) resume(w *writer, sub *Subscription, oos *store.OutOfSyncError) (done bool, _ error) {
+	pos := oos.Position
 	cur, cu, err := c.eng.chlog.Subscribe(c.ctx, sub.Cursor.Key(), store.Start{Position: &pos})
 	switch {
 	case c.ctx.Err() != nil:
@@ -142,16 +106,15 @@ func (c *Conn) resume(w *writer, sub *Subscription, pos rtm.Position) (done bool
 		}
 		return false, c.ctx.Err()
 	case errors.Is(err, store.ErrExpired):
+		sub.retry = nil   // the caller deals with it for good
 		return false, nil // ErrFuture too: another epoch's
-	case err != nil && sub.of != nil:
-		c.retryLater(sub, err) // its cursor, out of sync at pos, resumes again
-		return true, nil
+	case err != nil && sub.prefixed():
+		return true, c.retryLater(w, sub, err, oos) // resumes at oos when due
 	case err != nil:
 		return true, c.endUnavailable(w, sub, pos, err)
 	}
 	sub.Cursor.Close()
-	sub.Cursor, sub.CatchUp = cur, cu
-	sub.retry.pause = 0
+	sub.Cursor, sub.CatchUp, sub.retry = cur, cu, nil
 	c.eng.counters.LogResumes.Add(1)
 	return true, nil
 }

@@ -245,21 +245,7 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 		if g.closed.Load() {
 			return nil // ended meanwhile (out of sync, say)
 		}
-		if !kid.retry.at.IsZero() {
-			if time.Now().Before(kid.retry.at) {
-				continue // the log could not be read; not yet again
-			}
-			kid.retry.at = time.Time{}
-		}
-		var err error
-		if kid.CatchUp != nil {
-			err = c.pumpLog(w, kid) // resumed from the log (resume)
-		} else if w.frames, err = kid.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
-			err = c.outOfSync(w, kid, err)
-		} else {
-			err = c.send(w, kid, w.frames)
-		}
-		if err != nil {
+		if err := c.pumpOwn(w, kid); err != nil {
 			return err
 		}
 	}
@@ -270,12 +256,8 @@ func (c *Conn) pumpGroup(w *writer, sub *Subscription) error {
 // waiting to read the log again; false if one has data ready, or a
 // catch-up from the log to read on.
 func (c *Conn) armGroup(sub *Subscription) bool {
-	g := sub.group
-	for _, kid := range g.children() {
-		switch {
-		case !kid.retry.at.IsZero():
-			g.wakeBy(kid.retry.at)
-		case kid.CatchUp != nil || !kid.Cursor.Wait(c):
+	for _, kid := range sub.group.children() {
+		if !c.armOwn(kid) {
 			return false
 		}
 	}

@@ -189,7 +189,7 @@ func (c *Conn) outOfSync(w *writer, sub *Subscription, err error) error {
 	if !errors.As(err, &oos) {
 		return c.Internal(err)
 	}
-	if done, err := c.resume(w, sub, oos.Position); done || err != nil {
+	if done, err := c.resume(w, sub, oos); done || err != nil {
 		return err
 	}
 	var pdu rtm.PDU

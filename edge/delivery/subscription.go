@@ -44,8 +44,12 @@ type prefixLink struct {
 	group *prefixGroup
 	of    *Subscription
 	named bool
-	retry logRetry // a child's wait to read the log again (catchup.go)
+	retry *logRetry // a failed log read's streak (logretry.go); nil: none
 }
+
+// prefixed reports whether s is a prefix subscription or one of its
+// channels.
+func (s *Subscription) prefixed() bool { return s.group != nil || s.of != nil }
 
 // Delta reports whether s gets deltas (Engine.WantDeltas).
 func (s *Subscription) Delta() bool { return s.delta != nil }

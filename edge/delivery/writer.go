@@ -203,14 +203,7 @@ func (c *Conn) writeItems(w *writer) error {
 
 // pump sends one batch of ready messages of sub.
 func (c *Conn) pump(w *writer, sub *Subscription) error {
-	var err error
-	if sub.CatchUp != nil {
-		err = c.pumpLog(w, sub)
-	} else if w.frames, err = sub.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
-		return c.outOfSync(w, sub, err)
-	} else {
-		err = c.send(w, sub, w.frames)
-	}
+	err := c.pumpOwn(w, sub)
 	if err == nil && sub.View != nil {
 		err = c.flushAggregate(w, sub)
 	}
@@ -220,18 +213,48 @@ func (c *Conn) pump(w *writer, sub *Subscription) error {
 	return err
 }
 
+// pumpOwn sends one batch of sub's own channel: of its catch-up from the
+// log while it has one, else of its cursor; nothing while it waits to
+// read the log again (logretry.go).
+func (c *Conn) pumpOwn(w *writer, sub *Subscription) error {
+	if sub.retry != nil {
+		if on, err := c.retryDue(w, sub); !on || err != nil {
+			return err
+		}
+	}
+	if sub.CatchUp != nil {
+		return c.pumpLog(w, sub)
+	}
+	var err error
+	if w.frames, err = sub.Cursor.Read(w.frames[:0], maxBatchBytes); err != nil {
+		return c.outOfSync(w, sub, err)
+	}
+	return c.send(w, sub, w.frames)
+}
+
 // arm asks every cursor to ring the doorbell on new data. It returns false
 // if one already has data, so the writer loops instead of sleeping.
 func (c *Conn) arm(subs []*Subscription) bool {
 	for _, s := range subs {
-		if s.CatchUp != nil || !s.Cursor.Wait(c) {
-			return false // a catch-up reads on
+		if !c.armOwn(s) {
+			return false
 		}
 		if s.group != nil && !c.armGroup(s) {
 			return false
 		}
 	}
 	return true
+}
+
+// armOwn arms sub's own cursor, or its group's timer while it waits to
+// read the log again (logretry.go); false if it has data ready, or a
+// catch-up from the log to read on.
+func (c *Conn) armOwn(sub *Subscription) bool {
+	if r := sub.retry; r != nil && !r.at.IsZero() {
+		sub.prefixGroup().wakeBy(r.at)
+		return true
+	}
+	return sub.CatchUp == nil && sub.Cursor.Wait(c)
 }
 
 // write adds one frame carrying pdu to the writer's output, and writes

@@ -297,9 +297,25 @@ func TestJournalStalledSubscriberLogDown(t *testing.T) {
 // subscription "unavailable" (its client could subscribe again only from
 // now, and would miss its other channels' messages meanwhile): once the
 // log is back, the channel reads on, every acknowledged message once and
-// in order, and the prefix subscription lives on.
+// in order, and the prefix subscription lives on. The channel is one the
+// prefix matches, or the prefix's own.
 func TestJournalStalledPrefixWaitsForTheLog(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		sub  map[string]any
+	}{
+		{"a channel it matches", stalledSub(false, true)},
+		{"its own channel", map[string]any{"channel": "flood", "prefix": true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			testStalledPrefixWaits(t, tt.sub)
+		})
+	}
+}
+
+func testStalledPrefixWaits(t *testing.T, sub map[string]any) {
 	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
 	start := func() *journal.Node {
 		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
@@ -310,11 +326,12 @@ func TestJournalStalledPrefixWaitsForTheLog(t *testing.T) {
 		return n
 	}
 	n := start()
-	e, slow, f := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, stalledSub(false, true))
+	e, slow, f := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, sub)
 	n.Close()
+	id := sub["channel"].(string)
 	var got atomic.Int64
 	read := make(chan error, 1)
-	go func() { read <- readAcked(slow, "flo", f, &got) }()
+	go func() { read <- readAcked(slow, id, f, &got) }()
 	// Twice: the channel did not give up after its first failure.
 	poll.Until(t, "the channel reads the log again after it failed", func() bool { return e.srv.Stats().LogRetries >= 2 })
 	start() // the same files and port: the edge's connection comes back
@@ -327,7 +344,7 @@ func TestJournalStalledPrefixWaitsForTheLog(t *testing.T) {
 	}
 	last := floodMessages + 1
 	e.dial(t, "test", "").expectOK("rtm/publish", 1, map[string]any{"channel": "flood", "message": map[string]any{"i": last}})
-	if err := readEach(slow, "flo", func(k int) (bool, error) { return k == last, nil }); err != nil {
+	if err := readEach(slow, id, func(k int) (bool, error) { return k == last, nil }); err != nil {
 		t.Fatalf("the prefix subscription after the outage: %v", err)
 	}
 }
