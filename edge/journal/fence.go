@@ -205,12 +205,14 @@ func (p *publisher) dropLocked(tok uint64, r *pubReq) failure {
 // with another publish of this edge's, stored at other (named by which:
 // one sent later and stored before r, or one sent earlier and stored
 // after it). It is the window fences leave (a later publish stored whose
-// acknowledgment had not come when an earlier one was sent again), or a
-// later publish whose Msg-Id was stored long before. Each acknowledgment
-// is compared with the newest publish acknowledged so far only, so two
-// publishes out of order are seen whichever is acknowledged first, but
-// an interleaving of three or more may be counted less than it happened:
-// the counter says the window was met, not how often.
+// acknowledgment had not come when an earlier one was sent again). Only
+// publishes with Msg-Ids of the journal's own are compared (a caller's,
+// answered as a duplicate, carries the sequence of a message stored
+// before, perhaps by another edge), each with the newest acknowledged so
+// far only, so two publishes out of order are seen whichever is
+// acknowledged first, but an interleaving of three or more may be
+// counted less than it happened: the counter says the window was met,
+// not how often.
 func (p *publisher) noteReordered(r *pubReq, seq uint64, which string, other uint64) {
 	p.j.counters.reordered.Add(1)
 	p.j.log.Warn("journal: two publishes of this edge were stored in the other order than sent",

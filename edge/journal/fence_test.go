@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,5 +291,26 @@ func TestReorderedIsCounted(t *testing.T) {
 		if n := j.counters.reordered.Load(); n != ack.want {
 			t.Fatalf("after %d at %d: %d reordered, want %d", ack.tok, ack.seq, n, ack.want)
 		}
+	}
+}
+
+// A publish with its caller's Msg-Id that JetStream answers as a
+// duplicate gets the sequence of the message first stored with it, long
+// before perhaps, or by another edge: that is a retry, not a reorder.
+func TestReorderedIgnoresCallersDuplicates(t *testing.T) {
+	t.Parallel()
+	j := fateJournal()
+	var got outcomes
+	for i, id := range []string{"client-1", "", "client-1", ""} {
+		j.publish("sluice.a.b", []byte{byte(i)}, id, "", pubExtra{}, got.done(strconv.Itoa(i)))
+	}
+	sendAll(j, time.Now())
+	for _, ack := range []struct{ tok, seq uint64 }{{1, 10}, {2, 11}, {3, 10}, {4, 12}} {
+		if !j.pub.take(ack.tok, ack.seq) {
+			t.Fatalf("publish %d was not pending", ack.tok)
+		}
+	}
+	if n := j.counters.reordered.Load(); n != 0 {
+		t.Fatalf("%d reordered, want 0: the second client-1 is a duplicate", n)
 	}
 }

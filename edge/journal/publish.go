@@ -85,7 +85,11 @@ type publisher struct {
 	// with a sequence: one before it that must be sent again is fenced
 	// instead (fence.go).
 	storedTok uint64
-	storedSeq uint64 // the sequence storedTok's publish was stored at
+	// ownTok and ownSeq are the highest token of a publish with a Msg-Id
+	// of the journal's own acknowledged with a sequence, and that
+	// sequence: publishes stored out of send order are seen against it
+	// (noteReordered).
+	ownTok, ownSeq uint64
 	// sendHook, set by tests only, sends in place of the connection.
 	sendHook func(*nats.Msg) error
 }
@@ -119,6 +123,10 @@ type pubReq struct {
 	fenced  bool
 	fences  int
 	looking bool
+	// callerID says its Msg-Id is its caller's: an answer "duplicate"
+	// may carry the sequence of a message stored long before, or by
+	// another edge, which says nothing of this edge's send order.
+	callerID bool
 }
 
 // pubAck is JetStream's answer to a publish, in any form.
@@ -250,12 +258,13 @@ func (j *Journal) publish(subj string, payload []byte, msgID, origin string, x p
 	} else {
 		reply = p.replyTo(p.next)
 	}
-	if msgID == "" {
+	callerID := msgID != ""
+	if !callerID {
 		msgID = p.msgID(p.next)
 	}
 	now := time.Now()
 	r := newReq(subj, reply, msgID, payload)
-	r.deadline, r.done, r.id = now.Add(j.opts.PublishTimeout), done, idHash(msgID)
+	r.deadline, r.done, r.id, r.callerID = now.Add(j.opts.PublishTimeout), done, idHash(msgID), callerID
 	if !x.deadline.IsZero() && x.deadline.Before(r.deadline) {
 		r.deadline = x.deadline
 	}
@@ -363,15 +372,18 @@ func (p *publisher) removeAnswered(tok, seq uint64) *pubReq {
 	var after, before uint64
 	if r != nil {
 		p.replies.release(r, seq != 0)
+		if seq != 0 {
+			p.storedTok = max(p.storedTok, tok)
+		}
 		switch {
-		case seq == 0:
-		case tok > p.storedTok:
-			if seq < p.storedSeq {
-				before = p.storedSeq
+		case seq == 0 || r.callerID:
+		case tok > p.ownTok:
+			if seq < p.ownSeq {
+				before = p.ownSeq
 			}
-			p.storedTok, p.storedSeq = tok, seq
-		case seq > p.storedSeq:
-			after = p.storedSeq
+			p.ownTok, p.ownSeq = tok, seq
+		case seq > p.ownSeq:
+			after = p.ownSeq
 		}
 	}
 	held := p.endRecoveryLocked()
