@@ -91,7 +91,6 @@ func (cu *CatchUp) reached(ctx context.Context) (bool, error) {
 	case ok:
 		return true, nil
 	case cu.lagged >= logLagTries:
-		cu.lagged = 0 // a prefix subscription's channel tries again (delivery's logretry.go), with as long
 		return false, fmt.Errorf("%w: offset %d", errLogLags, cu.until-1)
 	}
 	cu.lagged++

@@ -77,15 +77,19 @@ func (c *Conn) retryLater(w *writer, sub *Subscription, err error, oos *store.Ou
 
 // retryDue tries sub again if it waits to read the log and is due: it
 // resumes from the log where it should, or reports on (true) to read its
-// catch-up on. Not due, it reports false.
+// catch-up on. Not due, it reports false. A try may hold the writer for
+// as long as a log read may take, so a pass makes one, and the reader's
+// none (the reader would stop reading its client): the rest wait for the
+// next pass (armOwn), the other subscriptions and replies between.
 func (c *Conn) retryDue(w *writer, sub *Subscription) (on bool, _ error) {
 	r := sub.retry
 	switch {
 	case r.at.IsZero():
 		return true, nil // not waiting: a streak read on from
-	case time.Now().Before(r.at):
+	case w.reader || w.logTried || time.Now().Before(r.at):
 		return false, nil
 	}
+	w.logTried = true
 	r.at = time.Time{}
 	if oos := r.oos; oos != nil {
 		r.oos = nil

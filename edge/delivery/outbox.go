@@ -190,6 +190,7 @@ func (c *Conn) WakeIfDue() {
 		return
 	}
 	w := writers.Get().(*writer)
+	w.reader = true
 	done := c.writePass(w)
 	w.release()
 	if !done {

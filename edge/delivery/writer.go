@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/sluicehq/sluice/edge/store"
 	"github.com/sluicehq/sluice/shared/rtm"
@@ -52,6 +53,10 @@ type writer struct {
 	// ends in it.
 	dbuf  []byte
 	dends []int
+	// reader says the pass is the reader's (WakeIfDue); logTried that a
+	// subscription waiting to read the log tried it this pass. Either
+	// way the other tries wait for the next pass (logretry.go).
+	reader, logTried bool
 }
 
 // namedData is the scratch of the data PDU of a prefix subscription,
@@ -83,7 +88,7 @@ func (c *Conn) writeLoop() {
 func (w *writer) release() {
 	clear(w.items)
 	w.items, w.out = w.items[:0], w.out[:0]
-	w.direct, w.kept, w.share = false, false, nil
+	w.direct, w.kept, w.share, w.reader = false, false, nil, false
 	writers.Put(w)
 }
 
@@ -93,6 +98,7 @@ func (w *writer) release() {
 // It reports whether the writer is done: idle with nothing left to send,
 // or stopped.
 func (c *Conn) writePass(w *writer) bool {
+	w.logTried = false
 	c.out.writer.look()
 	if c.out.closed.Load() {
 		c.finish()
@@ -251,6 +257,9 @@ func (c *Conn) arm(subs []*Subscription) bool {
 // catch-up from the log to read on.
 func (c *Conn) armOwn(sub *Subscription) bool {
 	if r := sub.retry; r != nil && !r.at.IsZero() {
+		if !time.Now().Before(r.at) {
+			return false // due, and left for the next pass
+		}
 		sub.prefixGroup().wakeBy(r.at)
 		return true
 	}
