@@ -17,7 +17,6 @@ import (
 
 	"github.com/sluicehq/sluice/edge/app"
 	"github.com/sluicehq/sluice/edge/journal"
-	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/edge/server"
 	"github.com/sluicehq/sluice/internal/poll"
 )
@@ -316,15 +315,7 @@ func TestJournalStalledPrefixWaitsForTheLog(t *testing.T) {
 }
 
 func testStalledPrefixWaits(t *testing.T, sub map[string]any) {
-	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
-	start := func() *journal.Node {
-		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Close)
-		return n
-	}
+	start := restartableNode(t)
 	n := start()
 	e, slow, f := stalledSubscriber(t, n, &journal.Options{SoleWriter: true, PublishTimeout: time.Second}, sub)
 	n.Close()

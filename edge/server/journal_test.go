@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,22 @@ import (
 // startNode starts an embedded NATS node with JetStream in a fresh
 // directory, closed when the test ends.
 func startNode(t *testing.T) *journal.Node { return journaltest.Node(t) }
+
+// restartableNode returns a start for an embedded node on one directory
+// and client port: each call starts one (the last stopped), closed when
+// the test ends, so that a test stops the log and brings it back, and
+// the edge's connection comes back to it.
+func restartableNode(t *testing.T) func() *journal.Node {
+	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
+	return func() *journal.Node {
+		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Close)
+		return n
+	}
+}
 
 // startJournalEdge starts an edge whose log of record is the stream on n,
 // with a store clock that starts at the real time (the log's messages

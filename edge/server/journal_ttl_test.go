@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/journal"
-	"github.com/sluicehq/sluice/edge/journal/journaltest"
 	"github.com/sluicehq/sluice/internal/poll"
 )
 
@@ -138,15 +137,7 @@ func crash(t *testing.T, e *edge) {
 // log is unreachable is not dropped: it is tried again until the log is
 // back, and then published once.
 func TestJournalSwitchAcrossALogOutage(t *testing.T) {
-	dir, listen := t.TempDir(), fmt.Sprintf("127.0.0.1:%d", journaltest.FreePorts(t, 1)[0])
-	start := func() *journal.Node {
-		n, err := journal.StartNode(&journal.NodeOptions{DataDir: dir, ClientListen: listen, Logger: journaltest.Logger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Close)
-		return n
-	}
+	start := restartableNode(t)
 	node := start()
 	e := startJournalEdge(t, node, &journal.Options{AckWait: 50 * time.Millisecond, PublishTimeout: 300 * time.Millisecond})
 	sub := e.dial(t, "test", "")
