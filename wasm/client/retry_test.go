@@ -286,3 +286,22 @@ func TestHeldNotSentWithOthers(t *testing.T) {
 		acceptAndDeliver(t, fc, got)
 	})
 }
+
+// TestResumeRightAfterSuspend: Resume right after Suspend, before the
+// supervisor has seen the connection end and come to wait for Resume,
+// reconnects at once, as Resume promises, not after a backoff delay. In
+// a synctest bubble the clock moves only when every goroutine waits, so
+// "at once" is no time at all.
+func TestResumeRightAfterSuspend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, _ := dialFake(t, e, slowRetries)
+		suspended := time.Now()
+		c.Suspend()
+		c.Resume()
+		e.accept(t)
+		if waited := time.Since(suspended); waited != 0 {
+			t.Fatalf("reconnected %s after Resume, want at once", waited)
+		}
+	})
+}

@@ -14,6 +14,10 @@ var errSuspended = errors.New("client: suspended")
 type suspension struct {
 	on      bool
 	resumed chan struct{} // closed by Resume
+	// woke says Resume came since the supervisor last looked
+	// (awaitResume): a Resume right after Suspend, before the supervisor
+	// came to wait for it, still reconnects at once.
+	woke bool
 }
 
 // closeStarter is a transport that can start its closing handshake
@@ -59,7 +63,7 @@ func (c *Client) Resume() {
 	if !c.susp.on {
 		return
 	}
-	c.susp.on = false
+	c.susp.on, c.susp.woke = false, true
 	close(c.susp.resumed)
 }
 
@@ -70,14 +74,16 @@ func (c *Client) suspended() bool {
 	return c.susp.on
 }
 
-// awaitResume waits while the client is suspended; waited says it was,
-// ok false that the client closed meanwhile.
+// awaitResume waits while the client is suspended; waited says it was
+// (or was resumed since the last call), ok false that the client closed
+// meanwhile.
 func (c *Client) awaitResume() (waited, ok bool) {
 	c.mu.Lock()
-	on, resumed := c.susp.on, c.susp.resumed
+	on, resumed, woke := c.susp.on, c.susp.resumed, c.susp.woke
+	c.susp.woke = false
 	c.mu.Unlock()
 	if !on {
-		return false, true
+		return woke, true
 	}
 	select {
 	case <-resumed:
