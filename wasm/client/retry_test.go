@@ -305,3 +305,24 @@ func TestResumeRightAfterSuspend(t *testing.T) {
 		}
 	})
 }
+
+// TestDropAfterResumeWaitsBackoff: after Suspend and Resume, a later
+// drop of the connection reconnects after a backoff delay, as any drop
+// does: only the reconnect Resume asked for goes at once, or every
+// client an edge restart drops that was once resumed would come back at
+// the same instant.
+func TestDropAfterResumeWaitsBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newFakeEdge()
+		c, _ := dialFake(t, e, slowRetries)
+		c.Suspend()
+		synctest.Wait() // the supervisor waits for Resume
+		c.Resume()
+		e.accept(t).drop()
+		dropped := time.Now()
+		e.accept(t)
+		if waited := time.Since(dropped); waited <= 0 || waited > slowRetries.MaxBackoff {
+			t.Fatalf("reconnected %s after the drop, want after a backoff delay in (0, %s]", waited, slowRetries.MaxBackoff)
+		}
+	})
+}

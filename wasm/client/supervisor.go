@@ -262,6 +262,9 @@ func (c *Client) resume(cn *conn) error {
 		if !s.lag {
 			subs = append(subs, s)
 		}
+		// A refusal on a connection that failed before it was up: the
+		// next connection tries again at once, as after a drop (lost).
+		s.held = false
 	}
 	c.mu.Unlock()
 	if err := c.resubscribe(cn, subs, true); err != nil {
@@ -277,6 +280,7 @@ func (c *Client) resume(cn *conn) error {
 	}
 	c.cur = cn
 	close(c.ready)
+	c.susp.woke = false // this was the reconnect a Resume asked for, if any
 	c.setStateLocked(Connected)
 	return nil
 }
