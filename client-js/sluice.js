@@ -130,9 +130,10 @@ async function boot({ wasmURL, wasmExecURL }) {
  * Another build's (an edge upgraded between the two requests) is dropped
  * for url's own, and so is a preload that cannot be used: a failed fetch
  * (a 404 without CORS headers is one, for a page of another origin), an
- * error status, or another type than application/wasm, which
- * compileStreaming refuses. compile(url) then does what it does without a
- * preload, and its error, if any, says what is wrong.
+ * error status, a body cut off. compile(url) then does what it does
+ * without a preload, and its error, if any, says what is wrong. One of
+ * another type than application/wasm, which compileStreaming refuses, is
+ * compiled from its bytes, as compile does.
  */
 function preloaded(url) {
   if (typeof document === "undefined") return null;
@@ -147,7 +148,15 @@ function preloaded(url) {
       try {
         return await WebAssembly.compileStreaming(r);
       } catch {
-        // Another type, or a body cut off: url's own, below.
+        // Another type than application/wasm, which compileStreaming
+        // refuses before it reads a byte (as a browser without it):
+        // compiled from the bytes preloaded, not downloaded again. A body
+        // cut off, or bytes that do not compile: url's own, below.
+        if (!r.bodyUsed) {
+          try {
+            return await WebAssembly.compile(await r.arrayBuffer());
+          } catch {}
+        }
       }
     }
     r?.body?.cancel().catch(() => {}); // rejects when compileStreaming holds it
