@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/poll"
@@ -217,11 +218,12 @@ func (fc *fakeConn) next(t *testing.T) fakeReq {
 	return decodeReq(t, m)
 }
 
-// quiet fails t if the client sent anything the test has not read. Call
-// it after synctest.Wait, when every goroutine of the client waits: what
-// it would send by then is in writes.
+// quiet waits, in a synctest bubble, until every goroutine of the
+// client waits, and fails t if the client sent anything the test has not
+// read: what it would send by then is in writes.
 func (fc *fakeConn) quiet(t *testing.T, when string) {
 	t.Helper()
+	synctest.Wait()
 	for _, m := range fc.queued {
 		t.Fatalf("%s: the client sent %s", when, m)
 	}

@@ -212,7 +212,6 @@ func TestResumeUnavailableWaitsBackoff(t *testing.T) {
 		_, got, fc2 := dropAfterTwo(t, e, c, fc, nil)
 		refuseUnavailable(t, fc2, fc2.next(t))
 		refused := time.Now()
-		synctest.Wait()
 		fc2.quiet(t, "after the refusal, before the backoff")
 
 		acceptAndDeliver(t, fc2, got)
@@ -220,6 +219,20 @@ func TestResumeUnavailableWaitsBackoff(t *testing.T) {
 			t.Fatalf("retried %s after the refusal, want after a backoff delay in (0, %s]", waited, slowRetries.MaxBackoff)
 		}
 	})
+}
+
+// endedUnavailable dials a client with slowRetries, subscribes it to ch
+// at 7:3, and to whatever more does, then ends ch as an edge that cannot
+// read its history does (pushUnavailable). In a synctest bubble.
+func endedUnavailable(t *testing.T, more ...func(*Client, *fakeConn)) (*Client, *fakeConn, <-chan any) {
+	t.Helper()
+	c, fc := dialFake(t, newFakeEdge(), slowRetries)
+	_, got := subscribeFake(t, c, fc, "ch", "7:3")
+	for _, m := range more {
+		m(c, fc)
+	}
+	pushUnavailable(t, fc, "ch", "7:3")
+	return c, fc, got
 }
 
 // pushUnavailable ends subscription id as an edge that cannot read its
@@ -239,15 +252,10 @@ func pushUnavailable(t *testing.T, fc *fakeConn, id, pos string) {
 // refusal on the same connection.
 func TestPushedUnavailableWaitsBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newFakeEdge()
-		c, fc := dialFake(t, e, slowRetries)
-		_, got := subscribeFake(t, c, fc, "ch", "7:3")
-		pushUnavailable(t, fc, "ch", "7:3")
-		synctest.Wait()
+		_, fc, got := endedUnavailable(t)
 		fc.quiet(t, "after the edge ended ch unavailable, before the backoff")
 
 		refuseUnavailable(t, fc, fc.next(t))
-		synctest.Wait()
 		fc.quiet(t, "after the refusal, before the backoff")
 		acceptAndDeliver(t, fc, got)
 	})
@@ -259,11 +267,9 @@ func TestPushedUnavailableWaitsBackoff(t *testing.T) {
 // waits its own delay.
 func TestHeldNotSentWithOthers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newFakeEdge()
-		c, fc := dialFake(t, e, slowRetries)
-		_, got := subscribeFake(t, c, fc, "ch", "7:3")
-		subscribeFakeWith(t, c, fc, "other", "9:1", &SubscribeOptions{Delta: true})
-		pushUnavailable(t, fc, "ch", "7:3")
+		_, fc, got := endedUnavailable(t, func(c *Client, fc *fakeConn) {
+			subscribeFakeWith(t, c, fc, "other", "9:1", &SubscribeOptions{Delta: true})
+		})
 
 		// A delta with no message before it: other is paused, unsubscribed
 		// and resubscribed from 9:1, alone.
@@ -280,7 +286,6 @@ func TestHeldNotSentWithOthers(t *testing.T) {
 		req = fc.next(t)
 		checkResubscription(t, req, "other", "9:1")
 		fc.reply(t, req, rtm.SubscribeReply{Position: "9:1", SubscriptionID: "other"})
-		synctest.Wait()
 		fc.quiet(t, "while ch waits for its backoff delay")
 
 		acceptAndDeliver(t, fc, got)
