@@ -93,7 +93,7 @@ func TestOutOfSyncWhilePaused(t *testing.T) {
 				t.Fatalf("ended %v (finished %v, %d events), want %v", ended, s.finished, len(c.q.events), tc.ends)
 			}
 			waits := false
-			subs, _ := c.waiting(false)
+			subs, _ := c.waiting()
 			for _, w := range subs {
 				waits = waits || w == s
 			}

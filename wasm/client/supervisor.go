@@ -57,7 +57,6 @@ func (c *Client) serve(cn *conn) {
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	var retryC <-chan time.Time // nil while the timer is not armed
-	due := false                // the timer fired: the held ones go too
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -74,14 +73,14 @@ func (c *Client) serve(cn *conn) {
 				drained = c.drained()
 			}
 		case <-retryC:
-			retryC, due = nil, true
+			retryC = nil
+			c.release()
 			drained = c.drained()
 		case <-drained:
 			drained = nil
-			subs, _ := c.waiting(due)
-			due = false
+			subs, _ := c.waiting()
 			c.resubscribe(cn, subs, false)
-			if _, held := c.waiting(false); !held {
+			if _, held := c.waiting(); !held {
 				b.reset()
 			} else if retryC == nil {
 				retry.Reset(b.next()) // refused for now
@@ -170,21 +169,29 @@ func (c *Client) unsubscribeOnEdge(cn *conn, id string) error {
 
 // waiting returns the lagging subscriptions that the edge no longer holds,
 // ready to be resubscribed, and whether others are held (refused for now)
-// until serve's retry timer fires; due releases those.
-func (c *Client) waiting(due bool) (subs []*Subscription, held bool) {
+// until serve's retry timer fires (release).
+func (c *Client) waiting() (subs []*Subscription, held bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.subs {
-		if s.lag && s.conn == nil {
-			if s.held && !due {
-				held = true
-				continue
-			}
-			s.held = false
+		switch {
+		case s.held:
+			held = true
+		case s.lag && s.conn == nil:
 			subs = append(subs, s)
 		}
 	}
 	return subs, held
+}
+
+// release lets the held subscriptions be resubscribed: serve's retry
+// timer fired.
+func (c *Client) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.subs {
+		s.held = false
+	}
 }
 
 // lost records that a connection dropped.
